@@ -1,0 +1,230 @@
+/**
+ * The lease contract shared by every store. Names here are public: the console,
+ * the workload generator and downstream users rely on them.
+ *
+ * Times are `Date`s on the *store's* clock (Postgres `clock_timestamp()`, Redis
+ * `TIME`). Fencing tokens are decimal strings so they survive JSON and exceed
+ * 2^53; compare them with `compareFencingTokens`.
+ */
+
+export type StoreKind = "postgres" | "redis";
+
+export const LEASE_EVENT_KINDS = [
+  "acquired",
+  "released",
+  "expired",
+  "force_released",
+  "contended",
+  "renew_failed",
+  "lost",
+  "fencing_rejected",
+] as const;
+export type LeaseEventKind = (typeof LEASE_EVENT_KINDS)[number];
+
+/** Events that end a hold; each carries `holdMs`. */
+export const TERMINAL_EVENT_KINDS = ["released", "expired", "force_released"] as const satisfies readonly LeaseEventKind[];
+export type TerminalEventKind = (typeof TERMINAL_EVENT_KINDS)[number];
+
+export interface Lease {
+  store: string;
+  resource: string;
+  /** Unique per hold; release/renew must present it. */
+  leaseId: string;
+  owner: string;
+  task: string;
+  /** Strictly increasing per resource, forever. Decimal string. */
+  fencingToken: string;
+  acquiredAt: Date;
+  expiresAt: Date;
+  ttlMs: number;
+  /** Last successful renewal (equals acquiredAt until the first renew). */
+  renewedAt: Date;
+  renewals: number;
+}
+
+export interface LeaseHolder {
+  owner: string;
+  task: string;
+  leaseId: string;
+  expiresAt: Date;
+  fencingToken: string;
+}
+
+export interface LeaseEvent {
+  /** Store-specific, opaque, ordered within a store. */
+  id: string;
+  store: string;
+  at: Date;
+  kind: LeaseEventKind;
+  resource: string;
+  leaseId: string | null;
+  /**
+   * For `contended` these name the *requester* that was refused; the holder is in
+   * `detail.holderOwner` / `detail.holderTask`, and leaseId/fencingToken are the holder's.
+   */
+  owner: string | null;
+  task: string | null;
+  fencingToken: string | null;
+  holdMs?: number;
+  actor?: string;
+  reason?: string;
+  detail?: Record<string, unknown>;
+}
+
+export interface AcquireInput {
+  resource: string;
+  owner: string;
+  task: string;
+  ttlMs: number;
+}
+export type AcquireResult =
+  | { acquired: true; lease: Lease; /** set when this acquire recorded the previous holder's expiry */ tookOverExpired?: boolean }
+  | { acquired: false; holder: LeaseHolder };
+
+export interface RenewInput {
+  resource: string;
+  leaseId: string;
+  ttlMs: number;
+}
+export type LeaseRefusal = "not_owner" | "expired";
+export type RenewResult =
+  | { renewed: true; expiresAt: Date; renewals: number }
+  | { renewed: false; reason: LeaseRefusal };
+
+export interface ReleaseInput {
+  resource: string;
+  leaseId: string;
+}
+export type ReleaseResult =
+  | { released: true; holdMs: number; event: LeaseEvent }
+  | { released: false; reason: LeaseRefusal };
+
+export interface ForceReleaseInput {
+  resource: string;
+  leaseId: string;
+  actor: string;
+  reason: string;
+}
+export type ForceReleaseResult =
+  | { released: true; holdMs: number; event: LeaseEvent; lease: Lease }
+  /** `current` is the lease now holding the resource, if any ("the lease changed; here is the new one"). */
+  | { released: false; reason: "not_found" | "lease_changed"; current: Lease | null };
+
+export interface FencingRejectionInput {
+  resource: string;
+  /** The stale token that was refused. */
+  fencingToken: string;
+  /** The token the downstream had already seen. */
+  seenToken: string;
+  /** Who refused it (downstream name). */
+  by: string;
+  owner?: string;
+  task?: string;
+  leaseId?: string;
+}
+
+export interface LostInput {
+  resource: string;
+  leaseId: string;
+  owner: string;
+  task: string;
+  fencingToken: string;
+  reason: "not_owner" | "expired" | "deadline_passed";
+}
+
+/** State of a current lease as the console shows it. */
+export type LeaseState = "held" | "expiring" | "overdue" | "lapsed";
+export type LeaseSort = "expires" | "held_longest" | "newest";
+
+export interface ListQuery {
+  prefix?: string;
+  owner?: string;
+  task?: string;
+  state?: LeaseState;
+  sort?: LeaseSort;
+  limit?: number;
+  cursor?: string;
+}
+
+export interface EventQuery {
+  resource?: string;
+  prefix?: string;
+  owner?: string;
+  kinds?: readonly LeaseEventKind[];
+  from?: Date;
+  to?: Date;
+  limit?: number;
+  cursor?: string;
+  /** Default "desc" (newest first). */
+  order?: "asc" | "desc";
+}
+
+export interface Page<T> {
+  items: T[];
+  nextCursor?: string;
+}
+
+/** Per-interval counters and hold histogram, read from rollups (not raw event scans). */
+export type CounterKind = LeaseEventKind | "renewed";
+export interface StatsQuery {
+  from: Date;
+  to: Date;
+  /** 60_000 (minute) or 3_600_000 (hour). */
+  bucketMs: number;
+  /** 1..3: contention is grouped by this many leading `:` segments of the resource. */
+  prefixDepth?: number;
+}
+export interface StatsBucket {
+  start: Date;
+  counts: Record<CounterKind, number>;
+  /** Counts per HOLD_HISTOGRAM_BOUNDS_MS bucket (last bucket is +Inf), over terminal events. */
+  holdHistogram: number[];
+  /** Terminal-event holdMs totals, to compute means. */
+  holdMsSum: number;
+  contendedByPrefix: Record<string, number>;
+}
+
+export interface StoreHealth {
+  store: string;
+  kind: StoreKind;
+  ok: boolean;
+  latencyMs?: number;
+  error?: string;
+}
+
+export interface LeaseStore {
+  readonly name: string;
+  readonly kind: StoreKind;
+  acquire(input: AcquireInput): Promise<AcquireResult>;
+  renew(input: RenewInput): Promise<RenewResult>;
+  release(input: ReleaseInput): Promise<ReleaseResult>;
+  forceRelease(input: ForceReleaseInput): Promise<ForceReleaseResult>;
+  get(resource: string): Promise<Lease | null>;
+  list(query?: ListQuery): Promise<Page<Lease>>;
+  events(query?: EventQuery): Promise<Page<LeaseEvent>>;
+  /** Records `expired` for leases whose TTL the store already enforced. Returns how many. */
+  sweep(): Promise<{ expired: number }>;
+  reportFencingRejection(input: FencingRejectionInput): Promise<LeaseEvent>;
+  reportLost(input: LostInput): Promise<LeaseEvent>;
+  stats(query: StatsQuery): Promise<StatsBucket[]>;
+  /** Number of leases currently stored (held or lapsed-unswept). */
+  countActive(): Promise<number>;
+  health(): Promise<StoreHealth>;
+  close(): Promise<void>;
+}
+
+/**
+ * Hold-duration histogram bucket upper bounds (ms). Log-ish spacing so p50..p99
+ * are estimated within one bucket from rollups alone. Last bucket (+Inf) is implicit.
+ */
+export const HOLD_HISTOGRAM_BOUNDS_MS = [
+  10, 25, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 30_000, 60_000, 120_000, 300_000, 600_000, 1_800_000, 3_600_000,
+] as const;
+
+/** A lease is "expiring" when less than this fraction of its TTL remains. */
+export const EXPIRING_FRACTION = 0.25;
+/**
+ * "Overdue": a healthy holder renews at ttl/3, so a lease not renewed for more
+ * than 2/3 of its ttl has missed at least one heartbeat — a likely zombie.
+ */
+export const OVERDUE_FRACTION = 2 / 3;

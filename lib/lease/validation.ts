@@ -1,0 +1,123 @@
+import { z } from "zod";
+import { LeaseError } from "./errors";
+import { LEASE_EVENT_KINDS } from "./types";
+
+/** Accepted ranges (documented in README). */
+export const MIN_TTL_MS = 100;
+export const MAX_TTL_MS = 24 * 60 * 60 * 1000;
+export const MAX_RESOURCE_BYTES = 512;
+export const MAX_NAME_BYTES = 256;
+export const MAX_LIST_LIMIT = 1000;
+
+// Printable text: no control characters (C0, DEL, C1) and no lone surrogates.
+// eslint-disable-next-line no-control-regex
+const NON_PRINTABLE = /[\u0000-\u001f\u007f-\u009f]/;
+
+function text(field: string, maxBytes: number) {
+  return z
+    .string({ error: `${field} must be a string` })
+    .min(1, { error: `${field} must not be empty` })
+    .refine((s) => Buffer.byteLength(s, "utf8") <= maxBytes, { error: `${field} must be at most ${maxBytes} bytes (UTF-8)` })
+    .refine((s) => !NON_PRINTABLE.test(s), { error: `${field} must be printable text (no control characters)` })
+    .refine((s) => s.isWellFormed(), { error: `${field} must be valid Unicode` })
+    .refine((s) => s.trim() === s, { error: `${field} must not start or end with whitespace` });
+}
+
+export const ZResource = text("resource", MAX_RESOURCE_BYTES);
+export const ZOwner = text("owner", MAX_NAME_BYTES);
+export const ZTask = text("task", MAX_NAME_BYTES);
+export const ZLeaseId = text("leaseId", 128);
+export const ZTtlMs = z
+  .number({ error: "ttlMs must be a number of milliseconds" })
+  .int({ error: "ttlMs must be a whole number of milliseconds" })
+  .min(MIN_TTL_MS, { error: `ttlMs must be at least ${MIN_TTL_MS} ms` })
+  .max(MAX_TTL_MS, { error: `ttlMs must be at most ${MAX_TTL_MS} ms (24 h)` });
+export const ZFencingToken = z.string().regex(/^[0-9]{1,30}$/, { error: "fencingToken must be a decimal string" });
+export const ZPrefix = text("prefix", MAX_RESOURCE_BYTES);
+export const ZLimit = z.number().int().min(1).max(MAX_LIST_LIMIT, { error: `limit must be between 1 and ${MAX_LIST_LIMIT}` });
+export const ZCursor = z.string().min(1).max(2048);
+
+export const ZAcquireInput = z.strictObject({ resource: ZResource, owner: ZOwner, task: ZTask, ttlMs: ZTtlMs });
+export const ZRenewInput = z.strictObject({ resource: ZResource, leaseId: ZLeaseId, ttlMs: ZTtlMs });
+export const ZReleaseInput = z.strictObject({ resource: ZResource, leaseId: ZLeaseId });
+export const ZForceReleaseInput = z.strictObject({
+  resource: ZResource,
+  leaseId: ZLeaseId,
+  actor: text("actor", MAX_NAME_BYTES),
+  reason: text("reason", 1000),
+});
+export const ZFencingRejectionInput = z.strictObject({
+  resource: ZResource,
+  fencingToken: ZFencingToken,
+  seenToken: ZFencingToken,
+  by: text("by", MAX_NAME_BYTES),
+  owner: ZOwner.optional(),
+  task: ZTask.optional(),
+  leaseId: ZLeaseId.optional(),
+});
+export const ZLostInput = z.strictObject({
+  resource: ZResource,
+  leaseId: ZLeaseId,
+  owner: ZOwner,
+  task: ZTask,
+  fencingToken: ZFencingToken,
+  reason: z.enum(["not_owner", "expired", "deadline_passed"]),
+});
+export const ZListQuery = z.strictObject({
+  prefix: ZPrefix.optional(),
+  owner: ZOwner.optional(),
+  task: ZTask.optional(),
+  state: z.enum(["held", "expiring", "overdue", "lapsed"]).optional(),
+  sort: z.enum(["expires", "held_longest", "newest"]).optional(),
+  limit: ZLimit.optional(),
+  cursor: ZCursor.optional(),
+});
+export const ZEventQuery = z.strictObject({
+  resource: ZResource.optional(),
+  prefix: ZPrefix.optional(),
+  owner: ZOwner.optional(),
+  kinds: z.array(z.enum(LEASE_EVENT_KINDS)).optional(),
+  from: z.date().optional(),
+  to: z.date().optional(),
+  limit: ZLimit.optional(),
+  cursor: ZCursor.optional(),
+  order: z.enum(["asc", "desc"]).optional(),
+});
+export const ZStatsQuery = z.strictObject({
+  from: z.date(),
+  to: z.date(),
+  bucketMs: z.union([z.literal(60_000), z.literal(3_600_000)]),
+  prefixDepth: z.number().int().min(1).max(3).optional(),
+});
+export const ZStoreName = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, { error: "store name must be 1-63 chars of a-z, 0-9, '-' or '_'" });
+
+/**
+ * Parse `input` with `schema` or throw a LeaseError naming the first problem.
+ * Called before any store I/O so bad input never writes anything.
+ */
+export function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown, what: string): z.output<S> {
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const path = issue && issue.path.length > 0 ? `${issue.path.join(".")}: ` : "";
+  const message =
+    issue?.code === "unrecognized_keys"
+      ? `unknown option(s) ${issue.keys.map((k) => `"${k}"`).join(", ")}`
+      : `${path}${issue?.message ?? "invalid input"}`;
+  throw new LeaseError(`${what}: ${message}`);
+}
+
+/** Compare two decimal fencing tokens numerically (-1, 0, 1). */
+export function compareFencingTokens(a: string, b: string): -1 | 0 | 1 {
+  const x = BigInt(a);
+  const y = BigInt(b);
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/** The first `depth` `:`-separated segments of a resource: "t_1:billing:2026-04" → "t_1:billing". */
+export function resourcePrefix(resource: string, depth: number): string {
+  return resource.split(":").slice(0, depth).join(":");
+}
+

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# `npm test`: every check, against real PostgreSQL, Redis and Chromium.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+step() { printf '\n=== %s ===\n' "$*"; }
+
+step "services"; bash scripts/ensure-services.sh
+step "typecheck"; npx tsc --noEmit
+step "lint"; npx eslint --max-warnings 0 .
+step "library and read-model tests (vitest)"; npx vitest run
+if [ -d e2e ] && ls e2e/*.spec.ts >/dev/null 2>&1; then
+  step "production build"; npx next build
+  step "browser tests (playwright)"; npx playwright test
+fi
