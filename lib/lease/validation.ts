@@ -10,7 +10,6 @@ export const MAX_NAME_BYTES = 256;
 export const MAX_LIST_LIMIT = 1000;
 
 // Printable text: no control characters (C0, DEL, C1) and no lone surrogates.
-// eslint-disable-next-line no-control-regex
 const NON_PRINTABLE = /[\u0000-\u001f\u007f-\u009f]/;
 
 function text(field: string, maxBytes: number) {
