@@ -1,0 +1,65 @@
+import { z } from "zod";
+import { ZStoreName } from "@/lib/lease/validation";
+
+/**
+ * Stores the console watches, from `LEASEWATCH_STORES`: a JSON array of
+ * `{ "name": "pg-main", "kind": "postgres", "url": "postgres://…" }` /
+ * `{ "name": "redis-main", "kind": "redis", "url": "redis://…" }`.
+ * Unset: the local PostgreSQL (DATABASE_URL or 127.0.0.1:5432) and Redis
+ * (REDIS_URL or 127.0.0.1:6379), named "pg-main" and "redis-main".
+ */
+export const ZStoreConfig = z.discriminatedUnion("kind", [
+  z.strictObject({
+    name: ZStoreName,
+    kind: z.literal("postgres"),
+    url: z.string().regex(/^postgres(ql)?:\/\//, { error: "a postgres store needs a postgres:// url" }),
+    schema: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/).optional(),
+  }),
+  z.strictObject({
+    name: ZStoreName,
+    kind: z.literal("redis"),
+    url: z.string().regex(/^rediss?:\/\//, { error: "a redis store needs a redis:// url" }),
+    namespace: z.string().regex(/^[A-Za-z0-9_-]{1,32}$/).optional(),
+  }),
+]);
+export type TStoreConfig = z.infer<typeof ZStoreConfig>;
+
+const ZStoresConfig = z
+  .array(ZStoreConfig)
+  .min(1, { error: "configure at least one store" })
+  .refine((stores) => new Set(stores.map((s) => s.name)).size === stores.length, { error: "store names must be unique" });
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ConfigError";
+  }
+}
+
+export function defaultStores(env: NodeJS.ProcessEnv = process.env): TStoreConfig[] {
+  return [
+    { name: "pg-main", kind: "postgres", url: env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres" },
+    { name: "redis-main", kind: "redis", url: env.REDIS_URL ?? "redis://127.0.0.1:6379" },
+  ];
+}
+
+/** Parse the stores configuration or throw a ConfigError that says what to fix. */
+export function parseStoresConfig(env: NodeJS.ProcessEnv = process.env): TStoreConfig[] {
+  const raw = env.LEASEWATCH_STORES?.trim();
+  if (!raw) return defaultStores(env);
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    throw new ConfigError(
+      'LEASEWATCH_STORES is not valid JSON; expected e.g. [{"name":"pg-main","kind":"postgres","url":"postgres://…"}]',
+    );
+  }
+  const parsed = ZStoresConfig.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue && issue.path.length ? ` at ${issue.path.join(".")}` : "";
+    throw new ConfigError(`LEASEWATCH_STORES is invalid${where}: ${issue?.message ?? "unknown problem"}`);
+  }
+  return parsed.data;
+}
