@@ -134,6 +134,18 @@ export interface LostInput {
 
 /** State of a current lease as the console shows it. */
 export type LeaseState = "held" | "expiring" | "overdue" | "lapsed";
+
+/**
+ * State of a lease at store time `now`. "held" in a list filter means "still valid"
+ * (it includes expiring and overdue); as a label the most urgent state wins.
+ */
+export function leaseStateAt(lease: Pick<Lease, "expiresAt" | "renewedAt" | "ttlMs">, now: Date): LeaseState {
+  const remaining = lease.expiresAt.getTime() - now.getTime();
+  if (remaining <= 0) return "lapsed";
+  if (now.getTime() - lease.renewedAt.getTime() > lease.ttlMs * OVERDUE_FRACTION) return "overdue";
+  if (remaining < lease.ttlMs * EXPIRING_FRACTION) return "expiring";
+  return "held";
+}
 export type LeaseSort = "expires" | "held_longest" | "newest";
 
 export interface ListQuery {
@@ -162,6 +174,11 @@ export interface EventQuery {
 export interface Page<T> {
   items: T[];
   nextCursor?: string;
+}
+
+/** A page of leases plus the store's clock when it was read, so states and countdowns use store time. */
+export interface LeasePage extends Page<Lease> {
+  now: Date;
 }
 
 /** Per-interval counters and hold histogram, read from rollups (not raw event scans). */
@@ -200,7 +217,7 @@ export interface LeaseStore {
   release(input: ReleaseInput): Promise<ReleaseResult>;
   forceRelease(input: ForceReleaseInput): Promise<ForceReleaseResult>;
   get(resource: string): Promise<Lease | null>;
-  list(query?: ListQuery): Promise<Page<Lease>>;
+  list(query?: ListQuery): Promise<LeasePage>;
   events(query?: EventQuery): Promise<Page<LeaseEvent>>;
   /** Records `expired` for leases whose TTL the store already enforced. Returns how many. */
   sweep(): Promise<{ expired: number }>;
