@@ -1,0 +1,217 @@
+/**
+ * Server-only: the console's store instances, built once per process from
+ * LEASEWATCH_STORES (lib/console/config.ts). Kept on globalThis so dev-mode hot
+ * reloads reuse the same pools instead of leaking connections.
+ *
+ * Postgres stores are migrated lazily, on their first use. Every store is swept
+ * every SWEEP_INTERVAL_MS so leases whose TTL ran out get their `expired` event
+ * even when no worker touches the resource again.
+ */
+import type {
+  AcquireInput,
+  AcquireResult,
+  EventQuery,
+  FencingRejectionInput,
+  ForceReleaseInput,
+  ForceReleaseResult,
+  Lease,
+  LeaseEvent,
+  LeasePage,
+  LeaseStore,
+  ListQuery,
+  LostInput,
+  Page,
+  ReleaseInput,
+  ReleaseResult,
+  RenewInput,
+  RenewResult,
+  StatsBucket,
+  StatsQuery,
+  StoreHealth,
+  StoreKind,
+} from "@/lib/lease/types";
+import { parseStoresConfig, type TStoreConfig } from "./config";
+
+export const SWEEP_INTERVAL_MS = 5_000;
+
+export interface StoreEntry {
+  config: TStoreConfig;
+  store: LeaseStore;
+}
+
+interface Registry {
+  entries: StoreEntry[];
+  byName: Map<string, StoreEntry>;
+  sweepTimer: ReturnType<typeof setInterval>;
+}
+
+const GLOBAL_KEY = Symbol.for("leasewatch.console.registry");
+type GlobalWithRegistry = typeof globalThis & { [GLOBAL_KEY]?: Registry };
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * A configured store that could not be constructed (bad options, driver missing).
+ * It reports itself down with the reason, so one broken store shows on the
+ * health bar instead of taking every page down.
+ */
+class UnavailableStore implements LeaseStore {
+  readonly name: string;
+  readonly kind: StoreKind;
+  private readonly reason: string;
+  constructor(config: TStoreConfig, reason: string) {
+    this.name = config.name;
+    this.kind = config.kind;
+    this.reason = reason;
+  }
+  private fail(): never {
+    throw new Error(`store "${this.name}" is unavailable: ${this.reason}`);
+  }
+  async acquire(): Promise<AcquireResult> { return this.fail(); }
+  async renew(): Promise<RenewResult> { return this.fail(); }
+  async release(): Promise<ReleaseResult> { return this.fail(); }
+  async forceRelease(): Promise<ForceReleaseResult> { return this.fail(); }
+  async get(): Promise<Lease | null> { return this.fail(); }
+  async list(): Promise<LeasePage> { return this.fail(); }
+  async events(): Promise<Page<LeaseEvent>> { return this.fail(); }
+  async sweep(): Promise<{ expired: number }> { return this.fail(); }
+  async reportFencingRejection(): Promise<LeaseEvent> { return this.fail(); }
+  async reportLost(): Promise<LeaseEvent> { return this.fail(); }
+  async stats(): Promise<StatsBucket[]> { return this.fail(); }
+  async countActive(): Promise<number> { return this.fail(); }
+  async health(): Promise<StoreHealth> {
+    return { store: this.name, kind: this.kind, ok: false, error: this.reason };
+  }
+  async close(): Promise<void> {}
+}
+
+type MigratableStore = LeaseStore & { migrate(): Promise<unknown> };
+
+/**
+ * Runs the store's `migrate()` once before its first real operation. A failed
+ * migration (database down) is retried on the next call rather than remembered,
+ * so the store recovers by itself when the database comes back.
+ */
+class MigratingStore implements LeaseStore {
+  readonly name: string;
+  readonly kind: StoreKind;
+  private readonly inner: MigratableStore;
+  private ready: Promise<void> | null = null;
+  constructor(inner: MigratableStore) {
+    this.inner = inner;
+    this.name = inner.name;
+    this.kind = inner.kind;
+  }
+  private ensureMigrated(): Promise<void> {
+    this.ready ??= this.inner.migrate().then(
+      () => undefined,
+      (error: unknown) => {
+        this.ready = null;
+        throw error;
+      },
+    );
+    return this.ready;
+  }
+  private async run<T>(op: (store: LeaseStore) => Promise<T>): Promise<T> {
+    await this.ensureMigrated();
+    return op(this.inner);
+  }
+  acquire(input: AcquireInput) { return this.run((s) => s.acquire(input)); }
+  renew(input: RenewInput) { return this.run((s) => s.renew(input)); }
+  release(input: ReleaseInput) { return this.run((s) => s.release(input)); }
+  forceRelease(input: ForceReleaseInput) { return this.run((s) => s.forceRelease(input)); }
+  get(resource: string) { return this.run((s) => s.get(resource)); }
+  list(query?: ListQuery) { return this.run((s) => s.list(query)); }
+  events(query?: EventQuery) { return this.run((s) => s.events(query)); }
+  sweep() { return this.run((s) => s.sweep()); }
+  reportFencingRejection(input: FencingRejectionInput) { return this.run((s) => s.reportFencingRejection(input)); }
+  reportLost(input: LostInput) { return this.run((s) => s.reportLost(input)); }
+  stats(query: StatsQuery) { return this.run((s) => s.stats(query)); }
+  countActive() { return this.run((s) => s.countActive()); }
+  // Health is about reachability; it must answer (down) even when migration cannot run.
+  health() { return this.inner.health(); }
+  close() { return this.inner.close(); }
+}
+
+/** Builds one store from its validated config; never throws (a failure becomes an UnavailableStore). */
+function createStore(config: TStoreConfig): LeaseStore {
+  try {
+    return constructStore(config);
+  } catch (error) {
+    return new UnavailableStore(config, errorText(error));
+  }
+}
+
+function constructStore(config: TStoreConfig): LeaseStore {
+  switch (config.kind) {
+    case "postgres":
+      throw new Error("the PostgreSQL store driver is not available in this build");
+    case "redis":
+      throw new Error("the Redis store driver is not available in this build");
+  }
+}
+
+/** Exported for tests of the wrapper; the registry applies it to every postgres store. */
+export function wrapWithLazyMigration(store: MigratableStore): LeaseStore {
+  return new MigratingStore(store);
+}
+
+// Last sweep outcome per store, so a store that stays down is logged once, not every 5 s.
+const lastSweepFailed = new Map<string, boolean>();
+let isSweeping = false;
+
+/** One sweep over every store; a failing store is logged and does not stop the others. */
+export async function sweepAllStores(entries: readonly StoreEntry[]): Promise<Array<{ store: string; expired?: number; error?: string }>> {
+  const results = await Promise.allSettled(entries.map((e) => e.store.sweep()));
+  return results.map((result, i) => {
+    const name = entries[i]!.config.name;
+    const hadFailed = lastSweepFailed.get(name) ?? false;
+    if (result.status === "fulfilled") {
+      if (hadFailed) console.info(`[leasewatch] sweep of store "${name}" works again`);
+      lastSweepFailed.set(name, false);
+      return { store: name, expired: result.value.expired };
+    }
+    const error = errorText(result.reason);
+    if (!hadFailed) console.error(`[leasewatch] sweep of store "${name}" failed: ${error}`);
+    lastSweepFailed.set(name, true);
+    return { store: name, error };
+  });
+}
+
+function buildRegistry(): Registry {
+  // Throws ConfigError with a message that says what to fix; nothing is cached on failure.
+  const configs = parseStoresConfig();
+  const entries: StoreEntry[] = configs.map((config) => ({ config, store: createStore(config) }));
+  const sweepTimer = setInterval(() => {
+    if (isSweeping) return; // a slow store must not pile up overlapping sweeps
+    isSweeping = true;
+    void sweepAllStores(entries).finally(() => {
+      isSweeping = false;
+    });
+  }, SWEEP_INTERVAL_MS);
+  // The sweeper must never keep a process (build worker, test, script) alive on its own.
+  sweepTimer.unref();
+  return { entries, byName: new Map(entries.map((e) => [e.config.name, e])), sweepTimer };
+}
+
+function getRegistry(): Registry {
+  const g = globalThis as GlobalWithRegistry;
+  g[GLOBAL_KEY] ??= buildRegistry();
+  return g[GLOBAL_KEY];
+}
+
+/** Every configured store with its config, in configuration order. Throws ConfigError on a bad LEASEWATCH_STORES. */
+export function getStoreEntries(): StoreEntry[] {
+  return [...getRegistry().entries];
+}
+
+/** The store called `name`, or undefined when no such store is configured. */
+export function getStore(name: string): LeaseStore | undefined {
+  return getRegistry().byName.get(name)?.store;
+}
+
+export function getStoreNames(): string[] {
+  return getRegistry().entries.map((e) => e.config.name);
+}
