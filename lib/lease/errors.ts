@@ -24,11 +24,14 @@ export class LeaseLostError extends LeaseError {
 export class AcquireTimeoutError extends LeaseError {
   readonly resource: string;
   readonly waitedMs: number;
-  constructor(resource: string, waitedMs: number, holder?: { owner: string; task: string }) {
+  /** Who held the resource at the last attempt, when known. */
+  readonly holder?: { owner: string; task: string; leaseId?: string; fencingToken?: string };
+  constructor(resource: string, waitedMs: number, holder?: { owner: string; task: string; leaseId?: string; fencingToken?: string }) {
     const held = holder ? `; held by ${holder.owner} (${holder.task})` : "";
     super(`could not acquire "${resource}" within ${waitedMs} ms${held}`, "acquire_timeout");
     this.name = "AcquireTimeoutError";
     this.resource = resource;
     this.waitedMs = waitedMs;
+    this.holder = holder;
   }
 }

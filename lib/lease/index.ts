@@ -5,4 +5,7 @@ export { holdBucketIndex, histogramQuantile } from "./histogram";
 // Stores and client are exported as they land:
 // export { PostgresLeaseStore } from "./postgres/store";
 // export { RedisLeaseStore } from "./redis/store";
-// export { LeaseClient } from "./client";
+export { LeaseClient, LeaseHandle, computeLocalDeadline } from "./client";
+export type { LeaseClientOptions, LeaseClientEvent, LeaseContext, WithLeaseOptions, AcquireOptions, LostReason } from "./client";
+export { createFencedTable, fencedWrite, readFencedHistory } from "./fencing";
+export type { FencedWriteOptions, FencedWriteResult, CreateFencedTableOptions } from "./fencing";

@@ -1,0 +1,547 @@
+import { z } from "zod";
+import { DEFAULT_BACKOFF, computeBackoffDelay, jitterAround, type BackoffPolicy } from "./backoff";
+import { AcquireTimeoutError, LeaseError, LeaseLostError } from "./errors";
+import type { Lease, LeaseHolder, LeaseStore, LostInput, ReleaseResult, RenewResult } from "./types";
+import { MAX_TTL_MS, ZOwner, ZResource, ZTask, ZTtlMs, parseOrThrow } from "./validation";
+
+/**
+ * LeaseClient: the worker-side half of a lease.
+ *
+ * The store decides, on its own clock, who holds a resource. The client only
+ * keeps a conservative local view ("my lease is good until D") so that work can
+ * be stopped *before* the store could hand the resource to someone else:
+ *
+ * - D is measured on the MONOTONIC clock (performance.now), starting from the
+ *   moment BEFORE the acquire/renew request was sent. The store starts its TTL
+ *   when it processes the request, i.e. later, so network latency only ever
+ *   makes D earlier than the store's expiry, never later. Client and store
+ *   wall clocks are never compared.
+ * - A safety margin is taken off D (see computeLocalDeadline) for the rate
+ *   difference between the two clocks and for timer lateness on a busy event loop.
+ * - The heartbeat renews at ttl/3 (±10% jitter). A failed renew (not_owner,
+ *   expired) or a deadline passed without a successful renewal means the lease is
+ *   LOST: the work's AbortSignal fires at once, and nothing is ever renewed again.
+ *   Work that can still reach a downstream after losing is stopped there by the
+ *   fencing token (see fencing.ts), not by this client.
+ */
+
+/** Fraction of the TTL kept as a safety margin off the local deadline. */
+export const SAFETY_MARGIN_FRACTION = 0.05;
+/** Minimum safety margin (ms), for very short TTLs. */
+export const MIN_SAFETY_MARGIN_MS = 5;
+/** Heartbeat period as a fraction of the TTL. */
+export const HEARTBEAT_FRACTION = 1 / 3;
+/** Heartbeat jitter (±) so many holders don't renew in step. */
+export const HEARTBEAT_JITTER = 0.1;
+/** After a renew that threw (store unreachable), retry this often (fraction of TTL, capped). */
+export const RENEW_RETRY_FRACTION = 0.1;
+export const MAX_RENEW_RETRY_MS = 1_000;
+/** Default: at most one opportunistic sweep per client every 10 s, and only when contended. */
+export const DEFAULT_SWEEP_EVERY_MS = 10_000;
+/** How long withLease waits for the best-effort `lost` report before returning. */
+export const REPORT_LOST_WAIT_MS = 2_000;
+
+/**
+ * The local deadline for a lease whose acquire/renew request was sent at `sentAt`
+ * (monotonic ms): sentAt + ttl − margin, margin = max(5 ms, 5% of ttl).
+ * 5% comfortably exceeds real clock-rate drift (ppm) and leaves room for a late
+ * timer, so the abort fires before the store can possibly expire the lease.
+ */
+export function computeLocalDeadline(sentAt: number, ttlMs: number): number {
+  return sentAt + ttlMs - Math.max(MIN_SAFETY_MARGIN_MS, ttlMs * SAFETY_MARGIN_FRACTION);
+}
+
+export type LostReason = LostInput["reason"];
+
+/** What the client did, for logs and metrics. Listener errors are ignored. */
+export type LeaseClientEvent =
+  | { type: "acquired"; lease: Lease; attempts: number }
+  | { type: "contended"; resource: string; holder: LeaseHolder; attempt: number }
+  | { type: "renewed"; resource: string; leaseId: string; expiresAt: Date; renewals: number }
+  | { type: "renew_refused"; resource: string; leaseId: string; reason: "not_owner" | "expired" }
+  | { type: "renew_error"; resource: string; leaseId: string; error: unknown }
+  | { type: "lost"; resource: string; leaseId: string; reason: LostReason }
+  | { type: "released"; resource: string; leaseId: string; result: ReleaseResult }
+  | { type: "release_error"; resource: string; leaseId: string; error: unknown }
+  | { type: "report_lost_error"; resource: string; leaseId: string; error: unknown }
+  | { type: "swept"; expired: number }
+  | { type: "sweep_error"; error: unknown };
+
+export interface LeaseClientOptions {
+  owner: string;
+  /** Opportunistic store.sweep() at most this often (ms), only when an acquire is contended. 0 = on every contended attempt. */
+  sweepEveryMs?: number;
+  /** Source of randomness in [0, 1) for jitter. Default Math.random. */
+  random?: () => number;
+  /** Monotonic clock in ms. Default performance.now. Never a wall clock. */
+  now?: () => number;
+  /** Waiting-acquire backoff ceilings. Default { baseMs: 20, capMs: 1000 }. */
+  backoff?: BackoffPolicy;
+  /** Observe what the client does (renewals, losses, background errors). */
+  onEvent?: (event: LeaseClientEvent) => void;
+}
+
+export interface WithLeaseOptions {
+  task: string;
+  ttlMs: number;
+  /** How long to keep trying when the resource is held. Default 0: one attempt. */
+  waitMs?: number;
+  /** Cancels the wait, and is forwarded to the work's signal. */
+  signal?: AbortSignal;
+}
+
+export interface LeaseContext {
+  /** Aborted as soon as the lease is known lost (reason: LeaseLostError) or the caller's signal aborts. */
+  signal: AbortSignal;
+  /** Pass this to every downstream write (see fencing.ts). */
+  fencingToken: string;
+  lease: Lease;
+}
+
+export type AcquireOptions = Omit<WithLeaseOptions, "signal"> & { signal?: AbortSignal };
+
+function isFunction(value: unknown): boolean {
+  return typeof value === "function";
+}
+
+const ZMs = z.number().int().min(0).max(MAX_TTL_MS);
+const ZClientOptions = z.strictObject({
+  owner: ZOwner,
+  sweepEveryMs: ZMs.optional(),
+  random: z.custom<() => number>(isFunction, { error: "random must be a function" }).optional(),
+  now: z.custom<() => number>(isFunction, { error: "now must be a function" }).optional(),
+  backoff: z
+    .strictObject({ baseMs: z.number().int().min(1).max(60_000), capMs: z.number().int().min(1).max(MAX_TTL_MS) })
+    .refine((b) => b.capMs >= b.baseMs, { error: "backoff.capMs must be >= backoff.baseMs" })
+    .optional(),
+  onEvent: z.custom<(event: LeaseClientEvent) => void>(isFunction, { error: "onEvent must be a function" }).optional(),
+});
+const ZWithLeaseOptions = z.strictObject({
+  task: ZTask,
+  ttlMs: ZTtlMs,
+  waitMs: ZMs.optional(),
+  signal: z.custom<AbortSignal>((v) => v instanceof AbortSignal, { error: "signal must be an AbortSignal" }).optional(),
+});
+
+interface ClientContext {
+  store: LeaseStore;
+  owner: string;
+  now: () => number;
+  random: () => number;
+  emit: (event: LeaseClientEvent) => void;
+}
+
+/** Resolves after `ms`, or rejects with the signal's reason when it aborts first. */
+function sleepFor(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/** Waits for `promise` at most `ms`; returns whether it settled in time. Never rejects. */
+async function settleWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), Math.max(0, ms));
+  });
+  try {
+    return await Promise.race([promise.then(() => true, () => true), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * One held lease. Tracks the local deadline and whether the lease is lost;
+ * `renew()`/`release()` talk to the store. Once lost it never contacts the store
+ * for this lease again (except the one best-effort `lost` report).
+ */
+export class LeaseHandle {
+  readonly lease: Lease;
+  private deadline: number;
+  private lostReason: LostReason | null = null;
+  private releaseResult: ReleaseResult | null = null;
+  private lostReport: Promise<boolean> | null = null;
+  private readonly lostListeners = new Set<(error: LeaseLostError) => void>();
+
+  /** @internal created by LeaseClient */
+  constructor(
+    private readonly ctx: ClientContext,
+    lease: Lease,
+    sentAt: number,
+  ) {
+    this.lease = lease;
+    this.deadline = computeLocalDeadline(sentAt, lease.ttlMs);
+  }
+
+  get resource(): string {
+    return this.lease.resource;
+  }
+  get leaseId(): string {
+    return this.lease.leaseId;
+  }
+  get fencingToken(): string {
+    return this.lease.fencingToken;
+  }
+  /** Local deadline on the client's monotonic clock. */
+  get localDeadline(): number {
+    return this.deadline;
+  }
+  /** Milliseconds of local validity left (≤ 0 once the deadline passed). */
+  remainingMs(): number {
+    return this.deadline - this.ctx.now();
+  }
+  get isLost(): boolean {
+    return this.lostReason !== null;
+  }
+  get isReleased(): boolean {
+    return this.releaseResult?.released === true;
+  }
+  /** Held, not lost, and the local deadline has not passed. */
+  isValid(): boolean {
+    return !this.isLost && this.releaseResult === null && this.remainingMs() > 0;
+  }
+  get lostError(): LeaseLostError | null {
+    return this.lostReason ? new LeaseLostError(this.resource, this.lostReason) : null;
+  }
+
+  /**
+   * Extends the lease on the store. The new local deadline is measured from just
+   * before this request was sent. A refusal marks the handle lost (and records
+   * `lost`); a lost or released handle throws instead of asking again.
+   * A thrown error (store unreachable) leaves the handle as it was.
+   */
+  async renew(): Promise<RenewResult> {
+    if (this.lostReason) throw new LeaseLostError(this.resource, this.lostReason);
+    if (this.releaseResult) throw new LeaseError(`lease on "${this.resource}" was already released`, "lease_released");
+    const sentAt = this.ctx.now();
+    const result = await this.ctx.store.renew({ resource: this.resource, leaseId: this.leaseId, ttlMs: this.lease.ttlMs });
+    if (result.renewed) {
+      // A success that arrives after we declared the lease lost changes nothing:
+      // the work was already told to stop, and we never un-lose a lease.
+      if (!this.lostReason) this.deadline = Math.max(this.deadline, computeLocalDeadline(sentAt, this.lease.ttlMs));
+      this.ctx.emit({ type: "renewed", resource: this.resource, leaseId: this.leaseId, expiresAt: result.expiresAt, renewals: result.renewals });
+    } else {
+      this.ctx.emit({ type: "renew_refused", resource: this.resource, leaseId: this.leaseId, reason: result.reason });
+      this.markLost(result.reason);
+    }
+    return result;
+  }
+
+  /**
+   * Gives the lease back (compare-by-lease-id on the store). Idempotent once it
+   * succeeded. A refusal means the lease had been lost without us knowing: the
+   * handle becomes lost and `lost` is recorded. Throws LeaseLostError when the
+   * handle already knew it was lost.
+   */
+  async release(): Promise<ReleaseResult> {
+    if (this.releaseResult) return this.releaseResult;
+    if (this.lostReason) throw new LeaseLostError(this.resource, this.lostReason);
+    const result = await this.ctx.store.release({ resource: this.resource, leaseId: this.leaseId });
+    this.ctx.emit({ type: "released", resource: this.resource, leaseId: this.leaseId, result });
+    if (result.released) this.releaseResult = result;
+    else this.markLost(result.reason);
+    return result;
+  }
+
+  /** @internal */
+  onLost(listener: (error: LeaseLostError) => void): () => void {
+    this.lostListeners.add(listener);
+    return () => this.lostListeners.delete(listener);
+  }
+
+  /**
+   * @internal Marks the lease lost (first reason wins), tells listeners, and
+   * records `lost` on the store in the background. Returns false if already lost.
+   */
+  markLost(reason: LostReason): boolean {
+    if (this.lostReason || this.releaseResult?.released) return false;
+    this.lostReason = reason;
+    this.ctx.emit({ type: "lost", resource: this.resource, leaseId: this.leaseId, reason });
+    const error = new LeaseLostError(this.resource, reason);
+    for (const listener of this.lostListeners) listener(error);
+    // Best effort: the store may be the reason we lost it. Never throws.
+    this.lostReport = this.ctx.store
+      .reportLost({
+        resource: this.resource,
+        leaseId: this.leaseId,
+        owner: this.lease.owner,
+        task: this.lease.task,
+        fencingToken: this.fencingToken,
+        reason,
+      })
+      .then(
+        () => true,
+        (reportError: unknown) => {
+          this.ctx.emit({ type: "report_lost_error", resource: this.resource, leaseId: this.leaseId, error: reportError });
+          return false;
+        },
+      );
+    return true;
+  }
+
+  /** @internal Waits (bounded) for the `lost` report, so callers see it recorded when we return. */
+  async settleLostReport(maxWaitMs: number): Promise<void> {
+    if (this.lostReport) await settleWithin(this.lostReport, maxWaitMs);
+  }
+}
+
+/** Drives renewals of one handle until stopped or lost. */
+class Heartbeat {
+  private beatTimer: ReturnType<typeof setTimeout> | undefined;
+  private deadlineTimer: ReturnType<typeof setTimeout> | undefined;
+  private inFlight: Promise<void> | null = null;
+  private isStopped = false;
+
+  constructor(
+    private readonly handle: LeaseHandle,
+    private readonly ctx: ClientContext,
+  ) {}
+
+  start(): void {
+    this.armDeadline();
+    this.scheduleBeat(this.nextBeatMs());
+  }
+
+  /** Stops renewing; waits for an in-flight renew, but never past the local deadline. */
+  async stop(): Promise<void> {
+    this.isStopped = true;
+    clearTimeout(this.beatTimer);
+    clearTimeout(this.deadlineTimer);
+    // Waiting avoids a release overtaking our own renew on another pooled
+    // connection (which would record a spurious renew_failed).
+    if (this.inFlight) await settleWithin(this.inFlight, this.handle.remainingMs());
+  }
+
+  private nextBeatMs(): number {
+    return jitterAround(this.handle.lease.ttlMs * HEARTBEAT_FRACTION, HEARTBEAT_JITTER, this.ctx.random);
+  }
+
+  private retryMs(): number {
+    const base = Math.min(MAX_RENEW_RETRY_MS, Math.max(MIN_SAFETY_MARGIN_MS, this.handle.lease.ttlMs * RENEW_RETRY_FRACTION));
+    return jitterAround(base, HEARTBEAT_JITTER, this.ctx.random);
+  }
+
+  private scheduleBeat(ms: number): void {
+    if (this.isStopped || !this.handle.isValid()) return;
+    this.beatTimer = setTimeout(() => this.beat(), ms);
+  }
+
+  /** The deadline is enforced by its own timer: a renew that hangs must not keep the lease "valid". */
+  private armDeadline(): void {
+    clearTimeout(this.deadlineTimer);
+    if (this.isStopped || this.handle.isLost) return;
+    this.deadlineTimer = setTimeout(() => {
+      if (this.isStopped || this.handle.isLost) return;
+      if (this.handle.remainingMs() <= 0) this.handle.markLost("deadline_passed");
+      else this.armDeadline(); // fired early, or the deadline moved
+    }, Math.max(0, this.handle.remainingMs()));
+  }
+
+  private beat(): void {
+    if (this.isStopped || this.handle.isLost) return;
+    // Never renew past the local deadline: by then another holder may already
+    // have the resource, and the work must be treated as stopped.
+    if (this.handle.remainingMs() <= 0) {
+      this.handle.markLost("deadline_passed");
+      return;
+    }
+    this.inFlight = this.renewOnce().finally(() => {
+      this.inFlight = null;
+    });
+  }
+
+  private async renewOnce(): Promise<void> {
+    let result: RenewResult;
+    try {
+      result = await this.handle.renew();
+    } catch (error) {
+      if (this.handle.isLost || this.isStopped) return;
+      // Store unreachable: keep trying at short intervals; the deadline timer
+      // declares the lease lost if none succeeds in time.
+      this.ctx.emit({ type: "renew_error", resource: this.handle.resource, leaseId: this.handle.leaseId, error });
+      this.scheduleBeat(this.retryMs());
+      return;
+    }
+    if (result.renewed && !this.handle.isLost) {
+      this.armDeadline();
+      this.scheduleBeat(this.nextBeatMs());
+    }
+    // A refusal already marked the handle lost (renew() does it); nothing more is sent.
+  }
+}
+
+/**
+ * Acquires leases on one store for one owner.
+ *
+ * ```ts
+ * const client = new LeaseClient(store, { owner: "worker-7" });
+ * await client.withLease("tenant_123:billing-close:2026-04", async ({ signal, fencingToken }) => {
+ *   await doWork({ signal, fencingToken });
+ * }, { task: "run-4411", ttlMs: 10_000, waitMs: 30_000 });
+ * ```
+ */
+export class LeaseClient {
+  readonly store: LeaseStore;
+  readonly owner: string;
+  private readonly ctx: ClientContext;
+  private readonly sweepEveryMs: number;
+  private readonly backoff: BackoffPolicy;
+  private lastSweepAt = Number.NEGATIVE_INFINITY;
+
+  constructor(store: LeaseStore, options: LeaseClientOptions) {
+    if (!store || typeof store.acquire !== "function") throw new LeaseError("LeaseClient: a LeaseStore is required");
+    const opts = parseOrThrow(ZClientOptions, options, "LeaseClient");
+    this.store = store;
+    this.owner = opts.owner;
+    this.sweepEveryMs = opts.sweepEveryMs ?? DEFAULT_SWEEP_EVERY_MS;
+    this.backoff = opts.backoff ?? DEFAULT_BACKOFF;
+    const onEvent = opts.onEvent;
+    this.ctx = {
+      store,
+      owner: opts.owner,
+      now: opts.now ?? (() => performance.now()),
+      random: opts.random ?? Math.random,
+      emit: (event) => {
+        if (!onEvent) return;
+        try {
+          onEvent(event);
+        } catch {
+          // A broken listener must not break lease handling.
+        }
+      },
+    };
+  }
+
+  /**
+   * Acquires `resource` (waiting up to `waitMs`), runs `fn` while a heartbeat keeps
+   * the lease alive, and releases it in `finally`.
+   *
+   * Outcome:
+   * - fn resolved, lease held throughout → fn's value.
+   * - the lease was lost (renew refused, local deadline passed, or release found it
+   *   gone) → rejects with LeaseLostError *even if fn resolved*: work done after
+   *   losing may have overlapped another holder, so its result is suspect.
+   *   Exception: if fn rejected with its own error (not the abort we caused), that
+   *   error is rethrown, being more specific; the loss is still recorded (`lost`).
+   * - fn rejected, lease fine → fn's error; a failing release never masks it.
+   * - fn resolved but release threw (store unreachable) → fn's value; the lease
+   *   lapses on its TTL, and a `release_error` client event is emitted.
+   * Throws LeaseError for bad input before touching the store; AcquireTimeoutError
+   * when `waitMs` ran out.
+   */
+  async withLease<T>(resource: string, fn: (context: LeaseContext) => Promise<T>, options: WithLeaseOptions): Promise<T> {
+    const validResource = parseOrThrow(ZResource, resource, "withLease");
+    const opts = parseOrThrow(ZWithLeaseOptions, options, "withLease");
+    if (typeof fn !== "function") throw new LeaseError("withLease: fn must be a function");
+
+    const handle = await this.acquireWithin(validResource, opts);
+    const work = new AbortController();
+    const stopListening = handle.onLost((error) => work.abort(error));
+    const onCallerAbort = () => work.abort(opts.signal?.reason);
+    opts.signal?.addEventListener("abort", onCallerAbort, { once: true });
+    const heartbeat = new Heartbeat(handle, this.ctx);
+    heartbeat.start();
+
+    let outcome: { ok: true; value: T } | { ok: false; error: unknown };
+    try {
+      const lostBeforeStart = handle.lostError;
+      if (lostBeforeStart) throw lostBeforeStart;
+      outcome = { ok: true, value: await fn({ signal: work.signal, fencingToken: handle.fencingToken, lease: handle.lease }) };
+    } catch (error) {
+      outcome = { ok: false, error };
+    } finally {
+      opts.signal?.removeEventListener("abort", onCallerAbort);
+      await heartbeat.stop();
+      stopListening();
+    }
+
+    // Release unless lost: a lost lease is never touched again.
+    if (!handle.isLost) {
+      try {
+        await handle.release();
+      } catch (error) {
+        this.ctx.emit({ type: "release_error", resource: handle.resource, leaseId: handle.leaseId, error });
+      }
+    }
+    await handle.settleLostReport(REPORT_LOST_WAIT_MS);
+
+    const lost = handle.lostError;
+    if (outcome.ok) {
+      if (lost) throw lost;
+      return outcome.value;
+    }
+    if (lost && isCausedByAbort(outcome.error)) throw lost;
+    throw outcome.error;
+  }
+
+  /**
+   * Acquires `resource` for callers that run their own loop: they must call
+   * `renew()` well within the TTL, watch `remainingMs()`, and `release()` at the end.
+   */
+  async acquire(resource: string, options: AcquireOptions): Promise<LeaseHandle> {
+    const validResource = parseOrThrow(ZResource, resource, "acquire");
+    const opts = parseOrThrow(ZWithLeaseOptions, options, "acquire");
+    return this.acquireWithin(validResource, opts);
+  }
+
+  private async acquireWithin(resource: string, opts: z.output<typeof ZWithLeaseOptions>): Promise<LeaseHandle> {
+    const { task, ttlMs, signal } = opts;
+    const waitMs = opts.waitMs ?? 0;
+    signal?.throwIfAborted();
+    const startedAt = this.ctx.now();
+    for (let attempt = 0; ; attempt++) {
+      // Taken BEFORE sending: the local deadline must not include our own latency.
+      const sentAt = this.ctx.now();
+      const result = await this.store.acquire({ resource, owner: this.owner, task, ttlMs });
+      if (result.acquired) {
+        const handle = new LeaseHandle(this.ctx, result.lease, sentAt);
+        this.ctx.emit({ type: "acquired", lease: result.lease, attempts: attempt + 1 });
+        if (signal?.aborted) {
+          // The caller gave up while the request was in flight: give it back.
+          await handle.release().catch(() => undefined);
+          signal.throwIfAborted();
+        }
+        return handle;
+      }
+      this.ctx.emit({ type: "contended", resource, holder: result.holder, attempt });
+      this.sweepOpportunistically();
+      const remainingMs = waitMs - (this.ctx.now() - startedAt);
+      if (remainingMs <= 0) throw new AcquireTimeoutError(resource, waitMs, result.holder);
+      await sleepFor(computeBackoffDelay(this.backoff, attempt, remainingMs, this.ctx.random), signal);
+    }
+  }
+
+  /**
+   * Contended acquires are where lapsed-but-unrecorded leases hurt (the console
+   * shows them as held). Sweeping here is cheap and bounded by sweepEveryMs per client.
+   */
+  private sweepOpportunistically(): void {
+    const now = this.ctx.now();
+    if (now - this.lastSweepAt < this.sweepEveryMs) return;
+    this.lastSweepAt = now;
+    this.store.sweep().then(
+      (r) => this.ctx.emit({ type: "swept", expired: r.expired }),
+      (error: unknown) => this.ctx.emit({ type: "sweep_error", error }),
+    );
+  }
+}
+
+/** fn gave up because we aborted its signal (or rethrew our LeaseLostError). */
+function isCausedByAbort(error: unknown): boolean {
+  if (error instanceof LeaseLostError) return true;
+  if (error instanceof Error) {
+    if (error.name === "AbortError") return true;
+    if (error.cause instanceof LeaseLostError) return true;
+  }
+  return false;
+}

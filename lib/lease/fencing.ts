@@ -1,0 +1,208 @@
+import type { QueryResultRow } from "pg";
+import { z } from "zod";
+import { LeaseError } from "./errors";
+import type { LeaseEvent, LeaseStore } from "./types";
+import { ZFencingToken, ZLeaseId, ZOwner, ZResource, ZTask, parseOrThrow } from "./validation";
+
+/**
+ * Fencing for a Postgres-backed downstream.
+ *
+ * A lease alone cannot stop a holder that was paused (GC, SIGSTOP, a slow
+ * network) past its TTL from writing after someone else took over. The
+ * downstream must refuse it: every write carries the lease's fencing token, and
+ * the downstream accepts a write only if its token is >= the highest token it
+ * has already accepted for that key. Tokens strictly increase per resource, so a
+ * stale holder's token is always lower than the new holder's.
+ *
+ * The check and the write are ONE statement (a guarded upsert), so there is no
+ * window between "is my token fresh?" and "write": Postgres row locking on the
+ * conflicting key serialises concurrent writers, and the WHERE of ON CONFLICT DO
+ * UPDATE sees the latest committed row.
+ *
+ * Equal tokens are accepted: that is the same holder writing again.
+ *
+ * ```ts
+ * await createFencedTable({ pool, table: "billing.invoices_state" });
+ * const r = await fencedWrite({ pool, table: "billing.invoices_state", key: "tenant_123",
+ *   value: { total: 42 }, fencingToken, resource, store, by: "invoices-db" });
+ * if (!r.accepted) stopWork(); // a newer holder exists; `fencing_rejected` was recorded
+ * ```
+ */
+
+/** The only part of pg.Pool / pg.Client we need, so callers may pass either. */
+export interface Queryable {
+  query<R extends QueryResultRow = QueryResultRow>(text: string, values?: unknown[]): Promise<{ rows: R[]; rowCount: number | null }>;
+}
+
+const IDENT = "[a-z_][a-z0-9_]{0,62}";
+const TABLE_NAME = new RegExp(`^(?:${IDENT}\\.)?${IDENT}$`);
+/** Postgres bigint upper bound: tokens are stored as bigint. */
+const MAX_BIGINT = (1n << 63n) - 1n;
+
+const ZTableName = z.string().regex(TABLE_NAME, {
+  error: "table must be [schema.]name of lowercase letters, digits and '_' (max 63 each)",
+});
+const ZQueryable = z.custom<Queryable>((v) => typeof (v as Queryable | null)?.query === "function", {
+  error: "pool must be a pg Pool or Client",
+});
+const ZToken = ZFencingToken.refine((t) => BigInt(t) <= MAX_BIGINT, { error: "fencingToken must fit in a Postgres bigint" });
+const ZKey = z.string().min(1, { error: "key must not be empty" }).max(1024, { error: "key must be at most 1024 characters" });
+const ZStoreLike = z.custom<Pick<LeaseStore, "reportFencingRejection">>(
+  (v) => typeof (v as LeaseStore | null)?.reportFencingRejection === "function",
+  { error: "store must be a LeaseStore" },
+);
+
+const ZCreateFencedTable = z.strictObject({ pool: ZQueryable, table: ZTableName, history: z.boolean().optional() });
+const ZFencedWrite = z.strictObject({
+  pool: ZQueryable,
+  table: ZTableName,
+  key: ZKey,
+  value: z.json({ error: "value must be JSON-serialisable" }),
+  fencingToken: ZToken,
+  resource: ZResource,
+  by: z.string().min(1).max(256),
+  store: ZStoreLike.optional(),
+  history: z.boolean().optional(),
+  owner: ZOwner.optional(),
+  task: ZTask.optional(),
+  leaseId: ZLeaseId.optional(),
+});
+
+export type CreateFencedTableOptions = z.input<typeof ZCreateFencedTable>;
+export type FencedWriteOptions = z.input<typeof ZFencedWrite>;
+
+export type FencedWriteResult =
+  | { accepted: true; fencingToken: string }
+  | {
+      accepted: false;
+      /** The highest token the downstream had accepted for this key. */
+      seenToken: string;
+      /** The `fencing_rejected` event, when a store was given and the report succeeded. */
+      event?: LeaseEvent;
+      /** Why the report failed, when a store was given and it did. The write was refused either way. */
+      reportError?: unknown;
+    };
+
+/** Quotes a validated [schema.]table name part by part. */
+function quoteTable(table: string): string {
+  return table
+    .split(".")
+    .map((part) => `"${part}"`)
+    .join(".");
+}
+
+/** `<table>_history` in the same schema. */
+function historyTable(table: string): string {
+  const parts = table.split(".");
+  const name = `${parts.pop()}_history`;
+  if (name.length > 63) throw new LeaseError(`fencing: table name too long for a history table (${name})`);
+  return quoteTable([...parts, name].join("."));
+}
+
+/** DDL for the fenced table (and optional append-only history of accepted writes). Pure. */
+export function buildCreateFencedTableSql(table: string, withHistory: boolean): string[] {
+  const t = quoteTable(table);
+  const sql = [
+    `CREATE TABLE IF NOT EXISTS ${t} (
+      key text PRIMARY KEY,
+      value jsonb NOT NULL,
+      fencing_token bigint NOT NULL,
+      updated_at timestamptz NOT NULL DEFAULT clock_timestamp()
+    )`,
+  ];
+  if (withHistory) {
+    sql.push(`CREATE TABLE IF NOT EXISTS ${historyTable(table)} (
+      id bigserial PRIMARY KEY,
+      key text NOT NULL,
+      value jsonb NOT NULL,
+      fencing_token bigint NOT NULL,
+      written_at timestamptz NOT NULL DEFAULT clock_timestamp()
+    )`);
+  }
+  return sql;
+}
+
+/**
+ * The guarded upsert. One statement: the freshness check, the write, the history
+ * row (if any) and the answer. When refused, the second branch reads the token
+ * that won. Params: $1 key, $2 value (json text), $3 token. Pure.
+ */
+export function buildFencedWriteSql(table: string, withHistory: boolean): string {
+  const t = quoteTable(table);
+  const history = withHistory
+    ? `, logged AS (
+        INSERT INTO ${historyTable(table)} (key, value, fencing_token)
+        SELECT key, value, fencing_token FROM written
+      )`
+    : "";
+  return `WITH written AS (
+      INSERT INTO ${t} AS t (key, value, fencing_token, updated_at)
+      VALUES ($1, $2::jsonb, $3::bigint, clock_timestamp())
+      ON CONFLICT (key) DO UPDATE
+        SET value = EXCLUDED.value, fencing_token = EXCLUDED.fencing_token, updated_at = EXCLUDED.updated_at
+        WHERE t.fencing_token <= EXCLUDED.fencing_token
+      RETURNING t.key, t.value, t.fencing_token
+    )${history}
+    SELECT true AS accepted, fencing_token::text AS token FROM written
+    UNION ALL
+    SELECT false AS accepted, c.fencing_token::text AS token FROM ${t} c
+      WHERE c.key = $1 AND NOT EXISTS (SELECT 1 FROM written)`;
+}
+
+/** Creates the fenced table (idempotent). Returns whether it had to be created. */
+export async function createFencedTable(options: CreateFencedTableOptions): Promise<{ table: string; created: boolean }> {
+  const { pool, table, history } = parseOrThrow(ZCreateFencedTable, options, "createFencedTable");
+  const before = await pool.query<{ exists: boolean }>(`SELECT to_regclass($1) IS NOT NULL AS exists`, [quoteTable(table)]);
+  for (const statement of buildCreateFencedTableSql(table, history ?? false)) await pool.query(statement);
+  return { table, created: before.rows[0]?.exists !== true };
+}
+
+/**
+ * Writes `value` under `key` only if `fencingToken` is not older than the newest
+ * token already accepted for that key. When refused and a `store` is given,
+ * records `fencing_rejected` there (best effort: a failing report is returned,
+ * not thrown, because the refusal itself already happened).
+ */
+export async function fencedWrite(options: FencedWriteOptions): Promise<FencedWriteResult> {
+  const o = parseOrThrow(ZFencedWrite, options, "fencedWrite");
+  const sql = buildFencedWriteSql(o.table, o.history ?? false);
+  const params = [o.key, JSON.stringify(o.value), o.fencingToken];
+  let row = (await o.pool.query<{ accepted: boolean; token: string }>(sql, params)).rows[0];
+  if (!row) {
+    // Refused by a row inserted concurrently after our snapshot: the statement's
+    // read branch could not see it yet. Asking again sees it.
+    row = (await o.pool.query<{ accepted: boolean; token: string }>(sql, params)).rows[0];
+  }
+  if (!row) throw new LeaseError(`fencedWrite: no answer for key "${o.key}" in ${o.table}`, "fencing_unknown");
+  if (row.accepted) return { accepted: true, fencingToken: row.token };
+
+  const rejected: FencedWriteResult = { accepted: false, seenToken: row.token };
+  if (o.store) {
+    try {
+      rejected.event = await o.store.reportFencingRejection({
+        resource: o.resource,
+        fencingToken: o.fencingToken,
+        seenToken: row.token,
+        by: o.by,
+        ...(o.owner ? { owner: o.owner } : {}),
+        ...(o.task ? { task: o.task } : {}),
+        ...(o.leaseId ? { leaseId: o.leaseId } : {}),
+      });
+    } catch (error) {
+      rejected.reportError = error;
+    }
+  }
+  return rejected;
+}
+
+/** Accepted writes in order (needs `history: true`). For audits and tests. */
+export async function readFencedHistory(options: {
+  pool: Queryable;
+  table: string;
+}): Promise<Array<{ id: string; key: string; fencingToken: string; value: unknown; writtenAt: Date }>> {
+  const table = parseOrThrow(ZTableName, options.table, "readFencedHistory");
+  const { rows } = await options.pool.query<{ id: string; key: string; token: string; value: unknown; written_at: Date }>(
+    `SELECT id::text AS id, key, fencing_token::text AS token, value, written_at FROM ${historyTable(table)} ORDER BY id`,
+  );
+  return rows.map((r) => ({ id: r.id, key: r.key, fencingToken: r.token, value: r.value, writtenAt: r.written_at }));
+}
