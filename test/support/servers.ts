@@ -1,0 +1,263 @@
+/**
+ * Throwaway real servers for fault tests: a redis-server or a PostgreSQL
+ * postmaster on a free loopback port, which a test may stop, kill -9 or restart
+ * without touching the shared instances on 5432/6379.
+ *
+ * Each server runs in its own process group (spawned detached) and is killed by
+ * group, so no backend or child survives. Everything started here is stopped by
+ * `stopAllServers()` (call it in afterAll) and, as a last resort, on process exit.
+ */
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, readdirSync, rmSync, chownSync, existsSync } from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import pg from "pg";
+
+export interface ThrowawayServer {
+  readonly kind: "redis" | "postgres";
+  readonly port: number;
+  readonly url: string;
+  /** Graceful stop (Redis: SIGTERM, no save; Postgres: fast shutdown). */
+  stop(): Promise<void>;
+  /** SIGKILL to the whole process group. */
+  kill9(): Promise<void>;
+  /** Stop (if running) and start again on the same port (Postgres: same data dir). */
+  restart(): Promise<void>;
+  /** Whether the server process is currently running. */
+  readonly isRunning: boolean;
+}
+
+const READY_TIMEOUT_MS = 20_000;
+const STOP_TIMEOUT_MS = 10_000;
+
+const running = new Set<ChildProcess>();
+const cleanups = new Set<() => Promise<void>>();
+
+function killGroupSync(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    // Group already gone.
+  }
+}
+
+// Last resort: never leave a server behind when the test process exits.
+process.once("exit", () => {
+  for (const child of running) killGroupSync(child, "SIGKILL");
+});
+
+/** Stops every server started by this process and removes their data. */
+export async function stopAllServers(): Promise<void> {
+  await Promise.all([...cleanups].map((cleanup) => cleanup()));
+}
+
+/** A free TCP port on 127.0.0.1 (asks the kernel for one, then frees it). */
+export async function findFreePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
+    });
+  });
+}
+
+function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), timeoutMs);
+    child.once("exit", () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function waitUntil(what: string, check: () => Promise<boolean>, child: () => ChildProcess | null, logs: () => string): Promise<void> {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    const c = child();
+    if (c && (c.exitCode !== null || c.signalCode !== null)) throw new Error(`${what} exited during start-up:\n${logs()}`);
+    if (await check().catch(() => false)) return;
+    await sleep(50);
+  }
+  throw new Error(`${what} not ready within ${READY_TIMEOUT_MS} ms:\n${logs()}`);
+}
+
+/** Spawns in its own process group and keeps the last lines of output for error messages. */
+function spawnGroup(command: string, args: string[], options: { uid?: number; gid?: number; cwd?: string } = {}) {
+  const child = spawn(command, args, { detached: true, stdio: ["ignore", "pipe", "pipe"], ...options });
+  let output = "";
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-4000);
+  };
+  child.stdout?.on("data", keep);
+  child.stderr?.on("data", keep);
+  running.add(child);
+  child.once("exit", () => running.delete(child));
+  return { child, logs: () => output };
+}
+
+async function stopGroup(child: ChildProcess | null, signal: NodeJS.Signals): Promise<void> {
+  if (!child) return;
+  killGroupSync(child, signal);
+  if (!(await waitForExit(child, STOP_TIMEOUT_MS))) {
+    killGroupSync(child, "SIGKILL");
+    await waitForExit(child, STOP_TIMEOUT_MS);
+  }
+}
+
+/** Sends PING over a raw socket; true on +PONG. */
+function pingRedis(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: "127.0.0.1", port });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(500, () => done(false));
+    socket.on("error", () => done(false));
+    socket.on("connect", () => socket.write("PING\r\n"));
+    socket.on("data", (data) => done(data.toString().startsWith("+PONG")));
+  });
+}
+
+/** redis-server on a free port, no persistence: a restart loses every key. */
+export async function startRedis(): Promise<ThrowawayServer> {
+  const port = await findFreePort();
+  let proc: { child: ChildProcess; logs: () => string } | null = null;
+
+  const launch = async () => {
+    proc = spawnGroup("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no"]);
+    const current = proc;
+    await waitUntil(`redis-server :${port}`, () => pingRedis(port), () => current.child, current.logs);
+  };
+  const isUp = () => proc !== null && proc.child.exitCode === null && proc.child.signalCode === null;
+
+  await launch();
+  const server: ThrowawayServer = {
+    kind: "redis",
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    get isRunning() {
+      return isUp();
+    },
+    stop: async () => {
+      await stopGroup(proc?.child ?? null, "SIGTERM");
+    },
+    kill9: async () => {
+      await stopGroup(proc?.child ?? null, "SIGKILL");
+    },
+    restart: async () => {
+      if (isUp()) await server.stop();
+      await launch();
+    },
+  };
+  const cleanup = async () => {
+    cleanups.delete(cleanup);
+    await server.kill9();
+  };
+  cleanups.add(cleanup);
+  return server;
+}
+
+/** Newest /usr/lib/postgresql/<version>/bin, or the directory of `postgres` on PATH. */
+export function findPostgresBinDir(): string {
+  const root = "/usr/lib/postgresql";
+  if (existsSync(root)) {
+    const versions = readdirSync(root)
+      .filter((v) => existsSync(path.join(root, v, "bin", "postgres")))
+      .sort((a, b) => Number.parseFloat(b) - Number.parseFloat(a));
+    if (versions[0]) return path.join(root, versions[0], "bin");
+  }
+  const onPath = execFileSync("sh", ["-c", "command -v postgres || true"]).toString().trim();
+  if (onPath) return path.dirname(onPath);
+  throw new Error("PostgreSQL server binaries not found (install postgresql)");
+}
+
+/** uid/gid to run PostgreSQL as: it refuses root, so as root we switch to the `postgres` user. */
+function postgresUser(): { uid: number; gid: number } | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  const uid = Number(execFileSync("id", ["-u", "postgres"]).toString().trim());
+  const gid = Number(execFileSync("id", ["-g", "postgres"]).toString().trim());
+  return { uid, gid };
+}
+
+async function canQuery(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1_000 });
+  client.on("error", () => undefined);
+  try {
+    await client.connect();
+    await client.query("SELECT 1");
+    return true;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/**
+ * A fresh PostgreSQL cluster (initdb into a temp dir) on a free port, trust auth,
+ * fsync off. Runs as the `postgres` user when we are root — the same as
+ * `runuser -u postgres --`, but with the postmaster itself as the process-group
+ * leader, so a group kill reaches every backend.
+ */
+export async function startPostgres(): Promise<ThrowawayServer> {
+  const bin = findPostgresBinDir();
+  const user = postgresUser();
+  const port = await findFreePort();
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), "lw-pg-"));
+  if (user) chownSync(dataDir, user.uid, user.gid);
+  execFileSync(path.join(bin, "initdb"), ["-D", dataDir, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync", "--no-instructions"], {
+    stdio: "pipe",
+    cwd: dataDir,
+    ...(user ?? {}),
+  });
+
+  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  let proc: { child: ChildProcess; logs: () => string } | null = null;
+  const launch = async () => {
+    const args = ["-D", dataDir, "-p", String(port), "-k", dataDir, "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "max_connections=100"];
+    proc = spawnGroup(path.join(bin, "postgres"), args, { cwd: dataDir, ...(user ?? {}) });
+    const current = proc;
+    await waitUntil(`postgres :${port}`, () => canQuery(url), () => current.child, current.logs);
+  };
+  const isUp = () => proc !== null && proc.child.exitCode === null && proc.child.signalCode === null;
+
+  await launch();
+  const server: ThrowawayServer = {
+    kind: "postgres",
+    port,
+    url,
+    get isRunning() {
+      return isUp();
+    },
+    // SIGINT to the postmaster = fast shutdown (rolls back open transactions,
+    // disconnects clients); the postmaster then stops its backends itself.
+    stop: async () => {
+      const child = proc?.child ?? null;
+      if (!child || !isUp() || child.pid === undefined) return;
+      process.kill(child.pid, "SIGINT");
+      if (!(await waitForExit(child, STOP_TIMEOUT_MS))) await stopGroup(child, "SIGKILL");
+    },
+    kill9: async () => {
+      await stopGroup(proc?.child ?? null, "SIGKILL");
+    },
+    restart: async () => {
+      if (isUp()) await server.stop();
+      await launch();
+    },
+  };
+  const cleanup = async () => {
+    cleanups.delete(cleanup);
+    await server.kill9();
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  cleanups.add(cleanup);
+  return server;
+}
