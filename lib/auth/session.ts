@@ -34,7 +34,7 @@ export async function getAppSession(): Promise<AppSession | null> {
 
 /** Only same-origin paths may be a callback target (no open redirects). */
 function toSafePath(path: string | null | undefined): string {
-  return path && path.startsWith("/") && !path.startsWith("//") ? path : "/";
+  return path && path.startsWith("/") && !path.startsWith("//") && !path.startsWith("/\\") ? path : "/";
 }
 
 export function buildSignInUrl(callbackPath: string): string {
