@@ -45,7 +45,10 @@ const ZTableName = z.string().regex(TABLE_NAME, {
 const ZQueryable = z.custom<Queryable>((v) => typeof (v as Queryable | null)?.query === "function", {
   error: "pool must be a pg Pool or Client",
 });
-const ZToken = ZFencingToken.refine((t) => BigInt(t) <= MAX_BIGINT, { error: "fencingToken must fit in a Postgres bigint" });
+// zod runs refinements even after the regex failed, so guard BigInt() here too.
+const ZToken = ZFencingToken.refine((t) => /^[0-9]+$/.test(t) && BigInt(t) <= MAX_BIGINT, {
+  error: "fencingToken must fit in a Postgres bigint",
+});
 const ZKey = z.string().min(1, { error: "key must not be empty" }).max(1024, { error: "key must be at most 1024 characters" });
 const ZStoreLike = z.custom<Pick<LeaseStore, "reportFencingRejection">>(
   (v) => typeof (v as LeaseStore | null)?.reportFencingRejection === "function",
