@@ -1,0 +1,22 @@
+import { NextResponse } from "next/server";
+import { ConfigError } from "@/lib/console/config";
+import { getMetricsText } from "@/lib/console/get-metrics-text";
+import { requireMetricsAccess } from "@/lib/console/metrics-access";
+
+export const dynamic = "force-dynamic";
+
+/**
+ * Prometheus text for every configured store. A session (metrics:read) or
+ * `Authorization: Bearer $METRICS_TOKEN`; see lib/console/metrics-access.ts.
+ */
+export async function GET(request: Request): Promise<Response> {
+  const access = await requireMetricsAccess(request);
+  if (!access.ok) return access.response;
+  try {
+    const metrics = await getMetricsText();
+    return new Response(metrics.body, { headers: { "content-type": metrics.contentType, "cache-control": "no-store" } });
+  } catch (error) {
+    if (error instanceof ConfigError) return NextResponse.json({ error: error.message }, { status: 500 });
+    throw error;
+  }
+}

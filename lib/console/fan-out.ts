@@ -1,0 +1,161 @@
+/**
+ * Server-only: reading several stores at once. Each store is read in parallel
+ * and bounded by a timeout; a store that fails or hangs becomes
+ * `{ ok: false, error }` in the result while the others still return — one
+ * store being down must never blank a page.
+ */
+import type { LeaseStore } from "@/lib/lease/types";
+import type { ParamProblem, StoreOutcome } from "./views";
+
+/** Long enough for a 7-day chart read, short enough that a hung store doesn't stall the page. */
+export const STORE_TIMEOUT_MS = 4_000;
+
+/** Anything with a store: registry entries (`{ config, store }`) or a test's own stores. */
+export interface StoreRef {
+  store: LeaseStore;
+}
+
+export interface ReadOptions {
+  /** Stores to read; defaults to every configured store (lib/console/registry). */
+  entries?: readonly StoreRef[];
+  timeoutMs?: number;
+  /** Server time used for windows; tests pin it. */
+  nowMs?: number;
+}
+
+export async function resolveEntries(options: ReadOptions): Promise<readonly StoreRef[]> {
+  if (options.entries) return options.entries;
+  // Imported lazily so read models can be tested with their own stores without
+  // building the process-wide registry (and its sweep timer).
+  const { getStoreEntries } = await import("./registry");
+  return getStoreEntries();
+}
+
+export function describeError(error: unknown): string {
+  if (error instanceof Error) return error.message || error.name;
+  return String(error);
+}
+
+/** Rejects with a clear message when `promise` has not settled within `timeoutMs`. */
+export async function withTimeout<T>(promise: Promise<T>, timeoutMs: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no answer within ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Run `read` against every store in parallel, isolating failures per store. */
+export async function fanOutStores<T>(
+  entries: readonly StoreRef[],
+  read: (store: LeaseStore) => Promise<T>,
+  timeoutMs = STORE_TIMEOUT_MS,
+): Promise<StoreOutcome<T>[]> {
+  const settled = await Promise.allSettled(
+    entries.map((entry) => withTimeout(read(entry.store), timeoutMs, `store "${entry.store.name}"`)),
+  );
+  return settled.map((result, i) => {
+    const { name, kind } = entries[i]!.store;
+    return result.status === "fulfilled"
+      ? { store: name, kind, ok: true, data: result.value }
+      : { store: name, kind, ok: false, error: describeError(result.reason) };
+  });
+}
+
+/** The stores a `store=` parameter selects, or a problem naming the stores that exist. */
+export function selectEntries(
+  entries: readonly StoreRef[],
+  storeName: string | undefined,
+): { ok: true; entries: readonly StoreRef[] } | { ok: false; problem: ParamProblem } {
+  if (storeName === undefined) return { ok: true, entries };
+  const match = entries.filter((e) => e.store.name === storeName);
+  if (match.length > 0) return { ok: true, entries: match };
+  const known = entries.map((e) => e.store.name).join(", ") || "none";
+  return { ok: false, problem: { param: "store", message: `no store is called "${storeName}"; this console watches: ${known}` } };
+}
+
+// ---------------------------------------------------------------- multi-store cursors
+
+/**
+ * A page across several stores carries one cursor per store. Each store's page is
+ * read from its own (opaque) cursor, so paging never skips or repeats a store's
+ * rows; within a page the rows of all stores are merged into one order.
+ * Per store: a string continues from that cursor, "" starts from the beginning,
+ * null means that store has no more rows.
+ */
+export type StoreCursors = Record<string, string | null>;
+
+export function encodeStoreCursors(cursors: StoreCursors): string | null {
+  if (Object.values(cursors).every((c) => c === null)) return null;
+  return Buffer.from(JSON.stringify(cursors), "utf8").toString("base64url");
+}
+
+export function decodeStoreCursors(cursor: string | undefined): { ok: true; cursors: StoreCursors | null } | { ok: false; problem: ParamProblem } {
+  if (cursor === undefined) return { ok: true, cursors: null };
+  const bad = { ok: false as const, problem: { param: "cursor", message: "is not a page link this console made; start again from the first page" } };
+  try {
+    const parsed: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return bad;
+    const cursors: StoreCursors = {};
+    for (const [store, value] of Object.entries(parsed)) {
+      if (value !== null && typeof value !== "string") return bad;
+      cursors[store] = value;
+    }
+    return { ok: true, cursors };
+  } catch {
+    return bad;
+  }
+}
+
+export interface PageStart {
+  entry: StoreRef;
+  cursor: string | undefined;
+}
+
+/**
+ * Where each store continues on this page: from the decoded cursor, or from the
+ * start on the first page. Stores missing from a cursor (configured since) start
+ * from the beginning. Exhausted stores (null) are not read at all.
+ */
+export function pageStarts(entries: readonly StoreRef[], cursors: StoreCursors | null): PageStart[] {
+  const starts: PageStart[] = [];
+  for (const entry of entries) {
+    const c = cursors ? cursors[entry.store.name] : "";
+    if (c === null) continue;
+    starts.push({ entry, cursor: c === "" || c === undefined ? undefined : c });
+  }
+  return starts;
+}
+
+/**
+ * Next page: stores that answered continue from their own cursor (or are done);
+ * a store that failed on this page is retried from where it was.
+ */
+export function nextCursorOf(
+  outcomes: StoreOutcome<{ nextCursor?: string }>[],
+  starts: PageStart[],
+): string | null {
+  const cursors: StoreCursors = {};
+  for (const outcome of outcomes) {
+    if (outcome.ok) {
+      cursors[outcome.store] = outcome.data.nextCursor ?? null;
+    } else {
+      const start = starts.find((s) => s.entry.store.name === outcome.store);
+      cursors[outcome.store] = start?.cursor ?? "";
+    }
+  }
+  // Only failed stores left to retry: no "next" link (retrying is a refresh, not a page).
+  if (outcomes.every((o) => !o.ok || o.data.nextCursor === undefined)) return null;
+  return encodeStoreCursors(cursors);
+}
+
+/** Per store: how many rows this page holds from it, and whether it has more. */
+export function summarisePages<T>(
+  outcomes: StoreOutcome<{ items: T[]; nextCursor?: string }>[],
+): StoreOutcome<{ count: number; hasMore: boolean }>[] {
+  return outcomes.map((o) => (o.ok ? { ...o, data: { count: o.data.items.length, hasMore: o.data.nextCursor !== undefined } } : o));
+}

@@ -1,0 +1,43 @@
+/**
+ * Number formatting for the console's tiles and charts, shared by read models
+ * and client components (pure, no server imports). Times and durations use
+ * components/ui/format.
+ */
+
+const HOUR = 3_600_000;
+
+/** 0.1234 → "12.3 %"; null (no denominator) → "—". */
+export function formatPercent(value: number | null): string {
+  if (value === null || !Number.isFinite(value)) return "—";
+  const pct = value * 100;
+  return `${pct < 10 ? pct.toFixed(1) : Math.round(pct)} %`;
+}
+
+/** A ratio such as expired/released: "0.25", or "—" when undefined. */
+export function formatRatio(value: number | null): string {
+  if (value === null || !Number.isFinite(value)) return "—";
+  return value < 10 ? value.toFixed(2) : String(Math.round(value));
+}
+
+const NUMBER = new Intl.NumberFormat("en-US", { maximumFractionDigits: 1 });
+
+export function formatNumber(value: number): string {
+  return NUMBER.format(value);
+}
+
+/** Axis label for a bucket start: "14:05" for minute buckets, "Apr 3 14:00" for hours (UTC). */
+export function formatBucketTime(t: number, bucketMs: number): string {
+  const d = new Date(t);
+  const hhmm = d.toISOString().slice(11, 16);
+  if (bucketMs < HOUR) return hhmm;
+  const month = d.toLocaleString("en-US", { month: "short", timeZone: "UTC" });
+  return `${month} ${d.getUTCDate()} ${hhmm}`;
+}
+
+/** A histogram bound: 10 → "10 ms", 2500 → "2.5 s", 60000 → "1 min", 3600000 → "1 h". */
+export function formatBound(ms: number): string {
+  if (ms < 1_000) return `${ms} ms`;
+  if (ms < 60_000) return `${ms / 1_000} s`;
+  if (ms < HOUR) return `${ms / 60_000} min`;
+  return `${ms / HOUR} h`;
+}

@@ -1,0 +1,138 @@
+/**
+ * Server-only read model of `/locks/[store]/[...resource]`: one resource's
+ * current lease, its holders over time, its events, who is waiting for it and
+ * the fencing tokens it handed out.
+ */
+import type { LeaseEvent, LeaseStore, TerminalEventKind } from "@/lib/lease/types";
+import { describeError, resolveEntries, selectEntries, withTimeout, STORE_TIMEOUT_MS, type ReadOptions } from "./fan-out";
+import type { LeaseDetailParams } from "./params";
+import { reshapeEvent, reshapeLease } from "./reshape";
+import type { HoldBar, LeaseDetailView, ReadResult, StoreOutcome, TokenView, WaiterView } from "./views";
+
+export const DETAIL_EVENTS_LIMIT = 200;
+export const TIMELINE_LIMIT = 200;
+/** "Who is waiting": requesters refused in this last stretch of store time. */
+export const WAITING_WINDOW_MS = 60_000;
+const TERMINAL_KINDS: readonly TerminalEventKind[] = ["released", "expired", "force_released"];
+
+export async function getLeaseDetail(
+  params: LeaseDetailParams,
+  options: ReadOptions = {},
+): Promise<ReadResult<StoreOutcome<LeaseDetailView>>> {
+  const selected = selectEntries(await resolveEntries(options), params.store);
+  if (!selected.ok) return selected;
+  const store = selected.entries[0]!.store;
+  const timeoutMs = options.timeoutMs ?? STORE_TIMEOUT_MS;
+  try {
+    const view = await withTimeout(readDetail(store, params.resource, options.nowMs), timeoutMs, `store "${store.name}"`);
+    return { ok: true, view: { store: store.name, kind: store.kind, ok: true, data: view } };
+  } catch (error) {
+    return { ok: true, view: { store: store.name, kind: store.kind, ok: false, error: describeError(error) } };
+  }
+}
+
+async function readDetail(store: LeaseStore, resource: string, nowMs: number | undefined): Promise<LeaseDetailView> {
+  // list() is the one read that reports the store's clock; everything time-relative uses it.
+  const [lease, clock, recent, holds] = await Promise.all([
+    store.get(resource),
+    store.list({ prefix: resource, limit: 1 }),
+    store.events({ resource, limit: DETAIL_EVENTS_LIMIT }),
+    store.events({ resource, kinds: ["acquired", ...TERMINAL_KINDS], limit: TIMELINE_LIMIT }),
+  ]);
+  const storeNow = clock.now;
+  const contended = await store.events({
+    resource,
+    kinds: ["contended"],
+    from: new Date(storeNow.getTime() - WAITING_WINDOW_MS),
+    limit: DETAIL_EVENTS_LIMIT,
+  });
+
+  const timeline = buildTimeline(holds.items, lease?.leaseId ?? null);
+  return {
+    store: store.name,
+    storeKind: store.kind,
+    resource,
+    readAt: new Date(nowMs ?? Date.now()).toISOString(),
+    storeNow: storeNow.toISOString(),
+    lease: lease ? reshapeLease(lease, store.kind, storeNow) : null,
+    timeline,
+    timelineFrom: timeline[0]?.start ?? null,
+    events: recent.items.map(reshapeEvent),
+    hasMoreEvents: recent.nextCursor !== undefined,
+    waiting: summariseWaiting(contended.items),
+    tokens: holds.items
+      .filter((e) => e.kind === "acquired" && e.fencingToken !== null)
+      .map((e): TokenView => ({ fencingToken: String(e.fencingToken), leaseId: e.leaseId, owner: e.owner, at: e.at.toISOString() })),
+  };
+}
+
+/**
+ * One bar per hold, oldest first: from its `acquired` event to the terminal event
+ * with the same lease id. A hold whose start fell out of the fetched history
+ * starts at `end − holdMs` (terminal events carry the hold time); a hold with no
+ * end is still held if it is the current lease, else its end is not recorded yet.
+ */
+export function buildTimeline(events: readonly LeaseEvent[], currentLeaseId: string | null): HoldBar[] {
+  const ordered = [...events].sort((a, b) => a.at.getTime() - b.at.getTime());
+  const bars = new Map<string, HoldBar>();
+  const anonymous: HoldBar[] = [];
+  for (const event of ordered) {
+    const key = event.leaseId ?? "";
+    if (event.kind === "acquired") {
+      const bar: HoldBar = {
+        leaseId: key,
+        owner: event.owner,
+        task: event.task,
+        fencingToken: event.fencingToken === null ? null : String(event.fencingToken),
+        start: event.at.toISOString(),
+        end: null,
+        ending: key !== "" && key === currentLeaseId ? "held" : "unknown",
+        holdMs: null,
+      };
+      if (key === "") anonymous.push(bar);
+      else bars.set(key, bar);
+      continue;
+    }
+    const kind = event.kind as TerminalEventKind;
+    const holdMs = typeof event.holdMs === "number" ? event.holdMs : null;
+    const existing = key !== "" ? bars.get(key) : undefined;
+    if (existing) {
+      existing.end = event.at.toISOString();
+      existing.ending = kind;
+      existing.holdMs = holdMs ?? event.at.getTime() - Date.parse(existing.start);
+    } else {
+      const bar: HoldBar = {
+        leaseId: key,
+        owner: event.owner,
+        task: event.task,
+        fencingToken: event.fencingToken === null ? null : String(event.fencingToken),
+        start: new Date(event.at.getTime() - (holdMs ?? 0)).toISOString(),
+        end: event.at.toISOString(),
+        ending: kind,
+        holdMs,
+      };
+      if (key === "") anonymous.push(bar);
+      else bars.set(key, bar);
+    }
+  }
+  return [...bars.values(), ...anonymous].sort((a, b) => a.start.localeCompare(b.start));
+}
+
+export function summariseWaiting(contended: readonly LeaseEvent[]): WaiterView[] {
+  const byOwner = new Map<string, WaiterView>();
+  for (const event of contended) {
+    if (!event.owner) continue;
+    const at = event.at.toISOString();
+    const waiter = byOwner.get(event.owner);
+    if (!waiter) {
+      byOwner.set(event.owner, { owner: event.owner, task: event.task, attempts: 1, lastAt: at });
+    } else {
+      waiter.attempts += 1;
+      if (at > waiter.lastAt) {
+        waiter.lastAt = at;
+        waiter.task = event.task;
+      }
+    }
+  }
+  return [...byOwner.values()].sort((a, b) => b.lastAt.localeCompare(a.lastAt));
+}

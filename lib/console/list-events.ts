@@ -1,0 +1,59 @@
+/**
+ * Server-only read model of `/events`: events of every selected store, newest
+ * first, filtered by the stores (kind, prefix, owner, resource, time), merged.
+ */
+import {
+  decodeStoreCursors,
+  fanOutStores,
+  nextCursorOf,
+  pageStarts,
+  resolveEntries,
+  selectEntries,
+  summarisePages,
+  type ReadOptions,
+} from "./fan-out";
+import type { EventsParams } from "./params";
+import { reshapeEvent } from "./reshape";
+import type { EventsView, ReadResult } from "./views";
+
+export async function listEvents(params: EventsParams, options: ReadOptions = {}): Promise<ReadResult<EventsView>> {
+  const selected = selectEntries(await resolveEntries(options), params.store);
+  if (!selected.ok) return selected;
+  const decoded = decodeStoreCursors(params.cursor);
+  if (!decoded.ok) return decoded;
+  const starts = pageStarts(selected.entries, decoded.cursors);
+
+  const outcomes = await fanOutStores(
+    starts.map((s) => s.entry),
+    async (store) => {
+      const start = starts.find((s) => s.entry.store === store)!;
+      const page = await store.events({
+        kinds: params.kinds,
+        prefix: params.prefix,
+        owner: params.owner,
+        resource: params.resource,
+        from: params.range?.from,
+        to: params.range?.to,
+        limit: params.limit,
+        cursor: start.cursor,
+      });
+      return { items: page.items.map(reshapeEvent), nextCursor: page.nextCursor };
+    },
+    options.timeoutMs,
+  );
+
+  const items = outcomes.flatMap((o) => (o.ok ? o.data.items : []));
+  // ISO strings of one format sort as times; ids break ties within a store.
+  items.sort((a, b) => b.at.localeCompare(a.at) || a.store.localeCompare(b.store) || b.id.localeCompare(a.id));
+  return {
+    ok: true,
+    view: {
+      readAt: new Date(options.nowMs ?? Date.now()).toISOString(),
+      items,
+      stores: summarisePages(outcomes),
+      nextCursor: nextCursorOf(outcomes, starts),
+      from: params.range?.from.toISOString() ?? null,
+      to: params.range?.to.toISOString() ?? null,
+    },
+  };
+}

@@ -1,0 +1,308 @@
+/**
+ * URL search parameters of the console pages and their `/api` twins, parsed once
+ * with zod. Every filter lives in the URL so an alert can link to the answer; a bad
+ * parameter becomes a `ParamProblem` the page renders (and routes answer 400 with),
+ * never an exception and never a store call.
+ */
+import { z } from "zod";
+import { LEASE_EVENT_KINDS, type LeaseEventKind, type LeaseSort } from "@/lib/lease/types";
+import { ZCursor, ZOwner, ZPrefix, ZResource, ZStoreName, ZTask } from "@/lib/lease/validation";
+import type { ParamProblem, WindowName } from "./views";
+
+export type SearchParamsInput = URLSearchParams | Record<string, string | string[] | undefined>;
+
+export const WINDOW_NAMES = ["15m", "1h", "6h", "24h", "7d", "custom"] as const satisfies readonly WindowName[];
+export const WINDOW_MS: Record<Exclude<WindowName, "custom">, number> = {
+  "15m": 15 * 60_000,
+  "1h": 60 * 60_000,
+  "6h": 6 * 60 * 60_000,
+  "24h": 24 * 60 * 60_000,
+  "7d": 7 * 24 * 60 * 60_000,
+};
+export const MINUTE_MS = 60_000;
+export const HOUR_MS = 3_600_000;
+/** Minute buckets up to a day (≤ 1440 points); hour buckets beyond. */
+export const MINUTE_BUCKETS_MAX_RANGE_MS = WINDOW_MS["24h"];
+/** Rollups keep about two weeks of hours; a longer custom range would only show empty buckets. */
+export const MAX_CUSTOM_RANGE_MS = 14 * 24 * 60 * 60_000;
+export const DEFAULT_DEPTH = 2;
+export const DEFAULT_PAGE_SIZE = 50;
+export const MAX_PAGE_SIZE = 200;
+/** How many earlier pages the "previous" link remembers. */
+export const MAX_PREV_CURSORS = 20;
+
+/** States a `/locks` filter accepts: current lease states, plus "expired" (history, from events). */
+export const LOCK_STATE_FILTERS = ["held", "expiring", "overdue", "lapsed", "expired"] as const;
+export type LockStateFilter = (typeof LOCK_STATE_FILTERS)[number];
+export const LEASE_SORTS = ["expires", "held_longest", "newest"] as const satisfies readonly LeaseSort[];
+
+// ---------------------------------------------------------------- field schemas
+
+const ZWindow = z.enum(WINDOW_NAMES, { error: `must be one of ${WINDOW_NAMES.join(", ")}` });
+
+/** ISO 8601 date-time; without a zone it is read as UTC (the console shows UTC everywhere). */
+const ZDateTime = z
+  .string()
+  .max(40, { error: "must be an ISO 8601 date-time, e.g. 2026-04-01T10:00:00Z" })
+  .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})?$/, {
+    error: "must be an ISO 8601 date-time, e.g. 2026-04-01T10:00:00Z",
+  })
+  .transform((s, ctx) => {
+    const hasZone = /(Z|[+-]\d{2}:\d{2})$/.test(s);
+    const date = new Date(hasZone ? s : `${s}Z`);
+    if (Number.isNaN(date.getTime())) {
+      ctx.addIssue({ code: "custom", message: "is not a real date" });
+      return z.NEVER;
+    }
+    return date;
+  });
+
+const ZDepth = z
+  .string()
+  .regex(/^[1-3]$/, { error: "must be 1, 2 or 3 (how many ':' segments make a prefix)" })
+  .transform(Number);
+
+const ZPageSize = z
+  .string()
+  .regex(/^\d{1,4}$/, { error: `must be a whole number from 1 to ${MAX_PAGE_SIZE}` })
+  .transform(Number)
+  .refine((n) => n >= 1 && n <= MAX_PAGE_SIZE, { error: `must be a whole number from 1 to ${MAX_PAGE_SIZE}` });
+
+const ZLockState = z.enum(LOCK_STATE_FILTERS, { error: `must be one of ${LOCK_STATE_FILTERS.join(", ")}` });
+const ZSort = z.enum(LEASE_SORTS, { error: `must be one of ${LEASE_SORTS.join(", ")}` });
+const ZKind = z.enum(LEASE_EVENT_KINDS, { error: `must be event kinds from ${LEASE_EVENT_KINDS.join(", ")}` });
+
+const ZPrevCursors = z
+  .string()
+  .max(MAX_PREV_CURSORS * 2100)
+  .transform((s) => s.split(",").filter((c) => c.length > 0))
+  .pipe(z.array(ZCursor).max(MAX_PREV_CURSORS));
+
+// ---------------------------------------------------------------- reading the raw params
+
+type RawParams = Map<string, string[]>;
+
+function readRaw(input: SearchParamsInput): RawParams {
+  const raw: RawParams = new Map();
+  const add = (key: string, value: string) => {
+    const list = raw.get(key) ?? [];
+    list.push(value);
+    raw.set(key, list);
+  };
+  if (input instanceof URLSearchParams) {
+    input.forEach((value, key) => add(key, value));
+  } else {
+    for (const [key, value] of Object.entries(input)) {
+      if (value === undefined) continue;
+      for (const v of Array.isArray(value) ? value : [value]) add(key, v);
+    }
+  }
+  return raw;
+}
+
+class ParamError extends Error {
+  constructor(readonly problem: ParamProblem) {
+    super(`${problem.param}: ${problem.message}`);
+  }
+}
+
+function fail(param: string, message: string): never {
+  throw new ParamError({ param, message });
+}
+
+/** A single-valued parameter; empty means absent (forms submit empty fields). */
+function readOne<S extends z.ZodType>(raw: RawParams, key: string, schema: S): z.output<S> | undefined {
+  const values = (raw.get(key) ?? []).filter((v) => v !== "");
+  if (values.length === 0) return undefined;
+  if (values.length > 1) fail(key, "was given more than once; give it once");
+  const parsed = schema.safeParse(values[0]);
+  if (!parsed.success) fail(key, parsed.error.issues[0]?.message ?? "is invalid");
+  return parsed.data;
+}
+
+/** Event kinds: `kind=expired&kind=released` or `kind=expired,released`. */
+function readKinds(raw: RawParams): LeaseEventKind[] | undefined {
+  const values = (raw.get("kind") ?? []).flatMap((v) => v.split(",")).map((v) => v.trim()).filter((v) => v !== "");
+  if (values.length === 0) return undefined;
+  const kinds: LeaseEventKind[] = [];
+  for (const value of values) {
+    const parsed = ZKind.safeParse(value);
+    if (!parsed.success) fail("kind", `"${value.slice(0, 40)}" ${parsed.error.issues[0]?.message ?? "is invalid"}`);
+    if (!kinds.includes(parsed.data)) kinds.push(parsed.data);
+  }
+  return kinds;
+}
+
+// Lease-library schemas name their field ("prefix must not be empty"); the URL
+// parameter name is already in ParamProblem.param, so keep their wording.
+const ZStoreParam = ZStoreName;
+
+// ---------------------------------------------------------------- time windows
+
+export interface TimeRange {
+  window: WindowName;
+  from: Date;
+  to: Date;
+  bucketMs: number;
+}
+
+function resolveRange(raw: RawParams, nowMs: number, defaultWindow: Exclude<WindowName, "custom"> | null): TimeRange | null {
+  const window = readOne(raw, "window", ZWindow);
+  const from = readOne(raw, "from", ZDateTime);
+  const to = readOne(raw, "to", ZDateTime);
+  if (window === "custom" || (window === undefined && (from || to))) {
+    if (!from) fail("from", "is needed for a custom window (ISO 8601, e.g. 2026-04-01T10:00:00Z)");
+    const end = to ?? new Date(nowMs);
+    if (end.getTime() <= from.getTime()) fail("to", "must be later than from");
+    if (end.getTime() - from.getTime() > MAX_CUSTOM_RANGE_MS) fail("from", "a custom window can span at most 14 days");
+    return { window: "custom", from, to: end, bucketMs: bucketFor(end.getTime() - from.getTime()) };
+  }
+  if (window !== undefined && (from || to)) fail(from ? "from" : "to", `only applies with window=custom (window is ${window})`);
+  const name = window ?? defaultWindow;
+  if (name === null) return null;
+  const span = WINDOW_MS[name];
+  return { window: name, from: new Date(nowMs - span), to: new Date(nowMs), bucketMs: bucketFor(span) };
+}
+
+function bucketFor(spanMs: number): number {
+  return spanMs <= MINUTE_BUCKETS_MAX_RANGE_MS ? MINUTE_MS : HOUR_MS;
+}
+
+// ---------------------------------------------------------------- per page
+
+export type ParseResult<T> = { ok: true; params: T } | { ok: false; problem: ParamProblem };
+
+function parseWith<T>(input: SearchParamsInput, read: (raw: RawParams) => T): ParseResult<T> {
+  try {
+    return { ok: true, params: read(readRaw(input)) };
+  } catch (err) {
+    if (err instanceof ParamError) return { ok: false, problem: err.problem };
+    throw err;
+  }
+}
+
+export interface OverviewParams {
+  store?: string;
+  range: TimeRange;
+  depth: number;
+}
+
+export function parseOverviewParams(input: SearchParamsInput, nowMs = Date.now()): ParseResult<OverviewParams> {
+  return parseWith(input, (raw) => ({
+    store: readOne(raw, "store", ZStoreParam),
+    range: resolveRange(raw, nowMs, "1h")!,
+    depth: readOne(raw, "depth", ZDepth) ?? DEFAULT_DEPTH,
+  }));
+}
+
+export interface LeasesParams {
+  store?: string;
+  prefix?: string;
+  owner?: string;
+  task?: string;
+  state?: LockStateFilter;
+  sort: LeaseSort;
+  cursor?: string;
+  prev: string[];
+  limit: number;
+  /** Only for state=expired: which window of history to list. */
+  range: TimeRange;
+}
+
+export function parseLeasesParams(input: SearchParamsInput, nowMs = Date.now()): ParseResult<LeasesParams> {
+  return parseWith(input, (raw) => ({
+    store: readOne(raw, "store", ZStoreParam),
+    prefix: readOne(raw, "prefix", ZPrefix),
+    owner: readOne(raw, "owner", ZOwner),
+    task: readOne(raw, "task", ZTask),
+    state: readOne(raw, "state", ZLockState),
+    sort: readOne(raw, "sort", ZSort) ?? "expires",
+    cursor: readOne(raw, "cursor", ZCursor),
+    prev: readOne(raw, "prev", ZPrevCursors) ?? [],
+    limit: readOne(raw, "limit", ZPageSize) ?? DEFAULT_PAGE_SIZE,
+    range: resolveRange(raw, nowMs, "1h")!,
+  }));
+}
+
+export interface EventsParams {
+  store?: string;
+  kinds?: LeaseEventKind[];
+  prefix?: string;
+  owner?: string;
+  resource?: string;
+  /** null: no time filter (the latest events). */
+  range: TimeRange | null;
+  cursor?: string;
+  prev: string[];
+  limit: number;
+}
+
+export function parseEventsParams(input: SearchParamsInput, nowMs = Date.now()): ParseResult<EventsParams> {
+  return parseWith(input, (raw) => ({
+    store: readOne(raw, "store", ZStoreParam),
+    kinds: readKinds(raw),
+    prefix: readOne(raw, "prefix", ZPrefix),
+    owner: readOne(raw, "owner", ZOwner),
+    resource: readOne(raw, "resource", ZResource),
+    range: resolveRange(raw, nowMs, null),
+    cursor: readOne(raw, "cursor", ZCursor),
+    prev: readOne(raw, "prev", ZPrevCursors) ?? [],
+    limit: readOne(raw, "limit", ZPageSize) ?? DEFAULT_PAGE_SIZE,
+  }));
+}
+
+export interface LeaseDetailParams {
+  store: string;
+  resource: string;
+}
+
+/**
+ * `/locks/[store]/[...resource]`: the resource is the catch-all segments joined by
+ * "/" (resources may contain "/" and ":"). Segments arrive percent-decoded or not
+ * depending on how the link was built; `leaseHref` encodes, this decodes once.
+ */
+export function parseLeaseDetailParams(input: { store: string; resource: string[] }): ParseResult<LeaseDetailParams> {
+  return parseWith(new URLSearchParams(), () => {
+    const store = safeDecode(input.store, "store");
+    const storeParsed = ZStoreParam.safeParse(store);
+    if (!storeParsed.success) fail("store", storeParsed.error.issues[0]?.message ?? "is invalid");
+    const resource = input.resource.map((s) => safeDecode(s, "resource")).join("/");
+    const resourceParsed = ZResource.safeParse(resource);
+    if (!resourceParsed.success) fail("resource", resourceParsed.error.issues[0]?.message ?? "is invalid");
+    return { store: storeParsed.data, resource: resourceParsed.data };
+  });
+}
+
+function safeDecode(segment: string, param: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    fail(param, "is not valid percent-encoding");
+  }
+}
+
+/**
+ * Link to one lease. Each "/"-separated part is encoded on its own so the path
+ * stays readable; a resource with empty parts ("a//b", "/a") would lose them as
+ * path segments, so it is sent as one segment with "/" encoded.
+ */
+export function leaseHref(store: string, resource: string): string {
+  const parts = resource.split("/");
+  const path = parts.some((p) => p === "") ? encodeURIComponent(resource) : parts.map(encodeURIComponent).join("/");
+  return `/locks/${encodeURIComponent(store)}/${path}`;
+}
+
+/** A URL query string with empty values dropped, for links and router.replace. */
+export function buildQuery(params: Record<string, string | number | readonly string[] | null | undefined>): string {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) {
+    if (value === null || value === undefined || value === "") continue;
+    if (Array.isArray(value)) {
+      if (value.length > 0) search.set(key, value.join(","));
+    } else {
+      search.set(key, String(value));
+    }
+  }
+  const s = search.toString();
+  return s ? `?${s}` : "";
+}

@@ -1,0 +1,230 @@
+/**
+ * The shapes the console's pages, API routes and client components share.
+ *
+ * Everything here is plain JSON (times are ISO strings, durations are ms) so the
+ * server's first paint and the polled `/api/*` responses are the same objects:
+ * TanStack Query can take one as `initialData` and replace it with the other.
+ * Store rows and Redis hashes never get this far; the read models reshape them.
+ */
+import type { LeaseEventKind, LeaseState, StoreKind } from "@/lib/lease/types";
+
+/** One store's part of a fan-out read: its data, or why it could not be read. */
+export type StoreOutcome<T> =
+  | { store: string; kind: StoreKind; ok: true; data: T }
+  | { store: string; kind: StoreKind; ok: false; error: string };
+
+export type StoreFailure = { store: string; kind: StoreKind; error: string };
+
+/** A read that failed on the request itself (bad URL parameter, unknown store). */
+export type ParamProblem = { param: string; message: string };
+
+export type ReadResult<T> = { ok: true; view: T } | { ok: false; problem: ParamProblem };
+
+// ---------------------------------------------------------------- leases
+
+export interface LeaseView {
+  store: string;
+  storeKind: StoreKind;
+  resource: string;
+  leaseId: string;
+  owner: string;
+  task: string;
+  fencingToken: string;
+  acquiredAt: string;
+  renewedAt: string;
+  expiresAt: string;
+  ttlMs: number;
+  renewals: number;
+  /** The rest are measured on the store's clock at read time, so the browser never compares clocks. */
+  state: LeaseState;
+  heldForMs: number;
+  sinceRenewalMs: number;
+  expiresInMs: number;
+}
+
+/** A lease that ended by expiry (the `/locks?state=expired` drill-down reads these from events). */
+export interface EndedLeaseView {
+  store: string;
+  eventId: string;
+  resource: string;
+  leaseId: string | null;
+  owner: string | null;
+  task: string | null;
+  fencingToken: string | null;
+  endedAt: string;
+  holdMs: number | null;
+}
+
+export interface LeasesView {
+  mode: "current" | "expired";
+  /** Server time the page was read; countdowns tick from here. */
+  readAt: string;
+  items: LeaseView[];
+  /** Each store's clock when it was read, for countdowns that stay on the store's clock. */
+  storeClocks: Record<string, string>;
+  expired: EndedLeaseView[];
+  stores: StoreOutcome<{ count: number; hasMore: boolean }>[];
+  nextCursor: string | null;
+  /** Window the expired listing covers (mode "expired"). */
+  from: string | null;
+  to: string | null;
+}
+
+// ---------------------------------------------------------------- events
+
+export interface EventView {
+  id: string;
+  store: string;
+  at: string;
+  kind: LeaseEventKind;
+  resource: string;
+  leaseId: string | null;
+  owner: string | null;
+  task: string | null;
+  fencingToken: string | null;
+  holdMs: number | null;
+  actor: string | null;
+  reason: string | null;
+  /** Short human summary of `detail` (holder of a contended acquire, seen token of a fencing rejection…). */
+  note: string | null;
+}
+
+export interface EventsView {
+  readAt: string;
+  items: EventView[];
+  stores: StoreOutcome<{ count: number; hasMore: boolean }>[];
+  nextCursor: string | null;
+  from: string | null;
+  to: string | null;
+}
+
+// ---------------------------------------------------------------- one lease
+
+export type HoldEnding = "released" | "expired" | "force_released" | "held" | "unknown";
+
+export interface HoldBar {
+  leaseId: string;
+  owner: string | null;
+  task: string | null;
+  fencingToken: string | null;
+  start: string;
+  /** null while still held. */
+  end: string | null;
+  ending: HoldEnding;
+  holdMs: number | null;
+}
+
+export interface WaiterView {
+  owner: string;
+  task: string | null;
+  attempts: number;
+  lastAt: string;
+}
+
+export interface TokenView {
+  fencingToken: string;
+  leaseId: string | null;
+  owner: string | null;
+  at: string;
+}
+
+export interface LeaseDetailView {
+  store: string;
+  storeKind: StoreKind;
+  resource: string;
+  readAt: string;
+  /** Store clock at read time. */
+  storeNow: string;
+  lease: LeaseView | null;
+  timeline: HoldBar[];
+  /** Time span the timeline covers (earliest start → store now). */
+  timelineFrom: string | null;
+  events: EventView[];
+  hasMoreEvents: boolean;
+  waiting: WaiterView[];
+  tokens: TokenView[];
+}
+
+// ---------------------------------------------------------------- overview
+
+export type WindowName = "15m" | "1h" | "6h" | "24h" | "7d" | "custom";
+
+export interface OverviewTiles {
+  activeLeases: number;
+  acquired: number;
+  acquisitionsPerMinute: number;
+  contended: number;
+  /** failed / (failed + successful); null with no acquire attempts. */
+  contentionRate: number | null;
+  released: number;
+  expired: number;
+  forceReleased: number;
+  /** expired / released; null when nothing was released. */
+  expiredToReleased: number | null;
+  renewFailed: number;
+  lost: number;
+  fencingRejected: number;
+  renewed: number;
+}
+
+/** One chart point: a minute or an hour. Stacked contention keys are `c0`…`c4` and `other`. */
+export interface OverviewPoint {
+  t: number;
+  acquired: number;
+  contended: number;
+  contentionRate: number | null;
+  released: number;
+  expired: number;
+  forceReleased: number;
+  expiredToReleased: number | null;
+  p50: number | null;
+  p95: number | null;
+  p99: number | null;
+  active: number;
+  stack: Record<string, number>;
+}
+
+export interface HistogramBar {
+  label: string;
+  /** Upper bound in ms; null for the +Inf bucket. */
+  le: number | null;
+  count: number;
+}
+
+export interface PrefixCount {
+  prefix: string;
+  contended: number;
+  share: number;
+}
+
+export interface ResourceCount {
+  store: string;
+  resource: string;
+  contended: number;
+}
+
+export interface StoreOverview {
+  tiles: OverviewTiles;
+}
+
+export interface OverviewView {
+  readAt: string;
+  window: WindowName;
+  from: string;
+  to: string;
+  bucketMs: number;
+  depth: number;
+  /** Which stores the charts and totals include (all configured, or the one in `store=`). */
+  selectedStore: string | null;
+  storeNames: string[];
+  stores: StoreOutcome<StoreOverview>[];
+  total: OverviewTiles;
+  points: OverviewPoint[];
+  /** Names behind the stacked keys: `[{ key: "c0", prefix: "tenant_1:billing" }, …, { key: "other", … }]`. */
+  stackKeys: { key: string; prefix: string }[];
+  histogram: HistogramBar[];
+  topPrefixes: PrefixCount[];
+  topResources: ResourceCount[];
+  /** How many recent contention events the resource table was counted from. */
+  topResourcesSample: number;
+}
