@@ -1,0 +1,131 @@
+import { LeaseError } from "../errors";
+import { LEASE_EVENT_KINDS, type Lease, type LeaseEvent, type LeaseEventKind } from "../types";
+
+/**
+ * Conversions between the store's raw shapes (hash fields, stream entries,
+ * script replies) and the contract types. Nothing outside lib/lease/redis sees
+ * the raw shapes.
+ */
+
+/** Lease fields as the scripts and hashes hold them: every value a decimal or text string. */
+export type RawLease = Partial<Record<"leaseId" | "owner" | "task" | "token" | "acquiredAt" | "expiresAt" | "ttlMs" | "renewedAt" | "renewals", string>>;
+
+/** Event as the scripts return it; `id` is the stream id `<ms>-<seq>`. */
+export type RawEvent = Partial<Record<"id" | "kind" | "resource" | "leaseId" | "owner" | "task" | "token" | "holdMs" | "actor" | "reason" | "detail", string>>;
+
+const KIND_SET = new Set<string>(LEASE_EVENT_KINDS);
+
+export function toLease(store: string, resource: string, raw: RawLease): Lease | null {
+  if (!raw.leaseId) return null;
+  const acquiredAt = Number(raw.acquiredAt ?? 0);
+  return {
+    store,
+    resource,
+    leaseId: raw.leaseId,
+    owner: raw.owner ?? "",
+    task: raw.task ?? "",
+    fencingToken: raw.token ?? "0",
+    acquiredAt: new Date(acquiredAt),
+    expiresAt: new Date(Number(raw.expiresAt ?? 0)),
+    ttlMs: Number(raw.ttlMs ?? 0),
+    renewedAt: new Date(Number(raw.renewedAt ?? acquiredAt)),
+    renewals: Number(raw.renewals ?? 0),
+  };
+}
+
+/** Public event id: the stream id plus the bucket, so ids from different buckets never collide and still sort. */
+export function formatEventId(streamId: string, bucket: number): string {
+  return `${streamId}-b${bucket}`;
+}
+
+export interface EventPosition {
+  ms: number;
+  seq: number;
+  bucket: number;
+}
+
+export function parseEventId(id: string): EventPosition | null {
+  const match = /^(\d{1,16})-(\d{1,20})-b(\d{1,4})$/.exec(id);
+  if (!match) return null;
+  return { ms: Number(match[1]), seq: Number(match[2]), bucket: Number(match[3]) };
+}
+
+export function parseStreamId(streamId: string): { ms: number; seq: number } {
+  const [ms, seq] = streamId.split("-");
+  return { ms: Number(ms), seq: Number(seq ?? 0) };
+}
+
+/** Total order of events inside one store: stream time, stream sequence, bucket. */
+export function compareEventPositions(a: EventPosition, b: EventPosition): number {
+  return a.ms - b.ms || a.seq - b.seq || a.bucket - b.bucket;
+}
+
+function parseDetail(detail: string | undefined): Record<string, unknown> | undefined {
+  if (!detail) return undefined;
+  try {
+    const value: unknown = JSON.parse(detail);
+    // cjson encodes an empty Lua table as {} — keep only real objects with keys.
+    if (value && typeof value === "object" && !Array.isArray(value) && Object.keys(value).length > 0) {
+      return value as Record<string, unknown>;
+    }
+  } catch {
+    // A detail we cannot read is dropped rather than failing the whole page.
+  }
+  return undefined;
+}
+
+export function toLeaseEvent(store: string, bucket: number, raw: RawEvent): LeaseEvent | null {
+  if (!raw.id || !raw.kind || !KIND_SET.has(raw.kind) || raw.resource === undefined) return null;
+  const event: LeaseEvent = {
+    id: formatEventId(raw.id, bucket),
+    store,
+    at: new Date(parseStreamId(raw.id).ms),
+    kind: raw.kind as LeaseEventKind,
+    resource: raw.resource,
+    leaseId: raw.leaseId ?? null,
+    owner: raw.owner ?? null,
+    task: raw.task ?? null,
+    fencingToken: raw.token ?? null,
+  };
+  if (raw.holdMs !== undefined) event.holdMs = Number(raw.holdMs);
+  if (raw.actor !== undefined) event.actor = raw.actor;
+  if (raw.reason !== undefined) event.reason = raw.reason;
+  const detail = parseDetail(raw.detail);
+  if (detail) event.detail = detail;
+  return event;
+}
+
+/** A stream entry `[id, [field, value, …]]` as a RawEvent. */
+export function streamEntryToRaw(entry: [string, string[]]): RawEvent {
+  const [id, fields] = entry;
+  const raw: Record<string, string> = { id };
+  for (let i = 0; i + 1 < fields.length; i += 2) raw[fields[i]!] = fields[i + 1]!;
+  return raw as RawEvent;
+}
+
+/** Script replies are JSON objects; cjson turns an empty Lua list into {} so lists are normalised here. */
+export function parseScriptReply<T extends { status: string }>(reply: unknown, operation: string): T & { events: RawEvent[] } {
+  if (typeof reply !== "string") throw new LeaseError(`redis ${operation}: unexpected script reply`, "store_error");
+  const parsed = JSON.parse(reply) as T & { events?: unknown };
+  return { ...parsed, events: Array.isArray(parsed.events) ? (parsed.events as RawEvent[]) : [] };
+}
+
+/** Cursors are opaque to callers: base64url JSON that only this store reads. */
+export function encodeCursor(value: Record<string, unknown>): string {
+  return Buffer.from(JSON.stringify(value), "utf8").toString("base64url");
+}
+
+export function decodeCursor(cursor: string, what: string): Record<string, unknown> {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+    if (value && typeof value === "object" && !Array.isArray(value)) return value as Record<string, unknown>;
+  } catch {
+    // fall through to the error below
+  }
+  throw new LeaseError(`${what}: cursor is not one this store issued`);
+}
+
+/** Redis orders members byte-wise (memcmp of UTF-8), which differs from JS string order outside the BMP. */
+export function compareBytes(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
+}

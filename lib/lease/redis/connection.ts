@@ -1,0 +1,69 @@
+import type { ChainableCommander, Redis } from "ioredis";
+import { LeaseError } from "../errors";
+import type { LuaScript } from "./scripts";
+
+/** What the read and write paths need from the store: the client and how to name failures. */
+export interface RedisContext {
+  client: Redis;
+  storeName: string;
+}
+
+export class RedisStoreError extends LeaseError {
+  constructor(storeName: string, operation: string, cause: unknown) {
+    const message = cause instanceof Error ? cause.message : String(cause);
+    super(`redis store "${storeName}": ${operation} failed: ${message}`, "store_unavailable");
+    this.name = "RedisStoreError";
+    this.cause = cause;
+  }
+}
+
+function isNoScript(error: unknown): boolean {
+  return error instanceof Error && error.message.includes("NOSCRIPT");
+}
+
+/**
+ * Runs a script by SHA; when the server's script cache lost it (restart, SCRIPT
+ * FLUSH) it answers NOSCRIPT *without running anything*, so sending the body
+ * with EVAL — which also caches it again — is safe.
+ */
+export async function runScript(
+  ctx: RedisContext,
+  script: LuaScript,
+  keys: readonly string[],
+  args: readonly (string | number)[],
+): Promise<unknown> {
+  try {
+    try {
+      return await ctx.client.evalsha(script.sha, keys.length, ...keys, ...args);
+    } catch (error) {
+      if (!isNoScript(error)) throw error;
+      return await ctx.client.eval(script.lua, keys.length, ...keys, ...args);
+    }
+  } catch (error) {
+    if (error instanceof LeaseError) throw error;
+    throw new RedisStoreError(ctx.storeName, script.name, error);
+  }
+}
+
+/** Runs a pipeline and returns its replies in order, or throws the first error (wrapped). */
+export async function execPipeline(ctx: RedisContext, operation: string, build: (pipeline: ChainableCommander) => void): Promise<unknown[]> {
+  const pipeline = ctx.client.pipeline();
+  build(pipeline);
+  let replies: [Error | null, unknown][] | null;
+  try {
+    replies = await pipeline.exec();
+  } catch (error) {
+    throw new RedisStoreError(ctx.storeName, operation, error);
+  }
+  if (!replies) throw new RedisStoreError(ctx.storeName, operation, new Error("pipeline was discarded"));
+  return replies.map(([error, reply]) => {
+    if (error) throw new RedisStoreError(ctx.storeName, operation, error);
+    return reply;
+  });
+}
+
+/** The store clock in ms (`TIME`), from a TIME reply. */
+export function parseTimeReply(reply: unknown): number {
+  const [seconds, micros] = reply as [string, string];
+  return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+}

@@ -1,0 +1,86 @@
+/**
+ * Key layout of the Redis store.
+ *
+ * Every key one script touches carries the same hash tag `{b<n>}`, where n is
+ * the resource's bucket. That keeps each script inside one Redis Cluster slot,
+ * and gives the console a fixed set of per-bucket indexes to read:
+ *
+ *   <ns>:{b7}:lock:<resource>     string leaseId, PX ttl — the enforcement
+ *   <ns>:{b7}:lease:<resource>    hash of lease metadata, no TTL (sweep needs it after the lock vanished)
+ *   <ns>:{b7}:ended:<resource>    hash: how the last lease ended (tells "expired" from "not_owner"), short TTL
+ *   <ns>:{b7}:fence:<resource>    last fencing token, long TTL
+ *   <ns>:{b7}:rev:<resource>      stream: this resource's recent events (same ids as the bucket stream)
+ *   <ns>:{b7}:idx                 zset resource → expiresAt ms (sweep, "expires" sort, countActive)
+ *   <ns>:{b7}:acq                 zset resource → acquiredAt ms ("held_longest" / "newest" sorts)
+ *   <ns>:{b7}:names               zset of resources, all score 0 (lex ranges for prefix filters)
+ *   <ns>:{b7}:events              stream of every event in the bucket, capped
+ *   <ns>:{b7}:stats:m:<minute>    hash of counters per epoch minute (~48 h)
+ *   <ns>:{b7}:stats:h:<hour>      hash of counters per epoch hour (~15 days)
+ */
+
+export interface BucketKeys {
+  /** `<ns>:{b<n>}:` — per-resource keys are this plus `lock:` etc. */
+  base: string;
+  idx: string;
+  acq: string;
+  names: string;
+  events: string;
+  /** Prefix of the stats hashes; scripts append `m:<minute>` / `h:<hour>`. */
+  stats: string;
+}
+
+export interface ResourceKeys extends BucketKeys {
+  lock: string;
+  lease: string;
+  ended: string;
+  fence: string;
+  rev: string;
+}
+
+const FNV_OFFSET = 0x811c9dc5;
+const FNV_PRIME = 0x01000193;
+
+/** FNV-1a (32 bit) over the UTF-8 bytes: cheap, stable across processes and versions. */
+export function hashResource(resource: string): number {
+  let hash = FNV_OFFSET;
+  for (const byte of Buffer.from(resource, "utf8")) {
+    hash ^= byte;
+    hash = Math.imul(hash, FNV_PRIME) >>> 0;
+  }
+  return hash >>> 0;
+}
+
+export function bucketOf(resource: string, buckets: number): number {
+  return hashResource(resource) % buckets;
+}
+
+export function buildBucketKeys(namespace: string, bucket: number): BucketKeys {
+  const base = `${namespace}:{b${bucket}}:`;
+  return {
+    base,
+    idx: `${base}idx`,
+    acq: `${base}acq`,
+    names: `${base}names`,
+    events: `${base}events`,
+    stats: `${base}stats:`,
+  };
+}
+
+export function buildResourceKeys(namespace: string, buckets: number, resource: string): ResourceKeys & { bucket: number } {
+  const bucket = bucketOf(resource, buckets);
+  const keys = buildBucketKeys(namespace, bucket);
+  return {
+    ...keys,
+    bucket,
+    lock: `${keys.base}lock:${resource}`,
+    lease: `${keys.base}lease:${resource}`,
+    ended: `${keys.base}ended:${resource}`,
+    fence: `${keys.base}fence:${resource}`,
+    rev: `${keys.base}rev:${resource}`,
+  };
+}
+
+/** Per-bucket stats hash key for an epoch minute / hour (must match the Lua in scripts.ts). */
+export function buildStatsKey(keys: BucketKeys, unit: "m" | "h", index: number): string {
+  return `${keys.stats}${unit}:${index}`;
+}

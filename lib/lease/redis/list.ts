@@ -1,0 +1,183 @@
+import { LeaseError } from "../errors";
+import { leaseStateAt, type Lease, type LeasePage, type LeaseSort, type ListQuery } from "../types";
+import { compareBytes, decodeCursor, encodeCursor, toLease, type RawLease } from "./codec";
+import { execPipeline, parseTimeReply, type RedisContext } from "./connection";
+import type { BucketKeys } from "./keys";
+import { takeMerged, type MergeSource } from "./merge";
+
+export const DEFAULT_LIST_LIMIT = 100;
+
+interface Candidate {
+  score: number;
+  resource: string;
+}
+
+interface ListSource extends MergeSource<Candidate> {
+  keys: BucketKeys;
+  /** ZRANGE offset of the next batch, counted from the (inclusive) start score. */
+  offset: number;
+}
+
+interface SortPlan {
+  /** Which per-bucket zset orders this sort. */
+  zset: "idx" | "acq";
+  isDescending: boolean;
+}
+
+const SORT_PLANS: Record<LeaseSort, SortPlan> = {
+  expires: { zset: "idx", isDescending: false },
+  held_longest: { zset: "acq", isDescending: false },
+  newest: { zset: "acq", isDescending: true },
+};
+
+interface ListCursor {
+  sort: LeaseSort;
+  score: number;
+  resource: string;
+}
+
+function readCursor(cursor: string | undefined, sort: LeaseSort): ListCursor | null {
+  if (!cursor) return null;
+  const raw = decodeCursor(cursor, "list");
+  if (raw.s !== sort || typeof raw.v !== "number" || typeof raw.r !== "string") {
+    throw new LeaseError("list: cursor belongs to a different sort or is not one this store issued");
+  }
+  return { sort, score: raw.v, resource: raw.r };
+}
+
+/** Sort order: score, then resource byte-wise (Redis' own tie order), reversed for descending sorts. */
+function makeCompare(plan: SortPlan) {
+  const sign = plan.isDescending ? -1 : 1;
+  return (a: Candidate, b: Candidate) => sign * (a.score - b.score || compareBytes(a.resource, b.resource));
+}
+
+/**
+ * Lists leases across every bucket: candidates come from the per-bucket zsets
+ * (or, with a prefix, from lex ranges of the names zset), merged in sort order,
+ * then the lease hashes are read in one pipeline per batch and filtered. States
+ * are computed at the store time read with the first batch.
+ */
+export async function listLeases(
+  ctx: RedisContext,
+  bucketKeys: readonly BucketKeys[],
+  query: ListQuery,
+  buildResourceLeaseKey: (resource: string) => string,
+): Promise<LeasePage> {
+  const sort = query.sort ?? "expires";
+  const plan = SORT_PLANS[sort];
+  const limit = query.limit ?? DEFAULT_LIST_LIMIT;
+  const after = readCursor(query.cursor, sort);
+  const compare = makeCompare(plan);
+  const isAfterCursor = (c: Candidate) => !after || compare(c, { score: after.score, resource: after.resource }) > 0;
+
+  const sources: ListSource[] = bucketKeys.map((keys) => ({ keys, buffer: [], isExhausted: false, offset: 0 }));
+  const batchSize = Math.min(Math.max(limit + 1, 50), 1000);
+
+  let nowMs: number;
+  if (query.prefix !== undefined) {
+    nowMs = await fillFromPrefix(ctx, sources, plan, query.prefix, isAfterCursor, compare);
+  } else {
+    const [timeReply] = await execPipeline(ctx, "list", (p) => p.time());
+    nowMs = parseTimeReply(timeReply);
+  }
+
+  const refill = async (needy: readonly ListSource[]) => {
+    const replies = await execPipeline(ctx, "list", (p) => {
+      for (const source of needy) {
+        const key = source.keys[plan.zset];
+        if (plan.isDescending) {
+          p.zrevrangebyscore(key, after ? after.score : "+inf", "-inf", "WITHSCORES", "LIMIT", source.offset, batchSize);
+        } else {
+          p.zrangebyscore(key, after ? after.score : "-inf", "+inf", "WITHSCORES", "LIMIT", source.offset, batchSize);
+        }
+      }
+    });
+    needy.forEach((source, i) => {
+      const flat = (replies[i] as string[]) ?? [];
+      source.offset += flat.length / 2;
+      if (flat.length / 2 < batchSize) source.isExhausted = true;
+      for (let j = 0; j + 1 < flat.length; j += 2) {
+        const candidate = { resource: flat[j]!, score: Number(flat[j + 1]) };
+        // Ties on the cursor's score that sort at or before it were on earlier pages.
+        if (isAfterCursor(candidate)) source.buffer.push(candidate);
+      }
+    });
+  };
+
+  const items: Lease[] = [];
+  let lastTaken: Candidate | undefined;
+  const now = new Date(nowMs);
+  const want = limit + 1;
+  while (items.length < want) {
+    const batch = await takeMerged(sources, refill, compare, Math.min(batchSize, Math.max(want - items.length, 20)));
+    if (batch.length === 0) break;
+    const hashes = await execPipeline(ctx, "list", (p) => {
+      for (const c of batch) p.hgetall(buildResourceLeaseKey(c.resource));
+    });
+    for (let i = 0; i < batch.length && items.length < want; i++) {
+      const candidate = batch[i]!;
+      const lease = toLease(ctx.storeName, candidate.resource, (hashes[i] ?? {}) as RawLease);
+      // A lease ended between the index read and the hash read: it is simply gone.
+      if (!lease || !matchesFilters(lease, query, now)) continue;
+      items.push(lease);
+      if (items.length <= limit) lastTaken = candidate;
+    }
+  }
+
+  const hasMore = items.length > limit;
+  const page: LeasePage = { items: items.slice(0, limit), now };
+  if (hasMore && lastTaken) page.nextCursor = encodeCursor({ s: sort, v: lastTaken.score, r: lastTaken.resource });
+  return page;
+}
+
+function matchesFilters(lease: Lease, query: ListQuery, now: Date): boolean {
+  if (query.owner !== undefined && lease.owner !== query.owner) return false;
+  if (query.task !== undefined && lease.task !== query.task) return false;
+  if (query.state !== undefined) {
+    const state = leaseStateAt(lease, now);
+    // As a filter "held" means still valid, which includes expiring and overdue.
+    if (query.state === "held" ? state === "lapsed" : state !== query.state) return false;
+  }
+  return true;
+}
+
+/**
+ * Prefix filter: each bucket's names zset (all scores 0) is ordered byte-wise,
+ * so `[prefix .. (prefix\xff` is exactly the resources starting with prefix
+ * (0xff never occurs in UTF-8). Their sort scores come from ZMSCORE, all in one
+ * pipeline with TIME; the sources are then complete and marked exhausted.
+ */
+async function fillFromPrefix(
+  ctx: RedisContext,
+  sources: ListSource[],
+  plan: SortPlan,
+  prefix: string,
+  isAfterCursor: (c: Candidate) => boolean,
+  compare: (a: Candidate, b: Candidate) => number,
+): Promise<number> {
+  const min = Buffer.concat([Buffer.from("["), Buffer.from(prefix, "utf8")]);
+  const max = Buffer.concat([Buffer.from("("), Buffer.from(prefix, "utf8"), Buffer.from([0xff])]);
+  const replies = await execPipeline(ctx, "list", (p) => {
+    p.time();
+    for (const source of sources) p.zrangebylex(source.keys.names, min, max);
+  });
+  const names = replies.slice(1) as string[][];
+  const withNames = sources.map((source, i) => ({ source, names: names[i] ?? [] })).filter((x) => x.names.length > 0);
+  if (withNames.length > 0) {
+    const scores = await execPipeline(ctx, "list", (p) => {
+      for (const { source, names: members } of withNames) p.zmscore(source.keys[plan.zset], ...members);
+    });
+    withNames.forEach(({ source, names: members }, i) => {
+      const memberScores = (scores[i] as (string | null)[]) ?? [];
+      members.forEach((resource, j) => {
+        const score = memberScores[j];
+        if (score === null || score === undefined) return;
+        const candidate = { resource, score: Number(score) };
+        if (isAfterCursor(candidate)) source.buffer.push(candidate);
+      });
+      source.buffer.sort(compare);
+    });
+  }
+  for (const source of sources) source.isExhausted = true;
+  return parseTimeReply(replies[0]);
+}
