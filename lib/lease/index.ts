@@ -4,7 +4,7 @@ export { compareFencingTokens, resourcePrefix, MIN_TTL_MS, MAX_TTL_MS, MAX_RESOU
 export { holdBucketIndex, histogramQuantile } from "./histogram";
 // Stores and client are exported as they land:
 // export { PostgresLeaseStore } from "./postgres/store";
-// export { RedisLeaseStore } from "./redis/store";
+export { RedisLeaseStore } from "./redis/store";
 export { LeaseClient, LeaseHandle, computeLocalDeadline } from "./client";
 export type { LeaseClientOptions, LeaseClientEvent, LeaseContext, WithLeaseOptions, AcquireOptions, LostReason } from "./client";
 export { createFencedTable, fencedWrite, readFencedHistory } from "./fencing";
