@@ -30,6 +30,7 @@ import type {
   StoreHealth,
   StoreKind,
 } from "@/lib/lease/types";
+import { RedisLeaseStore } from "@/lib/lease/redis/store";
 import { parseStoresConfig, type TStoreConfig } from "./config";
 
 export const SWEEP_INTERVAL_MS = 5_000;
@@ -149,7 +150,7 @@ function constructStore(config: TStoreConfig): LeaseStore {
     case "postgres":
       throw new Error("the PostgreSQL store driver is not available in this build");
     case "redis":
-      throw new Error("the Redis store driver is not available in this build");
+      return new RedisLeaseStore({ name: config.name, url: config.url, namespace: config.namespace });
   }
 }
 
