@@ -1,0 +1,280 @@
+import { randomUUID } from "node:crypto";
+import { Redis } from "ioredis";
+import { afterEach, describe, expect, it } from "vitest";
+import { LeaseError } from "../errors";
+import { holdBucketIndex } from "../histogram";
+import { freshRedisNamespace, sleep, TEST_REDIS_URL, type FreshRedisNamespace } from "../testing/isolation";
+import { compareFencingTokens } from "../validation";
+import { bucketOf } from "./keys";
+import { RedisLeaseStore, type TRedisLeaseStoreOptions } from "./store";
+
+/** Redis-specific behaviour on the shared Redis, each test in its own namespace. */
+
+const opened: Array<{ store: RedisLeaseStore; fresh: FreshRedisNamespace }> = [];
+
+function openStore(options: Partial<TRedisLeaseStoreOptions> = {}, fresh = freshRedisNamespace(TEST_REDIS_URL)) {
+  const store = new RedisLeaseStore({ name: "redis-test", url: fresh.url, namespace: fresh.namespace, ...options });
+  opened.push({ store, fresh });
+  return { store, fresh };
+}
+
+afterEach(async () => {
+  for (const { store, fresh } of opened.splice(0)) {
+    await store.close();
+    await fresh.drop();
+  }
+});
+
+async function scanKeys(client: Redis, namespace: string): Promise<string[]> {
+  const keys: string[] = [];
+  let cursor = "0";
+  do {
+    const [next, batch] = await client.scan(cursor, "MATCH", `${namespace}:*`, "COUNT", 1000);
+    cursor = next;
+    keys.push(...batch);
+  } while (cursor !== "0");
+  return keys;
+}
+
+async function mustAcquire(store: RedisLeaseStore, resource: string, ttlMs = 60_000, owner = "owner-a") {
+  const result = await store.acquire({ resource, owner, task: "task-1", ttlMs });
+  if (!result.acquired) throw new Error(`expected to acquire ${resource}`);
+  return result.lease;
+}
+
+describe("RedisLeaseStore options", () => {
+  const bad: Array<[string, unknown]> = [
+    ["unknown option", { name: "r", url: "redis://127.0.0.1:6379", bogus: 1 }],
+    ["neither url nor client", { name: "r" }],
+    ["url and client", { name: "r", url: "redis://127.0.0.1:6379", client: { evalsha() {}, pipeline() {}, quit() {} } }],
+    ["non-redis url", { name: "r", url: "http://127.0.0.1:6379" }],
+    ["namespace with a colon", { name: "r", url: "redis://127.0.0.1:6379", namespace: "a:b" }],
+    ["namespace too long", { name: "r", url: "redis://127.0.0.1:6379", namespace: "n".repeat(33) }],
+    ["zero buckets", { name: "r", url: "redis://127.0.0.1:6379", buckets: 0 }],
+    ["too many buckets", { name: "r", url: "redis://127.0.0.1:6379", buckets: 1025 }],
+    ["zero eventsMaxLen", { name: "r", url: "redis://127.0.0.1:6379", eventsMaxLen: 0 }],
+    ["bad store name", { name: "Bad Name", url: "redis://127.0.0.1:6379" }],
+    ["client that is not a client", { name: "r", client: {} }],
+  ];
+  for (const [what, options] of bad) {
+    it(`refuses ${what} with a LeaseError`, () => {
+      expect(() => new RedisLeaseStore(options as TRedisLeaseStoreOptions)).toThrow(LeaseError);
+    });
+  }
+
+  it("uses a caller's client and leaves it open on close()", async () => {
+    const fresh = freshRedisNamespace(TEST_REDIS_URL);
+    const client = new Redis(TEST_REDIS_URL);
+    try {
+      const store = new RedisLeaseStore({ name: "shared-client", client, namespace: fresh.namespace });
+      await mustAcquire(store, "r:1");
+      await store.close();
+      expect(await client.ping()).toBe("PONG");
+    } finally {
+      await fresh.drop();
+      await client.quit();
+    }
+  });
+});
+
+describe("RedisLeaseStore keys", () => {
+  it("puts every key of a resource under the hash tag of its bucket", async () => {
+    const { store, fresh } = openStore({ buckets: 8 });
+    const resources = Array.from({ length: 12 }, (_, i) => `tenant_${i % 3}:job:${i}`);
+    for (const [i, r] of resources.entries()) {
+      const lease = await mustAcquire(store, r, i % 2 === 0 ? 150 : 60_000);
+      await store.acquire({ resource: r, owner: "other", task: "t", ttlMs: 1_000 });
+      await store.renew({ resource: r, leaseId: lease.leaseId, ttlMs: i % 2 === 0 ? 150 : 60_000 });
+      if (i % 3 === 0) await store.release({ resource: r, leaseId: lease.leaseId });
+    }
+    await sleep(300);
+    await store.sweep();
+    await store.reportLost({ resource: resources[1]!, leaseId: randomUUID(), owner: "o", task: "t", fencingToken: "1", reason: "expired" });
+
+    const keys = await scanKeys(store.client, fresh.namespace);
+    expect(keys.length).toBeGreaterThan(0);
+    const perResource = /^(lock|lease|ended|fence|rev):(.+)$/;
+    const perBucket = /^(idx|acq|names|events|stats:[mh]:\d+)$/;
+    const kinds = new Set<string>();
+    for (const key of keys) {
+      const match = new RegExp(`^${fresh.namespace}:\\{b(\\d+)\\}:(.+)$`).exec(key);
+      expect(match, key).not.toBeNull();
+      const bucket = Number(match![1]);
+      expect(bucket).toBeLessThan(8);
+      const rest = match![2]!;
+      const resourceKey = perResource.exec(rest);
+      if (resourceKey) {
+        kinds.add(resourceKey[1]!);
+        expect(resources).toContain(resourceKey[2]);
+        expect(bucket, key).toBe(bucketOf(resourceKey[2]!, 8));
+      } else {
+        expect(rest, key).toMatch(perBucket);
+        kinds.add(rest.split(":")[0]!);
+      }
+    }
+    // Every kind of key was produced, so each was checked above.
+    expect([...kinds].sort()).toEqual(["acq", "ended", "events", "fence", "idx", "lease", "lock", "names", "rev", "stats"]);
+  });
+});
+
+describe("RedisLeaseStore fencing", () => {
+  it("issues higher tokens after every key of the namespace is gone (as after FLUSHALL)", async () => {
+    const { store, fresh } = openStore();
+    const r = "tenant_1:ledger";
+    let highest = "0";
+    for (let i = 0; i < 3; i++) {
+      const lease = await mustAcquire(store, r);
+      expect(compareFencingTokens(lease.fencingToken, highest)).toBe(1);
+      highest = lease.fencingToken;
+      await store.release({ resource: r, leaseId: lease.leaseId });
+    }
+    const keys = await scanKeys(store.client, fresh.namespace);
+    await store.client.unlink(...keys);
+    expect(await scanKeys(store.client, fresh.namespace)).toEqual([]);
+    expect(await store.get(r)).toBeNull();
+
+    const after = await mustAcquire(store, r);
+    expect(compareFencingTokens(after.fencingToken, highest), `${after.fencingToken} > ${highest}`).toBe(1);
+    expect(after.fencingToken).toMatch(/^[1-9][0-9]*$/);
+  });
+});
+
+describe("RedisLeaseStore expiry", () => {
+  it("lists and gets a lapsed lease until it is recorded, and a late release records it exactly once", async () => {
+    const { store } = openStore();
+    const lease = await mustAcquire(store, "t:lapse", 150);
+    await sleep(400);
+    const got = await store.get("t:lapse");
+    expect(got).toMatchObject({ leaseId: lease.leaseId });
+    const lapsed = await store.list({ state: "lapsed" });
+    expect(lapsed.items.map((l) => l.leaseId)).toEqual([lease.leaseId]);
+    expect(await store.countActive()).toBe(1);
+
+    expect(await store.release({ resource: "t:lapse", leaseId: lease.leaseId })).toEqual({ released: false, reason: "expired" });
+    expect(await store.sweep()).toEqual({ expired: 0 });
+    expect(await store.release({ resource: "t:lapse", leaseId: lease.leaseId })).toEqual({ released: false, reason: "expired" });
+    const expired = (await store.events({ kinds: ["expired"] })).items;
+    expect(expired).toHaveLength(1);
+    expect(expired[0]).toMatchObject({ leaseId: lease.leaseId, holdMs: 150 });
+    expect(await store.get("t:lapse")).toBeNull();
+    expect(await store.countActive()).toBe(0);
+  });
+
+  it("refuses a renew of its own lapsed lease as expired, and as not_owner once someone else holds it", async () => {
+    const { store } = openStore();
+    const lease = await mustAcquire(store, "t:renew", 150);
+    await sleep(400);
+    expect(await store.renew({ resource: "t:renew", leaseId: lease.leaseId, ttlMs: 1_000 })).toEqual({ renewed: false, reason: "expired" });
+    // Recorded by that renew; a second renew still knows why.
+    expect(await store.renew({ resource: "t:renew", leaseId: lease.leaseId, ttlMs: 1_000 })).toEqual({ renewed: false, reason: "expired" });
+    await mustAcquire(store, "t:renew", 60_000, "owner-b");
+    expect(await store.renew({ resource: "t:renew", leaseId: lease.leaseId, ttlMs: 1_000 })).toEqual({ renewed: false, reason: "not_owner" });
+
+    const events = (await store.events({ resource: "t:renew", order: "asc" })).items;
+    expect(events.map((e) => `${e.kind}${e.reason ? `:${e.reason}` : ""}`)).toEqual([
+      "acquired",
+      "expired",
+      "renew_failed:expired",
+      "renew_failed:expired",
+      "acquired",
+      "renew_failed:not_owner",
+    ]);
+    // The failed renews name the lease's owner and token, from what the store remembers of it.
+    expect(events[2]).toMatchObject({ owner: "owner-a", fencingToken: lease.fencingToken });
+  });
+
+  it("buckets hold durations in Lua exactly like holdBucketIndex, bounds inclusive", async () => {
+    const { store } = openStore({ buckets: 2 });
+    // An expired lease is held for exactly its ttl: 1000 sits on a bound, 150 between bounds.
+    await mustAcquire(store, "h:1000", 1_000);
+    await mustAcquire(store, "h:150", 150);
+    await sleep(1_300);
+    expect(await store.sweep()).toEqual({ expired: 2 });
+
+    const now = Date.now();
+    const buckets = await store.stats({ from: new Date(now - 3_600_000), to: new Date(now + 3_600_000), bucketMs: 3_600_000 });
+    const histogram = buckets.reduce<number[]>((sum, b) => sum.map((n, i) => n + (b.holdHistogram[i] ?? 0)), new Array(18).fill(0));
+    const expected = new Array<number>(18).fill(0);
+    expected[holdBucketIndex(1_000)]! += 1;
+    expected[holdBucketIndex(150)]! += 1;
+    expect(histogram).toEqual(expected);
+    expect(buckets.reduce((n, b) => n + b.holdMsSum, 0)).toBe(1_150);
+  });
+});
+
+describe("RedisLeaseStore events", () => {
+  it("caps the bucket streams approximately at eventsMaxLen and still pages the newest first", async () => {
+    const { store, fresh } = openStore({ buckets: 1, eventsMaxLen: 100 });
+    const holder = await mustAcquire(store, "hot:1");
+    const total = 800;
+    for (let i = 0; i < total; i += 100) {
+      await Promise.all(Array.from({ length: 100 }, (_, j) => store.acquire({ resource: "hot:1", owner: `w${i + j}`, task: "t", ttlMs: 1_000 })));
+    }
+    const length = await store.client.xlen(`${fresh.namespace}:{b0}:events`);
+    // MAXLEN ~ trims whole stream nodes (100 entries each by default), so a little more than the cap may remain.
+    expect(length).toBeGreaterThanOrEqual(100);
+    expect(length).toBeLessThanOrEqual(300);
+    const resourceStream = await store.client.xlen(`${fresh.namespace}:{b0}:rev:hot:1`);
+    expect(resourceStream).toBeLessThanOrEqual(300);
+
+    const newest = await store.events({ limit: 5 });
+    expect(newest.items).toHaveLength(5);
+    expect(newest.items.every((e) => e.kind === "contended" && e.leaseId === holder.leaseId)).toBe(true);
+    const all: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await store.events({ limit: 50, ...(cursor ? { cursor } : {}) });
+      all.push(...page.items.map((e) => e.id));
+      cursor = page.nextCursor;
+    } while (cursor);
+    expect(all.length).toBe(length);
+    expect(new Set(all).size).toBe(all.length);
+  });
+
+  it("filters by resource even when many resources share the bucket", async () => {
+    const { store } = openStore({ buckets: 1 });
+    for (let i = 0; i < 20; i++) await mustAcquire(store, `share:${i}`);
+    await store.acquire({ resource: "share:7", owner: "x", task: "t", ttlMs: 1_000 });
+    const events = (await store.events({ resource: "share:7" })).items;
+    expect(events.map((e) => e.kind)).toEqual(["contended", "acquired"]);
+    expect(events.every((e) => e.resource === "share:7")).toBe(true);
+  });
+
+  it("orders resources byte-wise like Redis across pages, including characters outside the BMP", async () => {
+    const { store } = openStore({ buckets: 4 });
+    const names = ["u:\u{1F600}", "u:\uFFFD", "u:a", "u:\u00e9", "u:\u{10000}x", "u:z"];
+    for (const n of names) await mustAcquire(store, n);
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await store.list({ prefix: "u:", sort: "expires", limit: 2, ...(cursor ? { cursor } : {}) });
+      seen.push(...page.items.map((l) => l.resource));
+      cursor = page.nextCursor;
+    } while (cursor);
+    expect([...seen].sort()).toEqual([...names].sort());
+    expect(new Set(seen).size).toBe(names.length);
+  });
+});
+
+describe("RedisLeaseStore stats", () => {
+  it("groups contention by the requested prefix depth (default 2) and refuses oversized ranges", async () => {
+    const { store } = openStore();
+    await mustAcquire(store, "tenant_1:billing:2026-04");
+    await store.acquire({ resource: "tenant_1:billing:2026-04", owner: "b", task: "t", ttlMs: 1_000 });
+    await store.acquire({ resource: "tenant_1:billing:2026-04", owner: "c", task: "t", ttlMs: 1_000 });
+    const now = Date.now();
+    const range = { from: new Date(now - 60_000), to: new Date(now + 60_000), bucketMs: 60_000 };
+    const sum = (buckets: Awaited<ReturnType<RedisLeaseStore["stats"]>>) =>
+      buckets.reduce<Record<string, number>>((acc, b) => {
+        for (const [p, n] of Object.entries(b.contendedByPrefix)) acc[p] = (acc[p] ?? 0) + n;
+        return acc;
+      }, {});
+    expect(sum(await store.stats(range))).toEqual({ "tenant_1:billing": 2 });
+    expect(sum(await store.stats({ ...range, prefixDepth: 1 }))).toEqual({ tenant_1: 2 });
+    expect(sum(await store.stats({ ...range, prefixDepth: 3 }))).toEqual({ "tenant_1:billing:2026-04": 2 });
+
+    await expect(store.stats({ from: new Date(0), to: new Date(now), bucketMs: 60_000 })).rejects.toThrow(LeaseError);
+    const week = await store.stats({ from: new Date(now - 7 * 24 * 3_600_000), to: new Date(now), bucketMs: 3_600_000 });
+    expect(week.length).toBeGreaterThanOrEqual(168);
+  });
+});
