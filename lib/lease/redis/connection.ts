@@ -6,15 +6,24 @@ import type { LuaScript } from "./scripts";
 export interface RedisContext {
   client: Redis;
   storeName: string;
+  /** The last connection error seen, if the client is not connected now. */
+  lastConnectionError?: () => string | undefined;
 }
 
 export class RedisStoreError extends LeaseError {
-  constructor(storeName: string, operation: string, cause: unknown) {
-    const message = cause instanceof Error ? cause.message : String(cause);
-    super(`redis store "${storeName}": ${operation} failed: ${message}`, "store_unavailable");
+  constructor(storeName: string, operation: string, cause: unknown, connectionError?: string) {
+    const raw = cause instanceof Error ? cause.message : String(cause);
+    // ioredis' "max retries per request" means: queued while disconnected, and the reconnect failed.
+    const message = /max retries per request/i.test(raw) ? "Redis is unreachable" : raw;
+    const detail = connectionError && connectionError !== raw ? ` (${connectionError})` : "";
+    super(`redis store "${storeName}": ${operation} failed: ${message}${detail}`, "store_unavailable");
     this.name = "RedisStoreError";
     this.cause = cause;
   }
+}
+
+function toStoreError(ctx: RedisContext, operation: string, cause: unknown): RedisStoreError {
+  return new RedisStoreError(ctx.storeName, operation, cause, ctx.lastConnectionError?.());
 }
 
 function isNoScript(error: unknown): boolean {
@@ -41,7 +50,7 @@ export async function runScript(
     }
   } catch (error) {
     if (error instanceof LeaseError) throw error;
-    throw new RedisStoreError(ctx.storeName, script.name, error);
+    throw toStoreError(ctx, script.name, error);
   }
 }
 
@@ -53,11 +62,11 @@ export async function execPipeline(ctx: RedisContext, operation: string, build: 
   try {
     replies = await pipeline.exec();
   } catch (error) {
-    throw new RedisStoreError(ctx.storeName, operation, error);
+    throw toStoreError(ctx, operation, error);
   }
-  if (!replies) throw new RedisStoreError(ctx.storeName, operation, new Error("pipeline was discarded"));
+  if (!replies) throw toStoreError(ctx, operation, new Error("pipeline was discarded"));
   return replies.map(([error, reply]) => {
-    if (error) throw new RedisStoreError(ctx.storeName, operation, error);
+    if (error) throw toStoreError(ctx, operation, error);
     return reply;
   });
 }

@@ -93,14 +93,19 @@ export type TRedisLeaseStoreOptions = z.input<typeof ZRedisLeaseStoreOptions>;
 /**
  * Connection settings for a client we create: a Redis that is down must turn
  * into a rejected promise quickly (not a request queued forever), while the
- * client keeps reconnecting in the background for the next call.
+ * client keeps reconnecting in the background for the next call. A queued
+ * command fails after one failed reconnect attempt, and attempts are at most
+ * RECONNECT_CAP_MS apart (the default backoff grows to seconds, and every call
+ * made while down would wait that long).
  */
+const RECONNECT_CAP_MS = 500;
 const CLIENT_OPTIONS = {
   connectTimeout: 3_000,
   commandTimeout: 10_000,
   maxRetriesPerRequest: 1,
   enableOfflineQueue: true,
-} as const;
+  retryStrategy: (attempt: number) => Math.min(attempt * 50, RECONNECT_CAP_MS),
+};
 
 const HEALTH_TIMEOUT_MS = 2_000;
 
@@ -150,7 +155,7 @@ export class RedisLeaseStore implements LeaseStore {
       });
     }
     this.bucketKeys = Array.from({ length: this.buckets }, (_, b) => buildBucketKeys(this.namespace, b));
-    this.ctx = { client: this.client, storeName: this.name };
+    this.ctx = { client: this.client, storeName: this.name, lastConnectionError: () => this.lastConnectionError };
   }
 
   async acquire(input: AcquireInput): Promise<AcquireResult> {
@@ -277,9 +282,8 @@ export class RedisLeaseStore implements LeaseStore {
       await Promise.race([this.client.ping(), timeout]);
       return { store: this.name, kind: "redis", ok: true, latencyMs: Math.round((performance.now() - started) * 100) / 100 };
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      const detail = this.lastConnectionError && this.lastConnectionError !== message ? ` (${this.lastConnectionError})` : "";
-      return { store: this.name, kind: "redis", ok: false, error: `${message}${detail}` };
+      const wrapped = new RedisStoreError(this.name, "health check", error, this.lastConnectionError);
+      return { store: this.name, kind: "redis", ok: false, error: wrapped.message };
     } finally {
       clearTimeout(timer);
     }
