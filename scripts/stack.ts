@@ -46,8 +46,10 @@ export function setWorkloadStarter(starter: WorkloadStarter | undefined): void {
 
 async function loadWorkloadStarter(): Promise<WorkloadStarter | null> {
   if (workloadStarter) return workloadStarter;
-  if (!existsSync(path.join(ROOT, "scripts", "workload", "index.ts"))) return null;
-  const mod = (await import("./workload/index")) as { startWorkload?: WorkloadStarter };
+  const entry = path.join(ROOT, "scripts", "workload", "index.ts");
+  if (!existsSync(entry)) return null;
+  // Resolved at run time: the stack works (without a workload) in a checkout that has none.
+  const mod = (await import(pathToFileURL(entry).href)) as { startWorkload?: WorkloadStarter };
   return mod.startWorkload ?? null;
 }
 

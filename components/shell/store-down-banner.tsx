@@ -20,7 +20,7 @@ export function StoreDownBanner({ initialHealth }: { initialHealth: HealthRespon
               <span key={s.store}>
                 {i > 0 ? "; " : null}
                 <span className="font-mono">{s.store}</span>
-                <span className="opacity-80"> ({s.kind}{s.error ? ` — ${s.error}` : ""})</span>
+                <span> ({s.kind}{s.error ? ` — ${s.error}` : ""})</span>
               </span>
             ))}
             . {down.length === 1 ? "Its" : "Their"} data is missing below; the other stores are shown as usual.

@@ -38,7 +38,7 @@ export function StatusPill({
     >
       <span aria-hidden="true" className={cx("size-2 rounded-full", DOT_CLASSES[tone])} />
       <span>{label}</span>
-      {detail ? <span className="font-normal opacity-75">{detail}</span> : null}
+      {detail ? <span className="font-normal">{detail}</span> : null}
     </span>
   );
 }

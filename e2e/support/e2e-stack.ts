@@ -1,0 +1,74 @@
+/**
+ * The stack the browser tests run against (Playwright's webServer command):
+ *
+ *   - pg-main: the shared PostgreSQL, in a fresh random schema (dropped on exit);
+ *   - redis-main: a throwaway redis-server on a free port (so a test can stop it);
+ *   - the local IdP on 4410, the workload generator when available, and the
+ *     production console on 3100 (built first if missing or stale);
+ *   - a loopback control endpoint on 3199 to stop/start the Redis store.
+ *
+ * Everything is torn down on SIGTERM/SIGINT (Playwright sends SIGTERM).
+ */
+import http from "node:http";
+import { freshPgSchema } from "../../lib/lease/testing/isolation";
+import { startStack, type RunningStack } from "../../scripts/stack";
+import { startRedis, stopAllServers, type ThrowawayServer } from "../../test/support/servers";
+import { CONSOLE_PORT, CONTROL_PORT, OIDC_PORT, PG_STORE, REDIS_STORE } from "./harness";
+
+const log = (line: string) => console.log(line);
+
+async function main(): Promise<void> {
+  const schema = freshPgSchema();
+  const redis: ThrowawayServer = await startRedis();
+  let stack: RunningStack | undefined;
+  let control: http.Server | undefined;
+  let isStopping = false;
+
+  const shutdown = async (code: number) => {
+    if (isStopping) return;
+    isStopping = true;
+    control?.close();
+    await stack?.stop().catch((e: unknown) => log(`[e2e] stack stop: ${String(e)}`));
+    await stopAllServers().catch(() => {});
+    await schema.drop().catch((e: unknown) => log(`[e2e] could not drop schema ${schema.schema}: ${String(e)}`));
+    process.exit(code);
+  };
+  process.on("SIGTERM", () => void shutdown(0));
+  process.on("SIGINT", () => void shutdown(0));
+
+  try {
+    const stores = [
+      { name: PG_STORE, kind: "postgres", url: schema.connectionString, schema: schema.schema },
+      { name: REDIS_STORE, kind: "redis", url: redis.url },
+    ];
+    stack = await startStack({
+      port: CONSOLE_PORT,
+      oidcPort: OIDC_PORT,
+      env: { LEASEWATCH_STORES: JSON.stringify(stores) },
+      workload: true,
+      log,
+    });
+
+    control = http.createServer((req, res) => {
+      const reply = (status: number, body: unknown) => {
+        res.writeHead(status, { "content-type": "application/json" });
+        res.end(JSON.stringify(body));
+      };
+      const match = /^\/stores\/([a-z0-9_-]+)\/(stop|start)$/.exec(req.url ?? "");
+      if (req.method !== "POST" || !match) return reply(404, { error: "POST /stores/<store>/stop|start" });
+      if (match[1] !== REDIS_STORE) return reply(404, { error: `only ${REDIS_STORE} can be stopped` });
+      const action = match[2] === "stop" ? redis.stop() : redis.isRunning ? Promise.resolve() : redis.restart();
+      action.then(
+        () => reply(200, { store: REDIS_STORE, isRunning: redis.isRunning }),
+        (e: unknown) => reply(500, { error: String(e) }),
+      );
+    });
+    await new Promise<void>((resolve) => control!.listen(CONTROL_PORT, "127.0.0.1", resolve));
+    log(`[e2e] ready: console ${stack.url}, schema ${schema.schema}, ${REDIS_STORE} at ${redis.url}, control :${CONTROL_PORT}`);
+  } catch (error) {
+    log(`[e2e] could not start: ${error instanceof Error ? error.message : String(error)}`);
+    await shutdown(1);
+  }
+}
+
+void main();

@@ -1,0 +1,35 @@
+/**
+ * Fixed facts of the browser-test stack, shared by playwright.config.ts, the
+ * stack process (e2e-stack.ts) and the specs. Ports differ from the demo's
+ * (3000/4400) so both can run at once.
+ */
+import path from "node:path";
+
+export const CONSOLE_PORT = 3100;
+export const OIDC_PORT = 4410;
+/** Loopback-only control endpoint of the e2e stack (stop/start the Redis store). */
+export const CONTROL_PORT = 3199;
+export const BASE_URL = `http://127.0.0.1:${CONSOLE_PORT}`;
+export const ISSUER_URL = `http://127.0.0.1:${OIDC_PORT}`;
+export const CONTROL_URL = `http://127.0.0.1:${CONTROL_PORT}`;
+
+/** Store names in the e2e stack: pg-main (shared Postgres, own schema) and redis-main (a throwaway redis-server). */
+export const PG_STORE = "pg-main";
+export const REDIS_STORE = "redis-main";
+
+/** Signed-in browser states written by the setup project (under test-results/, which is not committed). */
+export const AUTH_DIR = path.join(__dirname, "..", "..", "test-results", ".auth");
+export const OPERATOR_STATE = path.join(AUTH_DIR, "alice-operator.json");
+export const VIEWER_STATE = path.join(AUTH_DIR, "bob-viewer.json");
+
+/** Chromium from Debian; Playwright does not download its own browser here. */
+export const CHROMIUM_PATH = "/usr/bin/chromium";
+export const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+  "--disable-quic",
+];

@@ -1,0 +1,45 @@
+import { defineConfig } from "@playwright/test";
+import { BASE_URL, CHROMIUM_ARGS, CHROMIUM_PATH, OPERATOR_STATE, VIEWER_STATE } from "./e2e/support/harness";
+
+/**
+ * Browser tests against the production build, a real IdP and real stores
+ * (see e2e/support/e2e-stack.ts). Works alone (`npx playwright test`): the stack
+ * builds the console first when the build is missing or stale.
+ *
+ * Projects: `setup` signs alice and bob in through the IdP's login form;
+ * `operator` (alice) runs every spec except tests tagged @viewer, which run in
+ * `viewer` (bob). Tests that need no session use an empty storageState.
+ */
+export default defineConfig({
+  testDir: "e2e",
+  outputDir: "test-results",
+  timeout: 30_000,
+  expect: { timeout: 10_000 },
+  fullyParallel: false,
+  workers: 2,
+  retries: 0,
+  forbidOnly: !!process.env.CI,
+  reporter: [["list"]],
+  use: {
+    baseURL: BASE_URL,
+    viewport: { width: 1280, height: 800 },
+    launchOptions: { executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS },
+    trace: "retain-on-failure",
+    screenshot: "only-on-failure",
+  },
+  projects: [
+    { name: "setup", testMatch: /support\/auth\.setup\.ts$/ },
+    { name: "operator", dependencies: ["setup"], grepInvert: /@viewer/, use: { storageState: OPERATOR_STATE } },
+    { name: "viewer", dependencies: ["setup"], grep: /@viewer/, use: { storageState: VIEWER_STATE } },
+  ],
+  webServer: {
+    command: "node_modules/.bin/tsx e2e/support/e2e-stack.ts",
+    url: `${BASE_URL}/signin`,
+    // Includes a production build when none is current.
+    timeout: 240_000,
+    reuseExistingServer: false,
+    stdout: "pipe",
+    stderr: "pipe",
+    gracefulShutdown: { signal: "SIGTERM", timeout: 15_000 },
+  },
+});
