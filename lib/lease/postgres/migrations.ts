@@ -1,0 +1,144 @@
+import type pg from "pg";
+import { HOLD_HISTOGRAM_BOUNDS_MS } from "../types";
+import { KIND_CHECK, COUNTER_COLUMNS, buildMigrationStatements, quoteSchema } from "./sql";
+
+/**
+ * Versioned schema changes, applied in order and recorded in `schema_migrations`.
+ * Never edit a released migration: append a new one.
+ */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: (schema: string) => string;
+}
+
+const HISTOGRAM_SIZE = HOLD_HISTOGRAM_BOUNDS_MS.length + 1;
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: "leases, events, fencing sequence",
+    sql: (schema) => {
+      const s = quoteSchema(schema);
+      return `
+        -- Tokens for every grant of every resource. A sequence is WAL-logged, so after a
+        -- crash or restart it continues past every value handed out (it may skip some).
+        CREATE SEQUENCE ${s}.lease_fencing_seq AS bigint;
+
+        -- Current state: one row per held (or lapsed, not yet swept) resource.
+        -- resource is COLLATE "C" so prefix filters are byte-order index range scans.
+        CREATE TABLE ${s}.leases (
+          resource      text COLLATE "C" PRIMARY KEY,
+          lease_id      uuid        NOT NULL,
+          owner         text        NOT NULL,
+          task          text        NOT NULL,
+          fencing_token bigint      NOT NULL,
+          acquired_at   timestamptz NOT NULL,
+          renewed_at    timestamptz NOT NULL,
+          expires_at    timestamptz NOT NULL,
+          ttl_ms        integer     NOT NULL CHECK (ttl_ms > 0),
+          renewals      integer     NOT NULL DEFAULT 0
+        );
+        CREATE INDEX leases_expires_at_idx ON ${s}.leases (expires_at, resource);
+        CREATE INDEX leases_acquired_at_idx ON ${s}.leases (acquired_at, resource);
+
+        -- Append-only history. \`at\` is the database clock when the event was recorded.
+        CREATE TABLE ${s}.lease_events (
+          id            bigserial PRIMARY KEY,
+          at            timestamptz NOT NULL DEFAULT clock_timestamp(),
+          kind          text        NOT NULL CHECK (kind IN (${KIND_CHECK})),
+          resource      text COLLATE "C" NOT NULL,
+          lease_id      uuid,
+          owner         text,
+          task          text,
+          fencing_token bigint,
+          hold_ms       bigint,
+          actor         text,
+          reason        text,
+          detail        jsonb
+        );
+        CREATE INDEX lease_events_at_idx ON ${s}.lease_events (at);
+        -- Serves both the exact-resource filter and the prefix range (C collation).
+        CREATE INDEX lease_events_resource_at_idx ON ${s}.lease_events (resource, at);
+      `;
+    },
+  },
+  {
+    version: 2,
+    name: "stats rollups",
+    sql: (schema) => {
+      const s = quoteSchema(schema);
+      const counters = COUNTER_COLUMNS.map((c) => `${c} bigint NOT NULL DEFAULT 0`).join(",\n          ");
+      const table = (name: string) => `
+        CREATE TABLE ${s}.${name} (
+          bucket_start   timestamptz PRIMARY KEY,
+          ${counters},
+          hold_histogram bigint[] NOT NULL CHECK (cardinality(hold_histogram) = ${HISTOGRAM_SIZE}),
+          hold_ms_sum    bigint NOT NULL DEFAULT 0
+        );`;
+      const contention = (name: string) => `
+        CREATE TABLE ${s}.${name} (
+          depth        smallint    NOT NULL CHECK (depth BETWEEN 1 AND 3),
+          bucket_start timestamptz NOT NULL,
+          prefix       text COLLATE "C" NOT NULL,
+          contended    bigint      NOT NULL,
+          PRIMARY KEY (depth, bucket_start, prefix)
+        );`;
+      return `
+        -- Rollups are rebuilt from lease_events by sweep(), never written by acquire:
+        -- a counter row updated by every acquire would serialise all of them.
+        ${table("lease_stats_minute")}
+        ${table("lease_stats_hour")}
+        ${contention("lease_contention_minute")}
+        ${contention("lease_contention_hour")}
+        CREATE TABLE ${s}.lease_rollup_state (
+          id           boolean PRIMARY KEY DEFAULT true CHECK (id),
+          refreshed_at timestamptz NOT NULL
+        );
+      `;
+    },
+  },
+];
+
+export interface MigrateResult {
+  /** Versions applied by this call (empty when already up to date). */
+  applied: number[];
+  /** Schema version after the call. */
+  version: number;
+}
+
+/**
+ * Applies pending migrations in one transaction. The transaction-scoped advisory
+ * lock (keyed by schema) makes concurrent migrate() calls — several processes
+ * starting at once — run one after another; the later ones find nothing to do.
+ */
+export async function runMigrations(pool: pg.Pool, schema: string, migrations: readonly Migration[] = MIGRATIONS): Promise<MigrateResult> {
+  const sql = buildMigrationStatements(schema);
+  const client = await pool.connect();
+  const onError = () => {}; // the failing query reports it; the event alone must not crash the process
+  client.on("error", onError);
+  try {
+    await client.query("BEGIN");
+    await client.query(sql.lock, [`leasewatch.migrate:${schema}`]);
+    await client.query(sql.createSchema);
+    await client.query(sql.createLedger);
+    const done = await client.query<{ version: number }>(sql.appliedVersions);
+    const have = new Set(done.rows.map((r) => r.version));
+    const applied: number[] = [];
+    for (const migration of [...migrations].sort((a, b) => a.version - b.version)) {
+      if (have.has(migration.version)) continue;
+      await client.query(migration.sql(schema));
+      await client.query(sql.recordVersion, [migration.version, migration.name]);
+      applied.push(migration.version);
+      have.add(migration.version);
+    }
+    await client.query("COMMIT");
+    return { applied, version: Math.max(0, ...have) };
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw error;
+  } finally {
+    client.off("error", onError);
+    client.release();
+  }
+}

@@ -1,0 +1,142 @@
+import type pg from "pg";
+import { LeaseError } from "../errors";
+import { HOLD_HISTOGRAM_BOUNDS_MS, LEASE_EVENT_KINDS, type CounterKind, type StatsBucket } from "../types";
+import { parseOrThrow, ZStatsQuery } from "../validation";
+import { buildRollupStatements, buildStatsContentionQuery, buildStatsCountersQuery, COUNTER_COLUMNS, type RollupUnit } from "./sql";
+
+/**
+ * Stats come from per-minute and per-hour rollup tables, rebuilt from lease_events
+ * (never written by acquire, which would make every acquire update one hot row).
+ *
+ * A refresh recomputes every minute bucket from (start of the minute of the last
+ * refresh − ROLLUP_SAFETY_MARGIN_MS) onwards and upserts it, then rebuilds the hours
+ * those minutes belong to. Recomputing rather than incrementing makes it idempotent
+ * and safe to repeat. The margin covers events whose `at` was read shortly before
+ * they committed: a minute bucket is treated as final once it ends before
+ * (last refresh − margin); anything newer is read from raw events at query time,
+ * so fresh data shows without waiting for the next refresh.
+ */
+export const ROLLUP_SAFETY_MARGIN_MS = 60_000;
+/** The most buckets one stats() call may return (7 days of minutes is 10 080). */
+export const MAX_STATS_BUCKETS = 20_000;
+/** contendedByPrefix keeps this many prefixes per bucket, most contended first. */
+export const TOP_PREFIXES_PER_BUCKET = 100;
+export const DEFAULT_PREFIX_DEPTH = 2;
+
+const MINUTE_MS = 60_000;
+const HOUR_MS = 3_600_000;
+const floorTo = (ms: number, unit: number) => Math.floor(ms / unit) * unit;
+const ceilTo = (ms: number, unit: number) => Math.ceil(ms / unit) * unit;
+const clamp = (v: number, lo: number, hi: number) => Math.min(Math.max(v, lo), hi);
+
+export interface RefreshRollupsResult {
+  /** false when another refresh of the same schema was running (it covers the same ground). */
+  refreshed: boolean;
+  /** First minute recomputed. */
+  from?: Date;
+  /** Database time the refresh counts as its watermark. */
+  until?: Date;
+}
+
+export async function refreshRollups(pool: pg.Pool, schema: string, since?: Date): Promise<RefreshRollupsResult> {
+  const sql = buildRollupStatements(schema);
+  const client = await pool.connect();
+  const onError = () => {};
+  client.on("error", onError);
+  try {
+    await client.query("BEGIN");
+    const head = await client.query<{ locked: boolean; now: Date; refreshed_at: Date | null; first_at: Date | null }>(sql.begin, [
+      `leasewatch.rollup:${schema}`,
+    ]);
+    const row = head.rows[0]!;
+    if (!row.locked) {
+      await client.query("ROLLBACK");
+      return { refreshed: false };
+    }
+    let fromMs = row.refreshed_at
+      ? floorTo(row.refreshed_at.getTime(), MINUTE_MS) - ROLLUP_SAFETY_MARGIN_MS
+      : (row.first_at ?? row.now).getTime();
+    if (since && since.getTime() < fromMs) fromMs = since.getTime();
+    const from = new Date(floorTo(fromMs, MINUTE_MS));
+    const hourFrom = new Date(floorTo(fromMs, HOUR_MS));
+    await client.query(sql.refreshMinuteCounters, [from]);
+    await client.query(sql.refreshMinuteContention, [from]);
+    await client.query(sql.refreshHourCounters, [hourFrom]);
+    await client.query(sql.refreshHourContention, [hourFrom]);
+    await client.query(sql.markRefreshed, [row.now]);
+    await client.query("COMMIT");
+    return { refreshed: true, from, until: row.now };
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw error;
+  } finally {
+    client.off("error", onError);
+    client.release();
+  }
+}
+
+function emptyCounts(): Record<CounterKind, number> {
+  const counts = {} as Record<CounterKind, number>;
+  for (const kind of LEASE_EVENT_KINDS) counts[kind] = 0;
+  counts.renewed = 0;
+  return counts;
+}
+
+export async function readStats(pool: pg.Pool, schema: string, query: unknown): Promise<StatsBucket[]> {
+  const q = parseOrThrow(ZStatsQuery, query, "stats");
+  const unitMs = q.bucketMs;
+  const unit: RollupUnit = unitMs === HOUR_MS ? "hour" : "minute";
+  if (Number.isNaN(q.from.getTime()) || Number.isNaN(q.to.getTime())) throw new LeaseError("stats: from and to must be valid dates");
+  if (q.to.getTime() <= q.from.getTime()) throw new LeaseError("stats: to must be after from");
+  // Whole buckets: every bucket whose start lies in [from, to).
+  const fromMs = floorTo(q.from.getTime(), unitMs);
+  const toMs = ceilTo(q.to.getTime(), unitMs);
+  const count = (toMs - fromMs) / unitMs;
+  if (count > MAX_STATS_BUCKETS) {
+    throw new LeaseError(`stats: ${count} buckets requested; at most ${MAX_STATS_BUCKETS} (use hour buckets for long windows)`);
+  }
+  const depth = q.prefixDepth ?? DEFAULT_PREFIX_DEPTH;
+
+  const sql = buildRollupStatements(schema);
+  const state = await pool.query<{ refreshed_at: Date }>(sql.readRefreshedAt);
+  const refreshedAt = state.rows[0]?.refreshed_at;
+  const finalUntil = refreshedAt ? floorTo(refreshedAt.getTime(), MINUTE_MS) - ROLLUP_SAFETY_MARGIN_MS : fromMs;
+  const minuteCut = clamp(finalUntil, fromMs, toMs);
+  const hourCut = unit === "hour" ? clamp(floorTo(minuteCut, HOUR_MS), fromMs, toMs) : fromMs;
+  const bounds = [new Date(fromMs), new Date(hourCut), new Date(minuteCut), new Date(toMs)];
+
+  const [counters, contention] = await Promise.all([
+    pool.query<Record<string, unknown>>(buildStatsCountersQuery(schema, unit), bounds),
+    pool.query<{ bucket_start: Date; prefix: string; contended: string }>(buildStatsContentionQuery(schema, unit), [
+      ...bounds,
+      depth,
+      TOP_PREFIXES_PER_BUCKET,
+    ]),
+  ]);
+
+  const buckets = new Map<number, StatsBucket>();
+  for (let t = fromMs; t < toMs; t += unitMs) {
+    buckets.set(t, {
+      start: new Date(t),
+      counts: emptyCounts(),
+      holdHistogram: new Array<number>(HOLD_HISTOGRAM_BOUNDS_MS.length + 1).fill(0),
+      holdMsSum: 0,
+      contendedByPrefix: {},
+    });
+  }
+  for (const row of counters.rows) {
+    const bucket = buckets.get((row.bucket_start as Date).getTime());
+    if (!bucket) continue;
+    for (const kind of COUNTER_COLUMNS) bucket.counts[kind] += Number(row[kind] ?? 0);
+    const histogram = (row.hold_histogram as Array<string | number> | null) ?? [];
+    histogram.forEach((n, i) => {
+      if (i < bucket.holdHistogram.length) bucket.holdHistogram[i] = (bucket.holdHistogram[i] ?? 0) + Number(n);
+    });
+    bucket.holdMsSum += Number(row.hold_ms_sum ?? 0);
+  }
+  for (const row of contention.rows) {
+    const bucket = buckets.get(row.bucket_start.getTime());
+    if (bucket) bucket.contendedByPrefix[row.prefix] = Number(row.contended);
+  }
+  return [...buckets.values()];
+}

@@ -1,0 +1,558 @@
+/**
+ * Every SQL statement the Postgres store runs, as pure functions of a validated
+ * schema name (and, for the dynamic reads, of the query shape). Values are always
+ * bind parameters; the only things spliced into the text are the schema identifier
+ * (checked against SCHEMA_PATTERN and double-quoted) and constants from this library.
+ *
+ * Lease invariants kept here:
+ * - Expiry is judged on the database clock: each statement reads clock_timestamp()
+ *   once (CTE `clk`) *after* taking the row lock, so waiting for a concurrent
+ *   holder cannot leave it with a stale "now". The client's clock is never used.
+ * - State change and its event(s) are one statement: either both commit or neither.
+ * - Fencing tokens come from `lease_fencing_seq` via an explicit nextval() on every
+ *   grant, including takeover by UPDATE (a column default would not fire there).
+ *   Sequences are WAL-logged, so tokens survive a server restart; they may skip
+ *   numbers but never go back.
+ * - An expiry is recorded exactly once: whoever deletes (or replaces) the lapsed
+ *   row writes its `expired` event, and only one statement can hold the row lock
+ *   and still see it lapsed.
+ */
+import { HOLD_HISTOGRAM_BOUNDS_MS, EXPIRING_FRACTION, OVERDUE_FRACTION, LEASE_EVENT_KINDS, TERMINAL_EVENT_KINDS } from "../types";
+
+/** Schema names: lower-case identifiers, so quoting needs no escaping. */
+export const SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
+export const DEFAULT_SCHEMA = "leasewatch";
+
+export function quoteSchema(schema: string): string {
+  if (!SCHEMA_PATTERN.test(schema)) throw new Error(`invalid schema name ${JSON.stringify(schema)}`);
+  return `"${schema}"`;
+}
+
+export const LEASE_COLUMNS = ["resource", "lease_id", "owner", "task", "fencing_token", "acquired_at", "renewed_at", "expires_at", "ttl_ms", "renewals"] as const;
+export const EVENT_COLUMNS = ["id", "at", "kind", "resource", "lease_id", "owner", "task", "fencing_token", "hold_ms", "actor", "reason", "detail"] as const;
+
+/** `alias.col AS prefix_col, …` so one row can carry a lease and an event side by side. */
+function leaseCols(alias: string, prefix = ""): string {
+  return LEASE_COLUMNS.map((c) => `${alias}.${c} AS ${prefix}${c}`).join(", ");
+}
+function eventCols(alias: string, prefix = ""): string {
+  return EVENT_COLUMNS.map((c) => `${alias}.${c} AS ${prefix}${c}`).join(", ");
+}
+const LEASE_LIST = LEASE_COLUMNS.join(", ");
+const EVENT_INSERT_COLUMNS = "at, kind, resource, lease_id, owner, task, fencing_token, hold_ms, actor, reason, detail";
+
+/** Whole milliseconds between two timestamptz expressions (rounded). */
+function msBetween(later: string, earlier: string): string {
+  return `round(extract(epoch FROM (${later} - ${earlier})) * 1000)::bigint`;
+}
+const TTL = (param: string) => `(${param}::int * interval '1 millisecond')`;
+
+export const KIND_CHECK = LEASE_EVENT_KINDS.map((k) => `'${k}'`).join(", ");
+const TERMINAL_LIST = TERMINAL_EVENT_KINDS.map((k) => `'${k}'`).join(", ");
+
+// --- lease operations (one statement each) -------------------------------------
+
+export interface LeaseStatements {
+  acquire: string;
+  renew: string;
+  release: string;
+  forceRelease: string;
+  sweep: string;
+  get: string;
+  countActive: string;
+  reportFencingRejection: string;
+  reportLost: string;
+  health: string;
+}
+
+export function buildLeaseStatements(schema: string): LeaseStatements {
+  const s = quoteSchema(schema);
+  const seq = `'${s}.lease_fencing_seq'`;
+  // Lock the current row (if any) first, then read the clock.
+  const lockCurrent = `
+    cur AS MATERIALIZED (SELECT ${LEASE_LIST} FROM ${s}.leases WHERE resource = $1::text FOR UPDATE),
+    clk AS MATERIALIZED (SELECT (SELECT count(*) FROM cur) AS n, clock_timestamp() AS now)`;
+
+  /**
+   * $1 resource, $2 owner, $3 task, $4 ttl_ms, $5 new lease id.
+   * Free → insert; held → `contended`; lapsed → record the old holder's `expired`
+   * and take over with a new token. Two acquires racing for an absent row: the
+   * loser's INSERT … ON CONFLICT DO NOTHING returns nothing and the statement
+   * returns no row at all; the caller re-runs it (the row is then visible and locked).
+   */
+  const acquire = `
+    WITH ${lockCurrent},
+    took AS (
+      UPDATE ${s}.leases l
+      SET lease_id = $5::uuid, owner = $2::text, task = $3::text, fencing_token = nextval(${seq}),
+          acquired_at = c.now, renewed_at = c.now, expires_at = c.now + ${TTL("$4")}, ttl_ms = $4::int, renewals = 0
+      FROM cur o, clk c
+      WHERE l.resource = o.resource AND o.expires_at <= c.now
+      RETURNING ${LEASE_COLUMNS.map((col) => `l.${col}`).join(", ")}
+    ),
+    ins AS (
+      INSERT INTO ${s}.leases (${LEASE_LIST})
+      SELECT $1::text, $5::uuid, $2::text, $3::text, nextval(${seq}), c.now, c.now, c.now + ${TTL("$4")}, $4::int, 0
+      FROM clk c WHERE c.n = 0
+      ON CONFLICT (resource) DO NOTHING
+      RETURNING ${LEASE_LIST}
+    ),
+    won AS (SELECT * FROM took UNION ALL SELECT * FROM ins),
+    ev AS (
+      INSERT INTO ${s}.lease_events (${EVENT_INSERT_COLUMNS})
+      SELECT c.now, 'expired', o.resource, o.lease_id, o.owner, o.task, o.fencing_token, ${msBetween("o.expires_at", "o.acquired_at")}, NULL, NULL,
+             jsonb_build_object('renewals', o.renewals, 'expiredAt', o.expires_at, 'recordedBy', 'acquire')
+      FROM cur o, clk c WHERE EXISTS (SELECT 1 FROM took)
+      UNION ALL
+      SELECT c.now, 'acquired', w.resource, w.lease_id, w.owner, w.task, w.fencing_token, NULL, NULL, NULL, jsonb_build_object('ttlMs', w.ttl_ms)
+      FROM won w, clk c
+      UNION ALL
+      SELECT c.now, 'contended', o.resource, o.lease_id, $2::text, $3::text, o.fencing_token, NULL, NULL, NULL,
+             jsonb_build_object('holderOwner', o.owner, 'holderTask', o.task)
+      FROM cur o, clk c WHERE o.expires_at > c.now
+      RETURNING id
+    )
+    SELECT 'acquired' AS outcome, EXISTS (SELECT 1 FROM took) AS took_over, ${leaseCols("w")} FROM won w
+    UNION ALL
+    SELECT 'contended', false, ${leaseCols("o")} FROM cur o, clk c WHERE o.expires_at > c.now`;
+
+  // Verdict for renew/release: the presented lease id must be the one holding the row, and not lapsed.
+  const verdict = `
+    st AS MATERIALIZED (
+      SELECT c.now,
+        CASE WHEN o.resource IS NULL OR o.lease_id::text <> $2::text THEN 'not_owner'
+             WHEN o.expires_at <= c.now THEN 'expired'
+             ELSE 'ok' END AS verdict
+      FROM clk c LEFT JOIN cur o ON true
+    )`;
+  // The holder presenting its own lapsed lease: delete the row and record its expiry here, once.
+  const expireOwnLapsed = (by: string) => `
+    gone AS (
+      DELETE FROM ${s}.leases l USING st
+      WHERE l.resource = $1::text AND st.verdict = 'expired'
+      RETURNING ${LEASE_COLUMNS.map((col) => `l.${col}`).join(", ")}
+    ),
+    expired_ev AS (
+      INSERT INTO ${s}.lease_events (${EVENT_INSERT_COLUMNS})
+      SELECT st.now, 'expired', g.resource, g.lease_id, g.owner, g.task, g.fencing_token, ${msBetween("g.expires_at", "g.acquired_at")}, NULL, NULL,
+             jsonb_build_object('renewals', g.renewals, 'expiredAt', g.expires_at, 'recordedBy', '${by}')
+      FROM gone g, st
+      RETURNING id
+    )`;
+
+  /** $1 resource, $2 lease id (text), $3 ttl_ms, $4 lease id as uuid or NULL when not uuid-shaped. */
+  const renew = `
+    WITH ${lockCurrent}, ${verdict},
+    upd AS (
+      UPDATE ${s}.leases l
+      SET expires_at = st.now + ${TTL("$3")}, ttl_ms = $3::int, renewed_at = st.now, renewals = l.renewals + 1
+      FROM st WHERE l.resource = $1::text AND st.verdict = 'ok'
+      RETURNING l.expires_at, l.renewals
+    ),
+    ${expireOwnLapsed("renew")},
+    failed_ev AS (
+      INSERT INTO ${s}.lease_events (${EVENT_INSERT_COLUMNS})
+      SELECT st.now, 'renew_failed', $1::text, $4::uuid,
+             CASE WHEN st.verdict = 'expired' THEN o.owner END,
+             CASE WHEN st.verdict = 'expired' THEN o.task END,
+             CASE WHEN st.verdict = 'expired' THEN o.fencing_token END,
+             NULL, NULL, st.verdict,
+             jsonb_build_object('ttlMs', $3::int, 'leaseId', $2::text)
+      FROM st LEFT JOIN cur o ON true
+      WHERE st.verdict <> 'ok'
+      RETURNING id
+    )
+    SELECT st.verdict, u.expires_at, u.renewals FROM st LEFT JOIN upd u ON true`;
+
+  /** $1 resource, $2 lease id (text). */
+  const release = `
+    WITH ${lockCurrent}, ${verdict},
+    ${expireOwnLapsed("release")},
+    done AS (
+      DELETE FROM ${s}.leases l USING st
+      WHERE l.resource = $1::text AND st.verdict = 'ok'
+      RETURNING ${LEASE_COLUMNS.map((col) => `l.${col}`).join(", ")}
+    ),
+    ev AS (
+      INSERT INTO ${s}.lease_events (${EVENT_INSERT_COLUMNS})
+      SELECT st.now, 'released', d.resource, d.lease_id, d.owner, d.task, d.fencing_token, ${msBetween("st.now", "d.acquired_at")}, NULL, NULL,
+             jsonb_build_object('renewals', d.renewals)
+      FROM done d, st
+      RETURNING ${EVENT_COLUMNS.join(", ")}
+    )
+    SELECT st.verdict, ${eventCols("e", "e_")} FROM st LEFT JOIN ev e ON true`;
+
+  /**
+   * $1 resource, $2 lease id (text), $3 actor, $4 reason. Ends the lease only if
+   * that lease id still holds it. A lease that already lapsed is not "holding":
+   * its expiry is recorded instead and the caller hears "not_found".
+   */
+  const forceRelease = `
+    WITH ${lockCurrent},
+    st AS MATERIALIZED (
+      SELECT c.now,
+        CASE WHEN o.resource IS NULL THEN 'not_found'
+             WHEN o.lease_id::text <> $2::text THEN 'lease_changed'
+             WHEN o.expires_at <= c.now THEN 'expired'
+             ELSE 'ok' END AS verdict
+      FROM clk c LEFT JOIN cur o ON true
+    ),
+    ${expireOwnLapsed("force_release")},
+    done AS (
+      DELETE FROM ${s}.leases l USING st
+      WHERE l.resource = $1::text AND st.verdict = 'ok'
+      RETURNING ${LEASE_COLUMNS.map((col) => `l.${col}`).join(", ")}
+    ),
+    ev AS (
+      INSERT INTO ${s}.lease_events (${EVENT_INSERT_COLUMNS})
+      SELECT st.now, 'force_released', d.resource, d.lease_id, d.owner, d.task, d.fencing_token, ${msBetween("st.now", "d.acquired_at")},
+             $3::text, $4::text, jsonb_build_object('renewals', d.renewals)
+      FROM done d, st
+      RETURNING ${EVENT_COLUMNS.join(", ")}
+    )
+    SELECT st.verdict, ${leaseCols("o", "l_")}, ${eventCols("e", "e_")}
+    FROM st LEFT JOIN cur o ON true LEFT JOIN ev e ON true`;
+
+  /**
+   * $1 batch size. SKIP LOCKED: a row another statement holds (a takeover acquire,
+   * a release, a concurrent sweep) is that statement's to record; the lock re-check
+   * also drops rows renewed since our snapshot.
+   */
+  const sweep = `
+    WITH clk AS MATERIALIZED (SELECT clock_timestamp() AS now),
+    doomed AS MATERIALIZED (
+      SELECT l.resource FROM ${s}.leases l, clk c
+      WHERE l.expires_at <= c.now
+      ORDER BY l.expires_at
+      LIMIT $1::int
+      FOR UPDATE OF l SKIP LOCKED
+    ),
+    gone AS (
+      DELETE FROM ${s}.leases l USING doomed d
+      WHERE l.resource = d.resource
+      RETURNING ${LEASE_COLUMNS.map((col) => `l.${col}`).join(", ")}
+    ),
+    ev AS (
+      INSERT INTO ${s}.lease_events (${EVENT_INSERT_COLUMNS})
+      SELECT c.now, 'expired', g.resource, g.lease_id, g.owner, g.task, g.fencing_token, ${msBetween("g.expires_at", "g.acquired_at")}, NULL, NULL,
+             jsonb_build_object('renewals', g.renewals, 'expiredAt', g.expires_at, 'recordedBy', 'sweep')
+      FROM gone g, clk c
+      RETURNING id
+    )
+    SELECT count(*)::int AS expired FROM ev`;
+
+  /** $1 resource, $2 token, $3 seen token, $4 by, $5 owner, $6 task, $7 lease id (uuid or NULL), $8 lease id text or NULL. */
+  const reportFencingRejection = `
+    INSERT INTO ${s}.lease_events (${EVENT_INSERT_COLUMNS})
+    VALUES (clock_timestamp(), 'fencing_rejected', $1::text, $7::uuid, $5::text, $6::text, $2::bigint, NULL, $4::text, NULL,
+            jsonb_strip_nulls(jsonb_build_object('seenToken', $3::text, 'by', $4::text, 'leaseId', $8::text)))
+    RETURNING ${EVENT_COLUMNS.join(", ")}`;
+
+  /** $1 resource, $2 lease id (uuid or NULL), $3 owner, $4 task, $5 token, $6 reason, $7 lease id text. */
+  const reportLost = `
+    INSERT INTO ${s}.lease_events (${EVENT_INSERT_COLUMNS})
+    VALUES (clock_timestamp(), 'lost', $1::text, $2::uuid, $3::text, $4::text, $5::bigint, NULL, NULL, $6::text,
+            jsonb_build_object('leaseId', $7::text))
+    RETURNING ${EVENT_COLUMNS.join(", ")}`;
+
+  return {
+    acquire,
+    renew,
+    release,
+    forceRelease,
+    sweep,
+    get: `SELECT ${LEASE_LIST} FROM ${s}.leases WHERE resource = $1::text`,
+    countActive: `SELECT count(*)::bigint AS n FROM ${s}.leases`,
+    reportFencingRejection,
+    reportLost,
+    health: "SELECT 1 AS ok",
+  };
+}
+
+// --- migrations runner ------------------------------------------------------------
+
+export function buildMigrationStatements(schema: string) {
+  const s = quoteSchema(schema);
+  return {
+    /** $1 lock key text. Held until the migrating transaction ends. */
+    lock: "SELECT pg_advisory_xact_lock(hashtext($1::text))",
+    createSchema: `CREATE SCHEMA IF NOT EXISTS ${s}`,
+    createLedger: `
+      CREATE TABLE IF NOT EXISTS ${s}.schema_migrations (
+        version    integer PRIMARY KEY,
+        name       text NOT NULL,
+        applied_at timestamptz NOT NULL DEFAULT clock_timestamp()
+      )`,
+    appliedVersions: `SELECT version FROM ${s}.schema_migrations ORDER BY version`,
+    /** $1 version, $2 name. */
+    recordVersion: `INSERT INTO ${s}.schema_migrations (version, name) VALUES ($1::int, $2::text)`,
+  } as const;
+}
+
+// --- reads with optional filters ------------------------------------------------
+
+/** Collects bind values and hands out their placeholders, so dynamic SQL stays parameterised. */
+class Params {
+  readonly values: unknown[] = [];
+  add(value: unknown, cast: string): string {
+    this.values.push(value);
+    return `$${this.values.length}::${cast}`;
+  }
+}
+
+export interface SqlQuery {
+  text: string;
+  values: unknown[];
+}
+
+/**
+ * Prefix filters use a byte-order range on `resource` (the column is COLLATE "C"),
+ * so they are index range scans and need no LIKE escaping: every string starting
+ * with p sorts in [p, upper) where `upper` is p with its last code point bumped.
+ */
+function prefixRange(column: string, prefix: string, upper: string | null, params: Params): string {
+  const lo = `${column} >= ${params.add(prefix, "text")}`;
+  return upper === null ? lo : `${lo} AND ${column} < ${params.add(upper, "text")}`;
+}
+
+export const LIST_SORTS = {
+  expires: { column: "expires_at", direction: "ASC" },
+  held_longest: { column: "acquired_at", direction: "ASC" },
+  newest: { column: "acquired_at", direction: "DESC" },
+} as const;
+export type ListSortKey = keyof typeof LIST_SORTS;
+
+export interface ListSqlInput {
+  prefix?: { value: string; upper: string | null };
+  owner?: string;
+  task?: string;
+  state?: "held" | "expiring" | "overdue" | "lapsed";
+  sort: ListSortKey;
+  /** Keyset position: the sort column in epoch microseconds (exact) and the resource. */
+  after?: { micros: string; resource: string };
+  limit: number;
+}
+
+const OVERDUE = `(c.now - l.renewed_at) > (l.ttl_ms * ${OVERDUE_FRACTION} * interval '1 millisecond')`;
+const EXPIRING = `(l.expires_at - c.now) < (l.ttl_ms * ${EXPIRING_FRACTION} * interval '1 millisecond')`;
+/** The list state filters, matching leaseStateAt() in types.ts: the most urgent state wins as a label; "held" means still valid. */
+const STATE_PREDICATES = {
+  held: "l.expires_at > c.now",
+  overdue: `l.expires_at > c.now AND ${OVERDUE}`,
+  expiring: `l.expires_at > c.now AND NOT ${OVERDUE} AND ${EXPIRING}`,
+  lapsed: "l.expires_at <= c.now",
+} as const;
+
+/** Epoch microseconds as exact text, for cursors (a JS Date would drop the microseconds). */
+const micros = (column: string) => `(extract(epoch FROM ${column}) * 1000000)::bigint::text`;
+const fromMicros = (param: string) => `(TIMESTAMPTZ 'epoch' + ${param} * interval '1 microsecond')`;
+
+export function buildListQuery(schema: string, input: ListSqlInput): SqlQuery {
+  const s = quoteSchema(schema);
+  const params = new Params();
+  const where: string[] = [];
+  if (input.prefix) where.push(prefixRange("l.resource", input.prefix.value, input.prefix.upper, params));
+  if (input.owner !== undefined) where.push(`l.owner = ${params.add(input.owner, "text")}`);
+  if (input.task !== undefined) where.push(`l.task = ${params.add(input.task, "text")}`);
+  if (input.state) where.push(STATE_PREDICATES[input.state]);
+  const { column, direction } = LIST_SORTS[input.sort];
+  if (input.after) {
+    const op = direction === "ASC" ? ">" : "<";
+    where.push(`(l.${column}, l.resource) ${op} (${fromMicros(params.add(input.after.micros, "bigint"))}, ${params.add(input.after.resource, "text")})`);
+  }
+  const limit = params.add(input.limit, "int");
+  // LEFT JOIN from the clock: one row even when nothing matches, so the store's "now" always comes back.
+  const text = `
+    WITH clk AS MATERIALIZED (SELECT clock_timestamp() AS now)
+    SELECT c.now AS db_now, x.*
+    FROM clk c
+    LEFT JOIN LATERAL (
+      SELECT ${LEASE_COLUMNS.map((col) => `l.${col}`).join(", ")}, ${micros(`l.${column}`)} AS sort_micros
+      FROM ${s}.leases l
+      ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
+      ORDER BY l.${column} ${direction}, l.resource ${direction}
+      LIMIT ${limit}
+    ) x ON true`;
+  return { text, values: params.values };
+}
+
+export interface EventsSqlInput {
+  resource?: string;
+  prefix?: { value: string; upper: string | null };
+  owner?: string;
+  kinds?: readonly string[];
+  from?: Date;
+  to?: Date;
+  order: "asc" | "desc";
+  afterId?: string;
+  limit: number;
+}
+
+export function buildEventsQuery(schema: string, input: EventsSqlInput): SqlQuery {
+  const s = quoteSchema(schema);
+  const params = new Params();
+  const where: string[] = [];
+  if (input.resource !== undefined) where.push(`e.resource = ${params.add(input.resource, "text")}`);
+  if (input.prefix) where.push(prefixRange("e.resource", input.prefix.value, input.prefix.upper, params));
+  if (input.owner !== undefined) where.push(`e.owner = ${params.add(input.owner, "text")}`);
+  if (input.kinds !== undefined) where.push(`e.kind = ANY(${params.add(input.kinds, "text[]")})`);
+  if (input.from) where.push(`e.at >= ${params.add(input.from, "timestamptz")}`);
+  if (input.to) where.push(`e.at < ${params.add(input.to, "timestamptz")}`);
+  const direction = input.order === "asc" ? "ASC" : "DESC";
+  if (input.afterId !== undefined) where.push(`e.id ${input.order === "asc" ? ">" : "<"} ${params.add(input.afterId, "bigint")}`);
+  const text = `
+    SELECT ${EVENT_COLUMNS.map((col) => `e.${col}`).join(", ")}
+    FROM ${s}.lease_events e
+    ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
+    ORDER BY e.id ${direction}
+    LIMIT ${params.add(input.limit, "int")}`;
+  return { text, values: params.values };
+}
+
+// --- rollups (stats) ----------------------------------------------------------------
+
+/** Rollup counter columns, one per event kind plus renewals. */
+export const COUNTER_COLUMNS = [...LEASE_EVENT_KINDS, "renewed"] as const;
+const HISTOGRAM_SIZE = HOLD_HISTOGRAM_BOUNDS_MS.length + 1;
+const BOUNDS_ARRAY = `ARRAY[${HOLD_HISTOGRAM_BOUNDS_MS.join(", ")}]::bigint[]`;
+const EPOCH = "TIMESTAMPTZ 'epoch'";
+const UNIT = { minute: "interval '1 minute'", hour: "interval '1 hour'" } as const;
+export type RollupUnit = keyof typeof UNIT;
+
+/**
+ * Aggregates over raw events `e` (with a computed `hb` histogram index): counters,
+ * histogram array and hold sum. Renewals are not events; each terminal event
+ * carries its lease's renewal count in detail.renewals, so `renewed` counts
+ * renewals in the bucket where their lease ended.
+ */
+const RAW_AGGREGATES = [
+  ...LEASE_EVENT_KINDS.map((k) => `count(*) FILTER (WHERE e.kind = '${k}')::bigint AS ${k}`),
+  `coalesce(sum((e.detail->>'renewals')::bigint) FILTER (WHERE e.kind IN (${TERMINAL_LIST})), 0)::bigint AS renewed`,
+  `ARRAY[${Array.from({ length: HISTOGRAM_SIZE }, (_, i) => `count(*) FILTER (WHERE e.hb = ${i})`).join(", ")}]::bigint[] AS hold_histogram`,
+  `coalesce(sum(e.hold_ms) FILTER (WHERE e.kind IN (${TERMINAL_LIST})), 0)::bigint AS hold_ms_sum`,
+].join(",\n      ");
+
+/** Sums of rollup rows `m`: counters, element-wise histogram, hold sum. */
+const ROLLUP_SUMS = [
+  ...COUNTER_COLUMNS.map((k) => `sum(m.${k})::bigint AS ${k}`),
+  `ARRAY[${Array.from({ length: HISTOGRAM_SIZE }, (_, i) => `coalesce(sum(m.hold_histogram[${i + 1}]), 0)`).join(", ")}]::bigint[] AS hold_histogram`,
+  `sum(m.hold_ms_sum)::bigint AS hold_ms_sum`,
+].join(",\n      ");
+
+/**
+ * Histogram bucket of a terminal event, as holdBucketIndex() computes it: the number
+ * of bounds strictly below holdMs. width_bucket counts bounds <= x, and hold_ms is
+ * whole milliseconds, so x = hold_ms - 1.
+ */
+const RAW_WITH_BUCKET = (s: string, where: string) => `
+  (SELECT ev.*, CASE WHEN ev.kind IN (${TERMINAL_LIST}) THEN width_bucket(coalesce(ev.hold_ms, 0) - 1, ${BOUNDS_ARRAY}) END AS hb
+   FROM ${s}.lease_events ev WHERE ${where}) e`;
+
+const prefixOf = (column: string, depth: string) => `array_to_string((string_to_array(${column}, ':'))[1:${depth}], ':')`;
+
+const UPSERT_COUNTERS = [...COUNTER_COLUMNS, "hold_histogram", "hold_ms_sum"].map((c) => `${c} = EXCLUDED.${c}`).join(", ");
+const COUNTER_INSERT_COLUMNS = ["bucket_start", ...COUNTER_COLUMNS, "hold_histogram", "hold_ms_sum"].join(", ");
+
+export interface RollupStatements {
+  /** `pg_try_advisory_xact_lock` for this schema's rollups, plus the inputs to pick the refresh window. $1 lock key text. */
+  begin: string;
+  /** $1 from (minute-aligned). Recomputes minute counters for every bucket from $1 on. */
+  refreshMinuteCounters: string;
+  refreshMinuteContention: string;
+  /** $1 from (hour-aligned). Recomputes hour rows from the minute rows. */
+  refreshHourCounters: string;
+  refreshHourContention: string;
+  /** $1 refreshed_at. */
+  markRefreshed: string;
+  readRefreshedAt: string;
+}
+
+export function buildRollupStatements(schema: string): RollupStatements {
+  const s = quoteSchema(schema);
+  return {
+    begin: `
+      SELECT pg_try_advisory_xact_lock(hashtext($1::text)) AS locked, clock_timestamp() AS now,
+             (SELECT refreshed_at FROM ${s}.lease_rollup_state) AS refreshed_at,
+             (SELECT min(at) FROM ${s}.lease_events) AS first_at`,
+    refreshMinuteCounters: `
+      INSERT INTO ${s}.lease_stats_minute (${COUNTER_INSERT_COLUMNS})
+      SELECT date_bin(${UNIT.minute}, e.at, ${EPOCH}) AS bucket_start,
+      ${RAW_AGGREGATES}
+      FROM ${RAW_WITH_BUCKET(s, "ev.at >= $1::timestamptz")}
+      GROUP BY 1
+      ON CONFLICT (bucket_start) DO UPDATE SET ${UPSERT_COUNTERS}`,
+    refreshMinuteContention: `
+      INSERT INTO ${s}.lease_contention_minute (depth, bucket_start, prefix, contended)
+      SELECT d.depth, date_bin(${UNIT.minute}, e.at, ${EPOCH}), ${prefixOf("e.resource", "d.depth")}, count(*)
+      FROM ${s}.lease_events e CROSS JOIN generate_series(1, 3) AS d(depth)
+      WHERE e.kind = 'contended' AND e.at >= $1::timestamptz
+      GROUP BY 1, 2, 3
+      ON CONFLICT (depth, bucket_start, prefix) DO UPDATE SET contended = EXCLUDED.contended`,
+    refreshHourCounters: `
+      INSERT INTO ${s}.lease_stats_hour (${COUNTER_INSERT_COLUMNS})
+      SELECT date_bin(${UNIT.hour}, m.bucket_start, ${EPOCH}) AS bucket_start,
+      ${ROLLUP_SUMS}
+      FROM ${s}.lease_stats_minute m
+      WHERE m.bucket_start >= $1::timestamptz
+      GROUP BY 1
+      ON CONFLICT (bucket_start) DO UPDATE SET ${UPSERT_COUNTERS}`,
+    refreshHourContention: `
+      INSERT INTO ${s}.lease_contention_hour (depth, bucket_start, prefix, contended)
+      SELECT m.depth, date_bin(${UNIT.hour}, m.bucket_start, ${EPOCH}), m.prefix, sum(m.contended)::bigint
+      FROM ${s}.lease_contention_minute m
+      WHERE m.bucket_start >= $1::timestamptz
+      GROUP BY 1, 2, 3
+      ON CONFLICT (depth, bucket_start, prefix) DO UPDATE SET contended = EXCLUDED.contended`,
+    markRefreshed: `
+      INSERT INTO ${s}.lease_rollup_state (id, refreshed_at) VALUES (true, $1::timestamptz)
+      ON CONFLICT (id) DO UPDATE SET refreshed_at = EXCLUDED.refreshed_at`,
+    readRefreshedAt: `SELECT refreshed_at FROM ${s}.lease_rollup_state`,
+  };
+}
+
+/**
+ * Stats read for `unit` buckets over [from, to), stitched from three disjoint,
+ * contiguous ranges: hour rollups [from, hourCut), minute rollups [hourCut, minuteCut)
+ * and raw events [minuteCut, to) — the still-open recent minutes the last refresh
+ * may not have seen yet. Rows come back unsummed per source; the caller adds them up.
+ * $1 from, $2 hourCut, $3 minuteCut, $4 to.
+ */
+export function buildStatsCountersQuery(schema: string, unit: RollupUnit): string {
+  const s = quoteSchema(schema);
+  const cols = ["bucket_start", ...COUNTER_COLUMNS, "hold_histogram", "hold_ms_sum"].map((c) => `m.${c}`).join(", ");
+  const parts = [
+    `SELECT ${cols} FROM ${s}.lease_stats_hour m WHERE m.bucket_start >= $1::timestamptz AND m.bucket_start < $2::timestamptz`,
+    `SELECT date_bin(${UNIT[unit]}, m.bucket_start, ${EPOCH}) AS bucket_start, ${cols.split(", ").slice(1).join(", ")}
+     FROM ${s}.lease_stats_minute m WHERE m.bucket_start >= $2::timestamptz AND m.bucket_start < $3::timestamptz`,
+    `SELECT date_bin(${UNIT[unit]}, e.at, ${EPOCH}) AS bucket_start,
+      ${RAW_AGGREGATES}
+     FROM ${RAW_WITH_BUCKET(s, "ev.at >= $3::timestamptz AND ev.at < $4::timestamptz")}
+     GROUP BY 1`,
+  ];
+  return parts.join("\nUNION ALL\n");
+}
+
+/** Contended counts per bucket and prefix (top `$6` per bucket). $1..$4 as above, $5 depth, $6 top. */
+export function buildStatsContentionQuery(schema: string, unit: RollupUnit): string {
+  const s = quoteSchema(schema);
+  return `
+    SELECT bucket_start, prefix, contended FROM (
+      SELECT bucket_start, prefix, contended,
+             row_number() OVER (PARTITION BY bucket_start ORDER BY contended DESC, prefix) AS rank
+      FROM (
+        SELECT bucket_start, prefix, sum(n)::bigint AS contended FROM (
+          SELECT m.bucket_start, m.prefix, m.contended AS n FROM ${s}.lease_contention_hour m
+          WHERE m.depth = $5::int AND m.bucket_start >= $1::timestamptz AND m.bucket_start < $2::timestamptz
+          UNION ALL
+          SELECT date_bin(${UNIT[unit]}, m.bucket_start, ${EPOCH}), m.prefix, m.contended FROM ${s}.lease_contention_minute m
+          WHERE m.depth = $5::int AND m.bucket_start >= $2::timestamptz AND m.bucket_start < $3::timestamptz
+          UNION ALL
+          SELECT date_bin(${UNIT[unit]}, e.at, ${EPOCH}), ${prefixOf("e.resource", "$5::int")}, 1 FROM ${s}.lease_events e
+          WHERE e.kind = 'contended' AND e.at >= $3::timestamptz AND e.at < $4::timestamptz
+        ) parts
+        GROUP BY bucket_start, prefix
+      ) summed
+    ) ranked
+    WHERE rank <= $6::int
+    ORDER BY bucket_start, contended DESC, prefix`;
+}

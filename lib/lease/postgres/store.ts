@@ -1,0 +1,344 @@
+import { randomUUID } from "node:crypto";
+import pg from "pg";
+import { z } from "zod";
+import { LeaseError } from "../errors";
+import type {
+  AcquireInput,
+  AcquireResult,
+  EventQuery,
+  FencingRejectionInput,
+  ForceReleaseInput,
+  ForceReleaseResult,
+  Lease,
+  LeaseEvent,
+  LeasePage,
+  LeaseStore,
+  ListQuery,
+  LostInput,
+  Page,
+  ReleaseInput,
+  ReleaseResult,
+  RenewInput,
+  RenewResult,
+  StatsBucket,
+  StatsQuery,
+  StoreHealth,
+} from "../types";
+import {
+  parseOrThrow,
+  ZAcquireInput,
+  ZEventQuery,
+  ZFencingRejectionInput,
+  ZForceReleaseInput,
+  ZListQuery,
+  ZLostInput,
+  ZReleaseInput,
+  ZRenewInput,
+  ZResource,
+  ZStoreName,
+} from "../validation";
+import { runMigrations, type MigrateResult } from "./migrations";
+import { readStats, refreshRollups, type RefreshRollupsResult } from "./rollups";
+import {
+  decodeEventCursor,
+  decodeListCursor,
+  encodeEventCursor,
+  encodeListCursor,
+  hasColumn,
+  MAX_BIGINT,
+  prefixUpperBound,
+  toEvent,
+  toLease,
+  uuidOrNull,
+} from "./rows";
+import { buildEventsQuery, buildLeaseStatements, buildListQuery, DEFAULT_SCHEMA, SCHEMA_PATTERN, type LeaseStatements } from "./sql";
+
+export interface PostgresLeaseStoreOptions {
+  /** Store name shown in the console and stamped on every lease and event. */
+  name: string;
+  /** Exactly one of connectionString or pool. */
+  connectionString?: string;
+  /** A pool you own: close() leaves it open. */
+  pool?: pg.Pool;
+  /** Schema holding the tables (default "leasewatch"); lower-case identifier. */
+  schema?: string;
+}
+
+const isPoolLike = (v: unknown): v is pg.Pool =>
+  typeof v === "object" && v !== null && ["query", "connect", "on", "end"].every((m) => typeof (v as Record<string, unknown>)[m] === "function");
+
+const ZPostgresLeaseStoreOptions = z
+  .strictObject({
+    name: ZStoreName,
+    connectionString: z.string().min(1, { error: "connectionString must not be empty" }).optional(),
+    pool: z.custom<pg.Pool>(isPoolLike, { error: "pool must be a pg.Pool" }).optional(),
+    schema: z.string().regex(SCHEMA_PATTERN, { error: "schema must be a lower-case identifier: a-z, 0-9, _ (max 63)" }).optional(),
+  })
+  .refine((o) => (o.connectionString === undefined) !== (o.pool === undefined), {
+    error: "give exactly one of connectionString or pool",
+  });
+
+const DEFAULT_LIST_LIMIT = 100;
+const DEFAULT_EVENTS_LIMIT = 100;
+/** An acquire that loses an insert race re-runs; a handful of rounds is plenty in practice. */
+const MAX_ACQUIRE_ATTEMPTS = 5;
+const SWEEP_BATCH = 5_000;
+const MAX_SWEEP_BATCHES = 20;
+/** sweep() refreshes rollups at most this often per store instance (stats read the raw tail meanwhile). */
+const ROLLUP_REFRESH_INTERVAL_MS = 10_000;
+const HEALTH_TIMEOUT_MS = 3_000;
+
+/**
+ * Leases in PostgreSQL. Every operation is one statement (see ./sql.ts for the
+ * invariants); expiry is decided on the database clock; fencing tokens come from
+ * a sequence. Call migrate() once before use (idempotent, safe to race).
+ */
+export class PostgresLeaseStore implements LeaseStore {
+  readonly name: string;
+  readonly kind = "postgres" as const;
+  readonly schema: string;
+  private readonly pool: pg.Pool;
+  private readonly ownsPool: boolean;
+  private readonly sql: LeaseStatements;
+  private readonly onPoolError = () => {
+    // An idle client lost its connection (server restart, network). The pool drops it
+    // and the next query reconnects; without a listener Node would crash on 57P01.
+  };
+  private lastRollupRefreshAt = Number.NEGATIVE_INFINITY;
+  private rollupRefresh: Promise<RefreshRollupsResult> | null = null;
+  private isClosed = false;
+
+  constructor(options: PostgresLeaseStoreOptions) {
+    const o = parseOrThrow(ZPostgresLeaseStoreOptions, options, "PostgresLeaseStore options");
+    this.name = o.name;
+    this.schema = o.schema ?? DEFAULT_SCHEMA;
+    this.ownsPool = o.pool === undefined;
+    this.pool = o.pool ?? new pg.Pool({ connectionString: o.connectionString, max: 10, connectionTimeoutMillis: 5_000 });
+    this.pool.on("error", this.onPoolError);
+    this.sql = buildLeaseStatements(this.schema);
+  }
+
+  /** Creates or upgrades the schema. Returns the versions applied by this call. */
+  migrate(): Promise<MigrateResult> {
+    return runMigrations(this.pool, this.schema);
+  }
+
+  async acquire(input: AcquireInput): Promise<AcquireResult> {
+    const { resource, owner, task, ttlMs } = parseOrThrow(ZAcquireInput, input, "acquire");
+    const leaseId = randomUUID();
+    for (let attempt = 0; attempt < MAX_ACQUIRE_ATTEMPTS; attempt++) {
+      const { rows } = await this.pool.query(this.sql.acquire, [resource, owner, task, ttlMs, leaseId]);
+      const row = rows[0];
+      // No row: a concurrent acquire inserted the resource after our snapshot and our
+      // INSERT … ON CONFLICT DO NOTHING stood down, writing nothing. Re-run: the row is
+      // committed now, so the next run locks it and answers "contended" (or takes it over).
+      if (!row) continue;
+      const lease = toLease(this.name, row);
+      if (row.outcome === "acquired") return row.took_over ? { acquired: true, lease, tookOverExpired: true } : { acquired: true, lease };
+      return {
+        acquired: false,
+        holder: { owner: lease.owner, task: lease.task, leaseId: lease.leaseId, expiresAt: lease.expiresAt, fencingToken: lease.fencingToken },
+      };
+    }
+    throw new LeaseError(`acquire of "${resource}" kept losing races with concurrent acquires; try again`, "contention");
+  }
+
+  async renew(input: RenewInput): Promise<RenewResult> {
+    const { resource, leaseId, ttlMs } = parseOrThrow(ZRenewInput, input, "renew");
+    const { rows } = await this.pool.query(this.sql.renew, [resource, leaseId, ttlMs, uuidOrNull(leaseId)]);
+    const row = rows[0]!;
+    if (row.verdict === "ok") return { renewed: true, expiresAt: row.expires_at as Date, renewals: Number(row.renewals) };
+    return { renewed: false, reason: row.verdict as "not_owner" | "expired" };
+  }
+
+  async release(input: ReleaseInput): Promise<ReleaseResult> {
+    const { resource, leaseId } = parseOrThrow(ZReleaseInput, input, "release");
+    const { rows } = await this.pool.query(this.sql.release, [resource, leaseId]);
+    const row = rows[0]!;
+    if (row.verdict === "ok" && hasColumn(row, "id", "e_")) {
+      const event = toEvent(this.name, row, "e_");
+      return { released: true, holdMs: event.holdMs ?? 0, event };
+    }
+    return { released: false, reason: row.verdict === "expired" ? "expired" : "not_owner" };
+  }
+
+  async forceRelease(input: ForceReleaseInput): Promise<ForceReleaseResult> {
+    const { resource, leaseId, actor, reason } = parseOrThrow(ZForceReleaseInput, input, "forceRelease");
+    const { rows } = await this.pool.query(this.sql.forceRelease, [resource, leaseId, actor, reason]);
+    const row = rows[0]!;
+    if (row.verdict === "ok" && hasColumn(row, "id", "e_")) {
+      const event = toEvent(this.name, row, "e_");
+      return { released: true, holdMs: event.holdMs ?? 0, event, lease: toLease(this.name, row, "l_") };
+    }
+    if (row.verdict === "lease_changed") return { released: false, reason: "lease_changed", current: toLease(this.name, row, "l_") };
+    // Absent, or that lease had already lapsed (its expiry is now recorded): nothing holds the resource.
+    return { released: false, reason: "not_found", current: null };
+  }
+
+  async get(resource: string): Promise<Lease | null> {
+    const r = parseOrThrow(ZResource, resource, "get");
+    const { rows } = await this.pool.query(this.sql.get, [r]);
+    return rows[0] ? toLease(this.name, rows[0]) : null;
+  }
+
+  async list(query: ListQuery = {}): Promise<LeasePage> {
+    const q = parseOrThrow(ZListQuery, query, "list");
+    const sort = q.sort ?? "expires";
+    const limit = q.limit ?? DEFAULT_LIST_LIMIT;
+    const after = q.cursor !== undefined ? decodeListCursor(q.cursor, sort) : undefined;
+    const { text, values } = buildListQuery(this.schema, {
+      ...(q.prefix !== undefined ? { prefix: { value: q.prefix, upper: prefixUpperBound(q.prefix) } } : {}),
+      ...(q.owner !== undefined ? { owner: q.owner } : {}),
+      ...(q.task !== undefined ? { task: q.task } : {}),
+      ...(q.state !== undefined ? { state: q.state } : {}),
+      ...(after ? { after } : {}),
+      sort,
+      limit: limit + 1,
+    });
+    const { rows } = await this.pool.query(text, values);
+    const now = rows[0]!.db_now as Date;
+    const found = rows.filter((r) => r.resource !== null);
+    const page = found.slice(0, limit);
+    const last = page[page.length - 1];
+    const nextCursor = found.length > limit && last ? encodeListCursor(sort, String(last.sort_micros), String(last.resource)) : undefined;
+    return { items: page.map((r) => toLease(this.name, r)), now, ...(nextCursor ? { nextCursor } : {}) };
+  }
+
+  async events(query: EventQuery = {}): Promise<Page<LeaseEvent>> {
+    const q = parseOrThrow(ZEventQuery, query, "events");
+    const order = q.order ?? "desc";
+    const limit = q.limit ?? DEFAULT_EVENTS_LIMIT;
+    const afterId = q.cursor !== undefined ? decodeEventCursor(q.cursor, order) : undefined;
+    const { text, values } = buildEventsQuery(this.schema, {
+      ...(q.resource !== undefined ? { resource: q.resource } : {}),
+      ...(q.prefix !== undefined ? { prefix: { value: q.prefix, upper: prefixUpperBound(q.prefix) } } : {}),
+      ...(q.owner !== undefined ? { owner: q.owner } : {}),
+      ...(q.kinds !== undefined ? { kinds: q.kinds } : {}),
+      ...(q.from !== undefined ? { from: q.from } : {}),
+      ...(q.to !== undefined ? { to: q.to } : {}),
+      ...(afterId !== undefined ? { afterId } : {}),
+      order,
+      limit: limit + 1,
+    });
+    const { rows } = await this.pool.query(text, values);
+    const items = rows.slice(0, limit).map((r) => toEvent(this.name, r));
+    const last = items[items.length - 1];
+    return rows.length > limit && last ? { items, nextCursor: encodeEventCursor(order, last.id) } : { items };
+  }
+
+  /**
+   * Records `expired` for every lease whose TTL has run out (in batches), then
+   * refreshes the stats rollups if the last refresh from this instance is older
+   * than ROLLUP_REFRESH_INTERVAL_MS.
+   */
+  async sweep(): Promise<{ expired: number }> {
+    let expired = 0;
+    for (let batch = 0; batch < MAX_SWEEP_BATCHES; batch++) {
+      const { rows } = await this.pool.query(this.sql.sweep, [SWEEP_BATCH]);
+      const n = Number(rows[0]?.expired ?? 0);
+      expired += n;
+      if (n < SWEEP_BATCH) break;
+    }
+    if (performance.now() - this.lastRollupRefreshAt >= ROLLUP_REFRESH_INTERVAL_MS) await this.refreshRollups();
+    return { expired };
+  }
+
+  /**
+   * Rebuilds the stats rollups from lease_events: from the last refresh (minus a
+   * safety margin), or from `since` when given (e.g. after bulk-loading old events).
+   * Concurrent refreshes of one schema don't queue: the others return refreshed:false.
+   */
+  async refreshRollups(options: { since?: Date } = {}): Promise<RefreshRollupsResult> {
+    const { since } = parseOrThrow(z.strictObject({ since: z.date().optional() }), options, "refreshRollups");
+    if (this.rollupRefresh && since === undefined) return this.rollupRefresh;
+    const running = refreshRollups(this.pool, this.schema, since).finally(() => {
+      this.lastRollupRefreshAt = performance.now();
+      if (this.rollupRefresh === running) this.rollupRefresh = null;
+    });
+    this.rollupRefresh = running;
+    return running;
+  }
+
+  async reportFencingRejection(input: FencingRejectionInput): Promise<LeaseEvent> {
+    const q = parseOrThrow(ZFencingRejectionInput, input, "reportFencingRejection");
+    if (BigInt(q.fencingToken) > MAX_BIGINT) throw new LeaseError("reportFencingRejection: fencingToken is larger than any token this store issues");
+    const { rows } = await this.pool.query(this.sql.reportFencingRejection, [
+      q.resource,
+      q.fencingToken,
+      q.seenToken,
+      q.by,
+      q.owner ?? null,
+      q.task ?? null,
+      uuidOrNull(q.leaseId),
+      q.leaseId !== undefined && uuidOrNull(q.leaseId) === null ? q.leaseId : null,
+    ]);
+    return toEvent(this.name, rows[0]!);
+  }
+
+  async reportLost(input: LostInput): Promise<LeaseEvent> {
+    const q = parseOrThrow(ZLostInput, input, "reportLost");
+    if (BigInt(q.fencingToken) > MAX_BIGINT) throw new LeaseError("reportLost: fencingToken is larger than any token this store issues");
+    const leaseUuid = uuidOrNull(q.leaseId);
+    const { rows } = await this.pool.query(this.sql.reportLost, [
+      q.resource,
+      leaseUuid,
+      q.owner,
+      q.task,
+      q.fencingToken,
+      q.reason,
+      leaseUuid === null ? q.leaseId : null,
+    ]);
+    return toEvent(this.name, rows[0]!);
+  }
+
+  stats(query: StatsQuery): Promise<StatsBucket[]> {
+    return readStats(this.pool, this.schema, query);
+  }
+
+  async countActive(): Promise<number> {
+    const { rows } = await this.pool.query(this.sql.countActive);
+    return Number(rows[0]!.n);
+  }
+
+  /** Never throws: a store that is down reports ok:false with the reason. */
+  async health(): Promise<StoreHealth> {
+    const started = performance.now();
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${HEALTH_TIMEOUT_MS} ms`)), HEALTH_TIMEOUT_MS);
+      });
+      await Promise.race([this.pool.query(this.sql.health), timeout]);
+      return { store: this.name, kind: this.kind, ok: true, latencyMs: Math.round((performance.now() - started) * 100) / 100 };
+    } catch (error) {
+      return {
+        store: this.name,
+        kind: this.kind,
+        ok: false,
+        latencyMs: Math.round(performance.now() - started),
+        error: describeError(error),
+      };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Ends the pool if this store created it; a pool passed in stays open for its owner. */
+  async close(): Promise<void> {
+    if (this.isClosed) return;
+    this.isClosed = true;
+    await this.rollupRefresh?.catch(() => {});
+    if (this.ownsPool) await this.pool.end();
+    else this.pool.off("error", this.onPoolError);
+  }
+}
+
+/** A readable reason for health(): pg connection failures are often AggregateErrors with an empty message. */
+function describeError(error: unknown): string {
+  if (error instanceof AggregateError && error.errors.length > 0) return describeError(error.errors[0]);
+  if (error instanceof Error) {
+    const code = (error as Error & { code?: unknown }).code;
+    return error.message || (typeof code === "string" ? code : error.name);
+  }
+  return String(error);
+}
