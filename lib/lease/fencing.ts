@@ -205,7 +205,8 @@ export async function readFencedHistory(options: {
 }): Promise<Array<{ id: string; key: string; fencingToken: string; value: unknown; writtenAt: Date }>> {
   const table = parseOrThrow(ZTableName, options.table, "readFencedHistory");
   const { rows } = await options.pool.query<{ id: string; key: string; token: string; value: unknown; written_at: Date }>(
-    `SELECT id::text AS id, key, fencing_token::text AS token, value, written_at FROM ${historyTable(table)} ORDER BY id`,
+    // ORDER BY h.id, not "id": the output column `id` is text and would sort "10" before "2".
+    `SELECT h.id::text AS id, h.key, h.fencing_token::text AS token, h.value, h.written_at FROM ${historyTable(table)} h ORDER BY h.id`,
   );
   return rows.map((r) => ({ id: r.id, key: r.key, fencingToken: r.token, value: r.value, writtenAt: r.written_at }));
 }

@@ -24,6 +24,9 @@ export interface ThrowawayServer {
   kill9(): Promise<void>;
   /** Stop (if running) and start again on the same port (Postgres: same data dir). */
   restart(): Promise<void>;
+  /** SIGSTOP / SIGCONT the whole group: the server hangs instead of refusing connections. */
+  pause(): void;
+  resume(): void;
   /** Whether the server process is currently running. */
   readonly isRunning: boolean;
 }
@@ -154,6 +157,12 @@ export async function startRedis(): Promise<ThrowawayServer> {
     kill9: async () => {
       await stopGroup(proc?.child ?? null, "SIGKILL");
     },
+    pause: () => {
+      if (proc) killGroupSync(proc.child, "SIGSTOP");
+    },
+    resume: () => {
+      if (proc) killGroupSync(proc.child, "SIGCONT");
+    },
     restart: async () => {
       if (isUp()) await server.stop();
       await launch();
@@ -247,6 +256,12 @@ export async function startPostgres(): Promise<ThrowawayServer> {
     },
     kill9: async () => {
       await stopGroup(proc?.child ?? null, "SIGKILL");
+    },
+    pause: () => {
+      if (proc) killGroupSync(proc.child, "SIGSTOP");
+    },
+    resume: () => {
+      if (proc) killGroupSync(proc.child, "SIGCONT");
     },
     restart: async () => {
       if (isUp()) await server.stop();

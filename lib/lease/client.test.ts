@@ -1,0 +1,201 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { collectEvents, countKinds, createStoreFixture, type StoreFixture } from "@/test/support/stores";
+import { LeaseClient, type LeaseClientEvent } from "./client";
+import { AcquireTimeoutError, LeaseError, LeaseLostError } from "./errors";
+import { sleep } from "./testing/isolation";
+import type { LeaseStore } from "./types";
+
+/** LeaseClient against real stores (shared servers, own schema / namespace per test). */
+describe.each(["redis", "postgres"] as const)("LeaseClient on %s", (kind) => {
+  let fixture: StoreFixture;
+  let store: LeaseStore;
+  let seen: LeaseClientEvent[];
+  const makeClient = (owner = "worker-1", extra: Partial<ConstructorParameters<typeof LeaseClient>[1]> = {}) =>
+    new LeaseClient(store, { owner, onEvent: (e) => seen.push(e), ...extra });
+
+  beforeEach(async () => {
+    fixture = await createStoreFixture(kind);
+    store = fixture.store;
+    seen = [];
+  });
+  afterEach(async () => {
+    await fixture.cleanup();
+  });
+
+  it("heartbeat keeps the lease alive past several TTLs, then releases it", async () => {
+    const client = makeClient();
+    const rival = makeClient("rival");
+    const ttlMs = 300;
+    let rivalRefusals = 0;
+    const value = await client.withLease(
+      "job:heartbeat",
+      async ({ signal, fencingToken }) => {
+        for (let i = 0; i < 5; i++) {
+          await sleep(ttlMs);
+          // Five TTLs in, nobody else can have it.
+          await expect(rival.withLease("job:heartbeat", async () => "stolen", { task: "t", ttlMs })).rejects.toBeInstanceOf(AcquireTimeoutError);
+          rivalRefusals += 1;
+        }
+        expect(signal.aborted).toBe(false);
+        return fencingToken;
+      },
+      { task: "long-job", ttlMs },
+    );
+    expect(rivalRefusals).toBe(5);
+    expect(seen.filter((e) => e.type === "renewed").length).toBeGreaterThanOrEqual(3);
+    expect(seen.some((e) => e.type === "lost")).toBe(false);
+    const counts = countKinds(await collectEvents(store, { resource: "job:heartbeat" }));
+    expect(counts).toMatchObject({ acquired: 1, released: 1, expired: 0, renew_failed: 0, lost: 0, contended: 5 });
+    expect(await store.get("job:heartbeat")).toBeNull();
+    expect(typeof value).toBe("string");
+  });
+
+  it("force-release aborts the signal with LeaseLostError, records lost, and never renews again", async () => {
+    const client = makeClient();
+    const ttlMs = 450;
+    let abortReason: unknown;
+    const run = client.withLease(
+      "job:forced",
+      async ({ signal, lease }) => {
+        const forced = await store.forceRelease({ resource: lease.resource, leaseId: lease.leaseId, actor: "alice", reason: "stuck" });
+        expect(forced.released).toBe(true);
+        await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
+        abortReason = signal.reason;
+        return "finished anyway";
+      },
+      { task: "t", ttlMs },
+    );
+    // Work that finished after losing is suspect: withLease rejects even though fn resolved.
+    await expect(run).rejects.toBeInstanceOf(LeaseLostError);
+    expect(abortReason).toBeInstanceOf(LeaseLostError);
+    expect((abortReason as LeaseLostError).reason).toBe("not_owner");
+
+    const lostAt = seen.findIndex((e) => e.type === "lost");
+    expect(lostAt).toBeGreaterThanOrEqual(0);
+    // Several heartbeat periods later: still exactly one refused renew, no more attempts.
+    await sleep(ttlMs * 2);
+    const after = seen.slice(lostAt + 1).filter((e) => e.type === "renewed" || e.type === "renew_refused" || e.type === "renew_error");
+    expect(after).toEqual([]);
+    const counts = countKinds(await collectEvents(store, { resource: "job:forced" }));
+    expect(counts).toMatchObject({ acquired: 1, force_released: 1, released: 0, lost: 1, renew_failed: 1 });
+    const [lost] = await collectEvents(store, { resource: "job:forced", kinds: ["lost"] });
+    expect(lost).toMatchObject({ owner: "worker-1", task: "t", reason: "not_owner" });
+  });
+
+  it("fn's own error wins over the loss when it is not the abort", async () => {
+    const client = makeClient();
+    const run = client.withLease(
+      "job:specific",
+      async ({ signal, lease }) => {
+        await store.forceRelease({ resource: lease.resource, leaseId: lease.leaseId, actor: "alice", reason: "test" });
+        await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
+        throw new Error("ledger refused the batch");
+      },
+      { task: "t", ttlMs: 300 },
+    );
+    await expect(run).rejects.toThrow("ledger refused the batch");
+    expect(countKinds(await collectEvents(store, { resource: "job:specific" })).lost).toBe(1);
+  });
+
+  it("releases in finally when fn throws, without masking the error", async () => {
+    const client = makeClient();
+    await expect(
+      client.withLease(
+        "job:throws",
+        async () => {
+          throw new Error("boom");
+        },
+        { task: "t", ttlMs: 5_000 },
+      ),
+    ).rejects.toThrow("boom");
+    expect(await store.get("job:throws")).toBeNull();
+    expect(countKinds(await collectEvents(store, { resource: "job:throws" }))).toMatchObject({ acquired: 1, released: 1 });
+  });
+
+  it("waiting acquire backs off and gets the lease once the holder releases", async () => {
+    const holder = await store.acquire({ resource: "job:wait", owner: "holder", task: "t", ttlMs: 30_000 });
+    if (!holder.acquired) throw new Error("setup: holder must acquire");
+    const client = makeClient("waiter", { backoff: { baseMs: 10, capMs: 80 } });
+    const run = client.withLease("job:wait", async ({ lease }) => lease.owner, { task: "t", ttlMs: 5_000, waitMs: 10_000 });
+    // Let it be refused a few times first.
+    while (seen.filter((e) => e.type === "contended").length < 3) await sleep(10);
+    expect((await store.release({ resource: "job:wait", leaseId: holder.lease.leaseId })).released).toBe(true);
+    expect(await run).toBe("waiter");
+    // Contended acquires trigger at most one opportunistic sweep per sweepEveryMs (default 10 s).
+    expect(seen.filter((e) => e.type === "swept" || e.type === "sweep_error")).toHaveLength(1);
+  });
+
+  it("waiting acquire gives up with AcquireTimeoutError naming the holder", async () => {
+    const holder = await store.acquire({ resource: "job:busy", owner: "holder-7", task: "nightly", ttlMs: 30_000 });
+    expect(holder.acquired).toBe(true);
+    const client = makeClient("waiter", { backoff: { baseMs: 10, capMs: 50 } });
+    const error = await client.withLease("job:busy", async () => "never", { task: "t", ttlMs: 1_000, waitMs: 400 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AcquireTimeoutError);
+    expect((error as AcquireTimeoutError).holder).toMatchObject({ owner: "holder-7", task: "nightly" });
+    expect((error as AcquireTimeoutError).message).toContain("holder-7");
+    expect(seen.filter((e) => e.type === "contended").length).toBeGreaterThan(1);
+    expect((await store.get("job:busy"))?.owner).toBe("holder-7");
+  });
+
+  it("an aborted caller signal stops the wait", async () => {
+    await store.acquire({ resource: "job:cancel", owner: "holder", task: "t", ttlMs: 30_000 });
+    const client = makeClient();
+    const controller = new AbortController();
+    const run = client.withLease("job:cancel", async () => "never", { task: "t", ttlMs: 1_000, waitMs: 20_000, signal: controller.signal });
+    while (!seen.some((e) => e.type === "contended")) await sleep(5);
+    controller.abort(new Error("shutting down"));
+    await expect(run).rejects.toThrow("shutting down");
+  });
+
+  it("bad options throw LeaseError before anything is written", async () => {
+    const client = makeClient();
+    const work = async () => "x";
+    const bad: Array<[string, Record<string, unknown>]> = [
+      ["job:ok", { task: "t", ttlMs: 99 }],
+      ["job:ok", { task: "t", ttlMs: 24 * 3600 * 1000 + 1 }],
+      ["job:ok", { task: "", ttlMs: 1_000 }],
+      ["job:ok", { task: "t", ttlMs: 1_000, waitMs: -1 }],
+      ["job:ok", { task: "t", ttlMs: 1_000, retries: 3 }],
+      ["", { task: "t", ttlMs: 1_000 }],
+      ["job:\u0000bad", { task: "t", ttlMs: 1_000 }],
+      ["x".repeat(513), { task: "t", ttlMs: 1_000 }],
+    ];
+    for (const [resource, options] of bad) {
+      await expect(client.withLease(resource, work, options as never)).rejects.toBeInstanceOf(LeaseError);
+      await expect(client.acquire(resource, options as never)).rejects.toBeInstanceOf(LeaseError);
+    }
+    await expect(client.withLease("job:ok", work, { task: "t", ttlMs: 1_000, retries: 3 } as never)).rejects.toThrow(/unknown option.*retries/);
+    expect(() => new LeaseClient(store, { owner: "" })).toThrow(LeaseError);
+    expect(() => new LeaseClient(store, { owner: "w", sweepEvery: 5 } as never)).toThrow(LeaseError);
+    expect(() => new LeaseClient(store, { owner: "w", backoff: { baseMs: 100, capMs: 10 } })).toThrow(LeaseError);
+    expect(await collectEvents(store)).toEqual([]);
+    expect(await store.countActive()).toBe(0);
+  });
+
+  it("acquire() hands back a handle the caller renews and releases", async () => {
+    const client = makeClient();
+    const handle = await client.acquire("job:manual", { task: "t", ttlMs: 2_000 });
+    expect(handle.isValid()).toBe(true);
+    expect(handle.remainingMs()).toBeGreaterThan(0);
+    const renewed = await handle.renew();
+    expect(renewed.renewed).toBe(true);
+    expect((await store.get("job:manual"))?.renewals).toBe(1);
+    expect(await handle.release()).toMatchObject({ released: true });
+    // Idempotent once released; renewing a released lease is refused locally.
+    expect(await handle.release()).toMatchObject({ released: true });
+    await expect(handle.renew()).rejects.toBeInstanceOf(LeaseError);
+    expect(countKinds(await collectEvents(store, { resource: "job:manual" }))).toMatchObject({ acquired: 1, released: 1 });
+  });
+
+  it("a handle whose renew is refused is lost: lost recorded, no further store calls", async () => {
+    const client = makeClient();
+    const handle = await client.acquire("job:manual-lost", { task: "t", ttlMs: 2_000 });
+    await store.forceRelease({ resource: "job:manual-lost", leaseId: handle.leaseId, actor: "alice", reason: "test" });
+    expect(await handle.renew()).toEqual({ renewed: false, reason: "not_owner" });
+    expect(handle.isLost).toBe(true);
+    await expect(handle.renew()).rejects.toBeInstanceOf(LeaseLostError);
+    await expect(handle.release()).rejects.toBeInstanceOf(LeaseLostError);
+    await handle.settleLostReport(2_000);
+    expect(countKinds(await collectEvents(store, { resource: "job:manual-lost" }))).toMatchObject({ renew_failed: 1, lost: 1, released: 0 });
+  });
+});

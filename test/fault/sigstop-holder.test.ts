@@ -1,0 +1,106 @@
+import pg from "pg";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { createFencedTable, readFencedHistory } from "@/lib/lease/fencing";
+import { freshPgSchema, TEST_DATABASE_URL, type FreshPgSchema } from "@/lib/lease/testing/isolation";
+import { collectEvents, createStoreFixture, type StoreFixture } from "@/test/support/stores";
+import { spawnWorker, stopAllWorkers, type WorkerLine } from "@/test/support/worker-process";
+
+/**
+ * A holder is frozen (SIGSTOP) past its TTL; another worker takes over and writes
+ * downstream; the old holder is thawed (SIGCONT) and carries on as if nothing
+ * happened. Its renew is refused (not_owner), its write is refused by the fenced
+ * downstream and recorded as fencing_rejected; the new holder's writes stand.
+ */
+let pool: pg.Pool;
+beforeAll(() => {
+  pool = new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 2 });
+  pool.on("error", () => undefined);
+});
+afterAll(async () => {
+  await stopAllWorkers();
+  await pool.end();
+});
+
+describe.each(["redis", "postgres"] as const)("SIGSTOP a holder past its TTL (%s)", (kind) => {
+  let fixture: StoreFixture;
+  let downstream: FreshPgSchema;
+  let table: string;
+  beforeEach(async () => {
+    fixture = await createStoreFixture(kind);
+    downstream = freshPgSchema();
+    await pool.query(`CREATE SCHEMA "${downstream.schema}"`);
+    table = `${downstream.schema}.ledger`;
+    await createFencedTable({ pool, table, history: true });
+  });
+  afterEach(async () => {
+    await stopAllWorkers();
+    await fixture.cleanup();
+    await downstream.drop();
+  });
+
+  it("the thawed holder's renew fails and its fenced write is rejected and recorded", async () => {
+    const resource = "ledger:tenant_42";
+    const fenced = { url: TEST_DATABASE_URL, table, by: "ledger-db", history: true };
+    const isWrite = (accepted: boolean) => (l: WorkerLine) => l.type === "write" && l.accepted === accepted;
+
+    // The old holder runs its own loop (renew, then write) and ignores losing: a zombie.
+    const old = spawnWorker({ store: fixture.spec, owner: "old", mode: "manual", resources: [resource], ttlMs: 600, writeEveryMs: 100, ignoreSignal: true, fenced });
+    const oldLease = await old.waitFor((l) => l.type === "acquired");
+    await old.waitFor((l) => l.type === "renew" && l.renewed === true);
+    await old.waitFor(isWrite(true));
+    old.signal("SIGSTOP");
+
+    const next = spawnWorker({
+      store: fixture.spec,
+      owner: "new",
+      mode: "hold",
+      resources: [resource],
+      ttlMs: 5_000,
+      waitMs: 15_000,
+      writeEveryMs: 50,
+      durationMs: 20_000,
+      backoff: { baseMs: 10, capMs: 100 },
+      fenced,
+    });
+    const newLease = await next.waitFor((l) => l.type === "acquired");
+    await next.waitFor(isWrite(true));
+    expect(BigInt(String(newLease.token)) > BigInt(String(oldLease.token))).toBe(true);
+
+    const thawedAt = old.lines.length;
+    old.signal("SIGCONT");
+    const renew = await old.waitFor((l) => l.type === "renew", 10_000, thawedAt);
+    expect(renew).toMatchObject({ renewed: false, reason: "not_owner" });
+    await old.waitFor((l) => l.type === "write", 10_000, thawedAt);
+    await old.exited;
+    // Every write after the thaw (one, or two if it was frozen between its renew and its write) is refused.
+    const staleWrites = old.lines.slice(thawedAt).filter((l) => l.type === "write");
+    expect(staleWrites.length).toBeGreaterThanOrEqual(1);
+    for (const stale of staleWrites) {
+      expect(stale).toMatchObject({ accepted: false, token: oldLease.token });
+      expect(BigInt(String(stale.seenToken)) >= BigInt(String(newLease.token))).toBe(true);
+    }
+
+    // The new holder keeps writing, accepted.
+    const afterStale = next.lines.length;
+    await next.waitFor(isWrite(true), 10_000, afterStale);
+    await next.kill9();
+    expect(next.linesOf("write").every((l) => l.accepted === true)).toBe(true);
+
+    // The downstream's own history: only fresh tokens, never backwards.
+    const history = await readFencedHistory({ pool, table });
+    const tokens = history.map((h) => BigInt(h.fencingToken));
+    for (let i = 1; i < tokens.length; i++) expect(tokens[i]! >= tokens[i - 1]!).toBe(true);
+    const firstNew = history.findIndex((h) => h.fencingToken === newLease.token);
+    expect(firstNew).toBeGreaterThanOrEqual(0);
+    const oldAfterNew = history.slice(firstNew).filter((h) => h.fencingToken === oldLease.token);
+    expect(oldAfterNew).toEqual([]);
+
+    // The store heard about it: the refused write, the refused renew, and the loss.
+    const rejected = await collectEvents(fixture.store, { resource, kinds: ["fencing_rejected"] });
+    expect(rejected).toHaveLength(staleWrites.length);
+    for (const event of rejected) expect(event).toMatchObject({ fencingToken: oldLease.token, leaseId: oldLease.leaseId, owner: "old" });
+    const lost = await collectEvents(fixture.store, { resource, kinds: ["lost"] });
+    expect(lost.map((e) => [e.leaseId, e.reason])).toEqual([[oldLease.leaseId, "not_owner"]]);
+    expect((await collectEvents(fixture.store, { resource, kinds: ["renew_failed"] })).map((e) => e.leaseId)).toEqual([oldLease.leaseId]);
+  });
+});
