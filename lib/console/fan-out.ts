@@ -118,15 +118,16 @@ export interface PageStart {
 
 /**
  * Where each store continues on this page: from the decoded cursor, or from the
- * start on the first page. Stores missing from a cursor (configured since) start
- * from the beginning. Exhausted stores (null) are not read at all.
+ * start on the first page. Exhausted stores (null) are not read at all; neither
+ * are stores a later-page cursor does not mention (exhausted earlier, or
+ * configured since the first page) — restarting them would repeat their rows.
  */
 export function pageStarts(entries: readonly StoreRef[], cursors: StoreCursors | null): PageStart[] {
   const starts: PageStart[] = [];
   for (const entry of entries) {
-    const c = cursors ? cursors[entry.store.name] : "";
+    const c = cursors ? (cursors[entry.store.name] ?? null) : "";
     if (c === null) continue;
-    starts.push({ entry, cursor: c === "" || c === undefined ? undefined : c });
+    starts.push({ entry, cursor: c === "" ? undefined : c });
   }
   return starts;
 }

@@ -5,7 +5,7 @@
  */
 import type { LeaseEvent, LeaseStore, TerminalEventKind } from "@/lib/lease/types";
 import { describeError, resolveEntries, selectEntries, withTimeout, STORE_TIMEOUT_MS, type ReadOptions } from "./fan-out";
-import type { LeaseDetailParams } from "./params";
+import { parseLeaseDetailParams, type LeaseDetailParams } from "./params";
 import { reshapeEvent, reshapeLease } from "./reshape";
 import type { HoldBar, LeaseDetailView, ReadResult, StoreOutcome, TokenView, WaiterView } from "./views";
 
@@ -68,54 +68,59 @@ async function readDetail(store: LeaseStore, resource: string, nowMs: number | u
 
 /**
  * One bar per hold, oldest first: from its `acquired` event to the terminal event
- * with the same lease id. A hold whose start fell out of the fetched history
- * starts at `end − holdMs` (terminal events carry the hold time); a hold with no
- * end is still held if it is the current lease, else its end is not recorded yet.
+ * with the same lease id. Events are taken in the store's own order (ids; the
+ * store returns newest first), which is exact even within one millisecond. A hold
+ * whose start fell out of the fetched history starts at `end − holdMs` (terminal
+ * events carry the hold time); a hold with no end is "held" if it is the current
+ * lease, else its end is not recorded yet ("unknown": lapsed, not yet swept).
  */
-export function buildTimeline(events: readonly LeaseEvent[], currentLeaseId: string | null): HoldBar[] {
-  const ordered = [...events].sort((a, b) => a.at.getTime() - b.at.getTime());
-  const bars = new Map<string, HoldBar>();
-  const anonymous: HoldBar[] = [];
-  for (const event of ordered) {
-    const key = event.leaseId ?? "";
+export function buildTimeline(newestFirst: readonly LeaseEvent[], currentLeaseId: string | null): HoldBar[] {
+  const bars: HoldBar[] = [];
+  const byLease = new Map<string, HoldBar>();
+  for (const event of [...newestFirst].reverse()) {
+    const token = event.fencingToken === null ? null : String(event.fencingToken);
+    const existing = event.leaseId ? byLease.get(event.leaseId) : undefined;
     if (event.kind === "acquired") {
+      if (existing) {
+        existing.start = event.at.toISOString();
+        continue;
+      }
       const bar: HoldBar = {
-        leaseId: key,
+        leaseId: event.leaseId ?? "",
         owner: event.owner,
         task: event.task,
-        fencingToken: event.fencingToken === null ? null : String(event.fencingToken),
+        fencingToken: token,
         start: event.at.toISOString(),
         end: null,
-        ending: key !== "" && key === currentLeaseId ? "held" : "unknown",
+        ending: event.leaseId !== null && event.leaseId === currentLeaseId ? "held" : "unknown",
         holdMs: null,
       };
-      if (key === "") anonymous.push(bar);
-      else bars.set(key, bar);
+      bars.push(bar);
+      if (event.leaseId) byLease.set(event.leaseId, bar);
       continue;
     }
-    const kind = event.kind as TerminalEventKind;
     const holdMs = typeof event.holdMs === "number" ? event.holdMs : null;
-    const existing = key !== "" ? bars.get(key) : undefined;
     if (existing) {
       existing.end = event.at.toISOString();
-      existing.ending = kind;
+      existing.ending = event.kind as TerminalEventKind;
       existing.holdMs = holdMs ?? event.at.getTime() - Date.parse(existing.start);
-    } else {
-      const bar: HoldBar = {
-        leaseId: key,
-        owner: event.owner,
-        task: event.task,
-        fencingToken: event.fencingToken === null ? null : String(event.fencingToken),
-        start: new Date(event.at.getTime() - (holdMs ?? 0)).toISOString(),
-        end: event.at.toISOString(),
-        ending: kind,
-        holdMs,
-      };
-      if (key === "") anonymous.push(bar);
-      else bars.set(key, bar);
+      continue;
     }
+    const bar: HoldBar = {
+      leaseId: event.leaseId ?? "",
+      owner: event.owner,
+      task: event.task,
+      fencingToken: token,
+      start: new Date(event.at.getTime() - (holdMs ?? 0)).toISOString(),
+      end: event.at.toISOString(),
+      ending: event.kind as TerminalEventKind,
+      holdMs,
+    };
+    bars.push(bar);
+    if (event.leaseId) byLease.set(event.leaseId, bar);
   }
-  return [...bars.values(), ...anonymous].sort((a, b) => a.start.localeCompare(b.start));
+  // Stable: holds that started in the same millisecond keep the store's order.
+  return bars.map((bar, i) => ({ bar, i })).sort((a, b) => a.bar.start.localeCompare(b.bar.start) || a.i - b.i).map((x) => x.bar);
 }
 
 export function summariseWaiting(contended: readonly LeaseEvent[]): WaiterView[] {
@@ -135,4 +140,13 @@ export function summariseWaiting(contended: readonly LeaseEvent[]): WaiterView[]
     }
   }
   return [...byOwner.values()].sort((a, b) => b.lastAt.localeCompare(a.lastAt));
+}
+
+/** `/locks/[store]/[...resource]` and its API twin: parse the route segments, then read. */
+export async function getLeaseDetailFromRoute(
+  route: { store: string; resource: string[] },
+  options: ReadOptions = {},
+): Promise<ReadResult<StoreOutcome<LeaseDetailView>>> {
+  const parsed = parseLeaseDetailParams(route);
+  return parsed.ok ? getLeaseDetail(parsed.params, options) : parsed;
 }

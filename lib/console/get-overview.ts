@@ -9,7 +9,7 @@ import { histogramQuantile } from "@/lib/lease/histogram";
 import { HOLD_HISTOGRAM_BOUNDS_MS, type CounterKind, type StatsBucket } from "@/lib/lease/types";
 import { fanOutStores, resolveEntries, selectEntries, type ReadOptions } from "./fan-out";
 import { formatBound } from "./format";
-import type { OverviewParams } from "./params";
+import { parseOverviewParams, type OverviewParams, type SearchParamsInput } from "./params";
 import type {
   HistogramBar,
   OverviewPoint,
@@ -255,4 +255,10 @@ function topResources(reads: ReadonlyArray<{ store: string; contendedSample: Arr
     }
   }
   return [...counts.values()].sort((a, b) => b.contended - a.contended || a.resource.localeCompare(b.resource)).slice(0, TOP_TABLE_ROWS);
+}
+
+/** `/` and `/api/overview`: parse the URL parameters, then read. */
+export async function getOverviewFromSearch(search: SearchParamsInput, options: ReadOptions = {}): Promise<ReadResult<OverviewView>> {
+  const parsed = parseOverviewParams(search, options.nowMs);
+  return parsed.ok ? getOverview(parsed.params, options) : parsed;
 }

@@ -12,12 +12,14 @@ import {
   summarisePages,
   type ReadOptions,
 } from "./fan-out";
-import type { EventsParams } from "./params";
+import { parseEventsParams, type EventsParams, type SearchParamsInput } from "./params";
 import { reshapeEvent } from "./reshape";
 import type { EventsView, ReadResult } from "./views";
 
 export async function listEvents(params: EventsParams, options: ReadOptions = {}): Promise<ReadResult<EventsView>> {
-  const selected = selectEntries(await resolveEntries(options), params.store);
+  const all = await resolveEntries(options);
+  const storeNames = all.map((e) => e.store.name);
+  const selected = selectEntries(all, params.store);
   if (!selected.ok) return selected;
   const decoded = decodeStoreCursors(params.cursor);
   if (!decoded.ok) return decoded;
@@ -49,6 +51,7 @@ export async function listEvents(params: EventsParams, options: ReadOptions = {}
     ok: true,
     view: {
       readAt: new Date(options.nowMs ?? Date.now()).toISOString(),
+      storeNames,
       items,
       stores: summarisePages(outcomes),
       nextCursor: nextCursorOf(outcomes, starts),
@@ -56,4 +59,10 @@ export async function listEvents(params: EventsParams, options: ReadOptions = {}
       to: params.range?.to.toISOString() ?? null,
     },
   };
+}
+
+/** `/events` and `/api/events`: parse the URL parameters, then read. */
+export async function listEventsFromSearch(search: SearchParamsInput, options: ReadOptions = {}): Promise<ReadResult<EventsView>> {
+  const parsed = parseEventsParams(search, options.nowMs);
+  return parsed.ok ? listEvents(parsed.params, options) : parsed;
 }

@@ -16,19 +16,21 @@ import {
   type PageStart,
   type ReadOptions,
 } from "./fan-out";
-import type { LeasesParams } from "./params";
+import { parseLeasesParams, type LeasesParams, type SearchParamsInput } from "./params";
 import { reshapeLease } from "./reshape";
 import type { EndedLeaseView, LeaseView, LeasesView, ReadResult } from "./views";
 
 export async function listLeases(params: LeasesParams, options: ReadOptions = {}): Promise<ReadResult<LeasesView>> {
-  const selected = selectEntries(await resolveEntries(options), params.store);
+  const all = await resolveEntries(options);
+  const storeNames = all.map((e) => e.store.name);
+  const selected = selectEntries(all, params.store);
   if (!selected.ok) return selected;
   const decoded = decodeStoreCursors(params.cursor);
   if (!decoded.ok) return decoded;
   const starts = pageStarts(selected.entries, decoded.cursors);
   const readAt = new Date(options.nowMs ?? Date.now()).toISOString();
 
-  if (params.state === "expired") return listExpiredLeases(params, starts, readAt, options.timeoutMs);
+  if (params.state === "expired") return listExpiredLeases(params, starts, storeNames, readAt, options.timeoutMs);
 
   const state: LeaseState | undefined = params.state;
   const outcomes = await fanOutStores(
@@ -59,6 +61,7 @@ export async function listLeases(params: LeasesParams, options: ReadOptions = {}
     ok: true,
     view: {
       mode: "current",
+      storeNames,
       readAt,
       items,
       storeClocks: Object.fromEntries(outcomes.flatMap((o) => (o.ok ? [[o.store, o.data.now]] : []))),
@@ -74,6 +77,7 @@ export async function listLeases(params: LeasesParams, options: ReadOptions = {}
 async function listExpiredLeases(
   params: LeasesParams,
   starts: PageStart[],
+  storeNames: string[],
   readAt: string,
   timeoutMs: number | undefined,
 ): Promise<ReadResult<LeasesView>> {
@@ -114,6 +118,7 @@ async function listExpiredLeases(
     ok: true,
     view: {
       mode: "expired",
+      storeNames,
       readAt,
       items: [],
       storeClocks: {},
@@ -136,4 +141,10 @@ function compareLeases(sort: LeasesParams["sort"]): (a: LeaseView, b: LeaseView)
     case "newest":
       return (a, b) => a.heldForMs - b.heldForMs || tie(a, b);
   }
+}
+
+/** `/locks` and `/api/leases`: parse the URL parameters, then read. */
+export async function listLeasesFromSearch(search: SearchParamsInput, options: ReadOptions = {}): Promise<ReadResult<LeasesView>> {
+  const parsed = parseLeasesParams(search, options.nowMs);
+  return parsed.ok ? listLeases(parsed.params, options) : parsed;
 }

@@ -7,6 +7,7 @@
 import { z } from "zod";
 import { LEASE_EVENT_KINDS, type LeaseEventKind, type LeaseSort } from "@/lib/lease/types";
 import { ZCursor, ZOwner, ZPrefix, ZResource, ZStoreName, ZTask } from "@/lib/lease/validation";
+import { MAX_PREV_CURSORS } from "./links";
 import type { ParamProblem, WindowName } from "./views";
 
 export type SearchParamsInput = URLSearchParams | Record<string, string | string[] | undefined>;
@@ -28,8 +29,6 @@ export const MAX_CUSTOM_RANGE_MS = 14 * 24 * 60 * 60_000;
 export const DEFAULT_DEPTH = 2;
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 200;
-/** How many earlier pages the "previous" link remembers. */
-export const MAX_PREV_CURSORS = 20;
 
 /** States a `/locks` filter accepts: current lease states, plus "expired" (history, from events). */
 export const LOCK_STATE_FILTERS = ["held", "expiring", "overdue", "lapsed", "expired"] as const;
@@ -279,30 +278,4 @@ function safeDecode(segment: string, param: string): string {
   } catch {
     fail(param, "is not valid percent-encoding");
   }
-}
-
-/**
- * Link to one lease. Each "/"-separated part is encoded on its own so the path
- * stays readable; a resource with empty parts ("a//b", "/a") would lose them as
- * path segments, so it is sent as one segment with "/" encoded.
- */
-export function leaseHref(store: string, resource: string): string {
-  const parts = resource.split("/");
-  const path = parts.some((p) => p === "") ? encodeURIComponent(resource) : parts.map(encodeURIComponent).join("/");
-  return `/locks/${encodeURIComponent(store)}/${path}`;
-}
-
-/** A URL query string with empty values dropped, for links and router.replace. */
-export function buildQuery(params: Record<string, string | number | readonly string[] | null | undefined>): string {
-  const search = new URLSearchParams();
-  for (const [key, value] of Object.entries(params)) {
-    if (value === null || value === undefined || value === "") continue;
-    if (Array.isArray(value)) {
-      if (value.length > 0) search.set(key, value.join(","));
-    } else {
-      search.set(key, String(value));
-    }
-  }
-  const s = search.toString();
-  return s ? `?${s}` : "";
 }

@@ -57,6 +57,8 @@ export interface EndedLeaseView {
 
 export interface LeasesView {
   mode: "current" | "expired";
+  /** Every configured store, for the store filter. */
+  storeNames: string[];
   /** Server time the page was read; countdowns tick from here. */
   readAt: string;
   items: LeaseView[];
@@ -91,6 +93,7 @@ export interface EventView {
 
 export interface EventsView {
   readAt: string;
+  storeNames: string[];
   items: EventView[];
   stores: StoreOutcome<{ count: number; hasMore: boolean }>[];
   nextCursor: string | null;

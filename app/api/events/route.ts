@@ -1,8 +1,7 @@
 import type { NextRequest } from "next/server";
 import { requireApiSession } from "@/lib/auth/session";
 import { respondWithRead } from "@/lib/console/api-response";
-import { listEvents } from "@/lib/console/list-events";
-import { parseEventsParams } from "@/lib/console/params";
+import { listEventsFromSearch } from "@/lib/console/list-events";
 
 export const dynamic = "force-dynamic";
 
@@ -10,8 +9,5 @@ export const dynamic = "force-dynamic";
 export async function GET(request: NextRequest) {
   const auth = await requireApiSession();
   if (!auth.ok) return auth.response;
-  return respondWithRead(auth.session, "events:read", async () => {
-    const parsed = parseEventsParams(request.nextUrl.searchParams);
-    return parsed.ok ? listEvents(parsed.params) : parsed;
-  });
+  return respondWithRead(auth.session, "events:read", () => listEventsFromSearch(request.nextUrl.searchParams));
 }

@@ -1,8 +1,7 @@
 import type { NextRequest } from "next/server";
 import { requireApiSession } from "@/lib/auth/session";
 import { respondWithRead } from "@/lib/console/api-response";
-import { listLeases } from "@/lib/console/list-leases";
-import { parseLeasesParams } from "@/lib/console/params";
+import { listLeasesFromSearch } from "@/lib/console/list-leases";
 
 export const dynamic = "force-dynamic";
 
@@ -10,8 +9,5 @@ export const dynamic = "force-dynamic";
 export async function GET(request: NextRequest) {
   const auth = await requireApiSession();
   if (!auth.ok) return auth.response;
-  return respondWithRead(auth.session, "leases:read", async () => {
-    const parsed = parseLeasesParams(request.nextUrl.searchParams);
-    return parsed.ok ? listLeases(parsed.params) : parsed;
-  });
+  return respondWithRead(auth.session, "leases:read", () => listLeasesFromSearch(request.nextUrl.searchParams));
 }

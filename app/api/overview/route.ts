@@ -1,8 +1,7 @@
 import type { NextRequest } from "next/server";
 import { requireApiSession } from "@/lib/auth/session";
 import { respondWithRead } from "@/lib/console/api-response";
-import { getOverview } from "@/lib/console/get-overview";
-import { parseOverviewParams } from "@/lib/console/params";
+import { getOverviewFromSearch } from "@/lib/console/get-overview";
 
 export const dynamic = "force-dynamic";
 
@@ -10,8 +9,5 @@ export const dynamic = "force-dynamic";
 export async function GET(request: NextRequest) {
   const auth = await requireApiSession();
   if (!auth.ok) return auth.response;
-  return respondWithRead(auth.session, "leases:read", async () => {
-    const parsed = parseOverviewParams(request.nextUrl.searchParams);
-    return parsed.ok ? getOverview(parsed.params) : parsed;
-  });
+  return respondWithRead(auth.session, "leases:read", () => getOverviewFromSearch(request.nextUrl.searchParams));
 }

@@ -1,8 +1,7 @@
 import type { NextRequest } from "next/server";
 import { requireApiSession } from "@/lib/auth/session";
 import { respondWithRead } from "@/lib/console/api-response";
-import { getLeaseDetail } from "@/lib/console/get-lease-detail";
-import { parseLeaseDetailParams } from "@/lib/console/params";
+import { getLeaseDetailFromRoute } from "@/lib/console/get-lease-detail";
 
 export const dynamic = "force-dynamic";
 
@@ -11,8 +10,5 @@ export async function GET(_request: NextRequest, context: { params: Promise<{ st
   const auth = await requireApiSession();
   if (!auth.ok) return auth.response;
   const params = await context.params;
-  return respondWithRead(auth.session, "leases:read", async () => {
-    const parsed = parseLeaseDetailParams(params);
-    return parsed.ok ? getLeaseDetail(parsed.params) : parsed;
-  });
+  return respondWithRead(auth.session, "leases:read", () => getLeaseDetailFromRoute(params));
 }

@@ -1,0 +1,23 @@
+/** Words for the filter values the URL carries. */
+export const LOCK_STATE_LABELS = {
+  held: "Held (valid)",
+  expiring: "Expiring soon",
+  overdue: "Renewal overdue",
+  lapsed: "Lapsed, not swept",
+  expired: "Expired (history)",
+} as const;
+
+export const LEASE_SORT_LABELS = {
+  expires: "Expires soonest",
+  held_longest: "Held longest",
+  newest: "Newest",
+} as const;
+
+/** Fixed windows (custom from/to is set on the overview and events pages). */
+export const WINDOW_LABELS = {
+  "15m": "15 min",
+  "1h": "1 hour",
+  "6h": "6 hours",
+  "24h": "24 hours",
+  "7d": "7 days",
+} as const;

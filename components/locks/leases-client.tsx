@@ -1,0 +1,207 @@
+"use client";
+import Link from "next/link";
+import { useMemo } from "react";
+import { Countdown } from "@/components/ui/countdown";
+import { DataTable, SortableTh, TBody, THead, Td, Th, Tr } from "@/components/ui/data-table";
+import { EmptyState } from "@/components/ui/empty-state";
+import { formatDuration, formatUtc } from "@/components/ui/format";
+import { RelativeTime } from "@/components/ui/relative-time";
+import { useNow } from "@/components/ui/use-now";
+import { leaseHref, withParams } from "@/lib/console/links";
+import { useLeasesQuery } from "@/lib/console/queries/leases/leases-query";
+import type { EndedLeaseView, LeaseView, LeasesView } from "@/lib/console/views";
+import { EXPIRING_FRACTION, leaseStateAt } from "@/lib/lease/types";
+import { LeaseFilters } from "./lease-filters";
+import { LeaseStatePill } from "./lease-state-pill";
+import { Pager } from "./pager";
+import { StoreReadProblems } from "./read-notices";
+
+const FILTER_KEYS = ["store", "prefix", "owner", "task", "state"] as const;
+
+export function LeasesClient({ search, initialData }: { search: string; initialData: LeasesView }) {
+  const query = useLeasesQuery(search, initialData);
+  const view = query.data ?? initialData;
+  const params = useMemo(() => new URLSearchParams(search), [search]);
+  const hasFilters = FILTER_KEYS.some((k) => params.get(k));
+  const count = view.mode === "current" ? view.items.length : view.expired.length;
+
+  return (
+    <div className="space-y-4">
+      <div className="flex flex-wrap items-baseline justify-between gap-2">
+        <h1 className="text-lg font-semibold tracking-tight">{view.mode === "expired" ? "Expired leases" : "Leases"}</h1>
+        <p className="text-sm text-zinc-600 dark:text-zinc-400" aria-live="polite">
+          {count} {count === 1 ? "lease" : "leases"} on this page
+          {query.isFetching ? <span className="sr-only"> (refreshing)</span> : null}
+          {query.isError ? <span className="ml-2 text-amber-700 dark:text-amber-300">· live update failed: {query.error.message}</span> : null}
+        </p>
+      </div>
+      <LeaseFilters values={params} storeNames={view.storeNames} />
+      <StoreReadProblems stores={view.stores} />
+      {count === 0 ? (
+        <NoLeases mode={view.mode} hasFilters={hasFilters} isLaterPage={params.has("cursor")} />
+      ) : view.mode === "current" ? (
+        <CurrentLeasesTable view={view} params={params} updatedAt={query.dataUpdatedAt} />
+      ) : (
+        <ExpiredLeasesTable items={view.expired} />
+      )}
+      <div className="flex justify-end">
+        <Pager basePath="/locks" search={search} nextCursor={view.nextCursor} label="Leases" />
+      </div>
+    </div>
+  );
+}
+
+function NoLeases({ mode, hasFilters, isLaterPage }: { mode: LeasesView["mode"]; hasFilters: boolean; isLaterPage: boolean }) {
+  if (isLaterPage) {
+    return (
+      <EmptyState title="No more leases on this page" action={<Link className="underline" href="/locks">Back to the first page</Link>}>
+        The leases that were here have ended since the previous page was read.
+      </EmptyState>
+    );
+  }
+  if (mode === "expired") {
+    return (
+      <EmptyState title="No lease expired in this window">
+        Good news: every holder in this window released its lease. Widen the window, or check{" "}
+        <Link className="underline" href="/events?kind=expired">
+          all expiry events
+        </Link>
+        .
+      </EmptyState>
+    );
+  }
+  if (hasFilters) {
+    return (
+      <EmptyState title="No lease matches these filters" action={<Link className="underline" href="/locks">Clear the filters</Link>}>
+        Prefix matches the start of the resource name (e.g. <code className="font-mono">tenant_123:billing</code>); owner and task match exactly.
+      </EmptyState>
+    );
+  }
+  return (
+    <EmptyState title="No lease is held right now">
+      Leases appear here within seconds of a worker taking one, e.g. with{" "}
+      <code className="font-mono">client.withLease(&quot;tenant_123:billing-close&quot;, work, {"{ task, ttlMs }"})</code>. Recent history is on the{" "}
+      <Link className="underline" href="/events">
+        events
+      </Link>{" "}
+      page.
+    </EmptyState>
+  );
+}
+
+function CurrentLeasesTable({ view, params, updatedAt }: { view: LeasesView; params: URLSearchParams; updatedAt: number }) {
+  const now = useNow(Date.parse(view.readAt));
+  // Store clock minus this browser's clock per store, measured when the data arrived:
+  // countdowns and states then run on the clock that enforces the TTL.
+  const offsets = useMemo(() => {
+    const receivedAt = updatedAt || Date.parse(view.readAt);
+    return Object.fromEntries(Object.entries(view.storeClocks).map(([store, iso]) => [store, Date.parse(iso) - receivedAt]));
+  }, [view.storeClocks, view.readAt, updatedAt]);
+  const sort = params.get("sort") ?? "expires";
+  const sortHref = (value: string) => `/locks${withParams(params, { sort: value })}`;
+
+  return (
+    <DataTable caption="Current leases">
+      <THead>
+        <tr>
+          <Th>Resource</Th>
+          <Th>Store</Th>
+          <Th>Owner</Th>
+          <Th>Task</Th>
+          <Th align="right">Token</Th>
+          <SortableTh
+            label="Held for"
+            align="right"
+            href={sortHref(sort === "held_longest" ? "newest" : "held_longest")}
+            direction={sort === "held_longest" ? "descending" : sort === "newest" ? "ascending" : undefined}
+          />
+          <Th>Last renewed</Th>
+          <SortableTh label="Expires in" href={sortHref("expires")} direction={sort === "expires" ? "ascending" : undefined} />
+          <Th align="right">Renewals</Th>
+          <Th>State</Th>
+        </tr>
+      </THead>
+      <TBody>
+        {view.items.map((lease) => (
+          <LeaseRow key={`${lease.store}\u0000${lease.resource}`} lease={lease} browserNow={now} offsetMs={offsets[lease.store] ?? 0} />
+        ))}
+      </TBody>
+    </DataTable>
+  );
+}
+
+function LeaseRow({ lease, browserNow, offsetMs }: { lease: LeaseView; browserNow: number; offsetMs: number }) {
+  const storeNow = browserNow + offsetMs;
+  const state = leaseStateAt(
+    { expiresAt: new Date(lease.expiresAt), renewedAt: new Date(lease.renewedAt), ttlMs: lease.ttlMs },
+    new Date(storeNow),
+  );
+  const heldFor = Math.max(0, storeNow - Date.parse(lease.acquiredAt));
+  return (
+    <Tr>
+      <Td mono className="max-w-[28rem] truncate" title={lease.resource}>
+        <Link href={leaseHref(lease.store, lease.resource)} className="text-sky-700 underline-offset-2 hover:underline dark:text-sky-300">
+          {lease.resource}
+        </Link>
+      </Td>
+      <Td mono>{lease.store}</Td>
+      <Td mono className="max-w-40 truncate" title={lease.owner}>{lease.owner}</Td>
+      <Td mono className="max-w-40 truncate" title={lease.task}>{lease.task}</Td>
+      <Td mono align="right" title={`lease id ${lease.leaseId}`}>{lease.fencingToken}</Td>
+      <Td align="right" className="tabular-nums" title={`acquired ${formatUtc(lease.acquiredAt)}`}>
+        <span suppressHydrationWarning>{formatDuration(heldFor)}</span>
+      </Td>
+      <Td>
+        {lease.renewals === 0 ? (
+          <span className="text-zinc-500" title={`acquired ${formatUtc(lease.acquiredAt)}`}>never</span>
+        ) : (
+          <RelativeTime value={lease.renewedAt} clockOffsetMs={offsetMs} />
+        )}
+      </Td>
+      <Td>
+        <Countdown to={lease.expiresAt} clockOffsetMs={offsetMs} warnBelowMs={lease.ttlMs * EXPIRING_FRACTION} expiredLabel="lapsed" />
+      </Td>
+      <Td align="right" className="tabular-nums">{lease.renewals}</Td>
+      <Td>
+        <LeaseStatePill state={state} />
+      </Td>
+    </Tr>
+  );
+}
+
+function ExpiredLeasesTable({ items }: { items: EndedLeaseView[] }) {
+  return (
+    <DataTable caption="Leases that expired in the window">
+      <THead>
+        <tr>
+          <Th>Resource</Th>
+          <Th>Store</Th>
+          <Th>Owner</Th>
+          <Th>Task</Th>
+          <Th align="right">Token</Th>
+          <Th align="right">Held for</Th>
+          <Th>Expired</Th>
+        </tr>
+      </THead>
+      <TBody>
+        {items.map((e) => (
+          <Tr key={`${e.store}\u0000${e.eventId}`}>
+            <Td mono className="max-w-[28rem] truncate" title={e.resource}>
+              <Link href={leaseHref(e.store, e.resource)} className="text-sky-700 underline-offset-2 hover:underline dark:text-sky-300">
+                {e.resource}
+              </Link>
+            </Td>
+            <Td mono>{e.store}</Td>
+            <Td mono>{e.owner ?? "—"}</Td>
+            <Td mono>{e.task ?? "—"}</Td>
+            <Td mono align="right" title={e.leaseId ? `lease id ${e.leaseId}` : undefined}>{e.fencingToken ?? "—"}</Td>
+            <Td align="right" className="tabular-nums">{e.holdMs === null ? "—" : formatDuration(e.holdMs)}</Td>
+            <Td>
+              <RelativeTime value={e.endedAt} />
+            </Td>
+          </Tr>
+        ))}
+      </TBody>
+    </DataTable>
+  );
+}

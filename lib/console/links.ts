@@ -1,0 +1,69 @@
+/**
+ * Links between console pages (client-safe, no server imports). Every filter
+ * lives in the URL, so these are also the drill-down links alerts use.
+ */
+
+/** How many earlier pages the "previous" link remembers. */
+export const MAX_PREV_CURSORS = 20;
+
+/**
+ * Path of one lease page. Each "/"-separated part of the resource is encoded on
+ * its own so the path stays readable; a resource with empty parts ("a//b", "/a")
+ * would lose them as path segments, so it is sent as one segment with "/" encoded.
+ * parseLeaseDetailParams (params.ts) joins the segments back.
+ */
+export function leaseHref(store: string, resource: string): string {
+  return `/locks/${encodeURIComponent(store)}/${encodeResourcePath(resource)}`;
+}
+
+/** The API twin of leaseHref. */
+export function leaseApiHref(store: string, resource: string): string {
+  return `/api/leases/${encodeURIComponent(store)}/${encodeResourcePath(resource)}`;
+}
+
+function encodeResourcePath(resource: string): string {
+  const parts = resource.split("/");
+  return parts.some((p) => p === "") ? encodeURIComponent(resource) : parts.map(encodeURIComponent).join("/");
+}
+
+export type QueryValues = Record<string, string | number | readonly string[] | null | undefined>;
+
+/** A query string ("?a=1&b=x%3Ay") with empty values dropped; arrays are comma-joined. */
+export function buildQuery(params: QueryValues): string {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) {
+    if (value === null || value === undefined || value === "") continue;
+    if (Array.isArray(value)) {
+      if (value.length > 0) search.set(key, value.join(","));
+    } else {
+      search.set(key, String(value));
+    }
+  }
+  const s = search.toString();
+  return s ? `?${s}` : "";
+}
+
+/** `current` with `changes` applied (null/"" removes a key); paging keys are dropped unless given. */
+export function withParams(current: URLSearchParams | string, changes: QueryValues, keepPaging = false): string {
+  const next = new URLSearchParams(typeof current === "string" ? current : current.toString());
+  if (!keepPaging) {
+    next.delete("cursor");
+    next.delete("prev");
+  }
+  for (const [key, value] of Object.entries(changes)) {
+    if (value === null || value === undefined || value === "" || (Array.isArray(value) && value.length === 0)) next.delete(key);
+    else next.set(key, Array.isArray(value) ? value.join(",") : String(value));
+  }
+  const s = next.toString();
+  return s ? `?${s}` : "";
+}
+
+/** A page's `searchParams` object as a query string (no "?"), the key its live query polls with. */
+export function toSearchString(params: Record<string, string | string[] | undefined>): string {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) {
+    if (value === undefined) continue;
+    for (const v of Array.isArray(value) ? value : [value]) search.append(key, v);
+  }
+  return search.toString();
+}

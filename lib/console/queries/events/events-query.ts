@@ -1,0 +1,17 @@
+"use client";
+import { useQuery } from "@tanstack/react-query";
+import type { EventsView } from "@/lib/console/views";
+import { fetchView, liveOptions, withSearch } from "../fetch-view";
+import { eventKeys } from "./keys";
+
+export function fetchEvents(search: string, signal?: AbortSignal): Promise<EventsView> {
+  return fetchView<EventsView>(withSearch("/api/events", search), signal);
+}
+
+export function useEventsQuery(search: string, initialData?: EventsView) {
+  return useQuery({
+    queryKey: eventKeys.list(search),
+    queryFn: ({ signal }) => fetchEvents(search, signal),
+    ...liveOptions(initialData),
+  });
+}

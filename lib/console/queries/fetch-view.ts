@@ -1,0 +1,44 @@
+/**
+ * Client-side fetch of a console read route. A non-2xx answer becomes an
+ * ApiError carrying the route's own message ("Bad parameter …", "not signed in").
+ */
+export class ApiError extends Error {
+  readonly status: number;
+  constructor(status: number, message: string) {
+    super(message);
+    this.name = "ApiError";
+    this.status = status;
+  }
+}
+
+/** Live views poll this often while the tab is visible. */
+export const LIVE_POLL_MS = 4_000;
+
+export async function fetchView<T>(path: string, signal?: AbortSignal): Promise<T> {
+  const response = await fetch(path, { headers: { accept: "application/json" }, cache: "no-store", signal });
+  if (!response.ok) {
+    const body = (await response.json().catch(() => null)) as { error?: string } | null;
+    throw new ApiError(response.status, body?.error ?? `request failed (HTTP ${response.status})`);
+  }
+  return (await response.json()) as T;
+}
+
+/** `"a=1&b=2"` → `"?a=1&b=2"`, `""` → `""`. */
+export function withSearch(path: string, search: string): string {
+  const s = search.startsWith("?") ? search.slice(1) : search;
+  return s ? `${path}?${s}` : path;
+}
+
+/**
+ * Shared polling options: a server-rendered first paint as `initialData` (its
+ * `readAt` tells Query how fresh it is), then a refetch every LIVE_POLL_MS,
+ * paused while the tab is hidden.
+ */
+export function liveOptions<T extends { readAt: string }>(initialData: T | undefined) {
+  return {
+    initialData,
+    initialDataUpdatedAt: initialData ? Date.parse(initialData.readAt) : undefined,
+    refetchInterval: LIVE_POLL_MS,
+    refetchIntervalInBackground: false,
+  } as const;
+}

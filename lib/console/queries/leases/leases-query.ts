@@ -1,0 +1,17 @@
+"use client";
+import { useQuery } from "@tanstack/react-query";
+import type { LeasesView } from "@/lib/console/views";
+import { fetchView, liveOptions, withSearch } from "../fetch-view";
+import { leaseKeys } from "./keys";
+
+export function fetchLeases(search: string, signal?: AbortSignal): Promise<LeasesView> {
+  return fetchView<LeasesView>(withSearch("/api/leases", search), signal);
+}
+
+export function useLeasesQuery(search: string, initialData?: LeasesView) {
+  return useQuery({
+    queryKey: leaseKeys.list(search),
+    queryFn: ({ signal }) => fetchLeases(search, signal),
+    ...liveOptions(initialData),
+  });
+}
