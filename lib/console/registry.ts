@@ -161,36 +161,44 @@ export function wrapWithLazyMigration(store: MigratableStore): LeaseStore {
 
 // Last sweep outcome per store, so a store that stays down is logged once, not every 5 s.
 const lastSweepFailed = new Map<string, boolean>();
-let isSweeping = false;
 
-/** One sweep over every store; a failing store is logged and does not stop the others. */
-export async function sweepAllStores(entries: readonly StoreEntry[]): Promise<Array<{ store: string; expired?: number; error?: string }>> {
-  const results = await Promise.allSettled(entries.map((e) => e.store.sweep()));
-  return results.map((result, i) => {
-    const name = entries[i]!.config.name;
-    const hadFailed = lastSweepFailed.get(name) ?? false;
-    if (result.status === "fulfilled") {
-      if (hadFailed) console.info(`[leasewatch] sweep of store "${name}" works again`);
-      lastSweepFailed.set(name, false);
-      return { store: name, expired: result.value.expired };
-    }
-    const error = errorText(result.reason);
-    if (!hadFailed) console.error(`[leasewatch] sweep of store "${name}" failed: ${error}`);
+export type SweepOutcome = { store: string; expired: number; error?: undefined } | { store: string; error: string; expired?: undefined };
+
+/** Sweeps one store; never throws. A failure is logged when it starts and when it ends. */
+export async function sweepStore(entry: StoreEntry): Promise<SweepOutcome> {
+  const name = entry.config.name;
+  const hadFailed = lastSweepFailed.get(name) ?? false;
+  try {
+    const { expired } = await entry.store.sweep();
+    if (hadFailed) console.info(`[leasewatch] sweep of store "${name}" works again`);
+    lastSweepFailed.set(name, false);
+    return { store: name, expired };
+  } catch (error) {
+    const message = errorText(error);
+    if (!hadFailed) console.error(`[leasewatch] sweep of store "${name}" failed: ${message}`);
     lastSweepFailed.set(name, true);
-    return { store: name, error };
-  });
+    return { store: name, error: message };
+  }
+}
+
+/** One sweep over every store, in parallel; a failing store does not stop the others. */
+export async function sweepAllStores(entries: readonly StoreEntry[]): Promise<SweepOutcome[]> {
+  return Promise.all(entries.map(sweepStore));
 }
 
 function buildRegistry(): Registry {
   // Throws ConfigError with a message that says what to fix; nothing is cached on failure.
   const configs = parseStoresConfig();
   const entries: StoreEntry[] = configs.map((config) => ({ config, store: createStore(config) }));
+  // Each store has its own in-flight flag: a store that hangs until its command
+  // timeout neither piles up overlapping sweeps nor delays the other stores' sweeps.
+  const sweeping = new Set<string>();
   const sweepTimer = setInterval(() => {
-    if (isSweeping) return; // a slow store must not pile up overlapping sweeps
-    isSweeping = true;
-    void sweepAllStores(entries).finally(() => {
-      isSweeping = false;
-    });
+    for (const entry of entries) {
+      if (sweeping.has(entry.config.name)) continue;
+      sweeping.add(entry.config.name);
+      void sweepStore(entry).finally(() => sweeping.delete(entry.config.name));
+    }
   }, SWEEP_INTERVAL_MS);
   // The sweeper must never keep a process (build worker, test, script) alive on its own.
   sweepTimer.unref();
