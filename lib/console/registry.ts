@@ -30,6 +30,7 @@ import type {
   StoreHealth,
   StoreKind,
 } from "@/lib/lease/types";
+import { PostgresLeaseStore } from "@/lib/lease/postgres/store";
 import { RedisLeaseStore } from "@/lib/lease/redis/store";
 import { parseStoresConfig, type TStoreConfig } from "./config";
 
@@ -148,7 +149,9 @@ function createStore(config: TStoreConfig): LeaseStore {
 function constructStore(config: TStoreConfig): LeaseStore {
   switch (config.kind) {
     case "postgres":
-      throw new Error("the PostgreSQL store driver is not available in this build");
+      return new MigratingStore(
+        new PostgresLeaseStore({ name: config.name, connectionString: config.url, schema: config.schema }),
+      );
     case "redis":
       return new RedisLeaseStore({ name: config.name, url: config.url, namespace: config.namespace });
   }

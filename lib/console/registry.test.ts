@@ -1,0 +1,73 @@
+import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
+import { freshPgSchema } from "@/lib/lease/testing/isolation";
+import { PostgresLeaseStore } from "@/lib/lease/postgres/store";
+import { ConfigError } from "./config";
+import { getStore, getStoreEntries, getStoreNames, wrapWithLazyMigration } from "./registry";
+
+const REGISTRY_KEY = Symbol.for("leasewatch.console.registry");
+
+function resetRegistry(): void {
+  const g = globalThis as Record<symbol, { entries: Array<{ store: { close(): Promise<void> } }>; sweepTimer: NodeJS.Timeout } | undefined>;
+  const current = g[REGISTRY_KEY];
+  if (current) {
+    clearInterval(current.sweepTimer);
+    for (const e of current.entries) void e.store.close();
+  }
+  delete g[REGISTRY_KEY];
+}
+
+describe("registry configuration", () => {
+  afterEach(() => {
+    vi.unstubAllEnvs();
+    resetRegistry();
+  });
+
+  it("refuses a bad LEASEWATCH_STORES with a ConfigError that says what is wrong", () => {
+    vi.stubEnv("LEASEWATCH_STORES", '[{"name":"pg-main","kind":"mysql","url":"mysql://x"}]');
+    expect(() => getStoreEntries()).toThrow(ConfigError);
+    vi.stubEnv("LEASEWATCH_STORES", "not json");
+    expect(() => getStoreNames()).toThrow(/LEASEWATCH_STORES is not valid JSON/);
+  });
+
+  it("builds each configured store once, by name, in order", () => {
+    vi.stubEnv(
+      "LEASEWATCH_STORES",
+      JSON.stringify([
+        { name: "pg-a", kind: "postgres", url: "postgres://postgres@127.0.0.1:1/postgres" },
+        { name: "redis-b", kind: "redis", url: "redis://127.0.0.1:1" },
+      ]),
+    );
+    expect(getStoreNames()).toEqual(["pg-a", "redis-b"]);
+    expect(getStore("pg-a")?.kind).toBe("postgres");
+    expect(getStore("redis-b")?.kind).toBe("redis");
+    expect(getStore("nope")).toBeUndefined();
+    expect(getStore("redis-b")).toBe(getStoreEntries()[1]!.store);
+  });
+});
+
+describe("lazy migration", () => {
+  const fresh = freshPgSchema();
+  const store = wrapWithLazyMigration(new PostgresLeaseStore({ name: "pg-lazy", connectionString: fresh.connectionString, schema: fresh.schema }));
+  afterAll(async () => {
+    await store.close();
+    await fresh.drop();
+  });
+
+  it("migrates a postgres store on first use, so a fresh schema just works", async () => {
+    const acquired = await store.acquire({ resource: "lazy:one", owner: "w", task: "t", ttlMs: 5_000 });
+    expect(acquired.acquired).toBe(true);
+    const page = await store.list({ prefix: "lazy:" });
+    expect(page.items.map((l) => l.resource)).toEqual(["lazy:one"]);
+  });
+
+  it("reports a database that is down as down instead of throwing", async () => {
+    const down = wrapWithLazyMigration(new PostgresLeaseStore({ name: "pg-down", connectionString: "postgres://postgres@127.0.0.1:1/postgres" }));
+    try {
+      const health = await down.health();
+      expect(health.ok).toBe(false);
+      await expect(down.list()).rejects.toThrow();
+    } finally {
+      await down.close();
+    }
+  });
+});
