@@ -58,7 +58,7 @@ export class EnvError extends Error {
 }
 
 /** Parse the auth environment or throw an EnvError that says what to fix. Pure: no caching. */
-export function parseAuthEnv(env: NodeJS.ProcessEnv = process.env): AuthEnv {
+export function parseAuthEnv(env: Readonly<Record<string, string | undefined>> = process.env): AuthEnv {
   // Empty strings count as unset so `FOO=` falls back to the default or reports "required".
   const input = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
   const parsed = ZAuthEnv.safeParse(input);
