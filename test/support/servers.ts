@@ -8,7 +8,7 @@
  * `stopAllServers()` (call it in afterAll) and, as a last resort, on process exit.
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync, chownSync, existsSync } from "node:fs";
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -43,6 +43,41 @@ function killGroupSync(child: ChildProcess, signal: NodeJS.Signals): void {
     process.kill(-child.pid, signal);
   } catch {
     // Group already gone.
+  }
+}
+
+/** Child pids of `pid`, read from /proc (Linux). */
+function listChildPids(pid: number): number[] {
+  const children: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^[0-9]+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      // Field 4 (ppid) follows the parenthesised command name, which may contain spaces.
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (ppid === pid) children.push(Number(entry));
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return children;
+}
+
+/**
+ * Signals the group AND every direct child. PostgreSQL backends call setsid(), so
+ * they are not in the postmaster's process group: a group signal alone would
+ * leave them running (or unfrozen).
+ */
+function signalTreeSync(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  const children = listChildPids(child.pid);
+  killGroupSync(child, signal);
+  for (const pid of children) {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // gone
+    }
   }
 }
 
@@ -252,16 +287,22 @@ export async function startPostgres(): Promise<ThrowawayServer> {
       const child = proc?.child ?? null;
       if (!child || !isUp() || child.pid === undefined) return;
       process.kill(child.pid, "SIGINT");
-      if (!(await waitForExit(child, STOP_TIMEOUT_MS))) await stopGroup(child, "SIGKILL");
+      if (!(await waitForExit(child, STOP_TIMEOUT_MS))) {
+        signalTreeSync(child, "SIGKILL");
+        await waitForExit(child, STOP_TIMEOUT_MS);
+      }
     },
     kill9: async () => {
-      await stopGroup(proc?.child ?? null, "SIGKILL");
+      const child = proc?.child ?? null;
+      if (!child) return;
+      signalTreeSync(child, "SIGKILL");
+      await waitForExit(child, STOP_TIMEOUT_MS);
     },
     pause: () => {
-      if (proc) killGroupSync(proc.child, "SIGSTOP");
+      if (proc) signalTreeSync(proc.child, "SIGSTOP");
     },
     resume: () => {
-      if (proc) killGroupSync(proc.child, "SIGCONT");
+      if (proc) signalTreeSync(proc.child, "SIGCONT");
     },
     restart: async () => {
       if (isUp()) await server.stop();
