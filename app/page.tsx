@@ -1,7 +1,16 @@
-export default function OverviewPage() {
-  return (
-    <main className="p-6">
-      <h1 className="text-xl font-semibold">Leasewatch</h1>
-    </main>
-  );
+import { OverviewClient } from "@/components/overview/overview-client";
+import { ParamProblemNotice } from "@/components/locks/read-notices";
+import { requirePermission, requireSession } from "@/lib/auth/session";
+import { getOverviewFromSearch } from "@/lib/console/get-overview";
+import { toSearchString } from "@/lib/console/links";
+
+type SearchParams = Record<string, string | string[] | undefined>;
+
+export default async function OverviewPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
+  const session = await requireSession();
+  requirePermission(session, "leases:read");
+  const params = await searchParams;
+  const result = await getOverviewFromSearch(params);
+  if (!result.ok) return <ParamProblemNotice problem={result.problem} resetHref="/" what="the overview" />;
+  return <OverviewClient search={toSearchString(params)} initialData={result.view} />;
 }

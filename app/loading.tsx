@@ -1,0 +1,21 @@
+import { Skeleton } from "@/components/ui/skeleton";
+
+/** Overview-shaped placeholder: tiles, then chart panels. */
+export default function OverviewLoading() {
+  return (
+    <div role="status" aria-label="Loading the overview" className="space-y-5">
+      <Skeleton className="h-8 w-72" />
+      <div className="grid grid-cols-2 gap-3 sm:grid-cols-4 xl:grid-cols-8">
+        {Array.from({ length: 8 }, (_, i) => (
+          <Skeleton key={i} className="h-20" />
+        ))}
+      </div>
+      <div className="grid gap-4 lg:grid-cols-2">
+        {Array.from({ length: 6 }, (_, i) => (
+          <Skeleton key={i} className="h-64" />
+        ))}
+      </div>
+      <span className="sr-only">Loading…</span>
+    </div>
+  );
+}

@@ -1,0 +1,54 @@
+"use client";
+import { CartesianGrid, Legend, Line, LineChart, Tooltip, XAxis, YAxis } from "recharts";
+import { formatDuration } from "@/components/ui/format";
+import type { OverviewPoint } from "@/lib/console/views";
+import { ChartFrame } from "./chart-frame";
+import { AXIS_TICK, GRID_STROKE, SERIES_COLORS, TOOLTIP_STYLE } from "./chart-theme";
+import { formatBucketLabel, timeAxisProps } from "./time-axis";
+
+const QUANTILES = [
+  { key: "p50", name: "p50", color: SERIES_COLORS[0] },
+  { key: "p95", name: "p95", color: SERIES_COLORS[1] },
+  { key: "p99", name: "p99", color: SERIES_COLORS[4] },
+] as const;
+
+/** Hold duration quantiles per bucket, estimated from each bucket's histogram. */
+export function HoldQuantilesChart({ points, bucketMs }: { points: OverviewPoint[]; bucketMs: number }) {
+  const data = points.map((p) => ({ t: p.t, p50: p.p50, p95: p.p95, p99: p.p99 }));
+  const withData = points.filter((p) => p.p50 !== null);
+  const last = withData.at(-1);
+  return (
+    <ChartFrame
+      title="Hold duration"
+      subtitle="p50 / p95 / p99 of leases that ended, from rollup histograms"
+      summary={last ? `Latest p50 ${formatDuration(last.p50 ?? 0)}, p99 ${formatDuration(last.p99 ?? 0)}.` : "No lease ended in this window."}
+      isEmpty={withData.length === 0}
+      emptyText="No lease ended in this window"
+    >
+      <LineChart data={data} responsive style={{ width: "100%", height: "100%" }} margin={{ top: 4, right: 8, bottom: 0, left: -4 }}>
+        <CartesianGrid stroke={GRID_STROKE} vertical={false} />
+        <XAxis {...timeAxisProps(bucketMs)} tick={AXIS_TICK} stroke={GRID_STROKE} />
+        <YAxis tick={AXIS_TICK} stroke={GRID_STROKE} width={52} tickFormatter={(v: number) => formatDuration(v)} />
+        <Tooltip
+          {...TOOLTIP_STYLE}
+          labelFormatter={(label) => formatBucketLabel(label, bucketMs)}
+          formatter={(value) => (typeof value === "number" ? formatDuration(value) : "—")}
+        />
+        <Legend wrapperStyle={{ fontSize: 11 }} />
+        {QUANTILES.map((q) => (
+          <Line
+            key={q.key}
+            dataKey={q.key}
+            name={q.name}
+            type="monotone"
+            stroke={q.color}
+            strokeWidth={1.75}
+            dot={withData.length < 3}
+            connectNulls
+            isAnimationActive={false}
+          />
+        ))}
+      </LineChart>
+    </ChartFrame>
+  );
+}

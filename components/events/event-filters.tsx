@@ -1,0 +1,87 @@
+"use client";
+import Form from "next/form";
+import Link from "next/link";
+import { useState } from "react";
+import { EVENT_KIND_STYLE } from "@/components/locks/event-kind-badge";
+import { WINDOW_LABELS } from "@/components/locks/labels";
+import { LEASE_EVENT_KINDS } from "@/lib/lease/types";
+
+const FIELD = "block w-full rounded-md border border-zinc-300 bg-white px-2 py-1 text-sm dark:border-zinc-700 dark:bg-zinc-900";
+const LABEL = "block text-xs font-medium text-zinc-600 dark:text-zinc-400";
+
+/**
+ * GET form: kinds are checkboxes (repeated `kind=`), the rest plain fields, so
+ * the URL is the filter. From/to (UTC) apply to a custom window; they are
+ * disabled (so not submitted) while a fixed window is chosen.
+ */
+export function EventFilters({ values, storeNames }: { values: URLSearchParams; storeNames: readonly string[] }) {
+  const kinds = new Set(values.getAll("kind").flatMap((k) => k.split(",")));
+  const [window, setWindow] = useState(values.get("window") ?? (values.get("from") ? "custom" : ""));
+  const isCustom = window === "custom";
+  return (
+    <Form action="/events" className="space-y-3 rounded-lg border border-zinc-200 bg-white p-3 dark:border-zinc-800 dark:bg-zinc-900/40">
+      <fieldset>
+        <legend className={LABEL}>Kinds (none ticked: all)</legend>
+        <div className="mt-1 flex flex-wrap gap-x-4 gap-y-1">
+          {LEASE_EVENT_KINDS.map((kind) => (
+            <label key={kind} className="inline-flex items-center gap-1.5 text-sm">
+              <input type="checkbox" name="kind" value={kind} defaultChecked={kinds.has(kind)} className="size-3.5" />
+              {EVENT_KIND_STYLE[kind].label}
+            </label>
+          ))}
+        </div>
+      </fieldset>
+      <div className="flex flex-wrap items-end gap-3">
+        <div className="w-36">
+          <label htmlFor="e-store" className={LABEL}>Store</label>
+          <select id="e-store" name="store" defaultValue={values.get("store") ?? ""} className={FIELD}>
+            <option value="">All stores</option>
+            {storeNames.map((name) => (
+              <option key={name} value={name}>{name}</option>
+            ))}
+          </select>
+        </div>
+        <div className="w-60">
+          <label htmlFor="e-prefix" className={LABEL}>Resource prefix</label>
+          <input id="e-prefix" name="prefix" defaultValue={values.get("prefix") ?? ""} placeholder="tenant_123:" className={`${FIELD} font-mono`} />
+        </div>
+        {values.get("resource") ? (
+          <div className="w-60">
+            <label htmlFor="e-resource" className={LABEL}>Resource (exact)</label>
+            <input id="e-resource" name="resource" defaultValue={values.get("resource") ?? ""} className={`${FIELD} font-mono`} />
+          </div>
+        ) : null}
+        <div className="w-40">
+          <label htmlFor="e-owner" className={LABEL}>Owner</label>
+          <input id="e-owner" name="owner" defaultValue={values.get("owner") ?? ""} className={`${FIELD} font-mono`} />
+        </div>
+        <div className="w-32">
+          <label htmlFor="e-window" className={LABEL}>Window</label>
+          <select id="e-window" name="window" value={window} onChange={(e) => setWindow(e.target.value)} className={FIELD}>
+            <option value="">Any time</option>
+            {Object.entries(WINDOW_LABELS).map(([value, label]) => (
+              <option key={value} value={value}>{label}</option>
+            ))}
+            <option value="custom">Custom (from/to)</option>
+          </select>
+        </div>
+        <div className="w-44">
+          <label htmlFor="e-from" className={LABEL}>From (UTC)</label>
+          <input id="e-from" name="from" type="datetime-local" step="1" disabled={!isCustom} required={isCustom} defaultValue={(values.get("from") ?? "").slice(0, 19)} className={`${FIELD} disabled:opacity-50`} />
+        </div>
+        <div className="w-44">
+          <label htmlFor="e-to" className={LABEL}>To (UTC)</label>
+          <input id="e-to" name="to" type="datetime-local" step="1" disabled={!isCustom} defaultValue={(values.get("to") ?? "").slice(0, 19)} className={`${FIELD} disabled:opacity-50`} />
+        </div>
+        <div className="flex gap-2">
+          <button type="submit" className="rounded-md bg-zinc-900 px-3 py-1.5 text-sm font-medium text-white hover:bg-zinc-700 dark:bg-zinc-100 dark:text-zinc-900 dark:hover:bg-zinc-300">
+            Apply
+          </button>
+          <Link href="/events" className="rounded-md px-3 py-1.5 text-sm font-medium text-zinc-700 hover:bg-zinc-100 dark:text-zinc-300 dark:hover:bg-zinc-800">
+            Clear
+          </Link>
+        </div>
+      </div>
+    </Form>
+  );
+}

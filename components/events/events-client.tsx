@@ -1,0 +1,51 @@
+"use client";
+import Link from "next/link";
+import { useMemo } from "react";
+import { EventTable } from "@/components/locks/event-table";
+import { Pager } from "@/components/locks/pager";
+import { StoreReadProblems } from "@/components/locks/read-notices";
+import { EmptyState } from "@/components/ui/empty-state";
+import { formatUtc } from "@/components/ui/format";
+import { useEventsQuery } from "@/lib/console/queries/events/events-query";
+import type { EventsView } from "@/lib/console/views";
+import { EventFilters } from "./event-filters";
+
+export function EventsClient({ search, initialData }: { search: string; initialData: EventsView }) {
+  const query = useEventsQuery(search, initialData);
+  const view = query.data ?? initialData;
+  const params = useMemo(() => new URLSearchParams(search), [search]);
+  const hasFilters = ["kind", "store", "prefix", "owner", "resource", "window", "from", "to"].some((k) => params.get(k));
+
+  return (
+    <div className="space-y-4">
+      <div className="flex flex-wrap items-baseline justify-between gap-2">
+        <h1 className="text-lg font-semibold tracking-tight">Events</h1>
+        <p className="text-sm text-zinc-600 dark:text-zinc-400">
+          {view.items.length} on this page, newest first
+          {view.from && view.to ? (
+            <span title={`${formatUtc(view.from)} → ${formatUtc(view.to)}`}> · between {formatUtc(view.from)} and {formatUtc(view.to)}</span>
+          ) : null}
+          {query.isError ? <span className="ml-2 text-amber-700 dark:text-amber-300">· live update failed: {query.error.message}</span> : null}
+        </p>
+      </div>
+      <EventFilters values={params} storeNames={view.storeNames} />
+      <StoreReadProblems stores={view.stores} />
+      {view.items.length === 0 ? (
+        hasFilters ? (
+          <EmptyState title="No event matches these filters" action={<Link className="underline" href="/events">Clear the filters</Link>}>
+            Widen the window, tick more kinds, or shorten the prefix.
+          </EmptyState>
+        ) : (
+          <EmptyState title="No events recorded yet">
+            Every acquire, release, expiry, failed acquire and fencing rejection is recorded here as workers use the stores.
+          </EmptyState>
+        )
+      ) : (
+        <EventTable events={view.items} caption="Lease events" />
+      )}
+      <div className="flex justify-end">
+        <Pager basePath="/events" search={search} nextCursor={view.nextCursor} label="Events" />
+      </div>
+    </div>
+  );
+}

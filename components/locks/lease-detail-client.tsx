@@ -1,0 +1,200 @@
+"use client";
+import Link from "next/link";
+import { useMemo } from "react";
+import { Countdown } from "@/components/ui/countdown";
+import { DataTable, TBody, THead, Td, Th, Tr } from "@/components/ui/data-table";
+import { EmptyState } from "@/components/ui/empty-state";
+import { formatDuration, formatUtc } from "@/components/ui/format";
+import { RelativeTime } from "@/components/ui/relative-time";
+import { StatusPill } from "@/components/ui/status-pill";
+import { useNow } from "@/components/ui/use-now";
+import { buildQuery } from "@/lib/console/links";
+import { useLeaseDetailQuery, type LeaseDetailResponse } from "@/lib/console/queries/leases/lease-detail-query";
+import type { LeaseDetailView, LeaseView } from "@/lib/console/views";
+import { EXPIRING_FRACTION, leaseStateAt } from "@/lib/lease/types";
+import { EventTable } from "./event-table";
+import { HolderTimeline } from "./holder-timeline";
+import { LeaseStatePill } from "./lease-state-pill";
+
+const SECTION = "rounded-lg border border-zinc-200 bg-white p-4 dark:border-zinc-800 dark:bg-zinc-900/40";
+const H2 = "mb-3 text-sm font-semibold";
+
+export function LeaseDetailClient({ store, resource, initialData }: { store: string; resource: string; initialData: LeaseDetailResponse }) {
+  const query = useLeaseDetailQuery(store, resource, initialData);
+  const outcome = query.data ?? initialData;
+  const parent = resource.includes(":") ? resource.slice(0, resource.lastIndexOf(":")) : null;
+
+  return (
+    <div className="space-y-4">
+      <div>
+        <nav aria-label="Breadcrumb" className="text-sm text-zinc-600 dark:text-zinc-400">
+          <Link href="/locks" className="hover:underline">
+            Leases
+          </Link>
+          {" / "}
+          <Link href={`/locks${buildQuery({ store })}`} className="font-mono hover:underline">
+            {store}
+          </Link>
+          {parent ? (
+            <>
+              {" / "}
+              <Link href={`/locks${buildQuery({ store, prefix: parent })}`} className="font-mono hover:underline">
+                {parent}
+              </Link>
+            </>
+          ) : null}
+        </nav>
+        <h1 className="mt-1 break-all font-mono text-lg font-semibold">{resource}</h1>
+        {query.isError ? <p className="text-sm text-amber-700 dark:text-amber-300">Live update failed: {query.error.message}</p> : null}
+      </div>
+      {outcome.ok ? (
+        <LeaseDetailBody view={outcome.data} updatedAt={query.dataUpdatedAt} />
+      ) : (
+        <div role="alert" className="rounded-lg border border-red-300 bg-red-50 p-4 text-sm text-red-900 dark:border-red-800 dark:bg-red-950 dark:text-red-100">
+          <p className="font-semibold">
+            Store <span className="font-mono">{outcome.store}</span> ({outcome.kind}) could not be read.
+          </p>
+          <p className="mt-1">{outcome.error}</p>
+          <p className="mt-1">This page refreshes by itself and shows the lease again once the store answers.</p>
+        </div>
+      )}
+    </div>
+  );
+}
+
+function LeaseDetailBody({ view, updatedAt }: { view: LeaseDetailView; updatedAt: number }) {
+  // Store clock minus browser clock, measured when this data arrived: countdowns run on the store's clock.
+  const offset = useMemo(() => Date.parse(view.storeNow) - (updatedAt || Date.parse(view.readAt)), [view.storeNow, view.readAt, updatedAt]);
+  return (
+    <>
+      <section aria-labelledby="current" className={SECTION}>
+        <h2 id="current" className={H2}>
+          Current lease
+        </h2>
+        {view.lease ? (
+          <CurrentLease lease={view.lease} offsetMs={offset} readAt={view.readAt} />
+        ) : (
+          <p className="flex items-center gap-2 text-sm">
+            <StatusPill tone="neutral" label="free" /> Nobody holds this resource; the next acquire gets it at once.
+          </p>
+        )}
+      </section>
+      <section aria-labelledby="timeline" className={SECTION}>
+        <h2 id="timeline" className={H2}>
+          Holders over time
+        </h2>
+        <HolderTimeline bars={view.timeline} storeNow={view.storeNow} />
+      </section>
+      <div className="grid gap-4 lg:grid-cols-2">
+        <section aria-labelledby="waiting" className={SECTION}>
+          <h2 id="waiting" className={H2}>
+            Waiting <span className="font-normal text-zinc-500 dark:text-zinc-400">(refused acquires, last minute)</span>
+          </h2>
+          {view.waiting.length === 0 ? (
+            <p className="text-sm text-zinc-600 dark:text-zinc-400">Nobody was refused this resource in the last minute.</p>
+          ) : (
+            <DataTable caption="Owners refused in the last minute">
+              <THead>
+                <tr>
+                  <Th>Owner</Th>
+                  <Th>Task</Th>
+                  <Th align="right">Attempts</Th>
+                  <Th>Last attempt</Th>
+                </tr>
+              </THead>
+              <TBody>
+                {view.waiting.map((w) => (
+                  <Tr key={w.owner}>
+                    <Td mono>{w.owner}</Td>
+                    <Td mono>{w.task ?? "—"}</Td>
+                    <Td align="right" className="tabular-nums">{w.attempts}</Td>
+                    <Td>
+                      <RelativeTime value={w.lastAt} clockOffsetMs={offset} />
+                    </Td>
+                  </Tr>
+                ))}
+              </TBody>
+            </DataTable>
+          )}
+        </section>
+        <section aria-labelledby="tokens" className={SECTION}>
+          <h2 id="tokens" className={H2}>
+            Fencing tokens <span className="font-normal text-zinc-500 dark:text-zinc-400">(newest first; each hold gets a higher one)</span>
+          </h2>
+          {view.tokens.length === 0 ? (
+            <p className="text-sm text-zinc-600 dark:text-zinc-400">No token handed out in the recorded history.</p>
+          ) : (
+            <div className="max-h-72 overflow-y-auto">
+              <DataTable caption="Fencing tokens handed out">
+                <THead>
+                  <tr>
+                    <Th align="right">Token</Th>
+                    <Th>Owner</Th>
+                    <Th>Lease id</Th>
+                    <Th>Acquired</Th>
+                  </tr>
+                </THead>
+                <TBody>
+                  {view.tokens.map((t) => (
+                    <Tr key={`${t.fencingToken}-${t.leaseId}`}>
+                      <Td mono align="right">{t.fencingToken}</Td>
+                      <Td mono>{t.owner ?? "—"}</Td>
+                      <Td mono className="max-w-48 truncate" title={t.leaseId ?? undefined}>{t.leaseId ?? "—"}</Td>
+                      <Td>
+                        <RelativeTime value={t.at} clockOffsetMs={offset} />
+                      </Td>
+                    </Tr>
+                  ))}
+                </TBody>
+              </DataTable>
+            </div>
+          )}
+        </section>
+      </div>
+      <section aria-labelledby="events">
+        <div className="mb-2 flex items-baseline justify-between">
+          <h2 id="events" className="text-sm font-semibold">
+            Events <span className="font-normal text-zinc-500 dark:text-zinc-400">(latest {view.events.length})</span>
+          </h2>
+          <Link href={`/events${buildQuery({ store: view.store, resource: view.resource })}`} className="text-sm text-sky-700 hover:underline dark:text-sky-300">
+            {view.hasMoreEvents ? "Older events →" : "Open in events →"}
+          </Link>
+        </div>
+        {view.events.length === 0 ? (
+          <EmptyState title="No events for this resource">Nothing has acquired it yet, or its history was trimmed by retention.</EmptyState>
+        ) : (
+          <EventTable events={view.events} showResource={false} clockOffsetMs={offset} caption="Events of this resource" />
+        )}
+      </section>
+    </>
+  );
+}
+
+function CurrentLease({ lease, offsetMs, readAt }: { lease: LeaseView; offsetMs: number; readAt: string }) {
+  const now = useNow(Date.parse(readAt)) + offsetMs;
+  const state = leaseStateAt({ expiresAt: new Date(lease.expiresAt), renewedAt: new Date(lease.renewedAt), ttlMs: lease.ttlMs }, new Date(now));
+  const rows: Array<[string, React.ReactNode, boolean?]> = [
+    ["State", <LeaseStatePill key="s" state={state} />],
+    ["Owner", lease.owner, true],
+    ["Task", lease.task, true],
+    ["Lease id", lease.leaseId, true],
+    ["Fencing token", lease.fencingToken, true],
+    ["Held for", <span key="h" title={`acquired ${formatUtc(lease.acquiredAt)}`} suppressHydrationWarning>{formatDuration(Math.max(0, now - Date.parse(lease.acquiredAt)))}</span>],
+    ["Last renewed", lease.renewals === 0 ? "never" : <RelativeTime key="r" value={lease.renewedAt} clockOffsetMs={offsetMs} />],
+    ["Expires", <Countdown key="c" to={lease.expiresAt} clockOffsetMs={offsetMs} warnBelowMs={lease.ttlMs * EXPIRING_FRACTION} expiredLabel="lapsed — the store no longer honours it" />],
+    ["TTL", formatDuration(lease.ttlMs)],
+    ["Renewals", String(lease.renewals)],
+  ];
+  return (
+    <dl className="grid grid-cols-2 gap-x-6 gap-y-2 text-sm sm:grid-cols-3 xl:grid-cols-5">
+      {rows.map(([label, value, isMono]) => (
+        <div key={label} className="min-w-0">
+          <dt className="text-xs text-zinc-500 dark:text-zinc-400">{label}</dt>
+          <dd className={isMono ? "truncate font-mono text-[13px]" : "truncate"} title={typeof value === "string" ? value : undefined}>
+            {value}
+          </dd>
+        </div>
+      ))}
+    </dl>
+  );
+}

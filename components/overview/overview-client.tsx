@@ -1,0 +1,71 @@
+"use client";
+import { ActiveLeasesChart } from "@/components/charts/active-leases-chart";
+import { ContentionChart } from "@/components/charts/contention-chart";
+import { ExpiryRatioChart } from "@/components/charts/expiry-ratio-chart";
+import { HoldHistogramChart } from "@/components/charts/hold-histogram-chart";
+import { HoldQuantilesChart } from "@/components/charts/hold-quantiles-chart";
+import { StoreReadProblems } from "@/components/locks/read-notices";
+import { formatUtc } from "@/components/ui/format";
+import { buildQuery } from "@/lib/console/links";
+import { useOverviewQuery } from "@/lib/console/queries/overview/overview-query";
+import type { OverviewView } from "@/lib/console/views";
+import { OverviewControls } from "./overview-controls";
+import { OverviewTiles } from "./overview-tiles";
+import { StoreBreakdown } from "./store-breakdown";
+import { TopContention } from "./top-contention";
+
+const WINDOW_TITLES: Record<OverviewView["window"], string> = {
+  "15m": "last 15 minutes",
+  "1h": "last hour",
+  "6h": "last 6 hours",
+  "24h": "last 24 hours",
+  "7d": "last 7 days",
+  custom: "custom window",
+};
+
+export function OverviewClient({ search, initialData }: { search: string; initialData: OverviewView }) {
+  const query = useOverviewQuery(search, initialData);
+  const view = query.data ?? initialData;
+  // Drill-down links carry the same window (custom from/to included).
+  const windowQuery = buildQuery(view.window === "custom" ? { window: "custom", from: view.from, to: view.to } : { window: view.window }).slice(1);
+
+  return (
+    <div className="space-y-5">
+      <div className="flex flex-wrap items-end justify-between gap-3">
+        <div>
+          <h1 className="text-lg font-semibold tracking-tight">Overview</h1>
+          <p className="text-sm text-zinc-600 dark:text-zinc-400">
+            {view.selectedStore ? <span className="font-mono">{view.selectedStore}</span> : "All stores"}, {WINDOW_TITLES[view.window]}{" "}
+            <span title={`${formatUtc(view.from)} → ${formatUtc(view.to)}`} className="underline decoration-dotted underline-offset-2">
+              ({view.bucketMs >= 3_600_000 ? "hourly" : "per-minute"} buckets)
+            </span>
+            {query.isError ? <span className="ml-2 text-amber-700 dark:text-amber-300">· live update failed: {query.error.message}</span> : null}
+          </p>
+        </div>
+        <OverviewControls view={view} search={search} />
+      </div>
+      <StoreReadProblems stores={view.stores} />
+      <OverviewTiles tiles={view.total} windowQuery={windowQuery} />
+      <div className="grid gap-4 lg:grid-cols-2">
+        <ContentionChart points={view.points} stackKeys={view.stackKeys} bucketMs={view.bucketMs} depth={view.depth} />
+        <HoldQuantilesChart points={view.points} bucketMs={view.bucketMs} />
+        <ExpiryRatioChart points={view.points} bucketMs={view.bucketMs} />
+        <ActiveLeasesChart points={view.points} bucketMs={view.bucketMs} />
+        <HoldHistogramChart bars={view.histogram} />
+        <section aria-labelledby="by-store" className="min-w-0">
+          <h2 id="by-store" className="mb-2 text-sm font-semibold">
+            By store
+          </h2>
+          <StoreBreakdown stores={view.stores} />
+        </section>
+      </div>
+      <TopContention
+        prefixes={view.topPrefixes}
+        resources={view.topResources}
+        sample={view.topResourcesSample}
+        depth={view.depth}
+        windowQuery={windowQuery}
+      />
+    </div>
+  );
+}

@@ -1,0 +1,135 @@
+"use client";
+import { usePathname, useRouter } from "next/navigation";
+import { useState, useTransition } from "react";
+import { cx } from "@/components/ui/cx";
+import { withParams } from "@/lib/console/links";
+import type { OverviewView, WindowName } from "@/lib/console/views";
+
+const WINDOWS: { value: WindowName; label: string }[] = [
+  { value: "15m", label: "15m" },
+  { value: "1h", label: "1h" },
+  { value: "6h", label: "6h" },
+  { value: "24h", label: "24h" },
+  { value: "7d", label: "7d" },
+  { value: "custom", label: "Custom" },
+];
+
+/** "2026-04-01T10:00:00.000Z" → "2026-04-01T10:00" for a datetime-local input (shown and read as UTC). */
+function toInputValue(iso: string): string {
+  return iso.slice(0, 16);
+}
+
+/**
+ * Window, prefix depth and store: all in the URL (router.replace, so the back
+ * button isn't flooded), which re-renders the server page and re-keys the query.
+ */
+export function OverviewControls({ view, search }: { view: OverviewView; search: string }) {
+  const router = useRouter();
+  const pathname = usePathname();
+  const [isPending, startTransition] = useTransition();
+  const [isCustomOpen, setIsCustomOpen] = useState(view.window === "custom");
+  const [from, setFrom] = useState(toInputValue(view.from));
+  const [to, setTo] = useState(toInputValue(view.to));
+
+  const replace = (changes: Record<string, string | null>) =>
+    startTransition(() => router.replace(`${pathname}${withParams(search, changes)}`, { scroll: false }));
+
+  const chooseWindow = (value: WindowName) => {
+    if (value === "custom") {
+      setIsCustomOpen(true);
+      return;
+    }
+    setIsCustomOpen(false);
+    replace({ window: value, from: null, to: null });
+  };
+
+  return (
+    <div className="flex flex-wrap items-end gap-x-5 gap-y-2" aria-busy={isPending}>
+      <div>
+        <span id="window-label" className="mb-1 block text-xs font-medium text-zinc-600 dark:text-zinc-400">
+          Window
+        </span>
+        <div role="group" aria-labelledby="window-label" className="inline-flex rounded-md border border-zinc-300 dark:border-zinc-700">
+          {WINDOWS.map((w) => {
+            const isActive = w.value === "custom" ? isCustomOpen : !isCustomOpen && view.window === w.value;
+            return (
+              <button
+                key={w.value}
+                type="button"
+                aria-pressed={isActive}
+                onClick={() => chooseWindow(w.value)}
+                className={cx(
+                  "px-2.5 py-1 text-sm font-medium first:rounded-l-md last:rounded-r-md",
+                  isActive ? "bg-zinc-900 text-white dark:bg-zinc-100 dark:text-zinc-900" : "hover:bg-zinc-100 dark:hover:bg-zinc-800",
+                )}
+              >
+                {w.label}
+              </button>
+            );
+          })}
+        </div>
+      </div>
+      {isCustomOpen ? (
+        <form
+          className="flex items-end gap-2"
+          onSubmit={(e) => {
+            e.preventDefault();
+            replace({ window: "custom", from: `${from}:00Z`, to: `${to}:00Z` });
+          }}
+        >
+          <label className="text-xs font-medium text-zinc-600 dark:text-zinc-400">
+            From (UTC)
+            <input
+              type="datetime-local"
+              required
+              value={from}
+              onChange={(e) => setFrom(e.target.value)}
+              className="mt-1 block rounded-md border border-zinc-300 bg-white px-2 py-1 text-sm text-zinc-900 dark:border-zinc-700 dark:bg-zinc-900 dark:text-zinc-100"
+            />
+          </label>
+          <label className="text-xs font-medium text-zinc-600 dark:text-zinc-400">
+            To (UTC)
+            <input
+              type="datetime-local"
+              required
+              value={to}
+              onChange={(e) => setTo(e.target.value)}
+              className="mt-1 block rounded-md border border-zinc-300 bg-white px-2 py-1 text-sm text-zinc-900 dark:border-zinc-700 dark:bg-zinc-900 dark:text-zinc-100"
+            />
+          </label>
+          <button type="submit" className="rounded-md bg-zinc-900 px-3 py-1.5 text-sm font-medium text-white dark:bg-zinc-100 dark:text-zinc-900">
+            Apply
+          </button>
+        </form>
+      ) : null}
+      <label className="text-xs font-medium text-zinc-600 dark:text-zinc-400">
+        Prefix depth
+        <select
+          value={String(view.depth)}
+          onChange={(e) => replace({ depth: e.target.value })}
+          className="mt-1 block rounded-md border border-zinc-300 bg-white px-2 py-1 text-sm text-zinc-900 dark:border-zinc-700 dark:bg-zinc-900 dark:text-zinc-100"
+        >
+          <option value="1">1 segment (tenant)</option>
+          <option value="2">2 segments</option>
+          <option value="3">3 segments</option>
+        </select>
+      </label>
+      <label className="text-xs font-medium text-zinc-600 dark:text-zinc-400">
+        Store
+        <select
+          value={view.selectedStore ?? ""}
+          onChange={(e) => replace({ store: e.target.value || null })}
+          className="mt-1 block rounded-md border border-zinc-300 bg-white px-2 py-1 text-sm text-zinc-900 dark:border-zinc-700 dark:bg-zinc-900 dark:text-zinc-100"
+        >
+          <option value="">All stores</option>
+          {view.storeNames.map((name) => (
+            <option key={name} value={name}>
+              {name}
+            </option>
+          ))}
+        </select>
+      </label>
+      {isPending ? <span className="pb-1.5 text-xs text-zinc-500" role="status">Updating…</span> : null}
+    </div>
+  );
+}

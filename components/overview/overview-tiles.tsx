@@ -1,0 +1,84 @@
+import Link from "next/link";
+import { formatNumber, formatPercent, formatRatio } from "@/lib/console/format";
+import type { OverviewTiles as Tiles } from "@/lib/console/views";
+import { cx } from "@/components/ui/cx";
+
+type Tone = "plain" | "warn" | "bad";
+
+function Tile({ label, value, detail, tone = "plain", href }: { label: string; value: string; detail: string; tone?: Tone; href?: string }) {
+  const body = (
+    <>
+      <dt className="text-xs font-medium text-zinc-600 dark:text-zinc-400">{label}</dt>
+      <dd
+        className={cx(
+          "mt-1 text-2xl font-semibold tabular-nums tracking-tight",
+          tone === "warn" && "text-amber-700 dark:text-amber-300",
+          tone === "bad" && "text-red-700 dark:text-red-300",
+        )}
+      >
+        {value}
+        {tone !== "plain" ? <span className="sr-only"> ({tone === "bad" ? "needs attention" : "elevated"})</span> : null}
+      </dd>
+      <dd className="mt-0.5 truncate text-xs text-zinc-500 dark:text-zinc-400">{detail}</dd>
+    </>
+  );
+  return (
+    <div className="rounded-lg border border-zinc-200 bg-white px-3 py-2.5 dark:border-zinc-800 dark:bg-zinc-900/40">
+      {href ? (
+        <Link href={href} className="block rounded hover:opacity-80">
+          {body}
+        </Link>
+      ) : (
+        body
+      )}
+    </div>
+  );
+}
+
+/** The headline numbers over the window; each links to the list that explains it. */
+export function OverviewTiles({ tiles, windowQuery }: { tiles: Tiles; windowQuery: string }) {
+  const attempts = tiles.acquired + tiles.contended;
+  const rate = tiles.contentionRate;
+  const ratio = tiles.expiredToReleased;
+  return (
+    <dl className="grid grid-cols-2 gap-3 sm:grid-cols-4 xl:grid-cols-8">
+      <Tile label="Active leases" value={formatNumber(tiles.activeLeases)} detail="held now (incl. lapsed, unswept)" href="/locks" />
+      <Tile label="Acquisitions / min" value={formatNumber(tiles.acquisitionsPerMinute)} detail={`${formatNumber(tiles.acquired)} in the window`} />
+      <Tile
+        label="Contention rate"
+        value={formatPercent(rate)}
+        detail={`${formatNumber(tiles.contended)} failed of ${formatNumber(attempts)} attempts`}
+        tone={rate !== null && rate > 0.5 ? "bad" : rate !== null && rate > 0.2 ? "warn" : "plain"}
+        href={`/events?kind=contended&${windowQuery}`}
+      />
+      <Tile
+        label="Expired : released"
+        value={ratio === null ? (tiles.expired > 0 ? "all expired" : "—") : formatRatio(ratio)}
+        detail={`${formatNumber(tiles.expired)} expired · ${formatNumber(tiles.released)} released`}
+        tone={(ratio === null && tiles.expired > 0) || (ratio !== null && ratio > 0.1) ? "bad" : ratio !== null && ratio > 0.01 ? "warn" : "plain"}
+        href={`/locks?state=expired&${windowQuery}`}
+      />
+      <Tile
+        label="Force-releases"
+        value={formatNumber(tiles.forceReleased)}
+        detail="ended by an operator"
+        href={`/events?kind=force_released&${windowQuery}`}
+      />
+      <Tile
+        label="Renewal failures"
+        value={formatNumber(tiles.renewFailed)}
+        detail={`${formatNumber(tiles.lost)} leases lost by their holder`}
+        tone={tiles.renewFailed > 0 ? "warn" : "plain"}
+        href={`/events?kind=renew_failed,lost&${windowQuery}`}
+      />
+      <Tile
+        label="Fencing rejections"
+        value={formatNumber(tiles.fencingRejected)}
+        detail="stale tokens refused downstream"
+        tone={tiles.fencingRejected > 0 ? "bad" : "plain"}
+        href={`/events?kind=fencing_rejected&${windowQuery}`}
+      />
+      <Tile label="Renewals" value={formatNumber(tiles.renewed)} detail="successful renewals in the window" />
+    </dl>
+  );
+}
