@@ -1,8 +1,9 @@
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { LeaseError } from "../errors";
 import { describeLeaseStoreContract } from "../testing/contract";
-import { freshPgSchema, TEST_DATABASE_URL } from "../testing/isolation";
+import { freshPgSchema, sleep, TEST_DATABASE_URL } from "../testing/isolation";
+import { startPostgres, stopAllServers } from "@/test/support/servers";
 import { MIGRATIONS } from "./migrations";
 import { PostgresLeaseStore } from "./store";
 
@@ -17,4 +18,342 @@ describeLeaseStoreContract("postgres", async () => {
       await fresh.drop();
     },
   };
+});
+
+/** A migrated store on its own schema, plus a raw pool for looking underneath. */
+async function openFresh(name = "pg-test") {
+  const fresh = freshPgSchema();
+  const store = new PostgresLeaseStore({ name, connectionString: fresh.connectionString, schema: fresh.schema });
+  await store.migrate();
+  return { store, schema: fresh.schema, drop: fresh.drop };
+}
+
+describe("PostgresLeaseStore (Postgres specifics)", () => {
+  const raw = new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 4 });
+  raw.on("error", () => {});
+  const opened: Array<{ store: PostgresLeaseStore; drop: () => Promise<unknown> }> = [];
+  async function fresh() {
+    const f = await openFresh();
+    opened.push(f);
+    return f;
+  }
+  afterAll(async () => {
+    for (const f of opened) {
+      await f.store.close();
+      await f.drop();
+    }
+    await raw.end();
+  });
+
+  it("validates options: unknown option, both or neither connection, bad schema, bad name", () => {
+    const cases: Array<[string, unknown]> = [
+      ["unknown option", { name: "pg", connectionString: TEST_DATABASE_URL, poolSize: 3 }],
+      ["neither", { name: "pg" }],
+      ["both", { name: "pg", connectionString: TEST_DATABASE_URL, pool: raw }],
+      ["schema with a quote", { name: "pg", connectionString: TEST_DATABASE_URL, schema: 'x"; DROP SCHEMA public; --' }],
+      ["upper-case schema", { name: "pg", connectionString: TEST_DATABASE_URL, schema: "Leases" }],
+      ["bad store name", { name: "PG Main", connectionString: TEST_DATABASE_URL }],
+      ["pool that is not a pool", { name: "pg", pool: { query: 1 } }],
+    ];
+    for (const [what, options] of cases) {
+      expect(() => new PostgresLeaseStore(options as never), what).toThrow(LeaseError);
+    }
+  });
+
+  it("migrate() is idempotent and safe to run concurrently", async () => {
+    const f = freshPgSchema();
+    const stores = Array.from({ length: 5 }, () => new PostgresLeaseStore({ name: "pg-m", connectionString: f.connectionString, schema: f.schema }));
+    try {
+      const results = await Promise.all(stores.map((s) => s.migrate()));
+      const latest = Math.max(...MIGRATIONS.map((m) => m.version));
+      // Exactly one call applied everything; the others waited on the lock and found nothing to do.
+      expect(results.filter((r) => r.applied.length > 0)).toHaveLength(1);
+      expect(results.flatMap((r) => r.applied).sort()).toEqual(MIGRATIONS.map((m) => m.version).sort());
+      expect(results.every((r) => r.version === latest)).toBe(true);
+
+      const again = await stores[0]!.migrate();
+      expect(again).toEqual({ applied: [], version: latest });
+      const ledger = await raw.query(`SELECT version FROM "${f.schema}".schema_migrations ORDER BY version`);
+      expect(ledger.rows.map((r) => r.version)).toEqual(MIGRATIONS.map((m) => m.version));
+
+      const tables = await raw.query("SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1", [f.schema]);
+      expect(tables.rows.map((r) => r.table_name)).toEqual(
+        expect.arrayContaining(["leases", "lease_events", "lease_stats_minute", "lease_stats_hour", "schema_migrations"]),
+      );
+      // The store works after the concurrent migration.
+      expect((await stores[1]!.acquire({ resource: "m:1", owner: "o", task: "t", ttlMs: 1_000 })).acquired).toBe(true);
+    } finally {
+      await Promise.all(stores.map((s) => s.close()));
+      await f.drop();
+    }
+  });
+
+  it("treats SQL in resource, owner and task as plain text", async () => {
+    const { store, schema } = await fresh();
+    const nasty = [`x'; DROP TABLE "${schema}".leases; --`, `"; DELETE FROM "${schema}".lease_events; --`, "a%_\\' OR '1'='1"];
+    for (const resource of nasty) {
+      const got = await store.acquire({ resource, owner: `o'); DROP TABLE x; --`, task: "$1", ttlMs: 5_000 });
+      expect(got.acquired, resource).toBe(true);
+      expect(await store.get(resource)).toMatchObject({ resource, owner: `o'); DROP TABLE x; --`, task: "$1" });
+      expect((await store.list({ prefix: resource })).items.map((l) => l.resource)).toEqual([resource]);
+      expect((await store.events({ resource })).items).toHaveLength(1);
+    }
+    // Nothing was dropped or deleted, and a LIKE-style prefix matches nothing.
+    expect(await store.countActive()).toBe(3);
+    expect((await store.list({ prefix: "a%" })).items.map((l) => l.resource)).toEqual([nasty[2]]);
+    expect((await store.list({ prefix: "%" })).items).toEqual([]);
+    const events = await raw.query(`SELECT count(*)::int AS n FROM "${schema}".lease_events`);
+    expect(events.rows[0].n).toBe(3);
+  });
+
+  it("lets exactly one of many concurrent acquires of an absent resource win; the rest see the winner", async () => {
+    const { store } = await fresh();
+    for (let round = 0; round < 5; round++) {
+      const resource = `race:${round}`;
+      const results = await Promise.all(
+        Array.from({ length: 16 }, (_, i) => store.acquire({ resource, owner: `w${i}`, task: "t", ttlMs: 10_000 })),
+      );
+      const winners = results.filter((r) => r.acquired);
+      expect(winners).toHaveLength(1);
+      const winner = winners[0]!;
+      if (!winner.acquired) throw new Error("unreachable");
+      for (const r of results) {
+        if (!r.acquired) expect(r.holder).toMatchObject({ leaseId: winner.lease.leaseId, owner: winner.lease.owner, fencingToken: winner.lease.fencingToken });
+      }
+      const events = await store.events({ resource, limit: 100 });
+      const kinds = events.items.map((e) => e.kind).sort();
+      expect(kinds.filter((k) => k === "acquired")).toHaveLength(1);
+      expect(kinds.filter((k) => k === "contended")).toHaveLength(15);
+    }
+  });
+
+  it("records the takeover's expiry itself (tookOverExpired) and keeps the lapsed row visible until then", async () => {
+    const { store } = await fresh();
+    const first = await store.acquire({ resource: "lapse:1", owner: "a", task: "t", ttlMs: 150 });
+    if (!first.acquired) throw new Error("expected to acquire");
+    await sleep(300);
+    // Lapsed but not yet swept: get() and the "lapsed" filter still show it.
+    expect(await store.get("lapse:1")).toMatchObject({ leaseId: first.lease.leaseId });
+    const lapsed = await store.list({ state: "lapsed" });
+    expect(lapsed.items.map((l) => l.leaseId)).toEqual([first.lease.leaseId]);
+    expect((await store.list({ state: "held" })).items).toEqual([]);
+
+    const second = await store.acquire({ resource: "lapse:1", owner: "b", task: "t", ttlMs: 10_000 });
+    expect(second).toMatchObject({ acquired: true, tookOverExpired: true });
+    expect(await store.sweep()).toEqual({ expired: 0 });
+    const expired = await store.events({ kinds: ["expired"] });
+    expect(expired.items).toHaveLength(1);
+    expect(expired.items[0]).toMatchObject({ leaseId: first.lease.leaseId, holdMs: 150, detail: expect.objectContaining({ renewals: 0, recordedBy: "acquire" }) });
+  });
+
+  it("sweeps exactly once per expiry with many concurrent sweepers and takeover acquires", async () => {
+    const { store } = await fresh();
+    const n = 120;
+    const leaseIds = new Set<string>();
+    for (let i = 0; i < n; i += 20) {
+      const batch = await Promise.all(
+        Array.from({ length: 20 }, (_, j) => store.acquire({ resource: `many:${i + j}`, owner: "a", task: "t", ttlMs: 150 })),
+      );
+      for (const r of batch) if (r.acquired) leaseIds.add(r.lease.leaseId);
+    }
+    expect(leaseIds.size).toBe(n);
+    await sleep(300);
+    const work: Promise<unknown>[] = [];
+    for (let s = 0; s < 8; s++) work.push(store.sweep());
+    for (let i = 0; i < n; i += 2) work.push(store.acquire({ resource: `many:${i}`, owner: "b", task: "t", ttlMs: 10_000 }));
+    for (let s = 0; s < 8; s++) work.push(store.sweep());
+    await Promise.all(work);
+    await store.sweep();
+    const expired = await raw.query(
+      `SELECT lease_id::text AS id, count(*)::int AS n FROM "${opened.at(-1)!.store.schema}".lease_events WHERE kind = 'expired' GROUP BY 1`,
+    );
+    expect(expired.rows).toHaveLength(n);
+    expect(expired.rows.every((r) => r.n === 1 && leaseIds.has(r.id))).toBe(true);
+    expect(await store.countActive()).toBe(n / 2);
+  });
+
+  it("a sweep skips a row another statement holds and never ends the lease that replaced it", async () => {
+    const { store, schema } = await fresh();
+    const old = await store.acquire({ resource: "held:1", owner: "a", task: "t", ttlMs: 150 });
+    if (!old.acquired) throw new Error("expected to acquire");
+    await sleep(300);
+    // Another session holds the lapsed row (as a takeover acquire would) and replaces the lease.
+    const other = await raw.connect();
+    try {
+      await other.query("BEGIN");
+      await other.query(`SELECT 1 FROM "${schema}".leases WHERE resource = 'held:1' FOR UPDATE`);
+      const sweeping = store.sweep();
+      await sleep(150); // let the sweep reach the row while it is held
+      await other.query(
+        `UPDATE "${schema}".leases SET lease_id = gen_random_uuid(), expires_at = clock_timestamp() + interval '1 minute', renewed_at = clock_timestamp() WHERE resource = 'held:1'`,
+      );
+      await other.query("COMMIT");
+      expect(await sweeping).toEqual({ expired: 0 });
+    } finally {
+      other.release();
+    }
+    const current = await store.get("held:1");
+    expect(current).not.toBeNull();
+    expect(current!.leaseId).not.toBe(old.lease.leaseId);
+    expect((await store.events({ kinds: ["expired"] })).items).toEqual([]);
+  });
+
+  it("pages through events with a prefix that has unicode and byte-order neighbours", async () => {
+    const { store } = await fresh();
+    const names = ["é:1", "é:2", "é;", "éa", "e:1", "f", "é\u{10FFFF}x", "日本:1"];
+    for (const resource of names) await store.acquire({ resource, owner: "o", task: "t", ttlMs: 5_000 });
+    const got = async (prefix: string) => (await store.list({ prefix })).items.map((l) => l.resource).sort();
+    expect(await got("é:")).toEqual(["é:1", "é:2"]);
+    expect(await got("é")).toEqual(["é:1", "é:2", "é;", "éa", "é\u{10FFFF}x"].sort());
+    expect(await got("é\u{10FFFF}")).toEqual(["é\u{10FFFF}x"]);
+    expect(await got("日本")).toEqual(["日本:1"]);
+    expect((await store.events({ prefix: "é:", limit: 10 })).items).toHaveLength(2);
+  });
+
+  it("reads stats the same from rollups as from raw events, across hour, minute and raw ranges", async () => {
+    const { store, schema } = await fresh();
+    // Three hours of history written straight into the event log (as a bulk import would).
+    await raw.query(
+      `INSERT INTO "${schema}".lease_events (at, kind, resource, lease_id, owner, task, fencing_token, hold_ms, detail)
+       SELECT clock_timestamp() - (g * interval '7 seconds'),
+              (ARRAY['acquired','released','expired','force_released','contended','renew_failed','lost','fencing_rejected'])[1 + g % 8],
+              'tenant_' || (g % 5) || ':job:' || (g % 3), gen_random_uuid(), 'o', 't', g, (g * 37) % 4000000,
+              jsonb_build_object('renewals', g % 4)
+       FROM generate_series(1, 1500) AS g`,
+    );
+    const window = { from: new Date(Date.now() - 4 * 3_600_000), to: new Date(Date.now() + 60_000) };
+    const rawOnly = {
+      minute: await store.stats({ ...window, bucketMs: 60_000, prefixDepth: 1 }),
+      hour: await store.stats({ ...window, bucketMs: 3_600_000, prefixDepth: 2 }),
+    };
+    const refreshed = await store.refreshRollups({ since: window.from });
+    expect(refreshed.refreshed).toBe(true);
+    const rollupRows = await raw.query(`SELECT count(*)::int AS n FROM "${schema}".lease_stats_hour`);
+    expect(rollupRows.rows[0].n).toBeGreaterThanOrEqual(3);
+    // Pretend the last refresh was 30 minutes ago, so the read stitches hour rollups, minute rollups and raw events.
+    await raw.query(`UPDATE "${schema}".lease_rollup_state SET refreshed_at = clock_timestamp() - interval '30 minutes'`);
+    const stitched = {
+      minute: await store.stats({ ...window, bucketMs: 60_000, prefixDepth: 1 }),
+      hour: await store.stats({ ...window, bucketMs: 3_600_000, prefixDepth: 2 }),
+    };
+    expect(stitched).toEqual(rawOnly);
+    // And with the rollups fully current.
+    await store.refreshRollups();
+    expect(await store.stats({ ...window, bucketMs: 3_600_000, prefixDepth: 2 })).toEqual(rawOnly.hour);
+
+    const total = rawOnly.hour.reduce((n, b) => n + Object.entries(b.counts).filter(([k]) => k !== "renewed").reduce((x, [, v]) => x + v, 0), 0);
+    expect(total).toBe(1500);
+    const terminal = rawOnly.hour.reduce((n, b) => n + b.counts.released + b.counts.expired + b.counts.force_released, 0);
+    expect(rawOnly.hour.reduce((n, b) => n + b.holdHistogram.reduce((x, y) => x + y, 0), 0)).toBe(terminal);
+    // Rollups hold data the raw table no longer has: deleting raw events older than the margin leaves stats intact.
+    await raw.query(`DELETE FROM "${schema}".lease_events WHERE at < clock_timestamp() - interval '40 minutes'`);
+    const afterDelete = await store.stats({ ...window, bucketMs: 3_600_000, prefixDepth: 2 });
+    const sumAll = (buckets: typeof afterDelete) => buckets.reduce((n, b) => n + b.counts.acquired, 0);
+    expect(sumAll(afterDelete)).toBe(sumAll(rawOnly.hour));
+  });
+
+  it("puts each terminal event in the histogram bucket holdBucketIndex() would choose", async () => {
+    const { store, schema } = await fresh();
+    const holds = [0, 1, 10, 11, 25, 26, 3_600_000, 3_600_001, 99_999_999];
+    await raw.query(
+      `INSERT INTO "${schema}".lease_events (kind, resource, hold_ms, detail)
+       SELECT 'released', 'h:' || h, h, '{"renewals": 1}'::jsonb FROM unnest($1::bigint[]) AS h`,
+      [holds],
+    );
+    const { holdBucketIndex } = await import("../histogram");
+    const expected = new Array<number>(18).fill(0);
+    for (const h of holds) expected[holdBucketIndex(h)]! += 1;
+    const buckets = await store.stats({ from: new Date(Date.now() - 60_000), to: new Date(Date.now() + 60_000), bucketMs: 60_000 });
+    const histogram = new Array<number>(18).fill(0);
+    for (const b of buckets) b.holdHistogram.forEach((n, i) => (histogram[i]! += n));
+    expect(histogram).toEqual(expected);
+    expect(buckets.reduce((n, b) => n + b.counts.renewed, 0)).toBe(holds.length);
+  });
+
+  it("reports a store that is down as unhealthy without throwing, and close() spares a pool it did not create", async () => {
+    const down = new PostgresLeaseStore({ name: "pg-down", connectionString: "postgres://postgres@127.0.0.1:1/postgres" });
+    const health = await down.health();
+    expect(health).toMatchObject({ store: "pg-down", kind: "postgres", ok: false });
+    expect(health.error).toBeTruthy();
+    await down.close();
+
+    const pool = new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 2 });
+    const f = freshPgSchema();
+    const borrowed = new PostgresLeaseStore({ name: "pg-borrowed", pool, schema: f.schema });
+    await borrowed.migrate();
+    expect((await borrowed.health()).ok).toBe(true);
+    await borrowed.close();
+    expect((await pool.query("SELECT 1 AS one")).rows[0].one).toBe(1);
+    await pool.end();
+    await f.drop();
+  });
+
+  it("uses indexes for a prefix filter and the expiry sort at 50k leases", async () => {
+    const { store, schema } = await fresh();
+    await raw.query(
+      `INSERT INTO "${schema}".leases (resource, lease_id, owner, task, fencing_token, acquired_at, renewed_at, expires_at, ttl_ms)
+       SELECT 'tenant_' || (g % 500) || ':job:' || g, gen_random_uuid(), 'o', 't', nextval('"${schema}".lease_fencing_seq'),
+              now(), now(), now() + (g % 600) * interval '1 second', 600000
+       FROM generate_series(1, 50000) AS g`,
+    );
+    await raw.query(`ANALYZE "${schema}".leases`);
+    const page = await store.list({ prefix: "tenant_42:", limit: 50 });
+    expect(page.items.length).toBe(50);
+    expect(page.items.every((l) => l.resource.startsWith("tenant_42:"))).toBe(true);
+    const { buildListQuery } = await import("./sql");
+    const plan = async (input: Parameters<typeof buildListQuery>[1]) => {
+      const q = buildListQuery(schema, input);
+      const client = await raw.connect();
+      try {
+        // EXPLAIN of a parameterised statement via a prepared statement.
+        await client.query(`PREPARE lw_plan AS ${q.text}`);
+        const args = q.values.map((v) => (v === null ? "NULL" : `'${String(v).replace(/'/g, "''")}'`)).join(", ");
+        const out = await client.query(`EXPLAIN EXECUTE lw_plan(${args})`);
+        await client.query("DEALLOCATE lw_plan");
+        return out.rows.map((r) => r["QUERY PLAN"]).join("\n");
+      } finally {
+        client.release();
+      }
+    };
+    const prefixPlan = await plan({ prefix: { value: "tenant_42:", upper: "tenant_42;" }, sort: "expires", limit: 51 });
+    expect(prefixPlan).not.toMatch(/Seq Scan on leases/);
+    const sortPlan = await plan({ sort: "expires", limit: 51 });
+    expect(sortPlan).toMatch(/Index Scan using leases_expires_at_idx/);
+  });
+});
+
+describe("PostgresLeaseStore across a crash of the database server", () => {
+  afterAll(stopAllServers);
+
+  it("keeps issuing higher fencing tokens after kill -9 and restart, and survives the dropped connections", async () => {
+    const server = await startPostgres();
+    const store = new PostgresLeaseStore({ name: "pg-crash", connectionString: server.url, schema: "leasewatch" });
+    await store.migrate();
+    let last = 0n;
+    for (let i = 0; i < 40; i++) {
+      const r = await store.acquire({ resource: `crash:${i % 3}`, owner: "o", task: "t", ttlMs: 5_000 });
+      if (!r.acquired) throw new Error("expected to acquire");
+      last = BigInt(r.lease.fencingToken);
+      await store.release({ resource: r.lease.resource, leaseId: r.lease.leaseId });
+    }
+    await server.kill9();
+    // Idle pooled connections die now; the pool's error listener keeps the process alive.
+    expect((await store.health()).ok).toBe(false);
+    await server.restart();
+    let after: bigint | null = null;
+    const failures: string[] = [];
+    for (let attempt = 0; attempt < 50 && after === null; attempt++) {
+      try {
+        const r = await store.acquire({ resource: "crash:0", owner: "o", task: "t", ttlMs: 5_000 });
+        if (r.acquired) after = BigInt(r.lease.fencingToken);
+        else failures.push(`held by ${r.holder.owner}`);
+      } catch (error) {
+        failures.push(String(error)); // connections to the old server are being replaced
+        await sleep(200);
+      }
+    }
+    expect(after, failures.join("; ")).not.toBeNull();
+    expect(after! > last).toBe(true);
+    await store.close();
+  });
 });

@@ -219,6 +219,29 @@ export function describeLeaseStoreContract(label: string, makeStore: MakeStore):
       expect(await store.get(r)).toMatchObject({ leaseId: next.lease.leaseId });
     });
 
+    it("lets exactly one of many concurrent acquires win, on a free and on a lapsed resource", async () => {
+      for (const lapsed of [false, true]) {
+        const r = res(lapsed ? "crowd:lapsed" : "crowd:free");
+        const old = lapsed ? await mustAcquire(r, "owner-old", "task-old", SHORT_TTL_MS) : null;
+        if (old) await sleep(PAST_SHORT_TTL_MS);
+        const results = await Promise.all(
+          Array.from({ length: 12 }, (_, i) => store.acquire({ resource: r, owner: `w${i}`, task: "t", ttlMs: LONG_TTL_MS })),
+        );
+        const winners = results.filter((x) => x.acquired);
+        expect(winners, r).toHaveLength(1);
+        const winner = winners[0]!;
+        if (!winner.acquired) return;
+        for (const x of results) {
+          if (!x.acquired) expect(x.holder).toMatchObject({ leaseId: winner.lease.leaseId, owner: winner.lease.owner, fencingToken: winner.lease.fencingToken });
+        }
+        expect(await store.get(r)).toMatchObject({ leaseId: winner.lease.leaseId });
+        await store.sweep();
+        const events = await allEvents({ resource: r });
+        expect(countKinds(events), r).toEqual({ acquired: old ? 2 : 1, contended: 11, ...(old ? { expired: 1 } : {}) });
+        if (old) expect(compareFencingTokens(winner.lease.fencingToken, old.lease.fencingToken)).toBe(1);
+      }
+    });
+
     it("records exactly one expired per expiry while sweeps race acquires", async () => {
       const count = 24;
       const resources = Array.from({ length: count }, (_, i) => res(`race:${i}`));
