@@ -125,7 +125,23 @@ export function decodeCursor(cursor: string, what: string): Record<string, unkno
   throw new LeaseError(`${what}: cursor is not one this store issued`);
 }
 
-/** Redis orders members byte-wise (memcmp of UTF-8), which differs from JS string order outside the BMP. */
+/**
+ * Redis orders members byte-wise (memcmp of UTF-8), which is code point order.
+ * JS compares UTF-16 code units, which differs only when a surrogate (a code
+ * point above U+FFFF) meets U+E000..U+FFFF; shifting surrogates above that
+ * range restores code point order without encoding either string.
+ */
 export function compareBytes(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
+  const length = Math.min(a.length, b.length);
+  for (let i = 0; i < length; i++) {
+    let x = a.charCodeAt(i);
+    let y = b.charCodeAt(i);
+    if (x === y) continue;
+    if (x >= 0xd800 && y >= 0xd800) {
+      x = x >= 0xe000 ? x - 0x800 : x + 0x2000;
+      y = y >= 0xe000 ? y - 0x800 : y + 0x2000;
+    }
+    return x - y;
+  }
+  return a.length - b.length;
 }

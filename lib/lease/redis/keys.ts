@@ -9,11 +9,12 @@
  *   <ns>:{b7}:lease:<resource>    hash of lease metadata, no TTL (sweep needs it after the lock vanished)
  *   <ns>:{b7}:ended:<resource>    hash: how the last lease ended (tells "expired" from "not_owner"), short TTL
  *   <ns>:{b7}:fence:<resource>    last fencing token, long TTL
- *   <ns>:{b7}:rev:<resource>      stream: this resource's recent events (same ids as the bucket stream)
+ *   <ns>:{b7}:evids:<resource>    list: ids of this resource's recent events, newest first
  *   <ns>:{b7}:idx                 zset resource → expiresAt ms (sweep, "expires" sort, countActive)
  *   <ns>:{b7}:acq                 zset resource → acquiredAt ms ("held_longest" / "newest" sorts)
  *   <ns>:{b7}:names               zset of resources, all score 0 (lex ranges for prefix filters)
  *   <ns>:{b7}:events              stream of every event in the bucket, capped
+ *   <ns>:{b7}:events:<kind>       stream per rare kind (expired, lost, …): same entries and ids
  *   <ns>:{b7}:stats:m:<minute>    hash of counters per epoch minute (~48 h)
  *   <ns>:{b7}:stats:h:<hour>      hash of counters per epoch hour (~15 days)
  */
@@ -34,7 +35,7 @@ export interface ResourceKeys extends BucketKeys {
   lease: string;
   ended: string;
   fence: string;
-  rev: string;
+  evids: string;
 }
 
 const FNV_OFFSET = 0x811c9dc5;
@@ -76,11 +77,16 @@ export function buildResourceKeys(namespace: string, buckets: number, resource: 
     lease: `${keys.base}lease:${resource}`,
     ended: `${keys.base}ended:${resource}`,
     fence: `${keys.base}fence:${resource}`,
-    rev: `${keys.base}rev:${resource}`,
+    evids: `${keys.base}evids:${resource}`,
   };
 }
 
 /** Per-bucket stats hash key for an epoch minute / hour (must match the Lua in scripts.ts). */
+/** Stream of one indexed event kind in a bucket (must match the Lua in scripts.ts). */
+export function buildKindStreamKey(keys: BucketKeys, kind: string): string {
+  return `${keys.events}:${kind}`;
+}
+
 export function buildStatsKey(keys: BucketKeys, unit: "m" | "h", index: number): string {
   return `${keys.stats}${unit}:${index}`;
 }

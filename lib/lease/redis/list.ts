@@ -53,7 +53,7 @@ function makeCompare(plan: SortPlan) {
 
 /**
  * Lists leases across every bucket: candidates come from the per-bucket zsets
- * (or, with a prefix, from lex ranges of the names zset), merged in sort order,
+ * (or, for a narrow prefix, from lex ranges of the names zset), merged in sort order,
  * then the lease hashes are read in one pipeline per batch and filtered. States
  * are computed at the store time read with the first batch.
  */
@@ -73,13 +73,32 @@ export async function listLeases(
   const sources: ListSource[] = bucketKeys.map((keys) => ({ keys, buffer: [], isExhausted: false, offset: 0 }));
   const batchSize = Math.min(Math.max(limit + 1, 50), 1000);
 
+  const prefix = query.prefix;
   let nowMs: number;
-  if (query.prefix !== undefined) {
-    nowMs = await fillFromPrefix(ctx, sources, plan, query.prefix, isAfterCursor, compare);
-  } else {
+  let isPrefixScan = false;
+  if (prefix === undefined) {
     const [timeReply] = await execPipeline(ctx, "list", (p) => p.time());
     nowMs = parseTimeReply(timeReply);
+  } else {
+    const range = prefixLexRange(prefix);
+    const replies = await execPipeline(ctx, "list", (p) => {
+      p.time();
+      for (const source of sources) p.zlexcount(source.keys.names, range.min, range.max);
+      for (const source of sources) p.zcard(source.keys.names);
+    });
+    nowMs = parseTimeReply(replies[0]);
+    const matching = sum(replies.slice(1, 1 + sources.length));
+    const total = sum(replies.slice(1 + sources.length));
+    // Cost model: gathering reads every match; scanning the sort order reads about
+    // limit / (share of matches) entries. A narrow prefix is gathered, a broad one scanned.
+    const scanCost = matching === 0 ? Infinity : ((limit + 1) * total) / matching;
+    if (matching <= scanCost) {
+      await fillFromPrefix(ctx, sources, plan, range, isAfterCursor, compare);
+    } else {
+      isPrefixScan = true;
+    }
   }
+  const isCandidate = (c: Candidate) => isAfterCursor(c) && (!isPrefixScan || c.resource.startsWith(prefix!));
 
   const refill = async (needy: readonly ListSource[]) => {
     const replies = await execPipeline(ctx, "list", (p) => {
@@ -99,7 +118,7 @@ export async function listLeases(
       for (let j = 0; j + 1 < flat.length; j += 2) {
         const candidate = { resource: flat[j]!, score: Number(flat[j + 1]) };
         // Ties on the cursor's score that sort at or before it were on earlier pages.
-        if (isAfterCursor(candidate)) source.buffer.push(candidate);
+        if (isCandidate(candidate)) source.buffer.push(candidate);
       }
     });
   };
@@ -108,8 +127,11 @@ export async function listLeases(
   let lastTaken: Candidate | undefined;
   const now = new Date(nowMs);
   const want = limit + 1;
+  // Filters can drop most candidates: each round reads twice as many as the last (bounded).
+  let takeCount = want;
   while (items.length < want) {
-    const batch = await takeMerged(sources, refill, compare, Math.min(batchSize, Math.max(want - items.length, 20)));
+    const batch = await takeMerged(sources, refill, compare, takeCount);
+    takeCount = Math.min(takeCount * 2, 2_000);
     if (batch.length === 0) break;
     const hashes = await execPipeline(ctx, "list", (p) => {
       for (const c of batch) p.hgetall(buildResourceLeaseKey(c.resource));
@@ -141,27 +163,35 @@ function matchesFilters(lease: Lease, query: ListQuery, now: Date): boolean {
   return true;
 }
 
+function sum(replies: readonly unknown[]): number {
+  return replies.reduce<number>((n, r) => n + Number(r), 0);
+}
+
 /**
- * Prefix filter: each bucket's names zset (all scores 0) is ordered byte-wise,
- * so `[prefix .. (prefix\xff` is exactly the resources starting with prefix
- * (0xff never occurs in UTF-8). Their sort scores come from ZMSCORE, all in one
- * pipeline with TIME; the sources are then complete and marked exhausted.
+ * Each bucket's names zset (all scores 0) is ordered byte-wise, so
+ * `[prefix .. (prefix\xff` is exactly the resources starting with prefix
+ * (0xff never occurs in UTF-8).
+ */
+function prefixLexRange(prefix: string): { min: Buffer; max: Buffer } {
+  const bytes = Buffer.from(prefix, "utf8");
+  return { min: Buffer.concat([Buffer.from("["), bytes]), max: Buffer.concat([Buffer.from("("), bytes, Buffer.from([0xff])]) };
+}
+
+/**
+ * Narrow prefix: read every matching name per bucket and its sort score
+ * (ZMSCORE), sort in memory; the sources are then complete and marked exhausted.
  */
 async function fillFromPrefix(
   ctx: RedisContext,
   sources: ListSource[],
   plan: SortPlan,
-  prefix: string,
+  range: { min: Buffer; max: Buffer },
   isAfterCursor: (c: Candidate) => boolean,
   compare: (a: Candidate, b: Candidate) => number,
-): Promise<number> {
-  const min = Buffer.concat([Buffer.from("["), Buffer.from(prefix, "utf8")]);
-  const max = Buffer.concat([Buffer.from("("), Buffer.from(prefix, "utf8"), Buffer.from([0xff])]);
-  const replies = await execPipeline(ctx, "list", (p) => {
-    p.time();
-    for (const source of sources) p.zrangebylex(source.keys.names, min, max);
-  });
-  const names = replies.slice(1) as string[][];
+): Promise<void> {
+  const names = (await execPipeline(ctx, "list", (p) => {
+    for (const source of sources) p.zrangebylex(source.keys.names, range.min, range.max);
+  })) as string[][];
   const withNames = sources.map((source, i) => ({ source, names: names[i] ?? [] })).filter((x) => x.names.length > 0);
   if (withNames.length > 0) {
     const scores = await execPipeline(ctx, "list", (p) => {
@@ -179,5 +209,4 @@ async function fillFromPrefix(
     });
   }
   for (const source of sources) source.isExhausted = true;
-  return parseTimeReply(replies[0]);
 }

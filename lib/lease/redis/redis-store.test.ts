@@ -93,8 +93,8 @@ describe("RedisLeaseStore keys", () => {
 
     const keys = await scanKeys(store.client, fresh.namespace);
     expect(keys.length).toBeGreaterThan(0);
-    const perResource = /^(lock|lease|ended|fence|rev):(.+)$/;
-    const perBucket = /^(idx|acq|names|events|stats:[mh]:\d+)$/;
+    const perResource = /^(lock|lease|ended|fence|evids):(.+)$/;
+    const perBucket = /^(idx|acq|names|events|events:(expired|lost|renew_failed|force_released|fencing_rejected)|stats:[mh]:\d+)$/;
     const kinds = new Set<string>();
     for (const key of keys) {
       const match = new RegExp(`^${fresh.namespace}:\\{b(\\d+)\\}:(.+)$`).exec(key);
@@ -109,11 +109,11 @@ describe("RedisLeaseStore keys", () => {
         expect(bucket, key).toBe(bucketOf(resourceKey[2]!, 8));
       } else {
         expect(rest, key).toMatch(perBucket);
-        kinds.add(rest.split(":")[0]!);
+        kinds.add(rest.startsWith("events:") ? "events:<kind>" : rest.split(":")[0]!);
       }
     }
     // Every kind of key was produced, so each was checked above.
-    expect([...kinds].sort()).toEqual(["acq", "ended", "events", "fence", "idx", "lease", "lock", "names", "rev", "stats"]);
+    expect([...kinds].sort()).toEqual(["acq", "ended", "events", "events:<kind>", "evids", "fence", "idx", "lease", "lock", "names", "stats"]);
   });
 });
 
@@ -214,8 +214,8 @@ describe("RedisLeaseStore events", () => {
     // MAXLEN ~ trims whole stream nodes (100 entries each by default), so a little more than the cap may remain.
     expect(length).toBeGreaterThanOrEqual(100);
     expect(length).toBeLessThanOrEqual(300);
-    const resourceStream = await store.client.xlen(`${fresh.namespace}:{b0}:rev:hot:1`);
-    expect(resourceStream).toBeLessThanOrEqual(300);
+    // The resource's history keeps at most eventsMaxLen ids too.
+    expect(await store.client.llen(`${fresh.namespace}:{b0}:evids:hot:1`)).toBe(100);
 
     const newest = await store.events({ limit: 5 });
     expect(newest.items).toHaveLength(5);

@@ -1,5 +1,8 @@
 import { createHash } from "node:crypto";
-import { HOLD_HISTOGRAM_BOUNDS_MS } from "../types";
+import { HOLD_HISTOGRAM_BOUNDS_MS, type LeaseEventKind } from "../types";
+
+/** Event kinds with a stream of their own per bucket (see append_event). */
+export const INDEXED_EVENT_KINDS: readonly LeaseEventKind[] = ["expired", "force_released", "renew_failed", "lost", "fencing_rejected"];
 
 /**
  * Every Lua script of the Redis store. One script per operation: the state
@@ -12,14 +15,14 @@ import { HOLD_HISTOGRAM_BOUNDS_MS } from "../types";
  *
  * Resource scripts share one KEYS/ARGV layout (see RESOURCE_KEYS / RESOURCE_ARGV
  * in store.ts):
- *   KEYS[1] lock   KEYS[2] lease  KEYS[3] ended  KEYS[4] fence  KEYS[5] rev
+ *   KEYS[1] lock   KEYS[2] lease  KEYS[3] ended  KEYS[4] fence  KEYS[5] evids
  *   KEYS[6] idx    KEYS[7] acq    KEYS[8] names  KEYS[9] events KEYS[10] stats prefix
- *   ARGV[1] resource  ARGV[2] events MAXLEN  ARGV[3] per-resource stream MAXLEN
- *   ARGV[4..6] resource prefixes at depth 1, 2, 3 (contention stats)
- *   ARGV[7..] per script, documented on each constant.
- * The stats hashes (`<stats prefix>m:<minute>` / `h:<hour>`) are derived inside
- * the script from the store clock; they carry the same hash tag, so they live in
- * the same cluster slot as the declared keys.
+ *   ARGV[1] resource  ARGV[2] events MAXLEN  ARGV[3] per-resource event id list length
+ *   ARGV[4] the resource's first 3 `:` segments (contention stats; shallower depths derive from it)
+ *   ARGV[5..] per script, documented on each constant.
+ * The stats hashes (`<stats prefix>m:<minute>` / `h:<hour>`) and the per-kind
+ * streams (`<events>:<kind>`) are derived inside the script; they carry the same
+ * hash tag, so they live in the same cluster slot as the declared keys.
  */
 
 export interface LuaScript {
@@ -46,21 +49,23 @@ local HOLD_BOUNDS = { ${HOLD_HISTOGRAM_BOUNDS_MS.join(", ")} }
 local MINUTE_TTL_S = 172800
 local HOUR_TTL_S = 1296000
 local FENCE_TTL_S = 31536000
-local REV_TTL_S = 1296000
+local EVIDS_TTL_S = 1296000
 local ENDED_GRACE_MS = 60000
 
 local LEASE_FIELDS = { 'leaseId', 'owner', 'task', 'token', 'acquiredAt', 'expiresAt', 'ttlMs', 'renewedAt', 'renewals' }
 local EVENT_FIELDS = { 'kind', 'resource', 'leaseId', 'owner', 'task', 'token', 'holdMs', 'actor', 'reason', 'detail' }
+-- Kinds that are rare in a healthy system and that people filter on: each also gets a stream per bucket.
+local INDEXED_KINDS = { ${INDEXED_EVENT_KINDS.map((k) => `${k} = true`).join(", ")} }
 
 -- Integers as plain decimal strings: tostring() of a large double uses exponent notation.
 local function fmt(n) return string.format('%.0f', n) end
 
 local function resource_context()
   return {
-    lock = KEYS[1], lease = KEYS[2], ended = KEYS[3], fence = KEYS[4], rev = KEYS[5],
+    lock = KEYS[1], lease = KEYS[2], ended = KEYS[3], fence = KEYS[4], evids = KEYS[5],
     idx = KEYS[6], acq = KEYS[7], names = KEYS[8], events = KEYS[9], stats = KEYS[10],
-    resource = ARGV[1], events_max = ARGV[2], rev_max = ARGV[3],
-    prefixes = { ARGV[4], ARGV[5], ARGV[6] },
+    resource = ARGV[1], events_max = ARGV[2], evids_max = tonumber(ARGV[3]),
+    contention_prefix = ARGV[4],
   }
 end
 
@@ -87,21 +92,22 @@ local function count(c, kind, hold_ms)
     c.stats .. 'h:' .. fmt(math.floor(NOW_MS / 3600000)),
   }
   for i, key in ipairs(keys) do
-    redis.call('HINCRBY', key, kind, 1)
+    -- The first count of a kind in an interval sets the key's TTL; later counts need not.
+    local n = redis.call('HINCRBY', key, kind, 1)
     if hold_ms then
       redis.call('HINCRBY', key, 'hist:' .. hold_bucket(hold_ms), 1)
       redis.call('HINCRBY', key, 'holdSum', fmt(hold_ms))
     end
-    if kind == 'contended' and c.prefixes then
-      for d = 1, 3 do
-        if c.prefixes[d] then redis.call('HINCRBY', key, 'cp' .. d .. ':' .. c.prefixes[d], 1) end
-      end
+    -- Only the 3-segment prefix is counted: depths 1 and 2 are sums over it, done on read.
+    if kind == 'contended' and c.contention_prefix then
+      redis.call('HINCRBY', key, 'cp:' .. c.contention_prefix, 1)
     end
-    redis.call('EXPIRE', key, i == 1 and MINUTE_TTL_S or HOUR_TTL_S)
+    if n == 1 then redis.call('EXPIRE', key, i == 1 and MINUTE_TTL_S or HOUR_TTL_S) end
   end
 end
 
--- Appends to the bucket stream (capped) and to the resource's own stream under the same id.
+-- Appends to the bucket stream (capped), notes the id in the resource's history list and,
+-- for indexed kinds, copies the entry under the same id to the bucket's stream for that kind.
 -- The id's ms part is the event time: we ask for <NOW_MS>-*; if the stream's last id is
 -- already ahead (the clock stepped back), Redis picks the next id instead, so ids stay ordered.
 local function append_event(c, ev)
@@ -117,26 +123,37 @@ local function append_event(c, ev)
   if type(id) ~= 'string' then
     id = redis.call('XADD', c.events, 'MAXLEN', '~', c.events_max, '*', unpack(fields))
   end
-  local rev = redis.pcall('XADD', c.rev, 'MAXLEN', '~', c.rev_max, id, unpack(fields))
-  if type(rev) ~= 'string' then
-    redis.call('XADD', c.rev, 'MAXLEN', '~', c.rev_max, '*', unpack(fields))
+  -- A list of ids per resource (~100 bytes) rather than a stream per resource (~4 KB each).
+  -- Trimmed once it is over length; its TTL is refreshed every 16 events, not on each one.
+  local length = redis.call('LPUSH', c.evids, id)
+  if length > c.evids_max then redis.call('LTRIM', c.evids, 0, c.evids_max - 1) end
+  if length % 16 == 1 then redis.call('EXPIRE', c.evids, EVIDS_TTL_S) end
+  if INDEXED_KINDS[ev.kind] then
+    local kind_key = c.events .. ':' .. ev.kind
+    local copied = redis.pcall('XADD', kind_key, 'MAXLEN', '~', c.events_max, id, unpack(fields))
+    if type(copied) ~= 'string' then
+      redis.call('XADD', kind_key, 'MAXLEN', '~', c.events_max, '*', unpack(fields))
+    end
   end
-  redis.call('EXPIRE', c.rev, REV_TTL_S)
   ev.id = id
   return ev
 end
 
--- Ends the lease described by \`lease\`: drops its state and index entries, remembers how it
--- ended (so a late renew/release by its holder gets "expired" rather than "not_owner"),
--- records the terminal event with holdMs and counts it. Callers only get here when the lock
--- key holds this lease id or is already gone, so the DEL never removes someone else's lock.
+-- Ends the lease described by \`lease\`: drops its state and index entries, remembers an expiry
+-- or force-release (so a late renew/release by its holder gets "expired" rather than
+-- "not_owner", and its renew_failed event still names the owner), records the terminal event
+-- with holdMs and counts it. A plain release leaves no note: its holder knows it let go.
+-- Callers only get here when the lock key holds this lease id or is already gone, so the DEL
+-- never removes someone else's lock.
 local function end_lease(c, lease, kind, hold_ms, extra)
   redis.call('DEL', c.lock, c.lease)
   redis.call('ZREM', c.idx, c.resource)
   redis.call('ZREM', c.acq, c.resource)
   redis.call('ZREM', c.names, c.resource)
-  redis.call('HSET', c.ended, 'leaseId', lease.leaseId, 'how', kind, 'owner', lease.owner or '', 'task', lease.task or '', 'token', lease.token or '')
-  redis.call('PEXPIRE', c.ended, fmt((tonumber(lease.ttlMs) or 0) + ENDED_GRACE_MS))
+  if kind ~= 'released' then
+    redis.call('HSET', c.ended, 'leaseId', lease.leaseId, 'how', kind, 'owner', lease.owner or '', 'task', lease.task or '', 'token', lease.token or '')
+    redis.call('PEXPIRE', c.ended, fmt((tonumber(lease.ttlMs) or 0) + ENDED_GRACE_MS))
+  end
   local ev = {
     kind = kind, resource = c.resource, leaseId = lease.leaseId, owner = lease.owner,
     task = lease.task, token = lease.token, holdMs = fmt(hold_ms),
@@ -158,14 +175,14 @@ end
 `;
 
 /**
- * acquire. ARGV[7] owner, ARGV[8] task, ARGV[9] ttlMs, ARGV[10] new leaseId.
- * Returns {status:"acquired", lease, tookOverExpired, events} or {status:"held", holder, events}.
+ * acquire. ARGV[5] owner, ARGV[6] task, ARGV[7] ttlMs, ARGV[8] new leaseId.
+ * Returns {status:"acquired", lease, tookOverExpired} or {status:"held", holder}.
  */
 export const ACQUIRE_SCRIPT = defineScript(
   "acquire",
   `
 local c = resource_context()
-local owner, task, ttl, lease_id = ARGV[7], ARGV[8], tonumber(ARGV[9]), ARGV[10]
+local owner, task, ttl, lease_id = ARGV[5], ARGV[6], tonumber(ARGV[7]), ARGV[8]
 
 local holder_id = redis.call('GET', c.lock)
 if holder_id then
@@ -173,7 +190,7 @@ if holder_id then
   local expires = h.expiresAt
   if not expires then expires = fmt(NOW_MS + math.max(0, redis.call('PTTL', c.lock))) end
   -- contended: owner/task name the requester; leaseId/token are the holder's.
-  local ev = append_event(c, {
+  append_event(c, {
     kind = 'contended', resource = c.resource, leaseId = holder_id, owner = owner, task = task,
     token = h.token, detail = cjson.encode({ holderOwner = h.owner, holderTask = h.task }),
   })
@@ -181,16 +198,14 @@ if holder_id then
   return cjson.encode({
     status = 'held',
     holder = { leaseId = holder_id, owner = h.owner or '', task = h.task or '', token = h.token or '0', expiresAt = expires },
-    events = { ev },
   })
 end
 
-local events = {}
 local old = read_lease(c.lease)
 if old then
   -- The lock's TTL ran out but nobody recorded it yet. Record the expiry here; its
   -- metadata is deleted in this same atomic step, so sweep cannot record it twice.
-  events[#events + 1] = record_expiry(c, old)
+  record_expiry(c, old)
 end
 
 -- Fencing token = max(last token for this resource + 1, store clock in microseconds).
@@ -215,23 +230,29 @@ redis.call('ZADD', c.idx, expires, c.resource)
 redis.call('ZADD', c.acq, now, c.resource)
 redis.call('ZADD', c.names, 0, c.resource)
 
-events[#events + 1] = append_event(c, {
+append_event(c, {
   kind = 'acquired', resource = c.resource, leaseId = lease_id, owner = owner, task = task, token = token,
 })
 count(c, 'acquired')
-return cjson.encode({ status = 'acquired', lease = read_lease(c.lease), tookOverExpired = old ~= nil, events = events })
+return cjson.encode({
+  status = 'acquired', tookOverExpired = old ~= nil,
+  lease = {
+    leaseId = lease_id, owner = owner, task = task, token = token, acquiredAt = now,
+    expiresAt = expires, ttlMs = fmt(ttl), renewedAt = now, renewals = '0',
+  },
+})
 `,
 );
 
 /**
- * renew. ARGV[7] leaseId, ARGV[8] ttlMs.
+ * renew. ARGV[5] leaseId, ARGV[6] ttlMs.
  * Returns {status:"renewed", expiresAt, renewals} or {status:"refused", reason, events}.
  */
 export const RENEW_SCRIPT = defineScript(
   "renew",
   `
 local c = resource_context()
-local lease_id, ttl = ARGV[7], tonumber(ARGV[8])
+local lease_id, ttl = ARGV[5], tonumber(ARGV[6])
 
 local holder_id = redis.call('GET', c.lock)
 if holder_id == lease_id then
@@ -277,14 +298,14 @@ return cjson.encode({ status = 'refused', reason = reason, events = events })
 );
 
 /**
- * release. ARGV[7] leaseId.
+ * release. ARGV[5] leaseId.
  * Returns {status:"released", holdMs, events} or {status:"refused", reason, events}.
  */
 export const RELEASE_SCRIPT = defineScript(
   "release",
   `
 local c = resource_context()
-local lease_id = ARGV[7]
+local lease_id = ARGV[5]
 
 local holder_id = redis.call('GET', c.lock)
 if holder_id == lease_id then
@@ -311,7 +332,7 @@ return cjson.encode({ status = 'refused', reason = 'not_owner', events = {} })
 );
 
 /**
- * forceRelease. ARGV[7] leaseId, ARGV[8] actor, ARGV[9] reason.
+ * forceRelease. ARGV[5] leaseId, ARGV[6] actor, ARGV[7] reason.
  * Returns {status:"released", holdMs, lease, events} | {status:"lease_changed", current, events}
  * | {status:"not_found", events}.
  */
@@ -319,7 +340,7 @@ export const FORCE_RELEASE_SCRIPT = defineScript(
   "forceRelease",
   `
 local c = resource_context()
-local lease_id, actor, reason = ARGV[7], ARGV[8], ARGV[9]
+local lease_id, actor, reason = ARGV[5], ARGV[6], ARGV[7]
 
 local holder_id = redis.call('GET', c.lock)
 if holder_id == lease_id then
@@ -340,8 +361,8 @@ return cjson.encode({ status = 'not_found', events = events })
 );
 
 /**
- * reportFencingRejection. ARGV[7] stale token, ARGV[8] seen token, ARGV[9] by,
- * ARGV[10] owner, ARGV[11] task, ARGV[12] leaseId ("" when unknown).
+ * reportFencingRejection. ARGV[5] stale token, ARGV[6] seen token, ARGV[7] by,
+ * ARGV[8] owner, ARGV[9] task, ARGV[10] leaseId ("" when unknown).
  */
 export const FENCING_REJECTED_SCRIPT = defineScript(
   "reportFencingRejection",
@@ -349,22 +370,22 @@ export const FENCING_REJECTED_SCRIPT = defineScript(
 local c = resource_context()
 local function opt(v) if v == '' then return nil end return v end
 local ev = append_event(c, {
-  kind = 'fencing_rejected', resource = c.resource, leaseId = opt(ARGV[12]), owner = opt(ARGV[10]),
-  task = opt(ARGV[11]), token = ARGV[7], detail = cjson.encode({ seenToken = ARGV[8], by = ARGV[9] }),
+  kind = 'fencing_rejected', resource = c.resource, leaseId = opt(ARGV[10]), owner = opt(ARGV[8]),
+  task = opt(ARGV[9]), token = ARGV[5], detail = cjson.encode({ seenToken = ARGV[6], by = ARGV[7] }),
 })
 count(c, 'fencing_rejected')
 return cjson.encode({ status = 'recorded', events = { ev } })
 `,
 );
 
-/** reportLost. ARGV[7] leaseId, ARGV[8] owner, ARGV[9] task, ARGV[10] token, ARGV[11] reason. */
+/** reportLost. ARGV[5] leaseId, ARGV[6] owner, ARGV[7] task, ARGV[8] token, ARGV[9] reason. */
 export const LOST_SCRIPT = defineScript(
   "reportLost",
   `
 local c = resource_context()
 local ev = append_event(c, {
-  kind = 'lost', resource = c.resource, leaseId = ARGV[7], owner = ARGV[8], task = ARGV[9],
-  token = ARGV[10], reason = ARGV[11],
+  kind = 'lost', resource = c.resource, leaseId = ARGV[5], owner = ARGV[6], task = ARGV[7],
+  token = ARGV[8], reason = ARGV[9],
 })
 count(c, 'lost')
 return cjson.encode({ status = 'recorded', events = { ev } })
@@ -375,7 +396,7 @@ return cjson.encode({ status = 'recorded', events = { ev } })
  * sweep, one bucket.
  * KEYS[1] idx, KEYS[2] acq, KEYS[3] names, KEYS[4] events, KEYS[5] stats prefix,
  * KEYS[6] bucket base `<ns>:{b<n>}:` (per-resource keys derive from it — same hash tag).
- * ARGV[1] events MAXLEN, ARGV[2] per-resource stream MAXLEN, ARGV[3] batch size.
+ * ARGV[1] events MAXLEN, ARGV[2] per-resource event id list length, ARGV[3] batch size.
  * Returns {status:"swept", expired, scanned}.
  */
 export const SWEEP_SCRIPT = defineScript(
@@ -387,9 +408,9 @@ local expired = 0
 for _, resource in ipairs(due) do
   local c = {
     lock = base .. 'lock:' .. resource, lease = base .. 'lease:' .. resource,
-    ended = base .. 'ended:' .. resource, rev = base .. 'rev:' .. resource,
+    ended = base .. 'ended:' .. resource, evids = base .. 'evids:' .. resource,
     idx = KEYS[1], acq = KEYS[2], names = KEYS[3], events = KEYS[4], stats = KEYS[5],
-    resource = resource, events_max = ARGV[1], rev_max = ARGV[2],
+    resource = resource, events_max = ARGV[1], evids_max = tonumber(ARGV[2]),
   }
   -- A lock key still present was renewed or expires within this millisecond: not ours to record.
   if redis.call('EXISTS', c.lock) == 0 then

@@ -1,11 +1,13 @@
 import { LeaseError } from "../errors";
 import { HOLD_HISTOGRAM_BOUNDS_MS, LEASE_EVENT_KINDS, type CounterKind, type StatsBucket, type StatsQuery } from "../types";
+import { resourcePrefix } from "../validation";
 import { execPipeline, type RedisContext } from "./connection";
 import { buildStatsKey, type BucketKeys } from "./keys";
 
 /** 7 days of minutes, or 420 days of hours: beyond that a chart needs a coarser bucketMs. */
 export const MAX_STATS_INTERVALS = 10_080;
 export const DEFAULT_PREFIX_DEPTH = 2;
+const CONTENDED_FIELD = "cp:";
 
 const COUNTER_KINDS: readonly CounterKind[] = [...LEASE_EVENT_KINDS, "renewed"];
 
@@ -35,7 +37,6 @@ export async function readStats(ctx: RedisContext, bucketKeys: readonly BucketKe
     }
   });
 
-  const contendedField = `cp${depth}:`;
   const result: StatsBucket[] = [];
   let reply = 0;
   for (let index = first; index <= last; index++) {
@@ -48,14 +49,14 @@ export async function readStats(ctx: RedisContext, bucketKeys: readonly BucketKe
     };
     for (let b = 0; b < bucketKeys.length; b++) {
       const hash = (replies[reply++] ?? {}) as Record<string, string>;
-      for (const [field, raw] of Object.entries(hash)) addField(bucket, field, Number(raw), contendedField);
+      for (const [field, raw] of Object.entries(hash)) addField(bucket, field, Number(raw), depth);
     }
     result.push(bucket);
   }
   return result;
 }
 
-function addField(bucket: StatsBucket, field: string, value: number, contendedField: string): void {
+function addField(bucket: StatsBucket, field: string, value: number, depth: number): void {
   if (!Number.isFinite(value)) return;
   if (Object.hasOwn(bucket.counts, field)) {
     bucket.counts[field as CounterKind] += value;
@@ -64,8 +65,9 @@ function addField(bucket: StatsBucket, field: string, value: number, contendedFi
   } else if (field.startsWith("hist:")) {
     const i = Number(field.slice(5));
     if (i >= 0 && i < bucket.holdHistogram.length) bucket.holdHistogram[i]! += value;
-  } else if (field.startsWith(contendedField)) {
-    const prefix = field.slice(contendedField.length);
+  } else if (field.startsWith(CONTENDED_FIELD)) {
+    // Counted per 3-segment prefix; a shallower depth is the sum over its longer prefixes.
+    const prefix = resourcePrefix(field.slice(CONTENDED_FIELD.length), depth);
     bucket.contendedByPrefix[prefix] = (bucket.contendedByPrefix[prefix] ?? 0) + value;
   }
 }

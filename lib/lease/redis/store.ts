@@ -41,13 +41,14 @@ import {
 } from "../validation";
 import { parseScriptReply, toLease, toLeaseEvent, type RawEvent, type RawLease } from "./codec";
 import { execPipeline, runScript, RedisStoreError, type RedisContext } from "./connection";
-import { readEvents } from "./events";
-import { buildBucketKeys, buildResourceKeys, type BucketKeys } from "./keys";
+import { readEvents, type EventSourcePlan } from "./events";
+import { buildBucketKeys, buildKindStreamKey, buildResourceKeys, type BucketKeys } from "./keys";
 import { listLeases } from "./list";
 import {
   ACQUIRE_SCRIPT,
   FENCING_REJECTED_SCRIPT,
   FORCE_RELEASE_SCRIPT,
+  INDEXED_EVENT_KINDS,
   LOST_SCRIPT,
   RELEASE_SCRIPT,
   RENEW_SCRIPT,
@@ -59,7 +60,7 @@ import { readStats } from "./stats";
 export const DEFAULT_NAMESPACE = "lw";
 export const DEFAULT_BUCKETS = 16;
 export const DEFAULT_EVENTS_MAX_LEN = 100_000;
-/** A resource's own stream keeps its most recent events (history pages); the bucket streams keep the rest. */
+/** How many recent event ids each resource's history list keeps (the detail page's history). */
 export const RESOURCE_EVENTS_MAX_LEN = 1_000;
 /** Expired leases recorded per bucket per sweep script run (keeps each script short). */
 export const SWEEP_BATCH = 500;
@@ -227,12 +228,7 @@ export class RedisLeaseStore implements LeaseStore {
   async events(query: EventQuery = {}): Promise<Page<LeaseEvent>> {
     const q = parseOrThrow(ZEventQuery, query, "events");
     if (q.from && q.to && q.from.getTime() > q.to.getTime()) throw new LeaseError("events: from must not be after to");
-    // A resource's history lives in its own stream (same ids as the bucket stream), so
-    // the detail page reads only that instead of scanning a whole bucket.
-    const streams = q.resource
-      ? [(({ rev, bucket }) => ({ key: rev, bucket }))(buildResourceKeys(this.namespace, this.buckets, q.resource))]
-      : this.bucketKeys.map((keys, bucket) => ({ key: keys.events, bucket }));
-    return readEvents(this.ctx, { streams }, q);
+    return readEvents(this.ctx, this.planEventSources(q), q);
   }
 
   async sweep(): Promise<{ expired: number }> {
@@ -300,15 +296,29 @@ export class RedisLeaseStore implements LeaseStore {
     }
   }
 
+  /**
+   * A resource's history comes from its id list (one bucket, no scan); a filter on
+   * rare kinds only reads those kinds' streams; anything else merges the bucket streams.
+   */
+  private planEventSources(q: EventQuery): EventSourcePlan {
+    if (q.resource) {
+      const k = buildResourceKeys(this.namespace, this.buckets, q.resource);
+      return { idList: { listKey: k.evids, streamKey: k.events, bucket: k.bucket } };
+    }
+    const kinds = [...new Set(q.kinds ?? [])];
+    if (kinds.length > 0 && kinds.every((kind) => INDEXED_EVENT_KINDS.includes(kind))) {
+      return { streams: this.bucketKeys.flatMap((keys, bucket) => kinds.map((kind) => ({ key: buildKindStreamKey(keys, kind), bucket }))) };
+    }
+    return { streams: this.bucketKeys.map((keys, bucket) => ({ key: keys.events, bucket })) };
+  }
+
   private async runResourceScript(script: LuaScript, resource: string, extra: readonly (string | number)[]) {
     const k = buildResourceKeys(this.namespace, this.buckets, resource);
-    const keys = [k.lock, k.lease, k.ended, k.fence, k.rev, k.idx, k.acq, k.names, k.events, k.stats];
+    const keys = [k.lock, k.lease, k.ended, k.fence, k.evids, k.idx, k.acq, k.names, k.events, k.stats];
     const args = [
       resource,
       this.eventsMaxLen,
       Math.min(this.eventsMaxLen, RESOURCE_EVENTS_MAX_LEN),
-      resourcePrefix(resource, 1),
-      resourcePrefix(resource, 2),
       resourcePrefix(resource, 3),
       ...extra,
     ];
