@@ -1,0 +1,220 @@
+import type { Redis } from "ioredis";
+import { holdBucketIndex, resourcePrefix, type LeaseEventKind } from "@/lib/lease";
+import { buildBucketKeys, buildResourceKeys, buildStatsKey } from "@/lib/lease/redis/keys";
+import { INDEXED_EVENT_KINDS } from "@/lib/lease/redis/scripts";
+import type { SyntheticEvent } from "./history";
+
+/**
+ * Demo and benchmark data only: bulk writes that reproduce, key for key, what
+ * the Redis store's scripts write (lib/lease/redis/scripts.ts and keys.ts) —
+ * the bucket streams, the per-kind streams of rare kinds and each resource's
+ * list of event ids (all under the same ids), the minute/hour
+ * stats hashes with the same fields and expiries, and for live leases the lock
+ * key, lease hash, fence key and the idx/acq/names indexes. Pipelined, because
+ * a script call per event would take minutes for a million events.
+ *
+ * Stream ids carry the event time (`<ms>-<seq>`), exactly as the scripts ask
+ * for `<NOW_MS>-*`, so the console reads backdated events at their real time.
+ */
+export interface RedisSeedTarget {
+  client: Redis;
+  namespace: string;
+  buckets: number;
+  /** Bucket stream cap (the store's eventsMaxLen). */
+  eventsMaxLen: number;
+  /** Length of each resource's list of recent event ids (the store's). */
+  evidsMaxLen: number;
+}
+
+/** Same lifetimes as the scripts' MINUTE_TTL_S / HOUR_TTL_S / EVIDS_TTL_S / FENCE_TTL_S. */
+const MINUTE_TTL_S = 172_800;
+const HOUR_TTL_S = 1_296_000;
+const EVIDS_TTL_S = 1_296_000;
+const INDEXED_KINDS = new Set<string>(INDEXED_EVENT_KINDS);
+const FENCE_TTL_S = 31_536_000;
+const PIPELINE_BATCH = 4_000;
+
+export interface SyntheticLease {
+  resource: string;
+  leaseId: string;
+  owner: string;
+  task: string;
+  fencingToken: string;
+  acquiredAt: number;
+  expiresAt: number;
+  ttlMs: number;
+  renewedAt: number;
+  renewals: number;
+}
+
+/** Counters of one stats hash, keyed by field (`acquired`, `hist:7`, `holdSum`, `cp:tenant_1:invoice-sync`…). */
+type StatsFields = Map<string, number>;
+
+function addStat(stats: Map<string, StatsFields>, key: string, field: string, by: number) {
+  let fields = stats.get(key);
+  if (!fields) stats.set(key, (fields = new Map()));
+  fields.set(field, (fields.get(field) ?? 0) + by);
+}
+
+/** The stream fields in the scripts' order, leaving out what a script would leave out. */
+function toStreamFields(e: SyntheticEvent): string[] {
+  const fields: Array<[string, string | undefined]> = [
+    ["kind", e.kind],
+    ["resource", e.resource],
+    ["leaseId", e.leaseId],
+    ["owner", e.owner],
+    ["task", e.task],
+    ["token", e.fencingToken],
+    ["holdMs", e.holdMs === undefined ? undefined : String(Math.round(e.holdMs))],
+    ["actor", e.actor],
+    ["reason", e.reason],
+    ["detail", e.detail ? JSON.stringify(e.detail) : undefined],
+  ];
+  return fields.flatMap(([k, v]) => (v === undefined ? [] : [k, v]));
+}
+
+async function flushPipeline(client: Redis, commands: Array<[string, ...(string | number)[]]>) {
+  if (commands.length === 0) return;
+  const results = await client.pipeline(commands).exec();
+  commands.length = 0;
+  const failed = results?.find(([error]) => error);
+  if (failed?.[0]) throw failed[0];
+}
+
+/**
+ * Appends `events` (in time order) to the bucket and resource streams and adds
+ * their counters to the stats hashes.
+ *
+ * - mode "add" (demo backfill into a live namespace): counters are HINCRBY'd onto
+ *   what is there; events at or before a bucket stream's last id are skipped
+ *   (that time is already covered), so a re-run never double counts.
+ * - mode "fresh" (benchmark into an empty namespace): counters are written with
+ *   one HSET per hash.
+ */
+export async function writeRedisEvents(
+  target: RedisSeedTarget,
+  events: Iterable<SyntheticEvent>,
+  mode: "add" | "fresh",
+  nowMs: number,
+): Promise<{ written: number; skipped: number }> {
+  const { client, namespace, buckets } = target;
+  const last = new Map<number, { ms: number; seq: number }>();
+  /** Per bucket: the newest time the stream already covered before this run. */
+  const covered = new Map<number, number>();
+  if (mode === "add") {
+    const tails = await client
+      .pipeline(Array.from({ length: buckets }, (_, b) => ["xrevrange", buildBucketKeys(namespace, b).events, "+", "-", "COUNT", "1"]))
+      .exec();
+    tails?.forEach(([, reply], b) => {
+      const entry = (reply as Array<[string, string[]]> | null)?.[0];
+      if (entry) {
+        const [ms, seq] = entry[0].split("-").map(Number);
+        last.set(b, { ms: ms ?? 0, seq: seq ?? 0 });
+        covered.set(b, ms ?? 0);
+      }
+    });
+  }
+  const stats = new Map<string, StatsFields>();
+  const evidsKeys = new Set<string>();
+  const commands: Array<[string, ...(string | number)[]]> = [];
+  let written = 0;
+  let skipped = 0;
+  for (const e of events) {
+    const keys = buildResourceKeys(namespace, buckets, e.resource);
+    if (e.at <= (covered.get(keys.bucket) ?? -1)) {
+      skipped += 1;
+      continue;
+    }
+    const tail = last.get(keys.bucket);
+    const seq = tail && tail.ms === e.at ? tail.seq + 1 : 0;
+    last.set(keys.bucket, { ms: e.at, seq });
+    const id = `${e.at}-${seq}`;
+    const fields = toStreamFields(e);
+    commands.push(["xadd", keys.events, "MAXLEN", "~", target.eventsMaxLen, id, ...fields]);
+    if (INDEXED_KINDS.has(e.kind)) commands.push(["xadd", `${keys.events}:${e.kind}`, "MAXLEN", "~", target.eventsMaxLen, id, ...fields]);
+    // Newest first, as the scripts LPUSH them.
+    commands.push(["lpush", keys.evids, id]);
+    evidsKeys.add(keys.evids);
+    written += 1;
+
+    // The same counters count() in the scripts writes, per minute and per hour.
+    const minute = Math.floor(e.at / 60_000);
+    const hour = Math.floor(e.at / 3_600_000);
+    const statsKeys: string[] = [buildStatsKey(keys, "h", hour)];
+    // Minute hashes live 48 h in the real store; older ones would already be gone.
+    if ((minute + 1) * 60 + MINUTE_TTL_S > nowMs / 1000) statsKeys.push(buildStatsKey(keys, "m", minute));
+    for (const key of statsKeys) {
+      addStat(stats, key, e.kind, 1);
+      if (e.holdMs !== undefined) {
+        addStat(stats, key, `hist:${holdBucketIndex(e.holdMs)}`, 1);
+        addStat(stats, key, "holdSum", Math.round(e.holdMs));
+      }
+      if (e.renewals) addStat(stats, key, "renewed", e.renewals);
+      // Only the 3-segment prefix is counted; the store sums shallower depths on read.
+      if (e.kind === ("contended" satisfies LeaseEventKind)) addStat(stats, key, `cp:${resourcePrefix(e.resource, 3)}`, 1);
+    }
+    if (commands.length >= PIPELINE_BATCH) await flushPipeline(client, commands);
+  }
+  await flushPipeline(client, commands);
+
+  for (const key of evidsKeys) {
+    commands.push(["ltrim", key, 0, target.evidsMaxLen - 1], ["expire", key, EVIDS_TTL_S]);
+    if (commands.length >= PIPELINE_BATCH) await flushPipeline(client, commands);
+  }
+  for (const [key, fields] of stats) {
+    const isMinute = key.includes(":stats:m:");
+    const index = Number(key.slice(key.lastIndexOf(":") + 1));
+    const endS = isMinute ? (index + 1) * 60 : (index + 1) * 3_600;
+    const expireAt = endS + (isMinute ? MINUTE_TTL_S : HOUR_TTL_S);
+    if (mode === "fresh") commands.push(["hset", key, ...[...fields].flatMap(([f, v]) => [f, v])]);
+    else for (const [f, v] of fields) commands.push(["hincrby", key, f, v]);
+    commands.push(["expireat", key, expireAt]);
+    if (commands.length >= PIPELINE_BATCH) await flushPipeline(client, commands);
+  }
+  await flushPipeline(client, commands);
+  return { written, skipped };
+}
+
+/** Writes live leases exactly as the acquire script leaves them (lock with PX, lease hash, fence, indexes). */
+export async function writeRedisLeases(target: RedisSeedTarget, leases: Iterable<SyntheticLease>, nowMs: number): Promise<number> {
+  const { client, namespace, buckets } = target;
+  const commands: Array<[string, ...(string | number)[]]> = [];
+  let written = 0;
+  for (const l of leases) {
+    const keys = buildResourceKeys(namespace, buckets, l.resource);
+    commands.push(["set", keys.lock, l.leaseId, "PX", Math.max(1, l.expiresAt - nowMs)]);
+    commands.push([
+      "hset",
+      keys.lease,
+      "leaseId", l.leaseId,
+      "owner", l.owner,
+      "task", l.task,
+      "token", l.fencingToken,
+      "acquiredAt", String(l.acquiredAt),
+      "expiresAt", String(l.expiresAt),
+      "ttlMs", String(l.ttlMs),
+      "renewedAt", String(l.renewedAt),
+      "renewals", String(l.renewals),
+    ]);
+    commands.push(["set", keys.fence, l.fencingToken, "EX", FENCE_TTL_S]);
+    commands.push(["zadd", keys.idx, l.expiresAt, l.resource]);
+    commands.push(["zadd", keys.acq, l.acquiredAt, l.resource]);
+    commands.push(["zadd", keys.names, 0, l.resource]);
+    written += 1;
+    if (commands.length >= PIPELINE_BATCH) await flushPipeline(client, commands);
+  }
+  await flushPipeline(client, commands);
+  return written;
+}
+
+/** Deletes every key of `namespace` (SCAN + UNLINK). Never FLUSHDB: others share this Redis. */
+export async function deleteRedisNamespace(client: Redis, namespace: string): Promise<number> {
+  let cursor = "0";
+  let deleted = 0;
+  do {
+    const [next, keys] = await client.scan(cursor, "MATCH", `${namespace}:*`, "COUNT", 2_000);
+    cursor = next;
+    if (keys.length > 0) deleted += await client.unlink(...keys);
+  } while (cursor !== "0");
+  return deleted;
+}

@@ -1,0 +1,129 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LEASE_EVENT_KINDS, type LeaseEvent, type LeaseEventKind, type LeaseStore } from "@/lib/lease";
+import { PostgresLeaseStore } from "@/lib/lease/postgres/store";
+import { RedisLeaseStore } from "@/lib/lease/redis/store";
+import { freshPgSchema, freshRedisNamespace, type FreshPgSchema, type FreshRedisNamespace } from "@/lib/lease/testing/isolation";
+import type { TStoreConfig } from "@/lib/console/config";
+import { LONG_HOLD_RESOURCES } from "./names";
+import { startWorkload, type WorkloadStats } from "./index";
+
+/** Every event a store recorded, oldest first (the history is small: a few hundred events). */
+async function readAllEvents(store: LeaseStore): Promise<LeaseEvent[]> {
+  const all: LeaseEvent[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await store.events({ limit: 1000, cursor, order: "asc" });
+    all.push(...page.items);
+    cursor = page.nextCursor;
+  } while (cursor);
+  return all;
+}
+
+function countKinds(events: LeaseEvent[]): Record<LeaseEventKind, number> {
+  const counts = Object.fromEntries(LEASE_EVENT_KINDS.map((k) => [k, 0])) as Record<LeaseEventKind, number>;
+  for (const e of events) counts[e.kind] += 1;
+  return counts;
+}
+
+describe("startWorkload against real Postgres and Redis", () => {
+  let pg: FreshPgSchema;
+  let redis: FreshRedisNamespace;
+  let configs: TStoreConfig[];
+  let stores: LeaseStore[];
+  let stats: WorkloadStats;
+  let elapsedS: number;
+
+  beforeAll(async () => {
+    pg = freshPgSchema();
+    redis = freshRedisNamespace();
+    configs = [
+      { name: "pg-test", kind: "postgres", url: pg.connectionString, schema: pg.schema },
+      { name: "redis-test", kind: "redis", url: redis.url, namespace: redis.namespace },
+    ];
+    const started = performance.now();
+    const workload = await startWorkload({
+      stores: configs,
+      durationMs: 14_000,
+      downstreamTable: `${pg.schema}.ledger_exports`,
+      seed: 7,
+    });
+    await workload.done;
+    elapsedS = (performance.now() - started) / 1000;
+    stats = workload.stats();
+    stores = [
+      new PostgresLeaseStore({ name: "pg-test", connectionString: pg.connectionString, schema: pg.schema }),
+      new RedisLeaseStore({ name: "redis-test", url: redis.url, namespace: redis.namespace }),
+    ];
+    // Record every expiry the stores already enforced, as the console's sweeper would.
+    for (const store of stores) await store.sweep();
+  }, 90_000);
+
+  afterAll(async () => {
+    await Promise.allSettled((stores ?? []).map((s) => s.close()));
+    await Promise.allSettled([pg?.drop(), redis?.drop()]);
+  });
+
+  it("stops by itself after durationMs and reports that it stopped", () => {
+    expect(stats.isRunning).toBe(false);
+    expect(stats.stoppedAt).toBeInstanceOf(Date);
+  });
+
+  it.each(["pg-test", "redis-test"])("%s: records every kind of story a real fleet tells", async (name) => {
+    const store = stores.find((s) => s.name === name)!;
+    const kinds = countKinds(await readAllEvents(store));
+    // Well-behaved holders acquire and release; hot spots contend; crashing holders
+    // expire; slow renewers and stale writers fail renewals and lose leases; stale
+    // writes are refused downstream.
+    expect(kinds.acquired).toBeGreaterThan(10);
+    expect(kinds.released).toBeGreaterThan(5);
+    expect(kinds.contended).toBeGreaterThan(0);
+    expect(kinds.expired).toBeGreaterThan(0);
+    expect(kinds.renew_failed).toBeGreaterThan(0);
+    expect(kinds.lost).toBeGreaterThan(0);
+    expect(kinds.fencing_rejected).toBeGreaterThan(0);
+    expect(stats.stores[name]!.fencedRejected).toBe(kinds.fencing_rejected);
+  });
+
+  it.each(["pg-test", "redis-test"])("%s: conservation holds — every acquire ended or is still held", async (name) => {
+    const store = stores.find((s) => s.name === name)!;
+    const kinds = countKinds(await readAllEvents(store));
+    const held = await store.countActive();
+    expect(kinds.acquired).toBe(kinds.released + kinds.expired + kinds.force_released + held);
+  });
+
+  it.each(["pg-test", "redis-test"])("%s: stop() released the long holds instead of leaving them to expire", async (name) => {
+    const store = stores.find((s) => s.name === name)!;
+    const events = await readAllEvents(store);
+    const longHolds = events.filter((e) => e.kind === "acquired" && (LONG_HOLD_RESOURCES as readonly string[]).includes(e.resource));
+    expect(longHolds.length).toBeGreaterThan(0);
+    for (const resource of new Set(longHolds.map((e) => e.resource))) expect(await store.get(resource)).toBeNull();
+    const released = events.filter((e) => e.kind === "released" && (LONG_HOLD_RESOURCES as readonly string[]).includes(e.resource));
+    expect(released.length).toBe(longHolds.length);
+  });
+
+  it("never spent more than its write budget per store", () => {
+    for (const name of ["pg-test", "redis-test"]) {
+      const c = stats.stores[name]!;
+      expect(c.ops).toBeGreaterThan(0);
+      // Token bucket: a one-second burst plus the refill rate, never more.
+      expect(c.ops).toBeLessThanOrEqual(50 * (elapsedS + 1));
+      expect(c.errors).toBe(0);
+    }
+  });
+});
+
+describe("startWorkload options", () => {
+  it("refuses an empty store list before starting anything", async () => {
+    await expect(startWorkload({ stores: [] })).rejects.toThrow(/at least one store/);
+  });
+
+  it("refuses a write budget above the demo ceiling", async () => {
+    await expect(
+      startWorkload({ stores: [{ name: "pg-x", kind: "postgres", url: "postgres://127.0.0.1:1/x" }], maxOpsPerSecond: 500 }),
+    ).rejects.toThrow();
+  });
+
+  it("refuses a store config that is not a postgres:// or redis:// url", async () => {
+    await expect(startWorkload({ stores: [{ name: "pg-x", kind: "postgres", url: "http://example" } as never] })).rejects.toThrow();
+  });
+});
