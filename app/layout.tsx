@@ -7,7 +7,7 @@ import type { HealthResponse } from "@/components/shell/health-query";
 import { SkipLink } from "@/components/shell/skip-link";
 import { StoreDownBanner } from "@/components/shell/store-down-banner";
 import { getAppSession, type AppSession } from "@/lib/auth/session";
-import { ConfigError } from "@/lib/console/config";
+import { ConfigError, parseStoresConfig } from "@/lib/console/config";
 import { getStoresHealth } from "@/lib/console/health";
 import { EnvError } from "@/lib/env";
 
@@ -29,6 +29,8 @@ type Shell =
  */
 async function loadShell(): Promise<Shell> {
   try {
+    // Checked before the session so a misconfigured console says so to everyone, signed in or not.
+    parseStoresConfig();
     const session = await getAppSession();
     if (!session || session.user.roles.length === 0) return { kind: "anonymous" };
     const stores = await getStoresHealth();

@@ -1,7 +1,8 @@
 import { getServerSession } from "next-auth";
 import { headers } from "next/headers";
 import { redirect } from "next/navigation";
-import { NextResponse } from "next/server";
+import { connection, NextResponse } from "next/server";
+import { EnvError } from "@/lib/env";
 import { getAuthOptions, NOT_AUTHORISED_PATH, SIGNIN_PATH } from "./options";
 import { hasPermission, type Permission, type Role } from "./roles";
 
@@ -27,6 +28,9 @@ export class PermissionError extends Error {
 
 /** The current session, or null when nobody is signed in. */
 export async function getAppSession(): Promise<AppSession | null> {
+  // Per-request by nature: this also keeps `next build` from prerendering (and reading
+  // the sign-in environment) for any page that asks for the session.
+  await connection();
   const session = await getServerSession(getAuthOptions());
   if (!session?.user?.id) return null;
   return { user: session.user };
@@ -60,7 +64,14 @@ export type ApiSessionResult = { ok: true; session: AppSession } | { ok: false; 
 
 /** For route handlers: `{ ok: true, session }`, or a 401 (not signed in) / 403 (no role) JSON response to return as is. */
 export async function requireApiSession(): Promise<ApiSessionResult> {
-  const session = await getAppSession();
+  let session: AppSession | null;
+  try {
+    session = await getAppSession();
+  } catch (error) {
+    // Misconfigured sign-in: say what to fix instead of a bare 500.
+    if (error instanceof EnvError) return { ok: false, response: NextResponse.json({ error: error.message }, { status: 500 }) };
+    throw error;
+  }
   if (!session) return { ok: false, response: NextResponse.json({ error: "not signed in" }, { status: 401 }) };
   if (session.user.roles.length === 0) {
     return { ok: false, response: NextResponse.json({ error: "not authorised: no Leasewatch role" }, { status: 403 }) };

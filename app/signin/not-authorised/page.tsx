@@ -1,4 +1,5 @@
 import type { Metadata } from "next";
+import { connection } from "next/server";
 import { getAuthEnv } from "@/lib/env";
 import { SignInButton } from "../sign-in-button";
 
@@ -8,7 +9,9 @@ export const metadata: Metadata = { title: "Not authorised" };
  * Where a user lands when the IdP signed them in but none of their groups maps
  * to a Leasewatch role. No session was created; nothing here reveals lease data.
  */
-export default function NotAuthorisedPage() {
+export default async function NotAuthorisedPage() {
+  // Rendered per request: the role map is read from the runtime environment, not baked in at build.
+  await connection();
   const groups = [...getAuthEnv().roleMap.entries()];
   return (
     <div className="flex min-h-screen items-center justify-center px-4">
