@@ -76,6 +76,13 @@ const ZRedisClient = z.custom<Redis>(
   { error: "client must be an ioredis Redis client" },
 );
 
+/**
+ * Options. Exactly one of `url` (the store creates and closes its client) or
+ * `client` (the caller's, left open by close()). Every process sharing a
+ * `namespace` must use the same `buckets`: a resource's keys live in bucket
+ * hash(resource) % buckets. `eventsMaxLen` caps each bucket's event stream
+ * (approximately: Redis trims whole stream nodes).
+ */
 export const ZRedisLeaseStoreOptions = z
   .strictObject({
     name: ZStoreName,
@@ -102,6 +109,7 @@ export type TRedisLeaseStoreOptions = z.input<typeof ZRedisLeaseStoreOptions>;
 const RECONNECT_CAP_MS = 500;
 const CLIENT_OPTIONS = {
   connectTimeout: 3_000,
+  // A server that accepts connections but stops answering (paused, swapping) still ends in an error.
   commandTimeout: 10_000,
   maxRetriesPerRequest: 1,
   enableOfflineQueue: true,
