@@ -31,9 +31,13 @@ const getSnapshot = () => lastTick;
 /** Wall clock read for one-off measurements (not a render dependency). */
 const readClock = () => Date.now();
 
-/** Ticks once a second. `serverNow` (the server's render time) is used for the server render and hydration. */
+/**
+ * Ticks once a second. `serverNow` (the server's render time) is used for the server render and hydration.
+ * Without it the server reads the clock: `lastTick` only advances while a browser subscribes, so on the
+ * server it would be the time the module was loaded.
+ */
 export function useNow(serverNow?: number): number {
-  return useSyncExternalStore(subscribe, getSnapshot, () => serverNow ?? lastTick);
+  return useSyncExternalStore(subscribe, getSnapshot, () => serverNow ?? (typeof window === "undefined" ? Date.now() : lastTick));
 }
 
 /**
