@@ -10,7 +10,13 @@ export const MONO = "font-mono text-[12px] tabular-nums";
 
 export function DataTable({ caption, className, children }: { caption?: string; className?: string; children: React.ReactNode }) {
   return (
-    <div className={cx("overflow-x-auto rounded-lg border border-zinc-200 dark:border-zinc-800", className)}>
+    // Focusable region: a table wider than the screen must scroll by keyboard too.
+    <div
+      role="region"
+      aria-label={caption ?? "Table"}
+      tabIndex={0}
+      className={cx("overflow-x-auto rounded-lg border border-zinc-200 dark:border-zinc-800", className)}
+    >
       <table className="w-full border-collapse text-left text-[13px]">
         {caption ? <caption className="sr-only">{caption}</caption> : null}
         {children}
