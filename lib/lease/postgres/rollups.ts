@@ -19,7 +19,11 @@ import { buildRollupStatements, buildStatsContentionQuery, buildStatsCountersQue
 export const ROLLUP_SAFETY_MARGIN_MS = 60_000;
 /** The most buckets one stats() call may return (7 days of minutes is 10 080). */
 export const MAX_STATS_BUCKETS = 20_000;
-/** contendedByPrefix keeps this many prefixes per bucket, most contended first. */
+/**
+ * contendedByPrefix keeps this many prefixes per bucket, most contended first (in
+ * the rollups too). Past that it is a "top contended" list, not a full breakdown;
+ * counts.contended stays exact.
+ */
 export const TOP_PREFIXES_PER_BUCKET = 100;
 export const DEFAULT_PREFIX_DEPTH = 2;
 
@@ -60,9 +64,11 @@ export async function refreshRollups(pool: pg.Pool, schema: string, since?: Date
     const from = new Date(floorTo(fromMs, MINUTE_MS));
     const hourFrom = new Date(floorTo(fromMs, HOUR_MS));
     await client.query(sql.refreshMinuteCounters, [from]);
-    await client.query(sql.refreshMinuteContention, [from]);
+    await client.query(sql.clearMinuteContention, [from]);
+    await client.query(sql.refreshMinuteContention, [from, TOP_PREFIXES_PER_BUCKET]);
     await client.query(sql.refreshHourCounters, [hourFrom]);
-    await client.query(sql.refreshHourContention, [hourFrom]);
+    await client.query(sql.clearHourContention, [hourFrom]);
+    await client.query(sql.refreshHourContention, [hourFrom, TOP_PREFIXES_PER_BUCKET]);
     await client.query(sql.markRefreshed, [row.now]);
     await client.query("COMMIT");
     return { refreshed: true, from, until: row.now };

@@ -458,9 +458,17 @@ export interface RollupStatements {
   begin: string;
   /** $1 from (minute-aligned). Recomputes minute counters for every bucket from $1 on. */
   refreshMinuteCounters: string;
+  /**
+   * Contention keeps only the top `$2` prefixes per bucket and depth, so the hourly
+   * rollup stays small however many distinct resources contend. Each refreshed
+   * bucket's set is replaced as a whole (delete, then insert) inside the refresh
+   * transaction, so a prefix that dropped out of the top does not linger.
+   */
+  clearMinuteContention: string;
   refreshMinuteContention: string;
   /** $1 from (hour-aligned). Recomputes hour rows from the minute rows. */
   refreshHourCounters: string;
+  clearHourContention: string;
   refreshHourContention: string;
   /** $1 refreshed_at. */
   markRefreshed: string;
@@ -481,13 +489,17 @@ export function buildRollupStatements(schema: string): RollupStatements {
       FROM ${RAW_WITH_BUCKET(s, "ev.at >= $1::timestamptz")}
       GROUP BY 1
       ON CONFLICT (bucket_start) DO UPDATE SET ${UPSERT_COUNTERS}`,
+    clearMinuteContention: `DELETE FROM ${s}.lease_contention_minute WHERE bucket_start >= $1::timestamptz`,
     refreshMinuteContention: `
       INSERT INTO ${s}.lease_contention_minute (depth, bucket_start, prefix, contended)
-      SELECT d.depth, date_bin(${UNIT.minute}, e.at, ${EPOCH}), ${prefixOf("e.resource", "d.depth")}, count(*)
-      FROM ${s}.lease_events e CROSS JOIN generate_series(1, 3) AS d(depth)
-      WHERE e.kind = 'contended' AND e.at >= $1::timestamptz
-      GROUP BY 1, 2, 3
-      ON CONFLICT (depth, bucket_start, prefix) DO UPDATE SET contended = EXCLUDED.contended`,
+      SELECT depth, bucket_start, prefix, n FROM (
+        SELECT d.depth, date_bin(${UNIT.minute}, e.at, ${EPOCH}) AS bucket_start, ${prefixOf("e.resource", "d.depth")} AS prefix, count(*) AS n,
+               row_number() OVER (PARTITION BY d.depth, date_bin(${UNIT.minute}, e.at, ${EPOCH}) ORDER BY count(*) DESC, ${prefixOf("e.resource", "d.depth")}) AS rank
+        FROM ${s}.lease_events e CROSS JOIN generate_series(1, 3) AS d(depth)
+        WHERE e.kind = 'contended' AND e.at >= $1::timestamptz
+        GROUP BY 1, 2, 3
+      ) ranked
+      WHERE rank <= $2::int`,
     refreshHourCounters: `
       INSERT INTO ${s}.lease_stats_hour (${COUNTER_INSERT_COLUMNS})
       SELECT date_bin(${UNIT.hour}, m.bucket_start, ${EPOCH}) AS bucket_start,
@@ -496,13 +508,17 @@ export function buildRollupStatements(schema: string): RollupStatements {
       WHERE m.bucket_start >= $1::timestamptz
       GROUP BY 1
       ON CONFLICT (bucket_start) DO UPDATE SET ${UPSERT_COUNTERS}`,
+    clearHourContention: `DELETE FROM ${s}.lease_contention_hour WHERE bucket_start >= $1::timestamptz`,
     refreshHourContention: `
       INSERT INTO ${s}.lease_contention_hour (depth, bucket_start, prefix, contended)
-      SELECT m.depth, date_bin(${UNIT.hour}, m.bucket_start, ${EPOCH}), m.prefix, sum(m.contended)::bigint
-      FROM ${s}.lease_contention_minute m
-      WHERE m.bucket_start >= $1::timestamptz
-      GROUP BY 1, 2, 3
-      ON CONFLICT (depth, bucket_start, prefix) DO UPDATE SET contended = EXCLUDED.contended`,
+      SELECT depth, bucket_start, prefix, n FROM (
+        SELECT m.depth, date_bin(${UNIT.hour}, m.bucket_start, ${EPOCH}) AS bucket_start, m.prefix, sum(m.contended)::bigint AS n,
+               row_number() OVER (PARTITION BY m.depth, date_bin(${UNIT.hour}, m.bucket_start, ${EPOCH}) ORDER BY sum(m.contended) DESC, m.prefix) AS rank
+        FROM ${s}.lease_contention_minute m
+        WHERE m.bucket_start >= $1::timestamptz
+        GROUP BY 1, 2, 3
+      ) ranked
+      WHERE rank <= $2::int`,
     markRefreshed: `
       INSERT INTO ${s}.lease_rollup_state (id, refreshed_at) VALUES (true, $1::timestamptz)
       ON CONFLICT (id) DO UPDATE SET refreshed_at = EXCLUDED.refreshed_at`,

@@ -252,6 +252,30 @@ describe("PostgresLeaseStore (Postgres specifics)", () => {
     expect(sumAll(afterDelete)).toBe(sumAll(rawOnly.hour));
   });
 
+  it("keeps the most contended prefixes per bucket (top 100) while the contended total stays exact", async () => {
+    const { store, schema } = await fresh();
+    // 150 prefixes contended once each, and three hot ones contended 5, 4 and 3 times.
+    await raw.query(
+      // All at now() (the transaction's start), so they share one minute and one hour bucket.
+      `INSERT INTO "${schema}".lease_events (at, kind, resource, owner, task)
+       SELECT now(), 'contended', 'cold_' || g || ':x', 'o', 't' FROM generate_series(1, 150) AS g
+       UNION ALL SELECT now(), 'contended', 'hot_' || h || ':x', 'o', 't' FROM generate_series(1, 3) AS h, generate_series(1, 6 - h) AS n`,
+    );
+    const window = { from: new Date(Date.now() - 3_600_000), to: new Date(Date.now() + 60_000) };
+    for (const source of ["raw", "rollups"]) {
+      if (source === "rollups") {
+        await store.refreshRollups({ since: window.from });
+        await raw.query(`UPDATE "${schema}".lease_rollup_state SET refreshed_at = clock_timestamp() + interval '2 hours'`);
+      }
+      const [hour] = (await store.stats({ ...window, bucketMs: 3_600_000, prefixDepth: 1 })).filter((b) => b.counts.contended > 0);
+      expect(hour, source).toBeDefined();
+      expect(hour!.counts.contended, source).toBe(162);
+      const prefixes = Object.entries(hour!.contendedByPrefix).sort((a, b) => b[1] - a[1]);
+      expect(prefixes, source).toHaveLength(100);
+      expect(prefixes.slice(0, 3), source).toEqual([["hot_1", 5], ["hot_2", 4], ["hot_3", 3]]);
+    }
+  });
+
   it("puts each terminal event in the histogram bucket holdBucketIndex() would choose", async () => {
     const { store, schema } = await fresh();
     const holds = [0, 1, 10, 11, 25, 26, 3_600_000, 3_600_001, 99_999_999];
