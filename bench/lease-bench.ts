@@ -1,0 +1,219 @@
+/**
+ * Library benchmark: the lease stores against bare baselines at the same
+ * concurrency, in the same run, on loopback.
+ *
+ * - Redis: RedisLeaseStore acquire+release (Lua, events, counters) vs bare
+ *   `SET key val NX PX` + compare-and-delete Lua via EVALSHA. One connection each.
+ * - Postgres: PostgresLeaseStore acquire+release (one statement each, events) vs
+ *   bare `INSERT … ON CONFLICT DO NOTHING` + `DELETE … WHERE resource=$1 AND
+ *   lease_id=$2` on a plain table. Same pool size each.
+ *
+ * CONCURRENCY loops run acquire→release back to back over distinct resources
+ * (no contention: this measures the cost of an uncontended lease). Store and
+ * baseline alternate in ROUNDS short rounds so drift on the machine hits both.
+ * Targets from DESIGN.md: Redis ≥ 0.8× bare, Postgres ≥ 0.7× bare, Redis p99
+ * acquire ≤ 2 ms.
+ */
+import { randomUUID } from "node:crypto";
+import { Redis } from "ioredis";
+import pg from "pg";
+import { PostgresLeaseStore } from "@/lib/lease/postgres/store";
+import { RedisLeaseStore } from "@/lib/lease/redis/store";
+import { freshPgSchema, freshRedisNamespace, TEST_DATABASE_URL, TEST_REDIS_URL } from "@/lib/lease/testing/isolation";
+import type { LeaseStore } from "@/lib/lease/types";
+import type { BenchOutcome } from "./run";
+
+const CONCURRENCY = Number(process.env.LW_BENCH_CONCURRENCY ?? 16);
+const SECONDS_PER_SIDE = Number(process.env.LW_BENCH_SECONDS ?? 5);
+const ROUNDS = 2;
+const WARMUP_MS = 500;
+const PG_POOL_SIZE = 10;
+const TTL_MS = 30_000;
+const TARGETS = { redisRatio: 0.8, pgRatio: 0.7, redisP99Ms: 2 };
+
+/** One acquire+release pair; returns the acquire latency in ms. */
+type Pair = (loop: number, n: number) => Promise<number>;
+
+interface Measurement {
+  pairs: number;
+  elapsedMs: number;
+  acquireMs: number[];
+}
+
+function quantile(sorted: readonly number[], q: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+}
+
+async function measure(pair: Pair, durationMs: number, record: boolean): Promise<Measurement> {
+  const acquireMs: number[] = [];
+  let pairs = 0;
+  const startedAt = performance.now();
+  const until = startedAt + durationMs;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async (_, loop) => {
+      for (let n = 0; performance.now() < until; n++) {
+        const ms = await pair(loop, n);
+        if (record) acquireMs.push(ms);
+        pairs += 1;
+      }
+    }),
+  );
+  return { pairs, elapsedMs: performance.now() - startedAt, acquireMs };
+}
+
+/** Runs both sides, alternating, after a warm-up of each. */
+async function compare(sides: Record<"store" | "bare", Pair>): Promise<Record<"store" | "bare", Measurement>> {
+  await measure(sides.bare, WARMUP_MS, false);
+  await measure(sides.store, WARMUP_MS, false);
+  const total = { store: { pairs: 0, elapsedMs: 0, acquireMs: [] as number[] }, bare: { pairs: 0, elapsedMs: 0, acquireMs: [] as number[] } };
+  const roundMs = (SECONDS_PER_SIDE * 1000) / ROUNDS;
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const side of round % 2 === 0 ? (["bare", "store"] as const) : (["store", "bare"] as const)) {
+      const m = await measure(sides[side], roundMs, true);
+      total[side].pairs += m.pairs;
+      total[side].elapsedMs += m.elapsedMs;
+      total[side].acquireMs.push(...m.acquireMs);
+    }
+  }
+  total.store.acquireMs.sort((a, b) => a - b);
+  total.bare.acquireMs.sort((a, b) => a - b);
+  return total;
+}
+
+function storePair(store: LeaseStore, owner: string): Pair {
+  return async (loop) => {
+    const resource = `bench:${loop}`;
+    const t0 = performance.now();
+    const r = await store.acquire({ resource, owner, task: "bench", ttlMs: TTL_MS });
+    const ms = performance.now() - t0;
+    if (!r.acquired) throw new Error(`bench: ${resource} unexpectedly held by ${r.holder.owner}`);
+    const released = await store.release({ resource, leaseId: r.lease.leaseId });
+    if (!released.released) throw new Error(`bench: release of ${resource} refused (${released.reason})`);
+    return ms;
+  };
+}
+
+// The classic single-instance Redis lock: delete only if the value is still ours.
+const COMPARE_AND_DELETE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end`;
+
+async function benchRedis(): Promise<Row[]> {
+  const fresh = freshRedisNamespace();
+  const storeClient = new Redis(fresh.url);
+  const bareClient = new Redis(fresh.url);
+  const store = new RedisLeaseStore({ name: "bench-redis", client: storeClient, namespace: fresh.namespace });
+  try {
+    const sha = String(await bareClient.script("LOAD", COMPARE_AND_DELETE));
+    const bare: Pair = async (loop) => {
+      const key = `${fresh.namespace}:bare:${loop}`;
+      const value = randomUUID();
+      const t0 = performance.now();
+      const ok = await bareClient.set(key, value, "PX", TTL_MS, "NX");
+      const ms = performance.now() - t0;
+      if (ok !== "OK") throw new Error(`bench: ${key} unexpectedly held`);
+      const deleted = await bareClient.evalsha(sha, 1, key, value);
+      if (deleted !== 1) throw new Error(`bench: compare-and-delete of ${key} refused`);
+      return ms;
+    };
+    const m = await compare({ store: storePair(store, "bench"), bare });
+    return rows("redis", m, TARGETS.redisRatio, TARGETS.redisP99Ms);
+  } finally {
+    await store.close();
+    storeClient.disconnect();
+    bareClient.disconnect();
+    await fresh.drop();
+  }
+}
+
+async function benchPostgres(): Promise<Row[]> {
+  const fresh = freshPgSchema();
+  const storePool = new pg.Pool({ connectionString: fresh.connectionString, max: PG_POOL_SIZE });
+  const barePool = new pg.Pool({ connectionString: fresh.connectionString, max: PG_POOL_SIZE });
+  storePool.on("error", () => undefined);
+  barePool.on("error", () => undefined);
+  const store = new PostgresLeaseStore({ name: "bench-pg", pool: storePool, schema: fresh.schema });
+  try {
+    await store.migrate();
+    // The bare baseline: a plain lock table, no events, no fencing.
+    const table = `"${fresh.schema}".bare_locks`;
+    await barePool.query(
+      `CREATE TABLE ${table} (resource text PRIMARY KEY, lease_id uuid NOT NULL, owner text NOT NULL, expires_at timestamptz NOT NULL)`,
+    );
+    const insert = `INSERT INTO ${table} (resource, lease_id, owner, expires_at) VALUES ($1, $2, $3, clock_timestamp() + $4 * interval '1 millisecond') ON CONFLICT DO NOTHING`;
+    const remove = `DELETE FROM ${table} WHERE resource = $1 AND lease_id = $2`;
+    const bare: Pair = async (loop) => {
+      const resource = `bench:${loop}`;
+      const leaseId = randomUUID();
+      const t0 = performance.now();
+      const inserted = await barePool.query(insert, [resource, leaseId, "bench", TTL_MS]);
+      const ms = performance.now() - t0;
+      if (inserted.rowCount !== 1) throw new Error(`bench: ${resource} unexpectedly held`);
+      const deleted = await barePool.query(remove, [resource, leaseId]);
+      if (deleted.rowCount !== 1) throw new Error(`bench: delete of ${resource} refused`);
+      return ms;
+    };
+    const m = await compare({ store: storePair(store, "bench"), bare });
+    return rows("postgres", m, TARGETS.pgRatio, null);
+  } finally {
+    await store.close();
+    await storePool.end();
+    await barePool.end();
+    await fresh.drop();
+  }
+}
+
+interface Row {
+  backend: string;
+  side: "store" | "bare";
+  pairsPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+  ratio: number | null;
+  target: string;
+  isMet: boolean | null;
+}
+
+function rows(backend: string, m: Record<"store" | "bare", Measurement>, ratioTarget: number, p99TargetMs: number | null): Row[] {
+  const rate = (x: Measurement) => (x.pairs / x.elapsedMs) * 1000;
+  const ratio = rate(m.store) / rate(m.bare);
+  const p99 = quantile(m.store.acquireMs, 0.99);
+  const targets = [`≥ ${ratioTarget}× bare`];
+  let isMet = ratio >= ratioTarget;
+  if (p99TargetMs !== null) {
+    targets.push(`p99 ≤ ${p99TargetMs} ms`);
+    isMet &&= p99 <= p99TargetMs;
+  }
+  return [
+    { backend, side: "bare", pairsPerSec: rate(m.bare), p50Ms: quantile(m.bare.acquireMs, 0.5), p99Ms: quantile(m.bare.acquireMs, 0.99), ratio: null, target: "", isMet: null },
+    { backend, side: "store", pairsPerSec: rate(m.store), p50Ms: quantile(m.store.acquireMs, 0.5), p99Ms: p99, ratio, target: targets.join(", "), isMet },
+  ];
+}
+
+function printTable(all: Row[]): void {
+  const header = ["backend", "side", "pairs/s", "acquire p50 ms", "acquire p99 ms", "ratio", "target", ""];
+  const body = all.map((r) => [
+    r.backend,
+    r.side,
+    r.pairsPerSec.toFixed(0),
+    r.p50Ms.toFixed(3),
+    r.p99Ms.toFixed(3),
+    r.ratio === null ? "" : `${r.ratio.toFixed(2)}×`,
+    r.target,
+    r.isMet === null ? "" : r.isMet ? "ok" : "MISS",
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join("  ");
+  console.log(line(header));
+  console.log(widths.map((w) => "-".repeat(w)).join("  "));
+  for (const b of body) console.log(line(b));
+}
+
+export async function run(): Promise<BenchOutcome> {
+  console.log(
+    `lease stores vs bare baselines: ${CONCURRENCY} loops over distinct resources, ${SECONDS_PER_SIDE} s per side in ${ROUNDS} alternating rounds, ` +
+      `redis ${TEST_REDIS_URL}, postgres ${TEST_DATABASE_URL.replace(/:[^:@/]*@/, ":***@")} (pool ${PG_POOL_SIZE})`,
+  );
+  const all = [...(await benchRedis()), ...(await benchPostgres())];
+  printTable(all);
+  return { isMet: all.every((r) => r.isMet !== false) };
+}
