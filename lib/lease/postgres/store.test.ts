@@ -146,6 +146,35 @@ describe("PostgresLeaseStore (Postgres specifics)", () => {
     expect(expired.items[0]).toMatchObject({ leaseId: first.lease.leaseId, holdMs: 150, detail: expect.objectContaining({ renewals: 0, recordedBy: "acquire" }) });
   });
 
+  it("a holder presenting its lapsed lease hears 'expired', and that call records the expiry once", async () => {
+    const { store } = await fresh();
+    const acquire = async (resource: string) => {
+      const r = await store.acquire({ resource, owner: "a", task: "t", ttlMs: 150 });
+      if (!r.acquired) throw new Error("expected to acquire");
+      return r.lease;
+    };
+    const [byRelease, byRenew, byForce] = [await acquire("own:release"), await acquire("own:renew"), await acquire("own:force")];
+    await sleep(300);
+    expect(await store.release({ resource: byRelease.resource, leaseId: byRelease.leaseId })).toEqual({ released: false, reason: "expired" });
+    expect(await store.renew({ resource: byRenew.resource, leaseId: byRenew.leaseId, ttlMs: 1_000 })).toEqual({ renewed: false, reason: "expired" });
+    expect(await store.forceRelease({ resource: byForce.resource, leaseId: byForce.leaseId, actor: "oncall", reason: "stuck" })).toEqual({
+      released: false,
+      reason: "not_found",
+      current: null,
+    });
+    expect(await store.sweep()).toEqual({ expired: 0 });
+    const expired = (await store.events({ kinds: ["expired"], order: "asc" })).items;
+    expect(expired.map((e) => [e.leaseId, e.detail?.recordedBy])).toEqual([
+      [byRelease.leaseId, "release"],
+      [byRenew.leaseId, "renew"],
+      [byForce.leaseId, "force_release"],
+    ]);
+    const failed = (await store.events({ kinds: ["renew_failed"] })).items;
+    expect(failed).toHaveLength(1);
+    expect(failed[0]).toMatchObject({ leaseId: byRenew.leaseId, owner: "a", reason: "expired", fencingToken: byRenew.fencingToken });
+    expect(await store.countActive()).toBe(0);
+  });
+
   it("sweeps exactly once per expiry with many concurrent sweepers and takeover acquires", async () => {
     const { store } = await fresh();
     const n = 120;
