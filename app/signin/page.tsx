@@ -2,6 +2,7 @@ import type { Metadata } from "next";
 import { redirect } from "next/navigation";
 import { NOT_AUTHORISED_PATH } from "@/lib/auth/options";
 import { getAppSession } from "@/lib/auth/session";
+import { LogoMark } from "@/components/shell/logo-mark";
 import { SignInButton } from "./sign-in-button";
 
 export const metadata: Metadata = { title: "Sign in" };
@@ -47,6 +48,7 @@ export default async function SignInPage({ searchParams }: { searchParams: Promi
   return (
     <div className="flex min-h-screen items-center justify-center px-4">
       <div className="w-full max-w-sm rounded-xl border border-zinc-200 bg-white p-8 shadow-sm dark:border-zinc-800 dark:bg-zinc-900">
+        <LogoMark className="mb-4 size-8" />
         <h1 className="text-xl font-semibold tracking-tight">Sign in to Leasewatch</h1>
         <p className="mt-2 text-sm text-zinc-600 dark:text-zinc-400">
           Live leases, their history and contention across your Postgres and Redis lease stores. Access comes from your

@@ -1,6 +1,7 @@
 import Link from "next/link";
 import type { AppSession } from "@/lib/auth/session";
 import type { HealthResponse } from "./health-query";
+import { LogoMark } from "./logo-mark";
 import { MainNav } from "./main-nav";
 import { StoreHealthBar } from "./store-health-bar";
 import { UserMenu } from "./user-menu";
@@ -22,15 +23,5 @@ export function AppHeader({ session, initialHealth }: { session: AppSession; ini
         </div>
       </div>
     </header>
-  );
-}
-
-function LogoMark() {
-  return (
-    <svg aria-hidden="true" viewBox="0 0 20 20" className="size-5 text-emerald-600 dark:text-emerald-400">
-      <rect x="3" y="8" width="14" height="10" rx="2" fill="currentColor" />
-      <path d="M6 8V6a4 4 0 0 1 8 0v2" fill="none" stroke="currentColor" strokeWidth="2" />
-      <path d="M10 11v4" stroke="white" strokeWidth="1.8" strokeLinecap="round" />
-    </svg>
   );
 }
