@@ -18,7 +18,6 @@ describe("Redis restart mid-run (no persistence)", () => {
     const tokens = new Map<string, bigint[]>(resources.map((r) => [r, []]));
     let phase: "before" | "after" = "before";
     const acquiredIn = { before: 0, after: 0 };
-    let failures = 0;
     let isRunning = true;
 
     const loops = Array.from({ length: 4 }, async (_, i) => {
@@ -39,7 +38,6 @@ describe("Redis restart mid-run (no persistence)", () => {
           );
         } catch {
           // Contention, a lost lease across the restart, or the store briefly unreachable.
-          failures += 1;
           await sleep(10);
         }
       }
@@ -60,6 +58,5 @@ describe("Redis restart mid-run (no persistence)", () => {
         if (!(list[i]! > list[i - 1]!)) throw new Error(`${resource}: token ${list[i]} after ${list[i - 1]} (index ${i})`);
       }
     }
-    expect(failures).toBeGreaterThanOrEqual(0);
   });
 });
