@@ -5,7 +5,7 @@ export default function OverviewLoading() {
   return (
     <div role="status" aria-label="Loading the overview" className="space-y-5">
       <Skeleton className="h-8 w-72" />
-      <div className="grid grid-cols-2 gap-3 sm:grid-cols-4 xl:grid-cols-8">
+      <div className="grid grid-cols-2 gap-3 sm:grid-cols-4 2xl:grid-cols-8">
         {Array.from({ length: 8 }, (_, i) => (
           <Skeleton key={i} className="h-20" />
         ))}

@@ -1,6 +1,7 @@
 "use client";
 import { CartesianGrid, Legend, Line, LineChart, Tooltip, XAxis, YAxis } from "recharts";
 import { formatDuration } from "@/components/ui/format";
+import { formatAxisDuration } from "@/lib/console/format";
 import type { OverviewPoint } from "@/lib/console/views";
 import { ChartFrame } from "./chart-frame";
 import { AXIS_TICK, GRID_STROKE, SERIES_COLORS, TOOLTIP_STYLE } from "./chart-theme";
@@ -12,15 +13,23 @@ const QUANTILES = [
   { key: "p99", name: "p99", color: SERIES_COLORS[4] },
 ] as const;
 
+/** Log ticks on the histogram's own bounds, so p50 and p99 stay readable when they are minutes apart. */
+const LOG_TICKS = [1, 10, 100, 1_000, 10_000, 60_000, 600_000, 3_600_000];
+/** Quantiles below 1 ms are drawn at 1 ms (a log axis has no zero). */
+const FLOOR_MS = 1;
+
 /** Hold duration quantiles per bucket, estimated from each bucket's histogram. */
 export function HoldQuantilesChart({ points, bucketMs }: { points: OverviewPoint[]; bucketMs: number }) {
-  const data = points.map((p) => ({ t: p.t, p50: p.p50, p95: p.p95, p99: p.p99 }));
+  const floor = (v: number | null) => (v === null ? null : Math.max(FLOOR_MS, v));
+  const data = points.map((p) => ({ t: p.t, p50: floor(p.p50), p95: floor(p.p95), p99: floor(p.p99) }));
+  const highest = points.reduce((m, p) => Math.max(m, p.p99 ?? 0), FLOOR_MS);
+  const ticks = LOG_TICKS.filter((t) => t <= highest * 10);
   const withData = points.filter((p) => p.p50 !== null);
   const last = withData.at(-1);
   return (
     <ChartFrame
       title="Hold duration"
-      subtitle="p50 / p95 / p99 of leases that ended, from rollup histograms"
+      subtitle="p50 / p95 / p99 of leases that ended (log scale)"
       summary={last ? `Latest p50 ${formatDuration(last.p50 ?? 0)}, p99 ${formatDuration(last.p99 ?? 0)}.` : "No lease ended in this window."}
       isEmpty={withData.length === 0}
       emptyText="No lease ended in this window"
@@ -28,7 +37,17 @@ export function HoldQuantilesChart({ points, bucketMs }: { points: OverviewPoint
       <LineChart data={data} responsive style={{ width: "100%", height: "100%" }} margin={{ top: 4, right: 8, bottom: 0, left: -4 }}>
         <CartesianGrid stroke={GRID_STROKE} vertical={false} />
         <XAxis {...timeAxisProps(bucketMs)} tick={AXIS_TICK} stroke={GRID_STROKE} />
-        <YAxis tick={AXIS_TICK} stroke={GRID_STROKE} width={52} tickFormatter={(v: number) => formatDuration(v)} />
+        <YAxis
+          scale="log"
+          domain={[FLOOR_MS, "auto"]}
+          ticks={ticks}
+          allowDataOverflow
+          interval={0}
+          tick={AXIS_TICK}
+          stroke={GRID_STROKE}
+          width={48}
+          tickFormatter={(v: number) => formatAxisDuration(v)}
+        />
         <Tooltip
           {...TOOLTIP_STYLE}
           labelFormatter={(label) => formatBucketLabel(label, bucketMs)}

@@ -40,11 +40,11 @@ export function EventTable({ events, showResource = true, clockOffsetMs = 0, cap
               </Td>
             ) : null}
             <Td mono>{e.store}</Td>
-            <Td mono className="max-w-40 truncate" title={e.owner ?? undefined}>{e.owner ?? "—"}</Td>
+            <Td mono className="max-w-48 truncate" title={e.owner ?? undefined}>{e.owner ?? "—"}</Td>
             <Td mono className="max-w-40 truncate" title={e.task ?? undefined}>{e.task ?? "—"}</Td>
             <Td mono align="right" title={e.leaseId ? `lease id ${e.leaseId}` : undefined}>{e.fencingToken ?? "—"}</Td>
             <Td align="right" className="tabular-nums">{e.holdMs === null ? "" : formatDuration(e.holdMs)}</Td>
-            <Td className="max-w-96 truncate text-zinc-600 dark:text-zinc-400" title={[e.note, e.actor ? `by ${e.actor}` : null, e.reason].filter(Boolean).join(" · ") || undefined}>
+            <Td className="max-w-72 truncate text-zinc-600 dark:text-zinc-400" title={[e.note, e.actor ? `by ${e.actor}` : null, e.reason].filter(Boolean).join(" · ") || undefined}>
               {[e.actor ? `by ${e.actor}` : null, e.kind === "force_released" ? e.reason : null, e.note].filter(Boolean).join(" · ")}
             </Td>
           </Tr>

@@ -11,7 +11,7 @@ export const ENDING_LABELS: Record<HoldEnding, string> = {
 };
 
 /** Shown at most; older holds are in the event table and on /events. */
-const MAX_BARS = 40;
+const MAX_BARS = 24;
 
 /**
  * One row per holder, placed on a shared time axis from the first shown hold to
@@ -37,7 +37,7 @@ export function HolderTimeline({ bars, storeNow }: { bars: HoldBar[]; storeNow: 
           const label = ENDING_LABELS[bar.ending];
           const held = bar.holdMs ?? barEnd - barStart;
           return (
-            <li key={`${bar.leaseId}-${i}`} className="grid grid-cols-[11rem_1fr_10rem] items-center gap-3 text-xs" data-ending={bar.ending}>
+            <li key={`${bar.leaseId}-${i}`} className="grid grid-cols-[14rem_1fr_10rem] items-center gap-3 text-xs" data-ending={bar.ending}>
               <span className="truncate font-mono" title={`${bar.owner ?? "?"} · ${bar.task ?? "?"} · lease ${bar.leaseId}`}>
                 {bar.owner ?? "unknown"} <span className="text-zinc-500">#{bar.fencingToken ?? "?"}</span>
               </span>

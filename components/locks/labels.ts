@@ -21,3 +21,10 @@ export const WINDOW_LABELS = {
   "24h": "24 hours",
   "7d": "7 days",
 } as const;
+
+/**
+ * The state is the store's, as of the last read: a holder may have renewed since,
+ * so a countdown that runs out between polls says "due now", not "lapsed" —
+ * only the store can say a lease lapsed.
+ */
+export const RENEWAL_DUE_LABEL = "due now";

@@ -11,10 +11,11 @@ import { useNow } from "@/components/ui/use-now";
 import { buildQuery } from "@/lib/console/links";
 import { useLeaseDetailQuery, type LeaseDetailResponse } from "@/lib/console/queries/leases/lease-detail-query";
 import type { LeaseDetailView, LeaseView } from "@/lib/console/views";
-import { EXPIRING_FRACTION, leaseStateAt } from "@/lib/lease/types";
+import { EXPIRING_FRACTION } from "@/lib/lease/types";
 import { EventTable } from "./event-table";
 import { HolderTimeline } from "./holder-timeline";
 import { LeaseStatePill } from "./lease-state-pill";
+import { RENEWAL_DUE_LABEL } from "./labels";
 
 const SECTION = "rounded-lg border border-zinc-200 bg-white p-4 dark:border-zinc-800 dark:bg-zinc-900/40";
 const H2 = "mb-3 text-sm font-semibold";
@@ -85,7 +86,7 @@ function LeaseDetailBody({ view, updatedAt }: { view: LeaseDetailView; updatedAt
         </h2>
         <HolderTimeline bars={view.timeline} storeNow={view.storeNow} />
       </section>
-      <div className="grid gap-4 lg:grid-cols-2">
+      <div className="grid items-start gap-4 lg:grid-cols-2">
         <section aria-labelledby="waiting" className={SECTION}>
           <h2 id="waiting" className={H2}>
             Waiting <span className="font-normal text-zinc-500 dark:text-zinc-400">(refused acquires, last minute)</span>
@@ -139,7 +140,7 @@ function LeaseDetailBody({ view, updatedAt }: { view: LeaseDetailView; updatedAt
                     <Tr key={`${t.fencingToken}-${t.leaseId}`}>
                       <Td mono align="right">{t.fencingToken}</Td>
                       <Td mono>{t.owner ?? "—"}</Td>
-                      <Td mono className="max-w-48 truncate" title={t.leaseId ?? undefined}>{t.leaseId ?? "—"}</Td>
+                      <Td mono className="max-w-32 truncate" title={t.leaseId ?? undefined}>{t.leaseId ?? "—"}</Td>
                       <Td>
                         <RelativeTime value={t.at} clockOffsetMs={offset} />
                       </Td>
@@ -172,16 +173,15 @@ function LeaseDetailBody({ view, updatedAt }: { view: LeaseDetailView; updatedAt
 
 function CurrentLease({ lease, offsetMs, readAt }: { lease: LeaseView; offsetMs: number; readAt: string }) {
   const now = useNow(Date.parse(readAt)) + offsetMs;
-  const state = leaseStateAt({ expiresAt: new Date(lease.expiresAt), renewedAt: new Date(lease.renewedAt), ttlMs: lease.ttlMs }, new Date(now));
   const rows: Array<[string, React.ReactNode, boolean?]> = [
-    ["State", <LeaseStatePill key="s" state={state} />],
+    ["State", <LeaseStatePill key="s" state={lease.state} />],
     ["Owner", lease.owner, true],
     ["Task", lease.task, true],
     ["Lease id", lease.leaseId, true],
     ["Fencing token", lease.fencingToken, true],
     ["Held for", <span key="h" title={`acquired ${formatUtc(lease.acquiredAt)}`} suppressHydrationWarning>{formatDuration(Math.max(0, now - Date.parse(lease.acquiredAt)))}</span>],
     ["Last renewed", lease.renewals === 0 ? "never" : <RelativeTime key="r" value={lease.renewedAt} clockOffsetMs={offsetMs} />],
-    ["Expires", <Countdown key="c" to={lease.expiresAt} clockOffsetMs={offsetMs} warnBelowMs={lease.ttlMs * EXPIRING_FRACTION} expiredLabel="lapsed — the store no longer honours it" />],
+    ["Expires", <Countdown key="c" to={lease.expiresAt} clockOffsetMs={offsetMs} warnBelowMs={lease.ttlMs * EXPIRING_FRACTION} expiredLabel={lease.state === "lapsed" ? "lapsed — the store no longer honours it" : RENEWAL_DUE_LABEL} />],
     ["TTL", formatDuration(lease.ttlMs)],
     ["Renewals", String(lease.renewals)],
   ];

@@ -10,13 +10,15 @@ import { useNow } from "@/components/ui/use-now";
 import { leaseHref, withParams } from "@/lib/console/links";
 import { useLeasesQuery } from "@/lib/console/queries/leases/leases-query";
 import type { EndedLeaseView, LeaseView, LeasesView } from "@/lib/console/views";
-import { EXPIRING_FRACTION, leaseStateAt } from "@/lib/lease/types";
+import { EXPIRING_FRACTION } from "@/lib/lease/types";
+import { RENEWAL_DUE_LABEL } from "./labels";
 import { LeaseFilters } from "./lease-filters";
 import { LeaseStatePill } from "./lease-state-pill";
 import { Pager } from "./pager";
 import { StoreReadProblems } from "./read-notices";
 
 const FILTER_KEYS = ["store", "prefix", "owner", "task", "state"] as const;
+
 
 export function LeasesClient({ search, initialData }: { search: string; initialData: LeasesView }) {
   const query = useLeasesQuery(search, initialData);
@@ -31,7 +33,6 @@ export function LeasesClient({ search, initialData }: { search: string; initialD
         <h1 className="text-lg font-semibold tracking-tight">{view.mode === "expired" ? "Expired leases" : "Leases"}</h1>
         <p className="text-sm text-zinc-600 dark:text-zinc-400" aria-live="polite">
           {count} {count === 1 ? "lease" : "leases"} on this page
-          {query.isFetching ? <span className="sr-only"> (refreshing)</span> : null}
           {query.isError ? <span className="ml-2 text-amber-700 dark:text-amber-300">· live update failed: {query.error.message}</span> : null}
         </p>
       </div>
@@ -105,6 +106,7 @@ function CurrentLeasesTable({ view, params, updatedAt }: { view: LeasesView; par
       <THead>
         <tr>
           <Th>Resource</Th>
+          <Th>State</Th>
           <Th>Store</Th>
           <Th>Owner</Th>
           <Th>Task</Th>
@@ -118,7 +120,6 @@ function CurrentLeasesTable({ view, params, updatedAt }: { view: LeasesView; par
           <Th>Last renewed</Th>
           <SortableTh label="Expires in" href={sortHref("expires")} direction={sort === "expires" ? "ascending" : undefined} />
           <Th align="right">Renewals</Th>
-          <Th>State</Th>
         </tr>
       </THead>
       <TBody>
@@ -132,20 +133,19 @@ function CurrentLeasesTable({ view, params, updatedAt }: { view: LeasesView; par
 
 function LeaseRow({ lease, browserNow, offsetMs }: { lease: LeaseView; browserNow: number; offsetMs: number }) {
   const storeNow = browserNow + offsetMs;
-  const state = leaseStateAt(
-    { expiresAt: new Date(lease.expiresAt), renewedAt: new Date(lease.renewedAt), ttlMs: lease.ttlMs },
-    new Date(storeNow),
-  );
   const heldFor = Math.max(0, storeNow - Date.parse(lease.acquiredAt));
   return (
     <Tr>
-      <Td mono className="max-w-[28rem] truncate" title={lease.resource}>
+      <Td mono className="max-w-[24rem] truncate" title={lease.resource}>
         <Link href={leaseHref(lease.store, lease.resource)} className="text-sky-700 underline-offset-2 hover:underline dark:text-sky-300">
           {lease.resource}
         </Link>
       </Td>
+      <Td>
+        <LeaseStatePill state={lease.state} />
+      </Td>
       <Td mono>{lease.store}</Td>
-      <Td mono className="max-w-40 truncate" title={lease.owner}>{lease.owner}</Td>
+      <Td mono className="max-w-48 truncate" title={lease.owner}>{lease.owner}</Td>
       <Td mono className="max-w-40 truncate" title={lease.task}>{lease.task}</Td>
       <Td mono align="right" title={`lease id ${lease.leaseId}`}>{lease.fencingToken}</Td>
       <Td align="right" className="tabular-nums" title={`acquired ${formatUtc(lease.acquiredAt)}`}>
@@ -159,12 +159,14 @@ function LeaseRow({ lease, browserNow, offsetMs }: { lease: LeaseView; browserNo
         )}
       </Td>
       <Td>
-        <Countdown to={lease.expiresAt} clockOffsetMs={offsetMs} warnBelowMs={lease.ttlMs * EXPIRING_FRACTION} expiredLabel="lapsed" />
+        <Countdown
+          to={lease.expiresAt}
+          clockOffsetMs={offsetMs}
+          warnBelowMs={lease.ttlMs * EXPIRING_FRACTION}
+          expiredLabel={lease.state === "lapsed" ? "lapsed" : RENEWAL_DUE_LABEL}
+        />
       </Td>
       <Td align="right" className="tabular-nums">{lease.renewals}</Td>
-      <Td>
-        <LeaseStatePill state={state} />
-      </Td>
     </Tr>
   );
 }

@@ -19,7 +19,7 @@ function Tile({ label, value, detail, tone = "plain", href }: { label: string; v
         {value}
         {tone !== "plain" ? <span className="sr-only"> ({tone === "bad" ? "needs attention" : "elevated"})</span> : null}
       </dd>
-      <dd className="mt-0.5 truncate text-xs text-zinc-500 dark:text-zinc-400">{detail}</dd>
+      <dd className="mt-0.5 text-xs text-zinc-500 dark:text-zinc-400">{detail}</dd>
     </>
   );
   return (
@@ -41,7 +41,7 @@ export function OverviewTiles({ tiles, windowQuery }: { tiles: Tiles; windowQuer
   const rate = tiles.contentionRate;
   const ratio = tiles.expiredToReleased;
   return (
-    <dl className="grid grid-cols-2 gap-3 sm:grid-cols-4 xl:grid-cols-8">
+    <dl className="grid grid-cols-2 gap-3 sm:grid-cols-4 2xl:grid-cols-8">
       <Tile label="Active leases" value={formatNumber(tiles.activeLeases)} detail="held now (incl. lapsed, unswept)" href="/locks" />
       <Tile label="Acquisitions / min" value={formatNumber(tiles.acquisitionsPerMinute)} detail={`${formatNumber(tiles.acquired)} in the window`} />
       <Tile

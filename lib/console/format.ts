@@ -41,3 +41,11 @@ export function formatBound(ms: number): string {
   if (ms < HOUR) return `${ms / 60_000} min`;
   return `${ms / HOUR} h`;
 }
+
+/** Compact duration for chart axes: "250ms", "2.5s", "30s", "5m", "1h". */
+export function formatAxisDuration(ms: number): string {
+  if (ms < 1_000) return `${Math.round(ms)}ms`;
+  if (ms < 60_000) return `${Number((ms / 1_000).toPrecision(2))}s`;
+  if (ms < HOUR) return `${Number((ms / 60_000).toPrecision(2))}m`;
+  return `${Number((ms / HOUR).toPrecision(2))}h`;
+}

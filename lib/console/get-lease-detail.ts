@@ -9,8 +9,11 @@ import { parseLeaseDetailParams, type LeaseDetailParams } from "./params";
 import { reshapeEvent, reshapeLease } from "./reshape";
 import type { HoldBar, LeaseDetailView, ReadResult, StoreOutcome, TokenView, WaiterView } from "./views";
 
-export const DETAIL_EVENTS_LIMIT = 200;
+/** Latest events shown on the lease page; the rest are one click away on /events. */
+export const DETAIL_EVENTS_LIMIT = 50;
 export const TIMELINE_LIMIT = 200;
+/** Refused acquires read for "who is waiting". */
+export const WAITING_EVENTS_LIMIT = 500;
 /** "Who is waiting": requesters refused in this last stretch of store time. */
 export const WAITING_WINDOW_MS = 60_000;
 const TERMINAL_KINDS: readonly TerminalEventKind[] = ["released", "expired", "force_released"];
@@ -44,7 +47,7 @@ async function readDetail(store: LeaseStore, resource: string, nowMs: number | u
     resource,
     kinds: ["contended"],
     from: new Date(storeNow.getTime() - WAITING_WINDOW_MS),
-    limit: DETAIL_EVENTS_LIMIT,
+    limit: WAITING_EVENTS_LIMIT,
   });
 
   const timeline = buildTimeline(holds.items, lease?.leaseId ?? null);
