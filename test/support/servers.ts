@@ -36,6 +36,7 @@ const STOP_TIMEOUT_MS = 10_000;
 
 const running = new Set<ChildProcess>();
 const cleanups = new Set<() => Promise<void>>();
+const dataDirs = new Set<string>();
 
 function killGroupSync(child: ChildProcess, signal: NodeJS.Signals): void {
   if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
@@ -84,6 +85,7 @@ function signalTreeSync(child: ChildProcess, signal: NodeJS.Signals): void {
 // Last resort: never leave a server behind when the test process exits.
 process.once("exit", () => {
   for (const child of running) killGroupSync(child, "SIGKILL");
+  for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
 });
 
 /** Stops every server started by this process and removes their data. */
@@ -256,6 +258,7 @@ export async function startPostgres(): Promise<ThrowawayServer> {
   const user = postgresUser();
   const port = await findFreePort();
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "lw-pg-"));
+  dataDirs.add(dataDir);
   if (user) chownSync(dataDir, user.uid, user.gid);
   execFileSync(path.join(bin, "initdb"), ["-D", dataDir, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync", "--no-instructions"], {
     stdio: "pipe",
@@ -313,6 +316,7 @@ export async function startPostgres(): Promise<ThrowawayServer> {
     cleanups.delete(cleanup);
     await server.kill9();
     rmSync(dataDir, { recursive: true, force: true });
+    dataDirs.delete(dataDir);
   };
   cleanups.add(cleanup);
   return server;
