@@ -6,8 +6,15 @@ import { cx } from "@/components/ui/cx";
 type Tone = "plain" | "warn" | "bad";
 
 function Tile({ label, value, detail, tone = "plain", href }: { label: string; value: string; detail: string; tone?: Tone; href?: string }) {
-  const body = (
+  const valueText = (
     <>
+      {value}
+      {tone !== "plain" ? <span className="sr-only"> ({tone === "bad" ? "needs attention" : "elevated"})</span> : null}
+    </>
+  );
+  // The value is the link; a stretched ::after makes the whole tile clickable without breaking the <dl> structure.
+  return (
+    <div className={cx("relative rounded-lg border border-zinc-200 bg-white px-3 py-2.5 dark:border-zinc-800 dark:bg-zinc-900/40", href && "hover:border-zinc-400 dark:hover:border-zinc-600")}>
       <dt className="text-xs font-medium text-zinc-600 dark:text-zinc-400">{label}</dt>
       <dd
         className={cx(
@@ -16,21 +23,15 @@ function Tile({ label, value, detail, tone = "plain", href }: { label: string; v
           tone === "bad" && "text-red-700 dark:text-red-300",
         )}
       >
-        {value}
-        {tone !== "plain" ? <span className="sr-only"> ({tone === "bad" ? "needs attention" : "elevated"})</span> : null}
+        {href ? (
+          <Link href={href} className="rounded after:absolute after:inset-0 after:content-['']">
+            {valueText}
+          </Link>
+        ) : (
+          valueText
+        )}
       </dd>
       <dd className="mt-0.5 text-xs text-zinc-500 dark:text-zinc-400">{detail}</dd>
-    </>
-  );
-  return (
-    <div className="rounded-lg border border-zinc-200 bg-white px-3 py-2.5 dark:border-zinc-800 dark:bg-zinc-900/40">
-      {href ? (
-        <Link href={href} className="block rounded hover:opacity-80">
-          {body}
-        </Link>
-      ) : (
-        body
-      )}
     </div>
   );
 }

@@ -1,0 +1,159 @@
+/**
+ * The console's pages against the e2e stack: real Postgres and Redis stores fed
+ * by the workload generator, the production build, a signed-in operator.
+ * Serial: the last test stops the Redis store (a throwaway server) and restarts it.
+ */
+import AxeBuilder from "@axe-core/playwright";
+import { expect, test, type Page } from "@playwright/test";
+import { startRedisStore, stopRedisStore } from "./support/control";
+import { PG_STORE, REDIS_STORE } from "./support/harness";
+
+test.describe.configure({ mode: "serial" });
+
+/** The workload needs a few seconds to produce acquires, releases and contention. */
+const DATA_TIMEOUT_MS = 45_000;
+
+async function expectNoSeriousA11yViolations(page: Page): Promise<void> {
+  const results = await new AxeBuilder({ page }).analyze();
+  const serious = results.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+  expect(serious.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`)).toEqual([]);
+}
+
+function chart(page: Page, title: string) {
+  return page.locator("figure").filter({ has: page.locator("figcaption", { hasText: title }) });
+}
+
+test("the overview draws every chart from real data", async ({ page }) => {
+  await page.goto("/?window=15m");
+  await expect(page.getByRole("heading", { name: "Overview" })).toBeVisible();
+  // Series shapes, not axes or legend icons: each needs real events in the window.
+  const series: Array<[string, string]> = [
+    ["Contention over time", ".recharts-area-area"],
+    ["Hold duration", ".recharts-line-curve"],
+    ["Expired-to-released ratio", ".recharts-line-curve"],
+    ["Active leases", ".recharts-area-area"],
+    ["Hold duration histogram", ".recharts-bar-rectangle path"],
+  ];
+  await expect
+    .poll(
+      async () => {
+        await page.reload();
+        const counts = await Promise.all(series.map(([title, selector]) => chart(page, title).locator(selector).count()));
+        return counts.every((n) => n > 0);
+      },
+      { timeout: DATA_TIMEOUT_MS, intervals: [2_000] },
+    )
+    .toBe(true);
+  for (const [title, selector] of series) {
+    await expect(chart(page, title).locator(selector).first()).toHaveAttribute("d", /\d/);
+  }
+  // The tiles agree there is data: acquisitions happened in the window.
+  const acquisitions = page.locator("dl > div").filter({ hasText: "Acquisitions / min" }).locator("dd").first();
+  await expect(acquisitions).not.toHaveText("0");
+
+  // Window and depth live in the URL.
+  await page.getByRole("button", { name: "1h" }).click();
+  await expect(page).toHaveURL(/window=1h/);
+  await page.getByLabel("Prefix depth").selectOption("1");
+  await expect(page).toHaveURL(/depth=1/);
+  await expect(chart(page, "Contention over time")).toContainText("depth 1");
+  await expectNoSeriousA11yViolations(page);
+});
+
+test("a bad URL parameter is explained, not a crash", async ({ page }) => {
+  await page.goto("/?window=2h");
+  const notice = page.getByRole("alert").filter({ hasText: "Can’t show the overview" });
+  await expect(notice).toContainText("window");
+  await expect(notice).toContainText("must be one of 15m, 1h, 6h, 24h, 7d, custom");
+  await expect(notice.getByRole("link", { name: "start again without filters" })).toHaveAttribute("href", "/");
+  const api = await page.request.get("/api/leases?state=zombie");
+  expect(api.status()).toBe(400);
+  expect(((await api.json()) as { error: string }).error).toMatch(/Bad parameter "state"/);
+});
+
+test("a prefix in the URL narrows the leases list", async ({ page }) => {
+  // The longest-held lease (a long-running job) is the one most likely to still be there.
+  await page.goto("/locks?sort=held_longest");
+  const resources = page.locator("tbody tr td:first-child");
+  await expect(resources.first()).toBeVisible({ timeout: DATA_TIMEOUT_MS });
+  const all = (await resources.allTextContents()).map((t) => t.trim());
+  const first = all[0]!;
+  const prefix = `${first.split(":")[0]}:`;
+  expect(all.some((r) => !r.startsWith(prefix)), "the unfiltered list has other prefixes too").toBe(true);
+
+  await page.goto(`/locks?prefix=${encodeURIComponent(prefix)}`);
+  await expect(page.getByLabel("Resource prefix")).toHaveValue(prefix);
+  // Live data: leases come and go, but every row shown must match the prefix.
+  await expect
+    .poll(
+      async () => {
+        const names = (await page.locator("tbody tr td:first-child").allTextContents()).map((t) => t.trim());
+        return names.length > 0 && names.every((n) => n.startsWith(prefix));
+      },
+      { timeout: DATA_TIMEOUT_MS, intervals: [1_000] },
+    )
+    .toBe(true);
+
+  // A prefix nothing has gives an empty state that says what to do.
+  await page.goto("/locks?prefix=no-such-prefix-e2e:");
+  await expect(page.getByText("No lease matches these filters")).toBeVisible();
+  await expect(page.getByRole("link", { name: "Clear the filters" })).toBeVisible();
+  await expectNoSeriousA11yViolations(page);
+});
+
+test("a lease page shows its holders acquired → released and expired on the timeline", async ({ page }) => {
+  // A resource with a released hold, found through the events page.
+  await page.goto(`/events?kind=released&store=${PG_STORE}`);
+  const link = page.locator("tbody tr").first().getByRole("link");
+  await expect(link).toBeVisible({ timeout: DATA_TIMEOUT_MS });
+  const resource = (await link.textContent())!.trim();
+  await link.click();
+
+  await expect(page.getByRole("heading", { level: 1 })).toHaveText(resource);
+  const timeline = page.getByRole("list", { name: "Holders, oldest first" });
+  await expect(timeline.locator('[data-ending="released"]').first()).toContainText("released after");
+  await expect(page.getByRole("heading", { name: "Fencing tokens" })).toBeVisible();
+  await expect(page.locator("section[aria-labelledby=events] tbody tr").first()).toBeVisible();
+
+  // And one whose holder crashed: its hold ends "expired".
+  await page.goto("/events?kind=expired");
+  const expiredLink = page.locator("tbody tr").first().getByRole("link");
+  await expect(expiredLink).toBeVisible({ timeout: DATA_TIMEOUT_MS });
+  await expiredLink.click();
+  await expect(page.getByRole("list", { name: "Holders, oldest first" }).locator('[data-ending="expired"]').first()).toContainText("expired after");
+  await expectNoSeriousA11yViolations(page);
+});
+
+test("events filter by kind, in the URL", async ({ page }) => {
+  await page.goto("/events");
+  await page.getByRole("checkbox", { name: "contended" }).check();
+  await page.getByRole("button", { name: "Apply" }).click();
+  await expect(page).toHaveURL(/kind=contended/);
+  const kinds = page.locator("tbody tr td:nth-child(2)");
+  await expect(kinds.first()).toBeVisible({ timeout: DATA_TIMEOUT_MS });
+  expect(new Set((await kinds.allTextContents()).map((t) => t.trim()))).toEqual(new Set(["contended"]));
+  await expect(page.locator("tbody tr").first()).toContainText("held by");
+  await expectNoSeriousA11yViolations(page);
+});
+
+test("with the Redis store stopped, the banner names it and Postgres data stays", async ({ page }) => {
+  await page.goto(`/locks?store=${PG_STORE}`);
+  await expect(page.locator("tbody tr").first()).toBeVisible({ timeout: DATA_TIMEOUT_MS });
+  await stopRedisStore();
+  try {
+    await page.goto("/locks");
+    await expect(page.getByText(`Store down:`)).toBeVisible({ timeout: 20_000 });
+    await expect(page.getByRole("status").filter({ hasText: "Store down:" })).toContainText(REDIS_STORE);
+    await expect(page.locator("li", { hasText: "Not shown:" })).toContainText(`${REDIS_STORE} (redis) could not be read`);
+    await expect(page.locator("tbody tr td:nth-child(3)", { hasText: PG_STORE }).first()).toBeVisible({ timeout: DATA_TIMEOUT_MS });
+
+    await page.goto("/?window=15m");
+    await expect(page.getByRole("row", { name: new RegExp(`${REDIS_STORE}.*down`) })).toBeVisible();
+    await expect(page.getByRole("row", { name: new RegExp(`${PG_STORE}.*read`) })).toBeVisible();
+    await expect(chart(page, "Active leases").locator(".recharts-area-area")).toHaveCount(1);
+  } finally {
+    await startRedisStore();
+  }
+  await page.goto("/locks");
+  await expect(page.getByText("Store down:")).toHaveCount(0, { timeout: 20_000 });
+});
