@@ -257,8 +257,9 @@ export interface LeaseDetailParams {
 
 /**
  * `/locks/[store]/[...resource]`: the resource is the catch-all segments joined by
- * "/" (resources may contain "/" and ":"). Segments arrive percent-decoded or not
- * depending on how the link was built; `leaseHref` encodes, this decodes once.
+ * "/" (resources may contain "/", ":" and "%"). Takes the segments still
+ * percent-encoded, as pages receive them (the API route reads them from the raw
+ * path for the same reason); `leaseHref` encodes, this decodes exactly once.
  */
 export function parseLeaseDetailParams(input: { store: string; resource: string[] }): ParseResult<LeaseDetailParams> {
   return parseWith(new URLSearchParams(), () => {

@@ -5,10 +5,17 @@ import { getLeaseDetailFromRoute } from "@/lib/console/get-lease-detail";
 
 export const dynamic = "force-dynamic";
 
-/** One resource: current lease, holder timeline, events, waiters, tokens. */
-export async function GET(_request: NextRequest, context: { params: Promise<{ store: string; resource: string[] }> }) {
+const PREFIX_SEGMENTS = ["", "api", "leases"].length;
+
+/**
+ * One resource: current lease, holder timeline, events, waiters, tokens.
+ * The segments are read from the raw path: route handlers get `params` already
+ * percent-decoded, pages get them encoded, and a resource may itself contain "%"
+ * — reading the path keeps exactly one decoding step (parseLeaseDetailParams).
+ */
+export async function GET(request: NextRequest) {
   const auth = await requireApiSession();
   if (!auth.ok) return auth.response;
-  const params = await context.params;
-  return respondWithRead(auth.session, "leases:read", () => getLeaseDetailFromRoute(params));
+  const [store = "", ...resource] = request.nextUrl.pathname.split("/").slice(PREFIX_SEGMENTS);
+  return respondWithRead(auth.session, "leases:read", () => getLeaseDetailFromRoute({ store, resource }));
 }
