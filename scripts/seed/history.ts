@@ -43,7 +43,7 @@ export interface HistoryOptions {
 }
 
 /** Average events one hold produces (acquired + terminal + its share of contention, lost, fencing). */
-const EVENTS_PER_HOLD = 2.6;
+const EVENTS_PER_HOLD = 2.8;
 
 interface Pending {
   at: number;
@@ -131,7 +131,7 @@ export function* generateHistory(opts: HistoryOptions): Generator<SyntheticEvent
     if (t >= to) break;
 
     const r = random.next();
-    const kind = r < 0.66 ? "tenant" : r < 0.86 ? "hot" : r < 0.92 ? "slow" : r < 0.97 ? "ledger" : r < 0.985 ? "crash-cron" : "long";
+    const kind = r < 0.72 ? "tenant" : r < 0.92 ? "hot" : r < 0.95 ? "slow" : r < 0.97 ? "ledger" : r < 0.985 ? "crash-cron" : "long";
     const resource =
       kind === "tenant" ? pickTenantResource(random)
       : kind === "hot" ? random.pick(HOT_RESOURCES)
@@ -157,8 +157,8 @@ export function* generateHistory(opts: HistoryOptions): Generator<SyntheticEvent
 
     // How it ends: mostly clean releases; crashes and lost leases climb during an incident.
     const e = random.next();
-    const crashP = (kind === "crash-cron" ? 0.7 : 0.06) * (incident ? 3 : 1);
-    const lostP = kind === "slow" ? 0.35 : kind === "ledger" ? 0.5 : 0.01;
+    const crashP = (kind === "crash-cron" ? 0.5 : 0.03) * (incident ? 3 : 1);
+    const lostP = kind === "slow" ? 0.25 : kind === "ledger" ? 0.3 : 0.002;
     let end: number;
     if (e < crashP) {
       // Crashed: the lease runs out its TTL after the last heartbeat; recorded by a sweep a little later.
@@ -182,7 +182,8 @@ export function* generateHistory(opts: HistoryOptions): Generator<SyntheticEvent
           detail: { seenToken: tokenFor(holds, late), by: "ledger-db" },
         });
       }
-    } else if (e < crashP + lostP + 0.004) {
+    } else if (e < crashP + lostP + 0.0003) {
+      // Force-releases are rare: an operator stepping in a few times a day.
       end = start + holdMs;
       push({ ...base, at: end, kind: "force_released", holdMs, actor: "alice@example.com", reason: "stuck after deploy; runbook step 3" });
     } else {
@@ -191,7 +192,7 @@ export function* generateHistory(opts: HistoryOptions): Generator<SyntheticEvent
     }
 
     // Others refused while this one held it: hot spots always, and a trickle on tenant resources.
-    const waiters = kind === "hot" ? random.int(0, incident ? 8 : 3) : kind === "tenant" && random.chance(0.05) ? 1 : 0;
+    const waiters = kind === "hot" ? random.int(1, incident ? 12 : 6) : kind === "tenant" && random.chance(0.05) ? 1 : 0;
     for (let i = 0; i < waiters; i++) {
       push({
         resource,

@@ -119,8 +119,11 @@ export async function writeRedisEvents(
   const commands: Array<[string, ...(string | number)[]]> = [];
   let written = 0;
   let skipped = 0;
+  // A few thousand resources carry a million events: derive each one's keys once.
+  const keysOf = new Map<string, ReturnType<typeof buildResourceKeys>>();
   for (const e of events) {
-    const keys = buildResourceKeys(namespace, buckets, e.resource);
+    let keys = keysOf.get(e.resource);
+    if (!keys) keysOf.set(e.resource, (keys = buildResourceKeys(namespace, buckets, e.resource)));
     if (e.at <= (covered.get(keys.bucket) ?? -1)) {
       skipped += 1;
       continue;

@@ -46,7 +46,8 @@ export async function runWellBehaved(ctx: WorkerContext): Promise<void> {
   const client = new LeaseClient(ctx.store, { owner: makeOwner(random) });
   while (!ctx.signal.aborted) {
     const resource = pickTenantResource(random);
-    const workMs = Math.min(8_000, Math.max(50, random.logNormal(900, 0.9)));
+    // Mostly short jobs; one in five is a batch that runs for a minute or so (heartbeats keep it).
+    const workMs = random.chance(0.2) ? random.between(10_000, 90_000) : Math.min(8_000, Math.max(50, random.logNormal(900, 0.9)));
     try {
       await client.withLease(resource, async ({ signal }) => sleepFor(workMs, signal, ctx.signal), {
         task: makeTask(random),
@@ -128,7 +129,7 @@ export async function runCrashing(ctx: WorkerContext): Promise<void> {
 export async function runHotSpot(ctx: WorkerContext): Promise<void> {
   const { random } = ctx;
   // A gentler back-off than the default: waiters still contend, without spending the whole write budget.
-  const client = new LeaseClient(ctx.store, { owner: makeOwner(random, "scheduler"), backoff: { baseMs: 100, capMs: 1_000 } });
+  const client = new LeaseClient(ctx.store, { owner: makeOwner(random, "scheduler"), backoff: { baseMs: 200, capMs: 1_500 } });
   while (!ctx.signal.aborted) {
     // The first two (the nightly cron and the migration) are the hottest.
     const resource = random.chance(0.5) ? random.pick(HOT_RESOURCES.slice(0, 2)) : random.pick(HOT_RESOURCES);
