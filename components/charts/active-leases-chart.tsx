@@ -1,6 +1,6 @@
 "use client";
 import { Area, AreaChart, CartesianGrid, Tooltip, XAxis, YAxis } from "recharts";
-import { formatNumber } from "@/lib/console/format";
+import { formatCompact } from "@/lib/console/format";
 import type { OverviewPoint } from "@/lib/console/views";
 import { ChartFrame } from "./chart-frame";
 import { AXIS_TICK, GRID_STROKE, SERIES_COLORS, TOOLTIP_STYLE } from "./chart-theme";
@@ -19,7 +19,7 @@ export function ActiveLeasesChart({ points, bucketMs }: { points: OverviewPoint[
       <AreaChart data={data} responsive style={{ width: "100%", height: "100%" }} margin={{ top: 4, right: 8, bottom: 0, left: -8 }}>
         <CartesianGrid stroke={GRID_STROKE} vertical={false} />
         <XAxis {...timeAxisProps(bucketMs)} tick={AXIS_TICK} stroke={GRID_STROKE} />
-        <YAxis allowDecimals={false} tick={AXIS_TICK} stroke={GRID_STROKE} width={44} tickFormatter={(v: number) => formatNumber(v)} />
+        <YAxis allowDecimals={false} tick={AXIS_TICK} stroke={GRID_STROKE} width={44} tickFormatter={(v: number) => formatCompact(v)} />
         <Tooltip {...TOOLTIP_STYLE} labelFormatter={(label) => formatBucketLabel(label, bucketMs)} />
         <Area dataKey="active" name="active leases" type="stepAfter" stroke={SERIES_COLORS[3]} fill={SERIES_COLORS[3]} fillOpacity={0.25} isAnimationActive={false} />
       </AreaChart>

@@ -1,6 +1,6 @@
 "use client";
 import { Bar, BarChart, CartesianGrid, Tooltip, XAxis, YAxis } from "recharts";
-import { formatNumber } from "@/lib/console/format";
+import { formatCompact, formatNumber } from "@/lib/console/format";
 import type { HistogramBar } from "@/lib/console/views";
 import { ChartFrame } from "./chart-frame";
 import { AXIS_TICK, GRID_STROKE, SERIES_COLORS, TOOLTIP_STYLE } from "./chart-theme";
@@ -20,7 +20,7 @@ export function HoldHistogramChart({ bars }: { bars: HistogramBar[] }) {
       <BarChart data={bars} responsive style={{ width: "100%", height: "100%" }} margin={{ top: 4, right: 8, bottom: 0, left: -8 }}>
         <CartesianGrid stroke={GRID_STROKE} vertical={false} />
         <XAxis dataKey="label" tick={AXIS_TICK} stroke={GRID_STROKE} interval="preserveStartEnd" minTickGap={8} />
-        <YAxis allowDecimals={false} tick={AXIS_TICK} stroke={GRID_STROKE} width={44} tickFormatter={(v: number) => formatNumber(v)} />
+        <YAxis allowDecimals={false} tick={AXIS_TICK} stroke={GRID_STROKE} width={44} tickFormatter={(v: number) => formatCompact(v)} />
         <Tooltip {...TOOLTIP_STYLE} cursor={{ fill: "var(--chart-grid)" }} formatter={(value) => [value, "leases"]} labelFormatter={(label) => `held ${String(label)}`} />
         <Bar dataKey="count" name="leases" fill={SERIES_COLORS[2]} isAnimationActive={false} />
       </BarChart>

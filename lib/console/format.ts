@@ -49,3 +49,10 @@ export function formatAxisDuration(ms: number): string {
   if (ms < HOUR) return `${Number((ms / 60_000).toPrecision(2))}m`;
   return `${Number((ms / HOUR).toPrecision(2))}h`;
 }
+
+const COMPACT = new Intl.NumberFormat("en-US", { notation: "compact", maximumFractionDigits: 1 });
+
+/** Axis ticks: 950 → "950", 4500 → "4.5K", 1200000 → "1.2M". */
+export function formatCompact(value: number): string {
+  return COMPACT.format(value);
+}
