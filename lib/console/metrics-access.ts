@@ -21,7 +21,7 @@ export class MetricsTokenError extends Error {
 }
 
 /** The configured token, or null when unset. Throws MetricsTokenError when set but unusable. */
-export function readMetricsToken(env: NodeJS.ProcessEnv = process.env): string | null {
+export function readMetricsToken(env: Record<string, string | undefined> = process.env): string | null {
   const raw = env.METRICS_TOKEN;
   if (raw === undefined || raw === "") return null;
   const parsed = ZMetricsToken.safeParse(raw);
@@ -37,16 +37,16 @@ function isSameToken(given: string, expected: string): boolean {
 
 export type MetricsAccess = { ok: true; via: "token" | "session" } | { ok: false; response: NextResponse };
 
-export async function requireMetricsAccess(request: Request, env: NodeJS.ProcessEnv = process.env): Promise<MetricsAccess> {
-  const header = request.headers.get("authorization");
-  if (header !== null && /^bearer /i.test(header)) {
+export async function requireMetricsAccess(request: Request, env: Record<string, string | undefined> = process.env): Promise<MetricsAccess> {
+  const bearer = /^bearer(?:\s+(.*))?$/i.exec(request.headers.get("authorization") ?? "");
+  if (bearer) {
     let expected: string | null;
     try {
       expected = readMetricsToken(env);
     } catch (error) {
       return { ok: false, response: NextResponse.json({ error: (error as Error).message }, { status: 500 }) };
     }
-    if (expected !== null && isSameToken(header.slice(7).trim(), expected)) return { ok: true, via: "token" };
+    if (expected !== null && isSameToken((bearer[1] ?? "").trim(), expected)) return { ok: true, via: "token" };
     return {
       ok: false,
       response: NextResponse.json({ error: "invalid metrics token" }, { status: 401, headers: { "www-authenticate": "Bearer" } }),
