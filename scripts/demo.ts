@@ -10,7 +10,8 @@
  *   4. Runs until Ctrl-C, then stops everything — child processes by process group.
  *
  * Ports: PORT (console, default 3000) and OIDC_PORT (identity provider, default 4400).
- * DEMO_BACKFILL_HOURS (default 6) and DEMO_INTENSITY (default 1) shape the workload.
+ * DEMO_BACKFILL_HOURS (default 6) and DEMO_INTENSITY (default 1) shape the workload; it
+ * only loads stores on this machine unless DEMO_ALLOW_REMOTE=1.
  */
 import { spawnSync } from "node:child_process";
 import path from "node:path";
@@ -30,6 +31,8 @@ const ZDemoEnv = z.object({
   OIDC_PORT: z.coerce.number().int().min(1).max(65_535).default(4400),
   DEMO_BACKFILL_HOURS: z.coerce.number().min(0).max(48).default(6),
   DEMO_INTENSITY: z.coerce.number().min(0.25).max(4).default(1),
+  /** The workload refuses stores that are not on this machine unless this is "1". */
+  DEMO_ALLOW_REMOTE: z.enum(["0", "1"]).default("0"),
 });
 
 function say(line: string): void {
@@ -94,6 +97,7 @@ async function main(): Promise<void> {
       stores: options.stores,
       backfillHours: env.DEMO_BACKFILL_HOURS,
       intensity: env.DEMO_INTENSITY,
+      allowRemote: env.DEMO_ALLOW_REMOTE === "1",
       log: say,
     });
     return workload;

@@ -54,6 +54,11 @@ export const ZWorkloadOptions = z.strictObject({
     .default(DEMO_DOWNSTREAM_TABLE),
   /** Only run these kinds (default: all). */
   kinds: z.array(z.enum(Object.keys(BASE_WORKER_COUNTS) as [WorkerKind, ...WorkerKind[]])).optional(),
+  /**
+   * The workload is load: by default it refuses store and downstream URLs that are not
+   * on this machine (127.0.0.0/8, localhost, ::1). Set to point it elsewhere on purpose.
+   */
+  allowRemote: z.boolean().default(false),
   seed: z.number().int().optional(),
   log: z.custom<(line: string) => void>((v) => typeof v === "function").optional(),
 });
@@ -74,6 +79,17 @@ export interface Workload {
   stats(): WorkloadStats;
   /** Resolves when the workload has stopped (by stop(), the signal or durationMs). */
   done: Promise<void>;
+}
+
+/** Whether a URL's host is this machine. */
+export function isLoopbackUrl(url: string): boolean {
+  let host: string;
+  try {
+    host = new URL(url).hostname.replace(/^\[|\]$/g, "");
+  } catch {
+    return false;
+  }
+  return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
 function isStoreInstance(value: TStoreConfig | LeaseStore): value is LeaseStore {
@@ -99,6 +115,13 @@ async function openStore(config: TStoreConfig): Promise<LeaseStore> {
 export async function startWorkload(options: TWorkloadOptions): Promise<Workload> {
   const opts = ZWorkloadOptions.parse(options);
   const log = opts.log ?? (() => {});
+  if (!opts.allowRemote) {
+    const urls = [
+      ...opts.stores.flatMap((s) => (isStoreInstance(s) ? [] : [{ what: `store ${s.name}`, url: s.url }])),
+    ];
+    const remote = urls.find((u) => !isLoopbackUrl(u.url));
+    if (remote) throw new Error(`workload: ${remote.what} is not on this machine (${new URL(remote.url).host}); pass allowRemote: true to load it anyway`);
+  }
   const random = createRandom(opts.seed);
   const owned: LeaseStore[] = [];
   const stores: LeaseStore[] = [];
@@ -122,6 +145,9 @@ export async function startWorkload(options: TWorkloadOptions): Promise<Workload
       opts.downstreamUrl ??
       opts.stores.find((s): s is Extract<TStoreConfig, { kind: "postgres" }> => !isStoreInstance(s) && s.kind === "postgres")?.url ??
       process.env.DATABASE_URL;
+    if (downstreamUrl && !opts.allowRemote && !isLoopbackUrl(downstreamUrl)) {
+      throw new Error(`workload: the fenced downstream is not on this machine (${new URL(downstreamUrl).host}); pass allowRemote: true to use it anyway`);
+    }
     if (downstreamUrl) {
       downstreamPool = new Pool({ connectionString: downstreamUrl, max: 2 });
       downstreamPool.on("error", (error) => log(`[workload] downstream pool: ${error.message}`));

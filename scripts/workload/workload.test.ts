@@ -5,7 +5,7 @@ import { RedisLeaseStore } from "@/lib/lease/redis/store";
 import { freshPgSchema, freshRedisNamespace, type FreshPgSchema, type FreshRedisNamespace } from "@/lib/lease/testing/isolation";
 import type { TStoreConfig } from "@/lib/console/config";
 import { LONG_HOLD_RESOURCES } from "./names";
-import { startWorkload, type WorkloadStats } from "./index";
+import { isLoopbackUrl, startWorkload, type WorkloadStats } from "./index";
 
 /** Every event a store recorded, oldest first (the history is small: a few hundred events). */
 async function readAllEvents(store: LeaseStore): Promise<LeaseEvent[]> {
@@ -112,7 +112,41 @@ describe("startWorkload against real Postgres and Redis", () => {
   });
 });
 
+describe("startWorkload with a store instance", () => {
+  it("drives a store it was given and leaves it open for its owner", async () => {
+    const redis = freshRedisNamespace();
+    const store = new RedisLeaseStore({ name: "redis-own", url: redis.url, namespace: redis.namespace });
+    try {
+      const workload = await startWorkload({ stores: [store], durationMs: 3_000, kinds: ["well-behaved", "sweeper"], seed: 3 });
+      await workload.done;
+      expect(workload.stats().stores["redis-own"]!.acquired).toBeGreaterThan(0);
+      // Still open: the workload closes only the stores it opened itself.
+      const result = await store.acquire({ resource: "tenant_1:invoice-sync", owner: "worker-1@test-0000", task: "run-1", ttlMs: 1_000 });
+      expect(result.acquired).toBe(true);
+    } finally {
+      await store.close();
+      await redis.drop();
+    }
+  });
+});
+
 describe("startWorkload options", () => {
+  it("knows which URLs are on this machine", () => {
+    expect(isLoopbackUrl("postgres://postgres@127.0.0.1:5432/postgres")).toBe(true);
+    expect(isLoopbackUrl("redis://localhost:6379")).toBe(true);
+    expect(isLoopbackUrl("redis://[::1]:6379")).toBe(true);
+    expect(isLoopbackUrl("redis://127.9.0.3:6379")).toBe(true);
+    expect(isLoopbackUrl("postgres://db.internal:5432/x")).toBe(false);
+    expect(isLoopbackUrl("redis://10.0.0.5:6379")).toBe(false);
+    expect(isLoopbackUrl("not a url")).toBe(false);
+  });
+
+  it("refuses a store that is not on this machine unless asked to (and touches nothing)", async () => {
+    await expect(
+      startWorkload({ stores: [{ name: "redis-far", kind: "redis", url: "redis://10.0.0.5:6379" }] }),
+    ).rejects.toThrow(/not on this machine/);
+  });
+
   it("refuses an empty store list before starting anything", async () => {
     await expect(startWorkload({ stores: [] })).rejects.toThrow(/at least one store/);
   });
