@@ -106,8 +106,10 @@ test("a lease page shows its holders acquired → released and expired on the ti
   await page.goto(`/events?kind=released&store=${PG_STORE}`);
   const link = page.locator("tbody tr").first().getByRole("link");
   await expect(link).toBeVisible({ timeout: DATA_TIMEOUT_MS });
+  // The events table is live: rows shift between polls, so read the link once and follow it
+  // rather than clicking a row that may have moved.
   const resource = (await link.textContent())!.trim();
-  await link.click();
+  await page.goto((await link.getAttribute("href"))!);
 
   await expect(page.getByRole("heading", { level: 1 })).toHaveText(resource);
   const timeline = page.getByRole("list", { name: "Holders, oldest first" });
@@ -119,7 +121,7 @@ test("a lease page shows its holders acquired → released and expired on the ti
   await page.goto("/events?kind=expired");
   const expiredLink = page.locator("tbody tr").first().getByRole("link");
   await expect(expiredLink).toBeVisible({ timeout: DATA_TIMEOUT_MS });
-  await expiredLink.click();
+  await page.goto((await expiredLink.getAttribute("href"))!);
   await expect(page.getByRole("list", { name: "Holders, oldest first" }).locator('[data-ending="expired"]').first()).toContainText("expired after");
   await expectNoSeriousA11yViolations(page);
 });
