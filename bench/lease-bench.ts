@@ -25,7 +25,9 @@ import type { BenchOutcome } from "./run";
 
 const CONCURRENCY = Number(process.env.LW_BENCH_CONCURRENCY ?? 16);
 const SECONDS_PER_SIDE = Number(process.env.LW_BENCH_SECONDS ?? 5);
-const ROUNDS = 2;
+const ROUNDS = Number(process.env.LW_BENCH_ROUNDS ?? 4);
+/** `LW_BENCH_BACKENDS=redis` (or `postgres`) runs one side only; default both. */
+const BACKENDS = (process.env.LW_BENCH_BACKENDS ?? "redis,postgres").split(",").map((b) => b.trim());
 const WARMUP_MS = 500;
 const PG_POOL_SIZE = 10;
 const TTL_MS = 30_000;
@@ -213,7 +215,10 @@ export async function run(): Promise<BenchOutcome> {
     `lease stores vs bare baselines: ${CONCURRENCY} loops over distinct resources, ${SECONDS_PER_SIDE} s per side in ${ROUNDS} alternating rounds, ` +
       `redis ${TEST_REDIS_URL}, postgres ${TEST_DATABASE_URL.replace(/:[^:@/]*@/, ":***@")} (pool ${PG_POOL_SIZE})`,
   );
-  const all = [...(await benchRedis()), ...(await benchPostgres())];
+  const all = [
+    ...(BACKENDS.includes("redis") ? await benchRedis() : []),
+    ...(BACKENDS.includes("postgres") ? await benchPostgres() : []),
+  ];
   printTable(all);
   return { isMet: all.every((r) => r.isMet !== false) };
 }

@@ -103,11 +103,39 @@ export function streamEntryToRaw(entry: [string, string[]]): RawEvent {
   return raw as RawEvent;
 }
 
-/** Script replies are JSON objects; cjson turns an empty Lua list into {} so lists are normalised here. */
-export function parseScriptReply<T extends { status: string }>(reply: unknown, operation: string): T & { events: RawEvent[] } {
-  if (typeof reply !== "string") throw new LeaseError(`redis ${operation}: unexpected script reply`, "store_error");
-  const parsed = JSON.parse(reply) as T & { events?: unknown };
-  return { ...parsed, events: Array.isArray(parsed.events) ? (parsed.events as RawEvent[]) : [] };
+/** A script reply: a flat array `[status, …]` (see scripts.ts). Anything else is a store error. */
+export function readScriptReply(reply: unknown, operation: string): unknown[] {
+  if (!Array.isArray(reply) || typeof reply[0] !== "string") throw new LeaseError(`redis ${operation}: unexpected script reply`, "store_error");
+  return reply;
+}
+
+/** `[field, value, field, value, …]` (HGETALL order) as a record; anything not a pair of strings is skipped. */
+export function pairsToRecord(flat: unknown): Record<string, string> {
+  const record: Record<string, string> = {};
+  if (!Array.isArray(flat)) return record;
+  for (let i = 0; i + 1 < flat.length; i += 2) {
+    const field: unknown = flat[i];
+    const value: unknown = flat[i + 1];
+    if (typeof field === "string" && typeof value === "string") record[field] = value;
+  }
+  return record;
+}
+
+/** Events in a script reply: each `[id, field, value, …]`, the stream entry under its id. */
+export function scriptEventsToRaw(events: unknown): RawEvent[] {
+  const raws: RawEvent[] = [];
+  if (!Array.isArray(events)) return raws;
+  for (const event of events as unknown[]) {
+    if (!Array.isArray(event) || typeof event[0] !== "string") continue;
+    const raw: Record<string, string> = { id: event[0] };
+    for (let i = 1; i + 1 < event.length; i += 2) {
+      const field: unknown = event[i];
+      const value: unknown = event[i + 1];
+      if (typeof field === "string" && typeof value === "string") raw[field] = value;
+    }
+    raws.push(raw as RawEvent);
+  }
+  return raws;
 }
 
 /** Cursors are opaque to callers: base64url JSON that only this store reads. */

@@ -44,10 +44,19 @@ const FNV_PRIME = 0x01000193;
 /** FNV-1a (32 bit) over the UTF-8 bytes: cheap, stable across processes and versions. */
 export function hashResource(resource: string): number {
   let hash = FNV_OFFSET;
-  for (const byte of Buffer.from(resource, "utf8")) {
-    hash ^= byte;
-    hash = Math.imul(hash, FNV_PRIME) >>> 0;
+  // Every operation hashes its resource: ASCII (the usual case) is its own UTF-8, so it is
+  // hashed without encoding; anything else goes through the encoder for the exact bytes.
+  for (let i = 0; i < resource.length; i++) {
+    const code = resource.charCodeAt(i);
+    if (code > 0x7f) return hashUtf8(resource);
+    hash = Math.imul(hash ^ code, FNV_PRIME);
   }
+  return hash >>> 0;
+}
+
+function hashUtf8(resource: string): number {
+  let hash = FNV_OFFSET;
+  for (const byte of Buffer.from(resource, "utf8")) hash = Math.imul(hash ^ byte, FNV_PRIME);
   return hash >>> 0;
 }
 

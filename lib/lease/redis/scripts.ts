@@ -8,21 +8,26 @@ export const INDEXED_EVENT_KINDS: readonly LeaseEventKind[] = ["expired", "force
  * Every Lua script of the Redis store. One script per operation: the state
  * change, its event(s) and its stats counters happen in one atomic step, on the
  * store's clock (`TIME` inside the script — client clocks are never used).
+ * Needs Redis ≥ 7 (`SET … NX GET`, `XADD <ms>-*`, effects replication).
  *
- * Scripts return a JSON string (cjson) whose numbers are already formatted as
- * decimal strings, so nothing large passes through a Lua double → reply
- * conversion or exponent notation.
+ * Cost model (what the scripts are shaped by): a script's Redis CPU is a small
+ * base plus, per `redis.call`, the command itself and ~0.3 µs (read) to ~0.7 µs
+ * (write) of call overhead, and Lua turning numbers into strings is a `sprintf`
+ * each. So the hot paths make as few calls as the invariants allow, pass
+ * strings (not numbers) to Redis, and build each decimal string once.
  *
- * Resource scripts share one KEYS/ARGV layout (see RESOURCE_KEYS / RESOURCE_ARGV
- * in store.ts):
- *   KEYS[1] lock   KEYS[2] lease  KEYS[3] ended  KEYS[4] fence  KEYS[5] evids
- *   KEYS[6] idx    KEYS[7] acq    KEYS[8] names  KEYS[9] events KEYS[10] stats prefix
+ * Replies are flat arrays of strings, never JSON: `[status, …]` as documented on
+ * each script. An event in a reply is `[id, field, value, field, value, …]` —
+ * the stream entry it was written as, with its id in front.
+ *
+ * Every script is given one key, its bucket's base `<ns>:{b<n>}:` (keys.ts), and
+ * derives the keys it touches from it — `<base>lock:<resource>`, `<base>idx`, … —
+ * so all of them carry the base's hash tag and live in the one cluster slot that
+ * KEYS names. (Passing ten long key names per call cost more on the client and in
+ * Redis' request parsing than deriving them in Lua.) Resource scripts share:
+ *   KEYS[1] bucket base
  *   ARGV[1] resource  ARGV[2] events MAXLEN  ARGV[3] per-resource event id list length
- *   ARGV[4] the resource's first 3 `:` segments (contention stats; shallower depths derive from it)
- *   ARGV[5..] per script, documented on each constant.
- * The stats hashes (`<stats prefix>m:<minute>` / `h:<hour>`) and the per-kind
- * streams (`<events>:<kind>`) are derived inside the script; they carry the same
- * hash tag, so they live in the same cluster slot as the declared keys.
+ *   ARGV[4..] per script, documented on each constant.
  */
 
 export interface LuaScript {
@@ -36,106 +41,121 @@ function defineScript(name: string, body: string): LuaScript {
   return { name, lua, sha: createHash("sha1").update(lua).digest("hex") };
 }
 
+/** holdBucketIndex() of lib/lease/histogram.ts as an if-chain (no table built per call), returning the index as text. */
+const HOLD_BUCKET_LUA = [
+  ...HOLD_HISTOGRAM_BOUNDS_MS.map((bound, i) => `${i === 0 ? "if" : "elseif"} ms <= ${bound} then return '${i}'`),
+  `end`,
+  `return '${HOLD_HISTOGRAM_BOUNDS_MS.length}'`,
+].join("\n  ");
+
 /** Shared helpers, prepended to every script. */
 const PRELUDE = `
--- Redis < 5 replicates scripts verbatim, which forbids writes after TIME; effects replication fixes that (default since 5).
-if redis.replicate_commands then pcall(redis.replicate_commands) end
-
 local TIME = redis.call('TIME')
 local NOW_US = tonumber(TIME[1]) * 1000000 + tonumber(TIME[2])
 local NOW_MS = math.floor(NOW_US / 1000)
+-- Decimal strings, each made once. Millisecond values (< 1e14) print exactly with tostring
+-- ('%.14g'); the 16-digit microsecond clock would not, so it is spliced from TIME's own digits.
+local NOW = tostring(NOW_MS)
+local NOW_US_TEXT = TIME[1] .. string.sub('00000' .. TIME[2], -6)
+local MINUTE = tostring(math.floor(NOW_MS / 60000))
+local HOUR = tostring(math.floor(NOW_MS / 3600000))
 
-local HOLD_BOUNDS = { ${HOLD_HISTOGRAM_BOUNDS_MS.join(", ")} }
-local MINUTE_TTL_S = 172800
-local HOUR_TTL_S = 1296000
-local FENCE_TTL_S = 31536000
-local EVIDS_TTL_S = 1296000
+local MINUTE_TTL_S = '172800'
+local HOUR_TTL_S = '1296000'
+local FENCE_TTL_S = '31536000'
+local EVIDS_TTL_S = '1296000'
 local ENDED_GRACE_MS = 60000
 
-local LEASE_FIELDS = { 'leaseId', 'owner', 'task', 'token', 'acquiredAt', 'expiresAt', 'ttlMs', 'renewedAt', 'renewals' }
-local EVENT_FIELDS = { 'kind', 'resource', 'leaseId', 'owner', 'task', 'token', 'holdMs', 'actor', 'reason', 'detail' }
 -- Kinds that are rare in a healthy system and that people filter on: each also gets a stream per bucket.
 local INDEXED_KINDS = { ${INDEXED_EVENT_KINDS.map((k) => `${k} = true`).join(", ")} }
 
--- Integers as plain decimal strings: tostring() of a large double uses exponent notation.
-local function fmt(n) return string.format('%.0f', n) end
+-- The keys of one resource and of its bucket (same names as keys.ts builds), and the limits.
+local function context(base, resource, events_max, evids_max)
+  return {
+    lock = base .. 'lock:' .. resource, lease = base .. 'lease:' .. resource, ended = base .. 'ended:' .. resource,
+    fence = base .. 'fence:' .. resource, evids = base .. 'evids:' .. resource,
+    idx = base .. 'idx', acq = base .. 'acq', names = base .. 'names', events = base .. 'events', stats = base .. 'stats:',
+    resource = resource, events_max = events_max, evids_max = tonumber(evids_max),
+  }
+end
 
 local function resource_context()
-  return {
-    lock = KEYS[1], lease = KEYS[2], ended = KEYS[3], fence = KEYS[4], evids = KEYS[5],
-    idx = KEYS[6], acq = KEYS[7], names = KEYS[8], events = KEYS[9], stats = KEYS[10],
-    resource = ARGV[1], events_max = ARGV[2], evids_max = tonumber(ARGV[3]),
-    contention_prefix = ARGV[4],
-  }
+  return context(KEYS[1], ARGV[1], ARGV[2], ARGV[3])
 end
 
-local function read_lease(key)
-  local v = redis.call('HMGET', key, unpack(LEASE_FIELDS))
-  if not v[1] then return nil end
-  local lease = {}
-  for i, f in ipairs(LEASE_FIELDS) do lease[f] = v[i] or nil end
-  return lease
-end
-
--- Same bucketing as holdBucketIndex() in lib/lease/histogram.ts (0-based; #HOLD_BOUNDS is +Inf).
-local function hold_bucket(ms)
-  for i, bound in ipairs(HOLD_BOUNDS) do
-    if ms <= bound then return i - 1 end
+-- Appends field, value to a flat list unless the value is missing (nil or false).
+local function put(list, field, value)
+  if value then
+    list[#list + 1] = field
+    list[#list + 1] = value
   end
-  return #HOLD_BOUNDS
 end
 
--- Rollups for the charts: per-minute and per-hour counters, written with the event.
+-- The lease hash as a table (nil when there is none) and as HGETALL's flat reply.
+local function read_lease(key)
+  local flat = redis.call('HGETALL', key)
+  local lease = {}
+  for i = 1, #flat, 2 do lease[flat[i]] = flat[i + 1] end
+  if not lease.leaseId then return nil end
+  return lease, flat
+end
+
+-- Same bucketing as holdBucketIndex() in lib/lease/histogram.ts (0-based; the last is +Inf).
+local function hold_bucket(ms)
+  ${HOLD_BUCKET_LUA}
+end
+
+-- The first 3 ':'-separated segments, exactly like resourcePrefix(resource, 3) in validation.ts.
+local function contention_prefix(resource)
+  local at = 0
+  for _ = 1, 3 do
+    at = string.find(resource, ':', at + 1, true)
+    if not at then return resource end
+  end
+  return string.sub(resource, 1, at - 1)
+end
+
+-- Rollups for the charts, written with the event: per-minute and per-hour counters.
 local function count(c, kind, hold_ms)
-  local keys = {
-    c.stats .. 'm:' .. fmt(math.floor(NOW_MS / 60000)),
-    c.stats .. 'h:' .. fmt(math.floor(NOW_MS / 3600000)),
-  }
-  for i, key in ipairs(keys) do
+  for i, key in ipairs({ c.stats .. 'm:' .. MINUTE, c.stats .. 'h:' .. HOUR }) do
     -- The first count of a kind in an interval sets the key's TTL; later counts need not.
-    local n = redis.call('HINCRBY', key, kind, 1)
+    if redis.call('HINCRBY', key, kind, '1') == 1 then redis.call('EXPIRE', key, i == 1 and MINUTE_TTL_S or HOUR_TTL_S) end
     if hold_ms then
-      redis.call('HINCRBY', key, 'hist:' .. hold_bucket(hold_ms), 1)
-      redis.call('HINCRBY', key, 'holdSum', fmt(hold_ms))
+      redis.call('HINCRBY', key, 'hist:' .. hold_bucket(hold_ms), '1')
+      redis.call('HINCRBY', key, 'holdSum', tostring(hold_ms))
     end
     -- Only the 3-segment prefix is counted: depths 1 and 2 are sums over it, done on read.
-    if kind == 'contended' and c.contention_prefix then
-      redis.call('HINCRBY', key, 'cp:' .. c.contention_prefix, 1)
-    end
-    if n == 1 then redis.call('EXPIRE', key, i == 1 and MINUTE_TTL_S or HOUR_TTL_S) end
+    if kind == 'contended' then redis.call('HINCRBY', key, 'cp:' .. contention_prefix(c.resource), '1') end
   end
 end
 
--- Appends to the bucket stream (capped), notes the id in the resource's history list and,
--- for indexed kinds, copies the entry under the same id to the bucket's stream for that kind.
--- The id's ms part is the event time: we ask for <NOW_MS>-*; if the stream's last id is
--- already ahead (the clock stepped back), Redis picks the next id instead, so ids stay ordered.
-local function append_event(c, ev)
-  local fields = {}
-  for _, f in ipairs(EVENT_FIELDS) do
-    local v = ev[f]
-    if v ~= nil and v ~= false then
-      fields[#fields + 1] = f
-      fields[#fields + 1] = v
-    end
-  end
-  local id = redis.pcall('XADD', c.events, 'MAXLEN', '~', c.events_max, fmt(NOW_MS) .. '-*', unpack(fields))
+-- Appends the event \`ev\` — a flat list { '', 'kind', kind, field, value, … } whose first slot is
+-- kept for the id — to the bucket stream (capped), notes the id in the resource's history list
+-- and, for indexed kinds, copies the entry under the same id to the bucket's stream for that kind.
+-- The id's ms part is the event time: we ask for <NOW>-*; if the stream's last id is already
+-- ahead (the clock stepped back), Redis refuses it and we take the next id instead, so ids stay
+-- ordered. pcall, because a refused command inside call() would abort the script half-written.
+local function append_event(c, kind, ev)
+  local id = redis.pcall('XADD', c.events, 'MAXLEN', '~', c.events_max, NOW .. '-*', unpack(ev, 2))
   if type(id) ~= 'string' then
-    id = redis.call('XADD', c.events, 'MAXLEN', '~', c.events_max, '*', unpack(fields))
+    id = redis.call('XADD', c.events, 'MAXLEN', '~', c.events_max, '*', unpack(ev, 2))
   end
+  ev[1] = id
   -- A list of ids per resource (~100 bytes) rather than a stream per resource (~4 KB each).
-  -- Trimmed once it is over length; its TTL is refreshed every 16 events, not on each one.
+  -- Trimmed back to its length once it is a little over (one LTRIM per many events, not one
+  -- per event); its TTL is refreshed every 16 events, which the overshoot always spans.
   local length = redis.call('LPUSH', c.evids, id)
-  if length > c.evids_max then redis.call('LTRIM', c.evids, 0, c.evids_max - 1) end
+  if length > c.evids_max + math.max(16, math.floor(c.evids_max / 16)) then
+    redis.call('LTRIM', c.evids, 0, c.evids_max - 1)
+  end
   if length % 16 == 1 then redis.call('EXPIRE', c.evids, EVIDS_TTL_S) end
-  if INDEXED_KINDS[ev.kind] then
-    local kind_key = c.events .. ':' .. ev.kind
-    local copied = redis.pcall('XADD', kind_key, 'MAXLEN', '~', c.events_max, id, unpack(fields))
+  if INDEXED_KINDS[kind] then
+    local kind_key = c.events .. ':' .. kind
+    local copied = redis.pcall('XADD', kind_key, 'MAXLEN', '~', c.events_max, id, unpack(ev, 2))
     if type(copied) ~= 'string' then
-      redis.call('XADD', kind_key, 'MAXLEN', '~', c.events_max, '*', unpack(fields))
+      redis.call('XADD', kind_key, 'MAXLEN', '~', c.events_max, '*', unpack(ev, 2))
     end
   end
-  ev.id = id
   return ev
 end
 
@@ -143,62 +163,62 @@ end
 -- or force-release (so a late renew/release by its holder gets "expired" rather than
 -- "not_owner", and its renew_failed event still names the owner), records the terminal event
 -- with holdMs and counts it. A plain release leaves no note: its holder knows it let go.
--- Callers only get here when the lock key holds this lease id or is already gone, so the DEL
--- never removes someone else's lock.
-local function end_lease(c, lease, kind, hold_ms, extra)
-  redis.call('DEL', c.lock, c.lease)
+-- \`is_held\`: the lock key still holds this lease id (release, force-release) and is deleted
+-- with it. Otherwise the lock's TTL already removed it — or, on an acquire that takes over a
+-- lapsed lease, it is the new holder's — so it is left alone; no path deletes another's lock.
+local function end_lease(c, lease, kind, hold_ms, is_held, actor, reason)
+  if is_held then redis.call('DEL', c.lock, c.lease) else redis.call('DEL', c.lease) end
   redis.call('ZREM', c.idx, c.resource)
   redis.call('ZREM', c.acq, c.resource)
   redis.call('ZREM', c.names, c.resource)
   if kind ~= 'released' then
     redis.call('HSET', c.ended, 'leaseId', lease.leaseId, 'how', kind, 'owner', lease.owner or '', 'task', lease.task or '', 'token', lease.token or '')
-    redis.call('PEXPIRE', c.ended, fmt((tonumber(lease.ttlMs) or 0) + ENDED_GRACE_MS))
+    redis.call('PEXPIRE', c.ended, tostring((tonumber(lease.ttlMs) or 0) + ENDED_GRACE_MS))
   end
-  local ev = {
-    kind = kind, resource = c.resource, leaseId = lease.leaseId, owner = lease.owner,
-    task = lease.task, token = lease.token, holdMs = fmt(hold_ms),
-  }
-  if extra then for k, v in pairs(extra) do ev[k] = v end end
-  append_event(c, ev)
+  local ev = { '', 'kind', kind, 'resource', c.resource }
+  put(ev, 'leaseId', lease.leaseId)
+  put(ev, 'owner', lease.owner)
+  put(ev, 'task', lease.task)
+  put(ev, 'token', lease.token)
+  put(ev, 'holdMs', tostring(hold_ms))
+  put(ev, 'actor', actor)
+  put(ev, 'reason', reason)
+  append_event(c, kind, ev)
   count(c, kind, hold_ms)
   return ev
 end
 
 -- A lapsed lease held from acquiredAt to expiresAt (its TTL, on this clock, is the end).
-local function lapsed_hold_ms(lease)
-  return math.max(0, (tonumber(lease.expiresAt) or NOW_MS) - (tonumber(lease.acquiredAt) or NOW_MS))
-end
-
 local function record_expiry(c, lease)
-  return end_lease(c, lease, 'expired', lapsed_hold_ms(lease))
+  local hold = math.max(0, (tonumber(lease.expiresAt) or NOW_MS) - (tonumber(lease.acquiredAt) or NOW_MS))
+  return end_lease(c, lease, 'expired', hold, false)
 end
 `;
 
 /**
- * acquire. ARGV[5] owner, ARGV[6] task, ARGV[7] ttlMs, ARGV[8] new leaseId.
- * Returns {status:"acquired", lease, tookOverExpired} or {status:"held", holder}.
+ * acquire. ARGV[4] owner, ARGV[5] task, ARGV[6] ttlMs, ARGV[7] new leaseId.
+ * Returns ["acquired", tookOverExpired "1"|"0", token, acquiredAt, expiresAt]
+ * or ["held", holder leaseId, owner, task, token, expiresAt].
  */
 export const ACQUIRE_SCRIPT = defineScript(
   "acquire",
   `
 local c = resource_context()
-local owner, task, ttl, lease_id = ARGV[5], ARGV[6], tonumber(ARGV[7]), ARGV[8]
+local owner, task, ttl, lease_id = ARGV[4], ARGV[5], ARGV[6], ARGV[7]
 
-local holder_id = redis.call('GET', c.lock)
+-- One call takes a free lock or, if it is taken, names its holder (and changes nothing).
+-- The PX on the lock key is the enforcement; the lease hash is bookkeeping without a TTL.
+local holder_id = redis.call('SET', c.lock, lease_id, 'NX', 'PX', ttl, 'GET')
 if holder_id then
-  local h = read_lease(c.lease) or {}
-  local expires = h.expiresAt
-  if not expires then expires = fmt(NOW_MS + math.max(0, redis.call('PTTL', c.lock))) end
+  local h = redis.call('HMGET', c.lease, 'owner', 'task', 'token', 'expiresAt')
+  local expires = h[4] or tostring(NOW_MS + math.max(0, redis.call('PTTL', c.lock)))
   -- contended: owner/task name the requester; leaseId/token are the holder's.
-  append_event(c, {
-    kind = 'contended', resource = c.resource, leaseId = holder_id, owner = owner, task = task,
-    token = h.token, detail = cjson.encode({ holderOwner = h.owner, holderTask = h.task }),
-  })
+  local ev = { '', 'kind', 'contended', 'resource', c.resource, 'leaseId', holder_id, 'owner', owner, 'task', task }
+  put(ev, 'token', h[3])
+  put(ev, 'detail', cjson.encode({ holderOwner = h[1] or nil, holderTask = h[2] or nil }))
+  append_event(c, 'contended', ev)
   count(c, 'contended')
-  return cjson.encode({
-    status = 'held',
-    holder = { leaseId = holder_id, owner = h.owner or '', task = h.task or '', token = h.token or '0', expiresAt = expires },
-  })
+  return { 'held', holder_id, h[1] or '', h[2] or '', h[3] or '0', expires }
 end
 
 local old = read_lease(c.lease)
@@ -214,56 +234,50 @@ end
 -- store clock (in µs) of the script that issued it — scripts run one at a time and each
 -- takes more than 1 µs, so last + 1 never outruns the clock — and the clock has moved on
 -- since. This relies on the Redis host clock not stepping backwards (NTP slews, it doesn't
--- step). µs since 1970 is ~1.7e15 < 2^53, so the double is exact.
-local last = tonumber(redis.call('GET', c.fence) or '0') or 0
-local token = fmt(math.max(last + 1, NOW_US))
-redis.call('SET', c.fence, token, 'EX', FENCE_TTL_S)
+-- step). So the clock is the token, and one SET … GET both writes it and reads the last one
+-- to check; only if the clock did step back is the token last + 1, written again.
+-- µs since 1970 is ~1.7e15 < 2^53, so the doubles compared here are exact.
+local token = NOW_US_TEXT
+local last = redis.call('SET', c.fence, token, 'EX', FENCE_TTL_S, 'GET')
+if last and (tonumber(last) or 0) >= NOW_US then
+  token = string.format('%.0f', tonumber(last) + 1)
+  redis.call('SET', c.fence, token, 'EX', FENCE_TTL_S)
+end
 
--- The PX on the lock key is the enforcement; the hash is bookkeeping without a TTL.
-local expires = fmt(NOW_MS + ttl)
-local now = fmt(NOW_MS)
-redis.call('SET', c.lock, lease_id, 'PX', ttl)
+local expires = tostring(NOW_MS + tonumber(ttl))
 redis.call('HSET', c.lease,
-  'leaseId', lease_id, 'owner', owner, 'task', task, 'token', token, 'acquiredAt', now,
-  'expiresAt', expires, 'ttlMs', fmt(ttl), 'renewedAt', now, 'renewals', '0')
+  'leaseId', lease_id, 'owner', owner, 'task', task, 'token', token, 'acquiredAt', NOW,
+  'expiresAt', expires, 'ttlMs', ttl, 'renewedAt', NOW, 'renewals', '0')
 redis.call('ZADD', c.idx, expires, c.resource)
-redis.call('ZADD', c.acq, now, c.resource)
-redis.call('ZADD', c.names, 0, c.resource)
+redis.call('ZADD', c.acq, NOW, c.resource)
+redis.call('ZADD', c.names, '0', c.resource)
 
-append_event(c, {
-  kind = 'acquired', resource = c.resource, leaseId = lease_id, owner = owner, task = task, token = token,
-})
+append_event(c, 'acquired', { '', 'kind', 'acquired', 'resource', c.resource, 'leaseId', lease_id, 'owner', owner, 'task', task, 'token', token })
 count(c, 'acquired')
-return cjson.encode({
-  status = 'acquired', tookOverExpired = old ~= nil,
-  lease = {
-    leaseId = lease_id, owner = owner, task = task, token = token, acquiredAt = now,
-    expiresAt = expires, ttlMs = fmt(ttl), renewedAt = now, renewals = '0',
-  },
-})
+return { 'acquired', old and '1' or '0', token, NOW, expires }
 `,
 );
 
 /**
- * renew. ARGV[5] leaseId, ARGV[6] ttlMs.
- * Returns {status:"renewed", expiresAt, renewals} or {status:"refused", reason, events}.
+ * renew. ARGV[4] leaseId, ARGV[5] ttlMs.
+ * Returns ["renewed", expiresAt, renewals] or ["refused", reason, events].
  */
 export const RENEW_SCRIPT = defineScript(
   "renew",
   `
 local c = resource_context()
-local lease_id, ttl = ARGV[5], tonumber(ARGV[6])
+local lease_id, ttl = ARGV[4], ARGV[5]
 
 local holder_id = redis.call('GET', c.lock)
 if holder_id == lease_id then
-  local expires = fmt(NOW_MS + ttl)
+  local expires = tostring(NOW_MS + tonumber(ttl))
   redis.call('PEXPIRE', c.lock, ttl)
-  redis.call('HSET', c.lease, 'expiresAt', expires, 'ttlMs', fmt(ttl), 'renewedAt', fmt(NOW_MS))
-  local renewals = redis.call('HINCRBY', c.lease, 'renewals', 1)
+  redis.call('HSET', c.lease, 'expiresAt', expires, 'ttlMs', ttl, 'renewedAt', NOW)
+  local renewals = redis.call('HINCRBY', c.lease, 'renewals', '1')
   redis.call('ZADD', c.idx, expires, c.resource)
   -- Renewals are counted, not stored as events.
   count(c, 'renewed')
-  return cjson.encode({ status = 'renewed', expiresAt = expires, renewals = fmt(renewals) })
+  return { 'renewed', expires, tostring(renewals) }
 end
 
 local events = {}
@@ -287,131 +301,135 @@ if not known then
   end
 end
 known = known or {}
-events[#events + 1] = append_event(c, {
-  kind = 'renew_failed', resource = c.resource, leaseId = lease_id,
-  owner = known.owner ~= '' and known.owner or nil, task = known.task ~= '' and known.task or nil,
-  token = known.token ~= '' and known.token or nil, reason = reason,
-})
+local ev = { '', 'kind', 'renew_failed', 'resource', c.resource, 'leaseId', lease_id }
+put(ev, 'owner', known.owner ~= '' and known.owner)
+put(ev, 'task', known.task ~= '' and known.task)
+put(ev, 'token', known.token ~= '' and known.token)
+put(ev, 'reason', reason)
+events[#events + 1] = append_event(c, 'renew_failed', ev)
 count(c, 'renew_failed')
-return cjson.encode({ status = 'refused', reason = reason, events = events })
+return { 'refused', reason, events }
 `,
 );
 
 /**
- * release. ARGV[5] leaseId.
- * Returns {status:"released", holdMs, events} or {status:"refused", reason, events}.
+ * release. ARGV[4] leaseId.
+ * Returns ["released", holdMs, events] or ["refused", reason, events].
  */
 export const RELEASE_SCRIPT = defineScript(
   "release",
   `
 local c = resource_context()
-local lease_id = ARGV[5]
+local lease_id = ARGV[4]
 
 local holder_id = redis.call('GET', c.lock)
 if holder_id == lease_id then
-  local lease = read_lease(c.lease) or { leaseId = lease_id, acquiredAt = fmt(NOW_MS) }
-  local hold = math.max(0, NOW_MS - (tonumber(lease.acquiredAt) or NOW_MS))
-  local ev = end_lease(c, lease, 'released', hold)
-  return cjson.encode({ status = 'released', holdMs = fmt(hold), events = { ev } })
+  local v = redis.call('HMGET', c.lease, 'owner', 'task', 'token', 'acquiredAt')
+  local lease = { leaseId = lease_id, owner = v[1], task = v[2], token = v[3] }
+  local hold = math.max(0, NOW_MS - (tonumber(v[4]) or NOW_MS))
+  return { 'released', tostring(hold), { end_lease(c, lease, 'released', hold, true) } }
 end
 
 if not holder_id then
   local lease = read_lease(c.lease)
   if lease and lease.leaseId == lease_id then
     -- Released too late: the TTL already ended it. Record that expiry (exactly once).
-    local ev = record_expiry(c, lease)
-    return cjson.encode({ status = 'refused', reason = 'expired', events = { ev } })
+    return { 'refused', 'expired', { record_expiry(c, lease) } }
   end
   local e = redis.call('HMGET', c.ended, 'leaseId', 'how')
   if e[1] == lease_id and e[2] == 'expired' then
-    return cjson.encode({ status = 'refused', reason = 'expired', events = {} })
+    return { 'refused', 'expired', {} }
   end
 end
-return cjson.encode({ status = 'refused', reason = 'not_owner', events = {} })
+return { 'refused', 'not_owner', {} }
 `,
 );
 
 /**
- * forceRelease. ARGV[5] leaseId, ARGV[6] actor, ARGV[7] reason.
- * Returns {status:"released", holdMs, lease, events} | {status:"lease_changed", current, events}
- * | {status:"not_found", events}.
+ * forceRelease. ARGV[4] leaseId, ARGV[5] actor, ARGV[6] reason.
+ * Returns ["released", holdMs, lease fields, events] | ["lease_changed", current lease fields or [], events]
+ * | ["not_found", events]. Lease fields are the hash as [field, value, …].
  */
 export const FORCE_RELEASE_SCRIPT = defineScript(
   "forceRelease",
   `
 local c = resource_context()
-local lease_id, actor, reason = ARGV[5], ARGV[6], ARGV[7]
+local lease_id, actor, reason = ARGV[4], ARGV[5], ARGV[6]
 
 local holder_id = redis.call('GET', c.lock)
 if holder_id == lease_id then
-  local lease = read_lease(c.lease) or { leaseId = lease_id, acquiredAt = fmt(NOW_MS) }
+  local lease, flat = read_lease(c.lease)
+  if not lease then
+    lease = { leaseId = lease_id, acquiredAt = NOW }
+    flat = { 'leaseId', lease_id, 'acquiredAt', NOW }
+  end
   local hold = math.max(0, NOW_MS - (tonumber(lease.acquiredAt) or NOW_MS))
-  local ev = end_lease(c, lease, 'force_released', hold, { actor = actor, reason = reason })
-  return cjson.encode({ status = 'released', holdMs = fmt(hold), lease = lease, events = { ev } })
+  local ev = end_lease(c, lease, 'force_released', hold, true, actor, reason)
+  return { 'released', tostring(hold), flat, { ev } }
 end
 if holder_id then
-  return cjson.encode({ status = 'lease_changed', current = read_lease(c.lease), events = {} })
+  local _, flat = read_lease(c.lease)
+  return { 'lease_changed', flat or {}, {} }
 end
 -- Nothing holds it. A lapsed, unswept lease is recorded as expired on the way.
 local events = {}
 local lapsed = read_lease(c.lease)
 if lapsed then events[1] = record_expiry(c, lapsed) end
-return cjson.encode({ status = 'not_found', events = events })
+return { 'not_found', events }
 `,
 );
 
 /**
- * reportFencingRejection. ARGV[5] stale token, ARGV[6] seen token, ARGV[7] by,
- * ARGV[8] owner, ARGV[9] task, ARGV[10] leaseId ("" when unknown).
+ * reportFencingRejection. ARGV[4] stale token, ARGV[5] seen token, ARGV[6] by,
+ * ARGV[7] owner, ARGV[8] task, ARGV[9] leaseId ("" when unknown).
+ * Returns ["recorded", events].
  */
 export const FENCING_REJECTED_SCRIPT = defineScript(
   "reportFencingRejection",
   `
 local c = resource_context()
 local function opt(v) if v == '' then return nil end return v end
-local ev = append_event(c, {
-  kind = 'fencing_rejected', resource = c.resource, leaseId = opt(ARGV[10]), owner = opt(ARGV[8]),
-  task = opt(ARGV[9]), token = ARGV[5], detail = cjson.encode({ seenToken = ARGV[6], by = ARGV[7] }),
-})
+local ev = { '', 'kind', 'fencing_rejected', 'resource', c.resource }
+put(ev, 'leaseId', opt(ARGV[9]))
+put(ev, 'owner', opt(ARGV[7]))
+put(ev, 'task', opt(ARGV[8]))
+put(ev, 'token', ARGV[4])
+put(ev, 'detail', cjson.encode({ seenToken = ARGV[5], by = ARGV[6] }))
+append_event(c, 'fencing_rejected', ev)
 count(c, 'fencing_rejected')
-return cjson.encode({ status = 'recorded', events = { ev } })
-`,
-);
-
-/** reportLost. ARGV[5] leaseId, ARGV[6] owner, ARGV[7] task, ARGV[8] token, ARGV[9] reason. */
-export const LOST_SCRIPT = defineScript(
-  "reportLost",
-  `
-local c = resource_context()
-local ev = append_event(c, {
-  kind = 'lost', resource = c.resource, leaseId = ARGV[5], owner = ARGV[6], task = ARGV[7],
-  token = ARGV[8], reason = ARGV[9],
-})
-count(c, 'lost')
-return cjson.encode({ status = 'recorded', events = { ev } })
+return { 'recorded', { ev } }
 `,
 );
 
 /**
- * sweep, one bucket.
- * KEYS[1] idx, KEYS[2] acq, KEYS[3] names, KEYS[4] events, KEYS[5] stats prefix,
- * KEYS[6] bucket base `<ns>:{b<n>}:` (per-resource keys derive from it — same hash tag).
- * ARGV[1] events MAXLEN, ARGV[2] per-resource event id list length, ARGV[3] batch size.
- * Returns {status:"swept", expired, scanned}.
+ * reportLost. ARGV[4] leaseId, ARGV[5] owner, ARGV[6] task, ARGV[7] token, ARGV[8] reason.
+ * Returns ["recorded", events].
+ */
+export const LOST_SCRIPT = defineScript(
+  "reportLost",
+  `
+local c = resource_context()
+local ev = {
+  '', 'kind', 'lost', 'resource', c.resource, 'leaseId', ARGV[4], 'owner', ARGV[5], 'task', ARGV[6],
+  'token', ARGV[7], 'reason', ARGV[8],
+}
+append_event(c, 'lost', ev)
+count(c, 'lost')
+return { 'recorded', { ev } }
+`,
+);
+
+/**
+ * sweep, one bucket. KEYS[1] bucket base. ARGV[1] events MAXLEN, ARGV[2] per-resource event id list length, ARGV[3] batch size.
+ * Returns ["swept", expired, scanned] (integers).
  */
 export const SWEEP_SCRIPT = defineScript(
   "sweep",
   `
-local base = KEYS[6]
-local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', fmt(NOW_MS), 'LIMIT', 0, tonumber(ARGV[3]))
+local due = redis.call('ZRANGEBYSCORE', KEYS[1] .. 'idx', '-inf', NOW, 'LIMIT', 0, ARGV[3])
 local expired = 0
 for _, resource in ipairs(due) do
-  local c = {
-    lock = base .. 'lock:' .. resource, lease = base .. 'lease:' .. resource,
-    ended = base .. 'ended:' .. resource, evids = base .. 'evids:' .. resource,
-    idx = KEYS[1], acq = KEYS[2], names = KEYS[3], events = KEYS[4], stats = KEYS[5],
-    resource = resource, events_max = ARGV[1], evids_max = tonumber(ARGV[2]),
-  }
+  local c = context(KEYS[1], resource, ARGV[1], ARGV[2])
   -- A lock key still present was renewed or expires within this millisecond: not ours to record.
   if redis.call('EXISTS', c.lock) == 0 then
     local lease = read_lease(c.lease)
@@ -425,7 +443,7 @@ for _, resource in ipairs(due) do
     end
   end
 end
-return cjson.encode({ status = 'swept', expired = expired, scanned = #due })
+return { 'swept', expired, #due }
 `,
 );
 

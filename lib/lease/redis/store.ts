@@ -26,7 +26,6 @@ import type {
 } from "../types";
 import {
   parseOrThrow,
-  resourcePrefix,
   ZAcquireInput,
   ZEventQuery,
   ZFencingRejectionInput,
@@ -39,10 +38,10 @@ import {
   ZStatsQuery,
   ZStoreName,
 } from "../validation";
-import { parseScriptReply, toLease, toLeaseEvent, type RawEvent, type RawLease } from "./codec";
+import { pairsToRecord, readScriptReply, scriptEventsToRaw, toLease, toLeaseEvent, type RawLease } from "./codec";
 import { execPipeline, runScript, RedisStoreError, type RedisContext } from "./connection";
 import { readEvents, type EventSourcePlan } from "./events";
-import { buildBucketKeys, buildKindStreamKey, buildResourceKeys, type BucketKeys } from "./keys";
+import { bucketOf, buildBucketKeys, buildKindStreamKey, buildResourceKeys, type BucketKeys } from "./keys";
 import { listLeases } from "./list";
 import {
   ACQUIRE_SCRIPT,
@@ -60,7 +59,10 @@ import { readStats } from "./stats";
 export const DEFAULT_NAMESPACE = "lw";
 export const DEFAULT_BUCKETS = 16;
 export const DEFAULT_EVENTS_MAX_LEN = 100_000;
-/** How many recent event ids each resource's history list keeps (the detail page's history). */
+/**
+ * How many recent event ids each resource's history list keeps (the detail page's history).
+ * The list is trimmed back to this once it is max(16, 1/16 of it) over, so it may briefly hold that many more.
+ */
 export const RESOURCE_EVENTS_MAX_LEN = 1_000;
 /** Expired leases recorded per bucket per sweep script run (keeps each script short). */
 export const SWEEP_BATCH = 500;
@@ -118,13 +120,6 @@ const CLIENT_OPTIONS = {
 
 const HEALTH_TIMEOUT_MS = 2_000;
 
-interface AcquireReply {
-  status: "acquired" | "held";
-  lease?: RawLease;
-  tookOverExpired?: boolean;
-  holder?: { leaseId: string; owner: string; task: string; token: string; expiresAt: string };
-}
-
 /**
  * A lease store on Redis. Every write is one Lua script (see scripts.ts) that
  * checks, changes, records the event and counts it atomically, on the store's
@@ -138,6 +133,8 @@ export class RedisLeaseStore implements LeaseStore {
   readonly client: Redis;
   private readonly isOwnClient: boolean;
   private readonly eventsMaxLen: number;
+  /** Length of each resource's history list of event ids. */
+  private readonly evidsMaxLen: number;
   private readonly bucketKeys: readonly BucketKeys[];
   private readonly ctx: RedisContext;
   private lastConnectionError: string | undefined;
@@ -148,6 +145,7 @@ export class RedisLeaseStore implements LeaseStore {
     this.namespace = o.namespace;
     this.buckets = o.buckets;
     this.eventsMaxLen = o.eventsMaxLen;
+    this.evidsMaxLen = Math.min(o.eventsMaxLen, RESOURCE_EVENTS_MAX_LEN);
     if (o.client) {
       this.client = o.client;
       this.isOwnClient = false;
@@ -171,52 +169,64 @@ export class RedisLeaseStore implements LeaseStore {
     const i = parseOrThrow(ZAcquireInput, input, "acquire");
     const leaseId = randomUUID();
     const { reply } = await this.runResourceScript(ACQUIRE_SCRIPT, i.resource, [i.owner, i.task, i.ttlMs, leaseId]);
-    const r = parseScriptReply<AcquireReply>(reply, "acquire");
-    if (r.status === "held" && r.holder) {
+    const r = readScriptReply(reply, "acquire") as string[];
+    if (r[0] === "held") {
+      // ["held", holder leaseId, owner, task, token, expiresAt]
       return {
         acquired: false,
-        holder: {
-          owner: r.holder.owner,
-          task: r.holder.task,
-          leaseId: r.holder.leaseId,
-          expiresAt: new Date(Number(r.holder.expiresAt)),
-          fencingToken: r.holder.token,
-        },
+        holder: { leaseId: r[1]!, owner: r[2]!, task: r[3]!, fencingToken: r[4]!, expiresAt: new Date(Number(r[5])) },
       };
     }
-    const lease = r.lease && toLease(this.name, i.resource, r.lease);
-    if (!lease) throw new LeaseError(`redis store "${this.name}": acquire returned no lease`, "store_error");
-    return r.tookOverExpired ? { acquired: true, lease, tookOverExpired: true } : { acquired: true, lease };
+    if (r[0] !== "acquired") throw new LeaseError(`redis store "${this.name}": acquire returned no lease`, "store_error");
+    // ["acquired", tookOverExpired, token, acquiredAt, expiresAt]: the rest of the lease is what we sent.
+    const acquiredAt = new Date(Number(r[3]));
+    const lease: Lease = {
+      store: this.name,
+      resource: i.resource,
+      leaseId,
+      owner: i.owner,
+      task: i.task,
+      fencingToken: r[2]!,
+      acquiredAt,
+      expiresAt: new Date(Number(r[4])),
+      ttlMs: i.ttlMs,
+      renewedAt: acquiredAt,
+      renewals: 0,
+    };
+    return r[1] === "1" ? { acquired: true, lease, tookOverExpired: true } : { acquired: true, lease };
   }
 
   async renew(input: RenewInput): Promise<RenewResult> {
     const i = parseOrThrow(ZRenewInput, input, "renew");
     const { reply } = await this.runResourceScript(RENEW_SCRIPT, i.resource, [i.leaseId, i.ttlMs]);
-    const r = parseScriptReply<{ status: string; expiresAt?: string; renewals?: string; reason?: "not_owner" | "expired" }>(reply, "renew");
-    if (r.status === "renewed") return { renewed: true, expiresAt: new Date(Number(r.expiresAt)), renewals: Number(r.renewals) };
-    return { renewed: false, reason: r.reason ?? "not_owner" };
+    // ["renewed", expiresAt, renewals] | ["refused", reason, events]
+    const r = readScriptReply(reply, "renew");
+    if (r[0] === "renewed") return { renewed: true, expiresAt: new Date(Number(r[1])), renewals: Number(r[2]) };
+    return { renewed: false, reason: toRefusal(r[1]) };
   }
 
   async release(input: ReleaseInput): Promise<ReleaseResult> {
     const i = parseOrThrow(ZReleaseInput, input, "release");
     const { reply, bucket } = await this.runResourceScript(RELEASE_SCRIPT, i.resource, [i.leaseId]);
-    const r = parseScriptReply<{ status: string; holdMs?: string; reason?: "not_owner" | "expired" }>(reply, "release");
-    const event = this.toEvents(bucket, r.events).at(-1);
-    if (r.status === "released" && event) return { released: true, holdMs: Number(r.holdMs), event };
-    return { released: false, reason: r.reason ?? "not_owner" };
+    // ["released", holdMs, events] | ["refused", reason, events]
+    const r = readScriptReply(reply, "release");
+    const event = this.toEvents(bucket, r[2]).at(-1);
+    if (r[0] === "released" && event) return { released: true, holdMs: Number(r[1]), event };
+    return { released: false, reason: toRefusal(r[1]) };
   }
 
   async forceRelease(input: ForceReleaseInput): Promise<ForceReleaseResult> {
     const i = parseOrThrow(ZForceReleaseInput, input, "forceRelease");
     const { reply, bucket } = await this.runResourceScript(FORCE_RELEASE_SCRIPT, i.resource, [i.leaseId, i.actor, i.reason]);
-    const r = parseScriptReply<{ status: string; holdMs?: string; lease?: RawLease; current?: RawLease }>(reply, "forceRelease");
-    const event = this.toEvents(bucket, r.events).at(-1);
-    if (r.status === "released") {
-      const lease = r.lease && toLease(this.name, i.resource, r.lease);
-      if (lease && event) return { released: true, holdMs: Number(r.holdMs), event, lease };
+    // ["released", holdMs, lease fields, events] | ["lease_changed", current lease fields, events] | ["not_found", events]
+    const r = readScriptReply(reply, "forceRelease");
+    if (r[0] === "released") {
+      const lease = toLease(this.name, i.resource, pairsToRecord(r[2]) as RawLease);
+      const event = this.toEvents(bucket, r[3]).at(-1);
+      if (lease && event) return { released: true, holdMs: Number(r[1]), event, lease };
     }
-    if (r.status === "lease_changed") {
-      return { released: false, reason: "lease_changed", current: (r.current && toLease(this.name, i.resource, r.current)) || null };
+    if (r[0] === "lease_changed") {
+      return { released: false, reason: "lease_changed", current: toLease(this.name, i.resource, pairsToRecord(r[1]) as RawLease) };
     }
     return { released: false, reason: "not_found", current: null };
   }
@@ -321,22 +331,16 @@ export class RedisLeaseStore implements LeaseStore {
   }
 
   private async runResourceScript(script: LuaScript, resource: string, extra: readonly (string | number)[]) {
-    const k = buildResourceKeys(this.namespace, this.buckets, resource);
-    const keys = [k.lock, k.lease, k.ended, k.fence, k.evids, k.idx, k.acq, k.names, k.events, k.stats];
-    const args = [
-      resource,
-      this.eventsMaxLen,
-      Math.min(this.eventsMaxLen, RESOURCE_EVENTS_MAX_LEN),
-      resourcePrefix(resource, 3),
-      ...extra,
-    ];
-    const reply = await runScript(this.ctx, script, keys, args);
-    return { reply, bucket: k.bucket };
+    const bucket = bucketOf(resource, this.buckets);
+    const keys = [this.bucketKeys[bucket]!.base];
+    const reply = await runScript(this.ctx, script, keys, [resource, this.eventsMaxLen, this.evidsMaxLen, ...extra]);
+    return { reply, bucket };
   }
 
   private async recordOneEvent(script: LuaScript, resource: string, args: readonly (string | number)[]): Promise<LeaseEvent> {
     const { reply, bucket } = await this.runResourceScript(script, resource, args);
-    const event = this.toEvents(bucket, parseScriptReply<{ status: string }>(reply, script.name).events).at(-1);
+    // ["recorded", events]
+    const event = this.toEvents(bucket, readScriptReply(reply, script.name)[1]).at(-1);
     if (!event) throw new LeaseError(`redis store "${this.name}": ${script.name} recorded no event`, "store_error");
     return event;
   }
@@ -346,17 +350,22 @@ export class RedisLeaseStore implements LeaseStore {
     const reply = await runScript(
       this.ctx,
       SWEEP_SCRIPT,
-      [keys.idx, keys.acq, keys.names, keys.events, keys.stats, keys.base],
-      [this.eventsMaxLen, Math.min(this.eventsMaxLen, RESOURCE_EVENTS_MAX_LEN), SWEEP_BATCH],
+      [keys.base],
+      [this.eventsMaxLen, this.evidsMaxLen, SWEEP_BATCH],
     );
-    const r = parseScriptReply<{ status: string; expired: number; scanned: number }>(reply, "sweep");
-    return { expired: Number(r.expired), scanned: Number(r.scanned) };
+    // ["swept", expired, scanned]
+    const r = readScriptReply(reply, "sweep");
+    return { expired: Number(r[1]), scanned: Number(r[2]) };
   }
 
   /** Script events → LeaseEvents, in the order recorded: an operation's own event comes last (after any expiry it recorded on the way). */
-  private toEvents(bucket: number, raw: readonly RawEvent[]): LeaseEvent[] {
-    return raw.flatMap((r) => toLeaseEvent(this.name, bucket, r) ?? []);
+  private toEvents(bucket: number, events: unknown): LeaseEvent[] {
+    return scriptEventsToRaw(events).flatMap((r) => toLeaseEvent(this.name, bucket, r) ?? []);
   }
+}
+
+function toRefusal(reason: unknown): "not_owner" | "expired" {
+  return reason === "expired" ? "expired" : "not_owner";
 }
 
 export { RedisStoreError };
