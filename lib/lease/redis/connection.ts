@@ -54,9 +54,16 @@ export async function runScript(
   }
 }
 
-/** Runs a pipeline and returns its replies in order, or throws the first error (wrapped). */
-export async function execPipeline(ctx: RedisContext, operation: string, build: (pipeline: ChainableCommander) => void): Promise<unknown[]> {
-  const pipeline = ctx.client.pipeline();
+/**
+ * Runs a pipeline (or a MULTI the caller built, when reads must be one snapshot) and returns
+ * its replies in order, or throws the first error (wrapped).
+ */
+export async function execPipeline(
+  ctx: RedisContext,
+  operation: string,
+  build: (pipeline: ChainableCommander) => void,
+  pipeline: ChainableCommander = ctx.client.pipeline(),
+): Promise<unknown[]> {
   build(pipeline);
   let replies: [Error | null, unknown][] | null;
   try {

@@ -15,8 +15,9 @@
  *   <ns>:{b7}:names               zset of resources, all score 0 (lex ranges for prefix filters)
  *   <ns>:{b7}:events              stream of every event in the bucket, capped
  *   <ns>:{b7}:events:<kind>       stream per rare kind (expired, lost, …): same entries and ids
- *   <ns>:{b7}:stats:m:<minute>    hash of counters per epoch minute (~48 h)
- *   <ns>:{b7}:stats:h:<hour>      hash of counters per epoch hour (~15 days)
+ *   <ns>:{b7}:stats:m:<minute>    hash of counters per epoch minute (~48 h), written with each event
+ *   <ns>:{b7}:stats:h:<hour>      hash of counters per epoch hour (~15 days), folded from closed minutes
+ *   <ns>:{b7}:stats:folded        the last minute folded into hours (see fold_minutes in scripts.ts)
  */
 
 export interface BucketKeys {
@@ -90,12 +91,17 @@ export function buildResourceKeys(namespace: string, buckets: number, resource: 
   };
 }
 
-/** Per-bucket stats hash key for an epoch minute / hour (must match the Lua in scripts.ts). */
 /** Stream of one indexed event kind in a bucket (must match the Lua in scripts.ts). */
 export function buildKindStreamKey(keys: BucketKeys, kind: string): string {
   return `${keys.events}:${kind}`;
 }
 
+/** Per-bucket stats hash key for an epoch minute / hour (must match the Lua in scripts.ts). */
 export function buildStatsKey(keys: BucketKeys, unit: "m" | "h", index: number): string {
   return `${keys.stats}${unit}:${index}`;
+}
+
+/** The bucket's fold watermark: minutes up to it are in the hour hashes (must match the Lua in scripts.ts). */
+export function buildFoldWatermarkKey(keys: BucketKeys): string {
+  return `${keys.stats}folded`;
 }

@@ -95,7 +95,7 @@ describe("RedisLeaseStore keys", () => {
     const keys = await scanKeys(store.client, fresh.namespace);
     expect(keys.length).toBeGreaterThan(0);
     const perResource = /^(lock|lease|ended|fence|evids):(.+)$/;
-    const perBucket = /^(idx|acq|names|events|events:(expired|lost|renew_failed|force_released|fencing_rejected)|stats:[mh]:\d+)$/;
+    const perBucket = /^(idx|acq|names|events|events:(expired|lost|renew_failed|force_released|fencing_rejected)|stats:[mh]:\d+|stats:folded)$/;
     const kinds = new Set<string>();
     for (const key of keys) {
       const match = new RegExp(`^${fresh.namespace}:\\{b(\\d+)\\}:(.+)$`).exec(key);
@@ -382,5 +382,62 @@ describe("RedisLeaseStore stats", () => {
     await expect(store.stats({ from: new Date(0), to: new Date(now), bucketMs: 60_000 })).rejects.toThrow(LeaseError);
     const week = await store.stats({ from: new Date(now - 7 * 24 * 3_600_000), to: new Date(now), bucketMs: 3_600_000 });
     expect(week.length).toBeGreaterThanOrEqual(168);
+  });
+
+  it("folds closed minutes into hours exactly once: hour totals match the minutes before and after, and nothing counts twice", async () => {
+    const { store, fresh } = openStore({ buckets: 1 });
+    const lease = await mustAcquire(store, "fold:a:1");
+    await store.acquire({ resource: "fold:a:1", owner: "b", task: "t", ttlMs: 1_000 });
+    await store.release({ resource: "fold:a:1", leaseId: lease.leaseId });
+
+    // Three earlier minutes as they would be left behind: two written by the scripts and not
+    // folded yet (marked), and one already counted into its hour (unmarked, as the demo seeder
+    // writes history). The watermark is put back before them, as if no fold had run since.
+    const [seconds] = await store.client.time();
+    const nowMinute = Math.floor(Number(seconds) / 60);
+    const stats = `${fresh.namespace}:{b0}:stats:`;
+    const seeded = nowMinute - 5;
+    await store.client.hset(`${stats}m:${nowMinute - 3}`, { acquired: 2, "released:h3": 1, holdSum: 40, fold: 1 });
+    await store.client.hset(`${stats}m:${nowMinute - 2}`, { acquired: 1, contended: 1, "cp:fold:b:1": 1, fold: 1 });
+    await store.client.hset(`${stats}m:${seeded}`, { acquired: 7 });
+    await store.client.hincrby(`${stats}h:${Math.floor(seeded / 60)}`, "acquired", 7);
+    await store.client.set(`${stats}folded`, String(nowMinute - 4));
+
+    const now = Number(seconds) * 1000;
+    const range = { from: new Date(now - 2 * 3_600_000), to: new Date(now + 3_600_000), prefixDepth: 3 };
+    const totals = async (bucketMs: number) => {
+      const buckets = await store.stats({ ...range, bucketMs });
+      return {
+        acquired: buckets.reduce((n, b) => n + b.counts.acquired, 0),
+        released: buckets.reduce((n, b) => n + b.counts.released, 0),
+        contended: buckets.reduce((n, b) => n + b.counts.contended, 0),
+        histogram: buckets.reduce<number[]>((sum, b) => sum.map((n, i) => n + (b.holdHistogram[i] ?? 0)), new Array(18).fill(0)),
+        holdMsSum: buckets.reduce((n, b) => n + b.holdMsSum, 0),
+        contention: buckets.reduce<Record<string, number>>((acc, b) => {
+          for (const [p, n] of Object.entries(b.contendedByPrefix)) acc[p] = (acc[p] ?? 0) + n;
+          return acc;
+        }, {}),
+      };
+    };
+    const minutes = await totals(60_000);
+    expect(minutes).toMatchObject({ acquired: 1 + 2 + 1 + 7, released: 1 + 1, contended: 1 + 1 });
+    expect(minutes.contention).toEqual({ "fold:a:1": 1, "fold:b:1": 1 });
+    expect(minutes.histogram[3]).toBeGreaterThanOrEqual(1);
+    expect(minutes.histogram.reduce((a, b) => a + b, 0)).toBe(2);
+
+    const beforeFold = await totals(3_600_000);
+    expect(beforeFold).toEqual(minutes);
+    await store.sweep();
+    expect(await store.client.hexists(`${stats}m:${nowMinute - 3}`, "fold")).toBe(0);
+    expect(await store.client.hexists(`${stats}m:${nowMinute - 2}`, "fold")).toBe(0);
+    expect(Number(await store.client.get(`${stats}folded`))).toBeGreaterThanOrEqual(nowMinute - 1);
+    expect(await totals(3_600_000)).toEqual(minutes);
+    // A watermark behind the marks (readers then look at folded minutes too) neither makes
+    // readers count folded minutes again nor a second fold add them again.
+    await store.client.set(`${stats}folded`, String(nowMinute - 10));
+    expect(await totals(3_600_000)).toEqual(minutes);
+    await store.sweep();
+    expect(await totals(3_600_000)).toEqual(minutes);
+    expect(await totals(60_000)).toEqual(minutes);
   });
 });

@@ -58,7 +58,6 @@ local NOW_MS = math.floor(NOW_US / 1000)
 local NOW = tostring(NOW_MS)
 local NOW_US_TEXT = TIME[1] .. string.sub('00000' .. TIME[2], -6)
 local MINUTE = tostring(math.floor(NOW_MS / 60000))
-local HOUR = tostring(math.floor(NOW_MS / 3600000))
 
 local MINUTE_TTL_S = '172800'
 local HOUR_TTL_S = '1296000'
@@ -115,18 +114,56 @@ local function contention_prefix(resource)
   return string.sub(resource, 1, at - 1)
 end
 
--- Rollups for the charts, written with the event: per-minute and per-hour counters.
-local function count(c, kind, hold_ms)
-  for i, key in ipairs({ c.stats .. 'm:' .. MINUTE, c.stats .. 'h:' .. HOUR }) do
-    -- The first count of a kind in an interval sets the key's TTL; later counts need not.
-    if redis.call('HINCRBY', key, kind, '1') == 1 then redis.call('EXPIRE', key, i == 1 and MINUTE_TTL_S or HOUR_TTL_S) end
-    if hold_ms then
-      redis.call('HINCRBY', key, 'hist:' .. hold_bucket(hold_ms), '1')
-      redis.call('HINCRBY', key, 'holdSum', tostring(hold_ms))
+-- Hour rollups are folded from closed minutes rather than written with every event (that
+-- doubled the counter writes of every operation). A minute hash written by these scripts
+-- carries the field 'fold' until its counters have been added to its hour's hash; the fold
+-- adds them and removes the mark in one atomic step, so each minute reaches its hour exactly
+-- once whoever folds it (the first write of each new minute, or sweep), and a reader adds the
+-- minutes still marked. <stats>folded is the last minute folded up to, which bounds the walk.
+local function fold_minutes(stats, up_to)
+  local watermark_key = stats .. 'folded'
+  local from = tonumber(redis.call('GET', watermark_key) or '')
+  -- No watermark: the bucket has no marked minute yet (the first one is being written now).
+  if from and from >= up_to then return end
+  if from then
+    -- Minute hashes live MINUTE_TTL_S: nothing older is left to fold.
+    for m = math.max(from + 1, up_to - 2880), up_to do
+      local key = stats .. 'm:' .. m
+      local flat = redis.call('HGETALL', key)
+      local is_marked = false
+      for i = 1, #flat, 2 do
+        if flat[i] == 'fold' then is_marked = true break end
+      end
+      if is_marked then
+        local hour_key = stats .. 'h:' .. math.floor(m / 60)
+        for i = 1, #flat, 2 do
+          if flat[i] ~= 'fold' then redis.call('HINCRBY', hour_key, flat[i], flat[i + 1]) end
+        end
+        redis.call('EXPIRE', hour_key, HOUR_TTL_S)
+        redis.call('HDEL', key, 'fold')
+      end
     end
-    -- Only the 3-segment prefix is counted: depths 1 and 2 are sums over it, done on read.
-    if kind == 'contended' then redis.call('HINCRBY', key, 'cp:' .. contention_prefix(c.resource), '1') end
   end
+  redis.call('SET', watermark_key, tostring(up_to), 'EX', HOUR_TTL_S)
+end
+
+-- Rollups for the charts, per minute, written with the event. A terminal event counts into
+-- '<kind>:h<hold bucket>' — its kind's count and the hold histogram in one field — plus holdSum.
+local function count(c, kind, hold_ms)
+  local key = c.stats .. 'm:' .. MINUTE
+  local field = kind
+  if hold_ms then
+    field = kind .. ':h' .. hold_bucket(hold_ms)
+    redis.call('HINCRBY', key, 'holdSum', tostring(hold_ms))
+  end
+  if redis.call('HINCRBY', key, field, '1') == 1 then
+    -- The first count of a field in a minute sets the key's TTL; later counts need not. The
+    -- first count in the minute at all marks it for folding and folds the minutes before it.
+    redis.call('EXPIRE', key, MINUTE_TTL_S)
+    if redis.call('HSETNX', key, 'fold', '1') == 1 then fold_minutes(c.stats, tonumber(MINUTE) - 1) end
+  end
+  -- Only the 3-segment prefix is counted: depths 1 and 2 are sums over it, done on read.
+  if kind == 'contended' then redis.call('HINCRBY', key, 'cp:' .. contention_prefix(c.resource), '1') end
 end
 
 -- Appends the event \`ev\` — a flat list { '', 'kind', kind, field, value, … } whose first slot is
@@ -443,6 +480,8 @@ for _, resource in ipairs(due) do
     end
   end
 end
+-- Buckets nobody writes to still get their closed minutes folded into hours.
+fold_minutes(KEYS[1] .. 'stats:', tonumber(MINUTE) - 1)
 return { 'swept', expired, #due }
 `,
 );

@@ -1,13 +1,19 @@
 import { LeaseError } from "../errors";
 import { HOLD_HISTOGRAM_BOUNDS_MS, LEASE_EVENT_KINDS, type CounterKind, type StatsBucket, type StatsQuery } from "../types";
 import { resourcePrefix } from "../validation";
-import { execPipeline, type RedisContext } from "./connection";
-import { buildStatsKey, type BucketKeys } from "./keys";
+import { execPipeline, parseTimeReply, type RedisContext } from "./connection";
+import { buildFoldWatermarkKey, buildStatsKey, type BucketKeys } from "./keys";
 
 /** 7 days of minutes, or 420 days of hours: beyond that a chart needs a coarser bucketMs. */
 export const MAX_STATS_INTERVALS = 10_080;
 export const DEFAULT_PREFIX_DEPTH = 2;
 const CONTENDED_FIELD = "cp:";
+/** Marks a minute hash whose counters are not in its hour's hash yet (see fold_minutes in scripts.ts). */
+const FOLD_MARK_FIELD = "fold";
+/** Minute hashes live 48 h: an unfolded minute older than that is gone. */
+const MINUTE_HASH_LIFETIME_MINUTES = 2_880;
+/** A terminal event's counter: its kind and hold-histogram bucket in one field. */
+const TERMINAL_FIELD = /^(released|expired|force_released):h(\d{1,2})$/;
 
 const COUNTER_KINDS: readonly CounterKind[] = [...LEASE_EVENT_KINDS, "renewed"];
 
@@ -16,13 +22,18 @@ function emptyCounts(): Record<CounterKind, number> {
 }
 
 /**
- * Reads the per-minute or per-hour counter hashes the scripts maintain (one per
- * bucket and interval) in one pipeline, and sums them per interval. Intervals
- * are those whose start lies in [floor(from), to); empty ones are returned with
- * zeros so a chart's time axis has no holes.
+ * Reads the counter hashes the scripts maintain (one per bucket and interval)
+ * and sums them per interval. Intervals are those whose start lies in
+ * [floor(from), to); empty ones are returned with zeros so a chart's time axis
+ * has no holes.
+ *
+ * Minutes are written by every operation; hours are folded from closed minutes
+ * (scripts.ts). An hour is its hash plus the minutes of it still marked as not
+ * folded — read in one MULTI with the hour hashes, so a fold running meanwhile
+ * is seen entirely or not at all, never twice or half.
  */
 export async function readStats(ctx: RedisContext, bucketKeys: readonly BucketKeys[], query: StatsQuery): Promise<StatsBucket[]> {
-  const unit = query.bucketMs === 60_000 ? "m" : "h";
+  const isHours = query.bucketMs !== 60_000;
   const depth = query.prefixDepth ?? DEFAULT_PREFIX_DEPTH;
   const first = Math.floor(query.from.getTime() / query.bucketMs);
   const last = Math.ceil(query.to.getTime() / query.bucketMs) - 1;
@@ -30,30 +41,61 @@ export async function readStats(ctx: RedisContext, bucketKeys: readonly BucketKe
   if (last - first + 1 > MAX_STATS_INTERVALS) {
     throw new LeaseError(`stats: ${last - first + 1} intervals requested; at most ${MAX_STATS_INTERVALS} per query (use a larger bucketMs)`);
   }
-
-  const replies = await execPipeline(ctx, "stats", (p) => {
-    for (let index = first; index <= last; index++) {
-      for (const keys of bucketKeys) p.hgetall(buildStatsKey(keys, unit, index));
-    }
-  });
-
   const result: StatsBucket[] = [];
-  let reply = 0;
   for (let index = first; index <= last; index++) {
-    const bucket: StatsBucket = {
+    result.push({
       start: new Date(index * query.bucketMs),
       counts: emptyCounts(),
       holdHistogram: new Array<number>(HOLD_HISTOGRAM_BOUNDS_MS.length + 1).fill(0),
       holdMsSum: 0,
       contendedByPrefix: {},
-    };
-    for (let b = 0; b < bucketKeys.length; b++) {
-      const hash = (replies[reply++] ?? {}) as Record<string, string>;
-      for (const [field, raw] of Object.entries(hash)) addField(bucket, field, Number(raw), depth);
-    }
-    result.push(bucket);
+    });
   }
+
+  if (!isHours) {
+    const replies = await execPipeline(ctx, "stats", (p) => {
+      for (let index = first; index <= last; index++) {
+        for (const keys of bucketKeys) p.hgetall(buildStatsKey(keys, "m", index));
+      }
+    });
+    replies.forEach((hash, i) => addHash(result[Math.floor(i / bucketKeys.length)]!, hash, depth));
+    return result;
+  }
+
+  // Which minutes may still be unfolded: after each bucket's watermark, up to now.
+  const marks = await execPipeline(ctx, "stats", (p) => {
+    p.time();
+    for (const keys of bucketKeys) p.get(buildFoldWatermarkKey(keys));
+  });
+  const nowMinute = Math.floor(parseTimeReply(marks[0]) / 60_000);
+  const minuteReads: Array<{ bucket: number; minute: number }> = [];
+  bucketKeys.forEach((_, b) => {
+    const watermark = marks[b + 1];
+    // No watermark: nothing in this bucket is marked (its first marked minute sets one).
+    if (watermark === null || watermark === undefined) return;
+    const from = Math.max(Number(watermark) + 1, nowMinute - MINUTE_HASH_LIFETIME_MINUTES, first * 60);
+    const to = Math.min(nowMinute, last * 60 + 59);
+    for (let minute = from; minute <= to; minute++) minuteReads.push({ bucket: b, minute });
+  });
+
+  const multi = ctx.client.multi();
+  for (let index = first; index <= last; index++) {
+    for (const keys of bucketKeys) multi.hgetall(buildStatsKey(keys, "h", index));
+  }
+  for (const { bucket, minute } of minuteReads) multi.hgetall(buildStatsKey(bucketKeys[bucket]!, "m", minute));
+  const replies = await execPipeline(ctx, "stats", () => undefined, multi);
+
+  const hourReplies = (last - first + 1) * bucketKeys.length;
+  replies.slice(0, hourReplies).forEach((hash, i) => addHash(result[Math.floor(i / bucketKeys.length)]!, hash, depth));
+  minuteReads.forEach(({ minute }, i) => {
+    const hash = replies[hourReplies + i] as Record<string, string> | null;
+    if (hash && Object.hasOwn(hash, FOLD_MARK_FIELD)) addHash(result[Math.floor(minute / 60) - first]!, hash, depth);
+  });
   return result;
+}
+
+function addHash(bucket: StatsBucket, hash: unknown, depth: number): void {
+  for (const [field, raw] of Object.entries((hash ?? {}) as Record<string, string>)) addField(bucket, field, Number(raw), depth);
 }
 
 function addField(bucket: StatsBucket, field: string, value: number, depth: number): void {
@@ -62,12 +104,22 @@ function addField(bucket: StatsBucket, field: string, value: number, depth: numb
     bucket.counts[field as CounterKind] += value;
   } else if (field === "holdSum") {
     bucket.holdMsSum += value;
-  } else if (field.startsWith("hist:")) {
-    const i = Number(field.slice(5));
-    if (i >= 0 && i < bucket.holdHistogram.length) bucket.holdHistogram[i]! += value;
   } else if (field.startsWith(CONTENDED_FIELD)) {
     // Counted per 3-segment prefix; a shallower depth is the sum over its longer prefixes.
     const prefix = resourcePrefix(field.slice(CONTENDED_FIELD.length), depth);
     bucket.contendedByPrefix[prefix] = (bucket.contendedByPrefix[prefix] ?? 0) + value;
+  } else if (field.startsWith("hist:")) {
+    // Older layout (and the demo seeder): kind counts and the histogram in separate fields.
+    addToHistogram(bucket, Number(field.slice(5)), value);
+  } else {
+    const terminal = TERMINAL_FIELD.exec(field);
+    if (terminal) {
+      bucket.counts[terminal[1] as CounterKind] += value;
+      addToHistogram(bucket, Number(terminal[2]), value);
+    }
   }
+}
+
+function addToHistogram(bucket: StatsBucket, index: number, value: number): void {
+  if (index >= 0 && index < bucket.holdHistogram.length) bucket.holdHistogram[index]! += value;
 }
