@@ -33,11 +33,11 @@ import type { BenchOutcome } from "./run";
 
 const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
-const LIVE_LEASES = Number(process.env.BENCH_LEASES ?? 100_000);
-const EVENTS = Number(process.env.BENCH_EVENTS ?? 1_000_000);
-const DAYS = 7;
+export const LIVE_LEASES = Number(process.env.BENCH_LEASES ?? 100_000);
+export const EVENTS = Number(process.env.BENCH_EVENTS ?? 1_000_000);
+export const DAYS = 7;
 /** Bucket streams sized so nothing of the million is trimmed (the store's default cap is 100k per bucket). */
-const BENCH_EVENTS_MAX_LEN = 1_000_000;
+export const BENCH_EVENTS_MAX_LEN = 1_000_000;
 
 const TARGETS = { listMs: 100, chartMs: 200, ttfbMs: 300 } as const;
 
@@ -113,7 +113,7 @@ function* mergeByTime(a: Iterable<SyntheticEvent>, b: readonly SyntheticEvent[])
   while (j < b.length) yield b[j++]!;
 }
 
-async function seedRedis(client: Redis, namespace: string, nowMs: number): Promise<{ leases: number; events: number }> {
+export async function seedRedis(client: Redis, namespace: string, nowMs: number): Promise<{ leases: number; events: number }> {
   const target = { client, namespace, buckets: 16, eventsMaxLen: BENCH_EVENTS_MAX_LEN, evidsMaxLen: RESOURCE_EVENTS_MAX_LEN };
   const leases = [...makeLiveLeases(LIVE_LEASES, nowMs, 5)];
   const written = await writeRedisLeases(target, leases, nowMs);
@@ -135,7 +135,7 @@ async function seedRedis(client: Redis, namespace: string, nowMs: number): Promi
 // ------------------------------------------------------------------ signing in
 
 /** A cookie jar for one host: every server here is 127.0.0.1, and cookies ignore ports. */
-class CookieJar {
+export class CookieJar {
   private readonly cookies = new Map<string, string>();
   store(response: Response): void {
     for (const line of response.headers.getSetCookie()) {
@@ -178,7 +178,7 @@ async function follow(jar: CookieJar, url: string, init: RequestInit = {}): Prom
  * the IdP's login form (the demo IdP takes any password), back through the
  * callback — until the console has set its session cookie.
  */
-async function signIn(consoleUrl: string, login: string): Promise<CookieJar> {
+export async function signIn(consoleUrl: string, login: string): Promise<CookieJar> {
   const jar = new CookieJar();
   const csrf = (await (await request(jar, `${consoleUrl}/api/auth/csrf`)).json()) as { csrfToken: string };
   const form = new URLSearchParams({ csrfToken: csrf.csrfToken, callbackUrl: `${consoleUrl}/` });

@@ -62,7 +62,8 @@ export function OverviewClient({ search, initialData }: { search: string; initia
       <TopContention
         prefixes={view.topPrefixes}
         resources={view.topResources}
-        sample={view.topResourcesSample}
+        resourceDepth={view.resourceDepth}
+        selectedStore={view.selectedStore}
         depth={view.depth}
         windowQuery={windowQuery}
       />

@@ -6,18 +6,20 @@ import type { PrefixCount, ResourceCount } from "@/lib/console/views";
 
 const LINK = "text-sky-700 underline-offset-2 hover:underline dark:text-sky-300";
 
-/** Most contended prefixes (from rollups) and resources (from recent contention events). */
+/** Most contended prefixes (depth chosen in the UI) and resources (first `resourceDepth` segments), both from rollups. */
 export function TopContention({
   prefixes,
   resources,
-  sample,
+  resourceDepth,
   depth,
+  selectedStore,
   windowQuery,
 }: {
   prefixes: PrefixCount[];
   resources: ResourceCount[];
-  sample: number;
+  resourceDepth: number;
   depth: number;
+  selectedStore: string | null;
   windowQuery: string;
 }) {
   return (
@@ -47,11 +49,11 @@ export function TopContention({
                   <Td align="right" className="tabular-nums">{formatNumber(p.contended)}</Td>
                   <Td align="right" className="tabular-nums">{formatPercent(p.share)}</Td>
                   <Td>
-                    <Link className={LINK} href={`/locks${buildQuery({ prefix: p.prefix })}`}>
+                    <Link className={LINK} href={`/locks${buildQuery({ store: selectedStore, prefix: p.prefix })}`}>
                       leases
                     </Link>
                     {" · "}
-                    <Link className={LINK} href={`/events${buildQuery({ kind: "contended", prefix: p.prefix })}&${windowQuery}`}>
+                    <Link className={LINK} href={`/events${buildQuery({ kind: "contended", store: selectedStore, prefix: p.prefix })}&${windowQuery}`}>
                       failed acquires
                     </Link>
                   </Td>
@@ -64,31 +66,51 @@ export function TopContention({
       <section aria-labelledby="top-resources">
         <h2 id="top-resources" className="mb-2 text-sm font-semibold">
           Most contended resources{" "}
-          <span className="font-normal text-zinc-500 dark:text-zinc-400">(latest {formatNumber(sample)} failed acquires)</span>
+          <span className="font-normal text-zinc-500 dark:text-zinc-400">(first {resourceDepth} segments)</span>
         </h2>
         {resources.length === 0 ? (
           <p className="rounded-lg border border-dashed border-zinc-300 px-3 py-4 text-sm text-zinc-600 dark:border-zinc-700 dark:text-zinc-400">
             No failed acquires in this window.
           </p>
         ) : (
-          <DataTable caption="Most contended resources">
+          <DataTable caption={`Most contended resources (first ${resourceDepth} segments)`}>
             <THead>
               <tr>
                 <Th>Resource</Th>
                 <Th>Store</Th>
                 <Th align="right">Failed acquires</Th>
+                <Th>Drill down</Th>
               </tr>
             </THead>
             <TBody>
               {resources.map((r) => (
                 <Tr key={`${r.store}\u0000${r.resource}`}>
-                  <Td mono className="max-w-80 truncate" title={r.resource}>
-                    <Link className={LINK} href={leaseHref(r.store, r.resource)}>
-                      {r.resource}
-                    </Link>
+                  <Td mono>
+                    {r.isResource ? (
+                      <Link className={`${LINK} block max-w-72 truncate`} href={leaseHref(r.store, r.resource)} title={r.resource}>
+                        {r.resource}
+                      </Link>
+                    ) : (
+                      // Only the start of longer names: list the leases under it.
+                      <Link
+                        className={`${LINK} block max-w-72 truncate`}
+                        href={`/locks${buildQuery({ store: r.store, prefix: `${r.resource}:` })}`}
+                        title={`${r.resource}:… (longer names grouped under their first ${resourceDepth} segments)`}
+                      >
+                        {r.resource}:…
+                      </Link>
+                    )}
                   </Td>
                   <Td mono>{r.store}</Td>
                   <Td align="right" className="tabular-nums">{formatNumber(r.contended)}</Td>
+                  <Td>
+                    <Link
+                      className={LINK}
+                      href={`/events${buildQuery(r.isResource ? { kind: "contended", store: r.store, resource: r.resource } : { kind: "contended", store: r.store, prefix: `${r.resource}:` })}&${windowQuery}`}
+                    >
+                      failed acquires
+                    </Link>
+                  </Td>
                 </Tr>
               ))}
             </TBody>

@@ -21,6 +21,11 @@ export interface ReadOptions {
   timeoutMs?: number;
   /** Server time used for windows; tests pin it. */
   nowMs?: number;
+  /**
+   * Reuse stats buckets that can no longer change (lib/console/closed-buckets).
+   * Default: on for the configured stores, off for stores passed in `entries`.
+   */
+  reuseClosedBuckets?: boolean;
 }
 
 export async function resolveEntries(options: ReadOptions): Promise<readonly StoreRef[]> {

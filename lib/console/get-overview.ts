@@ -1,15 +1,17 @@
 /**
- * Server-only read model of the overview `/`: tiles per store and in total, and
- * the chart series over the selected window — all from the stores' rollups
- * (`stats()`), never from scans of raw events, so a 7-day chart stays cheap. The
- * one raw read is a bounded sample of recent contention events for the
- * "top contended resources" table (rollups only keep prefixes).
+ * Server-only read model of the overview `/`: tiles per store and in total, the
+ * chart series and the "most contended" tables over the selected window — all
+ * from the stores' rollups (`stats()`), never from scans of raw events, so a
+ * 7-day overview costs the same as a 15-minute one.
  */
 import { histogramQuantile } from "@/lib/lease/histogram";
-import { HOLD_HISTOGRAM_BOUNDS_MS, type CounterKind, type StatsBucket } from "@/lib/lease/types";
+import { HOLD_HISTOGRAM_BOUNDS_MS, type CounterKind, type LeaseStore, type StatsBucket, type StatsQuery } from "@/lib/lease/types";
+import { resourcePrefix } from "@/lib/lease/validation";
+import { createClosedBucketCache, type StatsReadQuery } from "./closed-buckets";
 import { fanOutStores, resolveEntries, selectEntries, type ReadOptions } from "./fan-out";
 import { formatBound } from "./format";
 import { parseOverviewParams, type OverviewParams, type SearchParamsInput } from "./params";
+import { createSharedReads } from "./shared-read";
 import type {
   HistogramBar,
   OverviewPoint,
@@ -24,14 +26,27 @@ import type {
 /** Prefixes stacked by name in the contention chart; the rest are summed as "other". */
 export const TOP_STACK_PREFIXES = 5;
 export const TOP_TABLE_ROWS = 10;
-/** Contention events sampled per store for the top-resources table. */
-export const RESOURCE_SAMPLE_LIMIT = 500;
 export const OTHER_KEY = "other";
+/**
+ * The "most contended resources" table reads contention per prefix of this many
+ * segments (the deepest the rollups keep). Resource names here rarely have more,
+ * so a row is usually one resource; a row whose name has exactly this many
+ * segments is checked against the resource's own history before it links there.
+ */
+export const RESOURCE_DEPTH = 3;
+/**
+ * Identical overview reads within this long share one answer: every open tab
+ * polls every few seconds, and the page render and its `/api/overview` twin ask
+ * the same thing. Well under the poll interval, so no tab sees a stale repeat.
+ */
+export const OVERVIEW_SHARE_MS = 1_500;
 
 interface StoreRead {
+  /** Counters, and contention at the requested depth or (complete, to be cut while merging) at depth 3. */
   buckets: StatsBucket[];
+  /** This store's most contended depth-3 names over the window, already told apart (resource or prefix). */
+  resources: ResourceCount[];
   active: number;
-  contendedSample: Array<{ resource: string }>;
 }
 
 /** A bucket summed over stores; `counts` only has the kinds that occurred. */
@@ -41,21 +56,22 @@ export interface MergedBucket {
   contendedByPrefix: Map<string, number>;
 }
 
+const sharedReads = createSharedReads({ ttlMs: OVERVIEW_SHARE_MS });
+const closedBuckets = createClosedBucketCache();
+
 export async function getOverview(params: OverviewParams, options: ReadOptions = {}): Promise<ReadResult<OverviewView>> {
   const all = await resolveEntries(options);
   const selected = selectEntries(all, params.store);
   if (!selected.ok) return selected;
   const { from, to, bucketMs, window } = params.range;
 
+  const nowMs = options.nowMs ?? Date.now();
+  const isReusing = options.reuseClosedBuckets ?? options.entries === undefined;
   const outcomes = await fanOutStores(
     selected.entries,
-    async (store): Promise<StoreRead> => {
-      const [buckets, active, sample] = await Promise.all([
-        store.stats({ from, to, bucketMs, prefixDepth: params.depth }),
-        store.countActive(),
-        store.events({ kinds: ["contended"], from, to, limit: RESOURCE_SAMPLE_LIMIT }),
-      ]);
-      return { buckets, active, contendedSample: sample.items };
+    (store) => {
+      const readStats = (q: StatsReadQuery) => (isReusing ? closedBuckets.readStats(store, q, nowMs) : store.stats(q));
+      return readStore(store, readStats, { from, to, bucketMs }, params.depth);
     },
     options.timeoutMs,
   );
@@ -64,21 +80,24 @@ export async function getOverview(params: OverviewParams, options: ReadOptions =
   const windowMinutes = (to.getTime() - from.getTime()) / 60_000;
   const stores = outcomes.map((o) => {
     if (!o.ok) return o;
-    const merged = mergeBuckets(axis, [o.data.buckets]);
+    // Tiles need only the counters; skipping the prefix breakdown keeps a 7-day read cheap.
+    const merged = mergeBuckets(axis, [o.data.buckets], { hasPrefixes: false });
     return { ...o, data: { tiles: computeTiles(merged, o.data.active, windowMinutes) } satisfies StoreOverview };
   });
 
   const reads = outcomes.flatMap((o) => (o.ok ? [{ store: o.store, ...o.data }] : []));
-  const merged = mergeBuckets(axis, reads.map((r) => r.buckets));
+  const merged = mergeBuckets(axis, reads.map((r) => r.buckets), { depth: params.depth });
   const activeNow = reads.reduce((sum, r) => sum + r.active, 0);
+  const total = computeTiles(merged, activeNow, windowMinutes);
   const prefixTotals = sumPrefixes(merged);
   const stackPrefixes = [...prefixTotals.entries()].sort((a, b) => b[1] - a[1]).slice(0, TOP_STACK_PREFIXES).map(([p]) => p);
-  const totalContendedByPrefix = [...prefixTotals.values()].reduce((a, b) => a + b, 0);
+  const points = buildPoints(axis, merged, activeNow, stackPrefixes);
+  const hasOther = points.some((p) => (p.stack[OTHER_KEY] ?? 0) > 0);
 
   return {
     ok: true,
     view: {
-      readAt: new Date(options.nowMs ?? Date.now()).toISOString(),
+      readAt: new Date(nowMs).toISOString(),
       window,
       from: from.toISOString(),
       to: to.toISOString(),
@@ -87,21 +106,82 @@ export async function getOverview(params: OverviewParams, options: ReadOptions =
       selectedStore: params.store ?? null,
       storeNames: all.map((e) => e.store.name),
       stores,
-      total: computeTiles(merged, activeNow, windowMinutes),
-      points: buildPoints(axis, merged, activeNow, stackPrefixes),
+      total,
+      points,
       stackKeys: [
         ...stackPrefixes.map((prefix, i) => ({ key: `c${i}`, prefix })),
-        ...(prefixTotals.size > stackPrefixes.length ? [{ key: OTHER_KEY, prefix: "other prefixes" }] : []),
+        ...(hasOther ? [{ key: OTHER_KEY, prefix: "other prefixes" }] : []),
       ],
       histogram: buildHistogram(merged),
       topPrefixes: [...prefixTotals.entries()]
         .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
         .slice(0, TOP_TABLE_ROWS)
-        .map(([prefix, contended]): PrefixCount => ({ prefix, contended, share: contended / totalContendedByPrefix })),
-      topResources: topResources(reads),
-      topResourcesSample: reads.reduce((sum, r) => sum + r.contendedSample.length, 0),
+        // Share of every failed acquire (the exact counter), not only of the ones the rollups name.
+        .map(([prefix, contended]): PrefixCount => ({ prefix, contended, share: total.contended > 0 ? contended / total.contended : 0 })),
+      topResources: reads
+        .flatMap((r) => r.resources)
+        .sort(compareResourceCounts)
+        .slice(0, TOP_TABLE_ROWS),
+      resourceDepth: RESOURCE_DEPTH,
     },
   };
+}
+
+/**
+ * One store's part: one `stats()` at depth 3 serves both the resources table and,
+ * cut to fewer segments while merging, the chart at a shallower depth — as long
+ * as that breakdown is complete (its prefixes add up to the bucket's exact
+ * `contended` counter). A store that keeps only the top prefixes per bucket can
+ * leave it incomplete; then a shallower prefix's count cannot be rebuilt from
+ * depth 3, and the store is asked for that depth directly.
+ */
+async function readStore(
+  store: LeaseStore,
+  readStats: (query: StatsReadQuery) => Promise<StatsBucket[]>,
+  range: Omit<StatsQuery, "prefixDepth">,
+  depth: number,
+): Promise<StoreRead> {
+  const [deep, active] = await Promise.all([readStats({ ...range, prefixDepth: RESOURCE_DEPTH }), store.countActive()]);
+  const [buckets, resources] = await Promise.all([
+    depth === RESOURCE_DEPTH || isBreakdownComplete(deep) ? deep : readStats({ ...range, prefixDepth: depth }),
+    identifyResources(store, topNames(deep)),
+  ]);
+  return { buckets, resources, active };
+}
+
+/** Whether every bucket's prefix counts add up to its `contended` counter (nothing left out). */
+export function isBreakdownComplete(buckets: readonly StatsBucket[]): boolean {
+  return buckets.every((b) => {
+    let sum = 0;
+    for (const prefix in b.contendedByPrefix) sum += b.contendedByPrefix[prefix]!;
+    return sum === b.counts.contended;
+  });
+}
+
+/** The window's most contended depth-3 names of one store, most first. */
+function topNames(buckets: readonly StatsBucket[]): Array<[string, number]> {
+  const totals = new Map<string, number>();
+  for (const b of buckets) for (const name in b.contendedByPrefix) totals.set(name, (totals.get(name) ?? 0) + b.contendedByPrefix[name]!);
+  return [...totals.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(0, TOP_TABLE_ROWS);
+}
+
+/**
+ * A name with fewer than RESOURCE_DEPTH segments is a whole resource (its prefix
+ * is itself). One with exactly that many may be a resource or the start of
+ * longer ones; a resource of exactly that name has its own history (a contended
+ * acquire is recorded on it), which both stores read from an index, not a scan.
+ */
+async function identifyResources(store: LeaseStore, names: Array<[string, number]>): Promise<ResourceCount[]> {
+  return Promise.all(
+    names.map(async ([name, contended]): Promise<ResourceCount> => {
+      const isResource = name.split(":").length < RESOURCE_DEPTH || (await store.events({ resource: name, limit: 1 })).items.length > 0;
+      return { store: store.name, resource: name, contended, isResource };
+    }),
+  );
+}
+
+function compareResourceCounts(a: ResourceCount, b: ResourceCount): number {
+  return b.contended - a.contended || a.resource.localeCompare(b.resource) || a.store.localeCompare(b.store);
 }
 
 /** Bucket starts covering [from, to], aligned to the bucket size (UTC minutes / hours). */
@@ -111,8 +191,24 @@ export function bucketAxis(fromMs: number, toMs: number, bucketMs: number): numb
   return axis;
 }
 
-/** Sum the stores' buckets onto the axis; buckets outside it are ignored, gaps are zeros. */
-export function mergeBuckets(axis: readonly number[], perStore: readonly StatsBucket[][]): MergedBucket[] {
+/**
+ * Sum the stores' buckets onto the axis; buckets outside it are ignored, gaps are
+ * zeros. With `depth`, contention prefixes are cut to that many segments (deeper
+ * names sum into their prefix); `hasPrefixes: false` skips contention altogether.
+ */
+export function mergeBuckets(
+  axis: readonly number[],
+  perStore: readonly StatsBucket[][],
+  { hasPrefixes = true, depth }: { hasPrefixes?: boolean; depth?: number } = {},
+): MergedBucket[] {
+  // The same few hundred names recur in every bucket: cut each one once.
+  const cut = new Map<string, string>();
+  const prefixOf = (name: string): string => {
+    if (depth === undefined) return name;
+    let prefix = cut.get(name);
+    if (prefix === undefined) cut.set(name, (prefix = resourcePrefix(name, depth)));
+    return prefix;
+  };
   const index = new Map(axis.map((t, i) => [t, i]));
   const merged: MergedBucket[] = axis.map(() => ({
     counts: {},
@@ -133,8 +229,10 @@ export function mergeBuckets(axis: readonly number[], perStore: readonly StatsBu
       bucket.holdHistogram.forEach((n, j) => {
         if (j < target.holdHistogram.length) target.holdHistogram[j]! += n;
       });
-      for (const [prefix, n] of Object.entries(bucket.contendedByPrefix)) {
-        target.contendedByPrefix.set(prefix, (target.contendedByPrefix.get(prefix) ?? 0) + n);
+      if (!hasPrefixes) continue;
+      for (const name in bucket.contendedByPrefix) {
+        const prefix = prefixOf(name);
+        target.contendedByPrefix.set(prefix, (target.contendedByPrefix.get(prefix) ?? 0) + bucket.contendedByPrefix[name]!);
       }
     }
   }
@@ -213,9 +311,9 @@ export function buildPoints(
       stack[`c${j}`] = n;
       stacked += n;
     });
-    let other = 0;
-    for (const n of b.contendedByPrefix.values()) other += n;
-    stack[OTHER_KEY] = Math.max(0, other - stacked);
+    // "other" is measured against the exact counter: a store that names only its
+    // top prefixes per bucket still stacks up to every failed acquire.
+    stack[OTHER_KEY] = Math.max(0, contended - stacked);
     return {
       t,
       acquired,
@@ -244,21 +342,22 @@ export function buildHistogram(buckets: readonly MergedBucket[]): HistogramBar[]
   });
 }
 
-function topResources(reads: ReadonlyArray<{ store: string; contendedSample: Array<{ resource: string }> }>): ResourceCount[] {
-  const counts = new Map<string, ResourceCount>();
-  for (const read of reads) {
-    for (const event of read.contendedSample) {
-      const key = `${read.store}\u0000${event.resource}`;
-      const row = counts.get(key) ?? { store: read.store, resource: event.resource, contended: 0 };
-      row.contended += 1;
-      counts.set(key, row);
-    }
-  }
-  return [...counts.values()].sort((a, b) => b.contended - a.contended || a.resource.localeCompare(b.resource)).slice(0, TOP_TABLE_ROWS);
-}
-
-/** `/` and `/api/overview`: parse the URL parameters, then read. */
+/**
+ * `/` and `/api/overview`: parse the URL parameters, then read. Reads of the
+ * configured stores are shared between identical requests for OVERVIEW_SHARE_MS;
+ * callers that bring their own stores or clock (tests, the benchmark's read-model
+ * timings) always read afresh.
+ */
 export async function getOverviewFromSearch(search: SearchParamsInput, options: ReadOptions = {}): Promise<ReadResult<OverviewView>> {
   const parsed = parseOverviewParams(search, options.nowMs);
-  return parsed.ok ? getOverview(parsed.params, options) : parsed;
+  if (!parsed.ok) return parsed;
+  if (options.entries || options.nowMs !== undefined) return getOverview(parsed.params, options);
+  return sharedReads.share(overviewReadKey(parsed.params), () => getOverview(parsed.params, options));
+}
+
+/** Same store, depth and window → same answer; a custom window also keys on its bounds. */
+export function overviewReadKey(params: OverviewParams): string {
+  const { window, from, to } = params.range;
+  const bounds = window === "custom" ? `${from.toISOString()}/${to.toISOString()}` : "";
+  return JSON.stringify([params.store ?? null, params.depth, window, bounds]);
 }

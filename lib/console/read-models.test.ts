@@ -278,7 +278,12 @@ describe("getOverview", () => {
       { prefix: "ov:a", contended: 1, share: 1 / 3 },
     ]);
     expect(view.stackKeys.map((k) => k.prefix)).toEqual(["ov:b", "ov:a"]);
-    expect(view.topResources[0]).toEqual({ store: "redis-t", resource: "ov:b:1", contended: 2 });
+    // From rollups at depth 3: "ov:b:1" has exactly three segments, and its own history proves it is a resource.
+    expect(view.resourceDepth).toBe(3);
+    expect(view.topResources).toEqual([
+      { store: "redis-t", resource: "ov:b:1", contended: 2, isResource: true },
+      { store: "pg-t", resource: "ov:a:1", contended: 1, isResource: true },
+    ]);
 
     const sum = (f: (p: (typeof view.points)[number]) => number) => view.points.reduce((n, p) => n + f(p), 0);
     expect(sum((p) => p.acquired)).toBe(5);

@@ -200,10 +200,17 @@ export interface PrefixCount {
   share: number;
 }
 
+/**
+ * A row of "most contended resources": contention per name cut at the first
+ * `resourceDepth` segments (from rollups). Usually that is a whole resource;
+ * when it is only the start of longer names, `isResource` is false and the row
+ * links to the leases under it instead of a lease page.
+ */
 export interface ResourceCount {
   store: string;
   resource: string;
   contended: number;
+  isResource: boolean;
 }
 
 export interface StoreOverview {
@@ -228,6 +235,6 @@ export interface OverviewView {
   histogram: HistogramBar[];
   topPrefixes: PrefixCount[];
   topResources: ResourceCount[];
-  /** How many recent contention events the resource table was counted from. */
-  topResourcesSample: number;
+  /** How many leading segments the resource table's names keep (longer names are grouped under them). */
+  resourceDepth: number;
 }

@@ -1,0 +1,125 @@
+/**
+ * The overview's contention tables and chart from rollups alone, against real
+ * stores (own Postgres schema, own Redis namespace): which rows are resources
+ * and which are prefixes, and exact prefix counts when a store's depth-3
+ * breakdown is cut to its top prefixes per bucket.
+ */
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { PostgresLeaseStore } from "@/lib/lease/postgres/store";
+import { TOP_PREFIXES_PER_BUCKET } from "@/lib/lease/postgres/rollups";
+import { RedisLeaseStore } from "@/lib/lease/redis/store";
+import { freshPgSchema, freshRedisNamespace, type FreshPgSchema, type FreshRedisNamespace } from "@/lib/lease/testing/isolation";
+import type { LeaseStore, StatsBucket } from "@/lib/lease/types";
+import { getOverviewFromSearch, isBreakdownComplete, mergeBuckets, OTHER_KEY } from "./get-overview";
+import type { OverviewView, ReadResult } from "./views";
+
+function viewOf(result: ReadResult<OverviewView>): OverviewView {
+  if (!result.ok) throw new Error(`expected a view, got a problem: ${result.problem.param}: ${result.problem.message}`);
+  return result.view;
+}
+
+/** Holds `resource` as "holder", then has "waiter" refused `times` times. */
+async function contend(store: LeaseStore, resource: string, times: number): Promise<void> {
+  const held = await store.acquire({ resource, owner: "holder", task: "t", ttlMs: 60_000 });
+  if (!held.acquired) throw new Error(`expected to acquire ${resource}`);
+  for (let i = 0; i < times; i++) {
+    const refused = await store.acquire({ resource, owner: "waiter", task: "t", ttlMs: 60_000 });
+    if (refused.acquired) throw new Error(`expected ${resource} to be refused`);
+  }
+}
+
+let redisNs: FreshRedisNamespace;
+let pgSchema: FreshPgSchema;
+let redis: RedisLeaseStore;
+let pgStore: PostgresLeaseStore;
+
+beforeEach(async () => {
+  redisNs = freshRedisNamespace();
+  redis = new RedisLeaseStore({ name: "redis-c", url: redisNs.url, namespace: redisNs.namespace });
+  pgSchema = freshPgSchema();
+  pgStore = new PostgresLeaseStore({ name: "pg-c", connectionString: pgSchema.connectionString, schema: pgSchema.schema });
+  await pgStore.migrate();
+});
+
+afterEach(async () => {
+  await redis.close();
+  await pgStore.close();
+  await redisNs.drop();
+  await pgSchema.drop();
+});
+
+describe("most contended resources, from rollups", () => {
+  it("links whole resources to their lease page and longer names to their prefix", async () => {
+    // Two segments: the name is the resource. Three: a real resource, checked by its history.
+    // Four and five: only their first three segments are counted, which is no resource of its own.
+    await contend(redis, "solo:job", 1);
+    await contend(redis, "t1:billing:2026-04", 3);
+    await contend(redis, "t2:export:day:1", 2);
+    await contend(redis, "t2:export:day:2:part", 2);
+    await contend(pgStore, "t3:sync:a:b", 1);
+
+    const view = viewOf(await getOverviewFromSearch({ window: "15m" }, { entries: [{ store: pgStore }, { store: redis }] }));
+    expect(view.resourceDepth).toBe(3);
+    expect(view.topResources).toEqual([
+      { store: "redis-c", resource: "t2:export:day", contended: 4, isResource: false },
+      { store: "redis-c", resource: "t1:billing:2026-04", contended: 3, isResource: true },
+      { store: "redis-c", resource: "solo:job", contended: 1, isResource: true },
+      { store: "pg-c", resource: "t3:sync:a", contended: 1, isResource: false },
+    ]);
+    // The chosen depth (default 2) groups the same counts by two segments.
+    expect(view.topPrefixes.map((p) => [p.prefix, p.contended])).toEqual([
+      ["t2:export", 4],
+      ["t1:billing", 3],
+      ["solo:job", 1],
+      ["t3:sync", 1],
+    ]);
+    expect(view.topPrefixes.reduce((n, p) => n + p.share, 0)).toBeCloseTo(1);
+  });
+
+  it("counts prefixes exactly when a store keeps only its top depth-3 names per bucket", async () => {
+    // More distinct depth-3 names in one minute than Postgres keeps per bucket: its
+    // depth-3 breakdown is cut, so depth-2 counts must come from the store, not be summed here.
+    const names = TOP_PREFIXES_PER_BUCKET + 20;
+    for (let i = 0; i < names; i++) await contend(pgStore, `${i % 3 === 0 ? "hot" : "cold"}:area:r${i}`, 1);
+    const hot = Math.ceil(names / 3);
+
+    const view = viewOf(await getOverviewFromSearch({ window: "15m", depth: "2" }, { entries: [{ store: pgStore }] }));
+    expect(view.total.contended).toBe(names);
+    expect(view.topPrefixes.map((p) => [p.prefix, p.contended])).toEqual([
+      ["cold:area", names - hot],
+      ["hot:area", hot],
+    ]);
+    // The stacked chart adds up to every failed acquire.
+    const stacked = view.points.reduce((n, p) => n + Object.values(p.stack).reduce((a, b) => a + b, 0), 0);
+    expect(stacked).toBe(names);
+    expect(view.topResources).toHaveLength(10);
+    expect(view.topResources.every((r) => r.isResource && r.contended === 1)).toBe(true);
+  });
+});
+
+describe("regrouping a depth-3 breakdown", () => {
+  const bucket = (contended: number, byPrefix: Record<string, number>): StatsBucket => ({
+    start: new Date(0),
+    counts: { acquired: 0, released: 0, expired: 0, force_released: 0, contended, renew_failed: 0, lost: 0, fencing_rejected: 0, renewed: 0 },
+    holdHistogram: [],
+    holdMsSum: 0,
+    contendedByPrefix: byPrefix,
+  });
+
+  it("sums longer names into their shorter prefix, and knows when the breakdown is complete", () => {
+    const complete = [bucket(6, { "a:b:c": 2, "a:b:d": 3, e: 1 })];
+    expect(isBreakdownComplete(complete)).toBe(true);
+    const cutTo = (depth: number) => Object.fromEntries(mergeBuckets([0], [complete], { depth })[0]!.contendedByPrefix);
+    expect(cutTo(3)).toEqual({ "a:b:c": 2, "a:b:d": 3, e: 1 });
+    expect(cutTo(2)).toEqual({ "a:b": 5, e: 1 });
+    expect(cutTo(1)).toEqual({ a: 5, e: 1 });
+    expect(isBreakdownComplete([...complete, bucket(9, { "a:b:c": 2 })])).toBe(false);
+  });
+
+  it("names the 'other' band only when something is left outside the stacked prefixes", async () => {
+    await contend(redis, "only:one:here", 2);
+    const view = viewOf(await getOverviewFromSearch({ window: "15m" }, { entries: [{ store: redis }] }));
+    expect(view.stackKeys.map((k) => k.key)).toEqual(["c0"]);
+    expect(view.points.every((p) => (p.stack[OTHER_KEY] ?? 0) === 0)).toBe(true);
+  });
+});
