@@ -234,6 +234,29 @@ describe("RedisLeaseStore events", () => {
     expect(new Set(all).size).toBe(all.length);
   });
 
+  it("returns from acquire, release and force-release exactly the lease and events it stored", async () => {
+    const { store } = openStore({ buckets: 2 });
+    const lease = await mustAcquire(store, "same:1", 60_000, "owner-é");
+    expect(await store.get("same:1")).toEqual(lease);
+    const held = await store.acquire({ resource: "same:1", owner: "other", task: "t", ttlMs: 1_000 });
+    expect(held).toEqual({
+      acquired: false,
+      holder: { owner: lease.owner, task: lease.task, leaseId: lease.leaseId, fencingToken: lease.fencingToken, expiresAt: lease.expiresAt },
+    });
+    const released = await store.release({ resource: "same:1", leaseId: lease.leaseId });
+    if (!released.released) throw new Error("expected a release");
+    const forced = await mustAcquire(store, "same:2");
+    const force = await store.forceRelease({ resource: "same:2", leaseId: forced.leaseId, actor: "ops", reason: "stuck" });
+    if (!force.released) throw new Error("expected a force-release");
+    expect(force.lease).toEqual(forced);
+
+    const stored = [...(await store.events({ resource: "same:1" })).items, ...(await store.events({ resource: "same:2" })).items];
+    expect(stored).toContainEqual(released.event);
+    expect(stored).toContainEqual(force.event);
+    expect(released.event).toMatchObject({ kind: "released", owner: lease.owner, task: lease.task, fencingToken: lease.fencingToken, holdMs: released.holdMs });
+    expect(force.event).toMatchObject({ kind: "force_released", actor: "ops", reason: "stuck", holdMs: force.holdMs });
+  });
+
   it("filters by resource even when many resources share the bucket", async () => {
     const { store } = openStore({ buckets: 1 });
     for (let i = 0; i < 20; i++) await mustAcquire(store, `share:${i}`);

@@ -38,22 +38,12 @@ import {
   ZStatsQuery,
   ZStoreName,
 } from "../validation";
-import { pairsToRecord, readScriptReply, scriptEventsToRaw, toLease, toLeaseEvent, type RawLease } from "./codec";
-import { execPipeline, runScript, RedisStoreError, type RedisContext } from "./connection";
+import { pairsToRecord, readScriptReply, scriptEventsToRaw, toLease, toLeaseEvent, type RawEvent, type RawLease } from "./codec";
+import { callFunction, execPipeline, RedisStoreError, type RedisContext } from "./connection";
 import { readEvents, type EventSourcePlan } from "./events";
 import { bucketOf, buildBucketKeys, buildKindStreamKey, buildResourceKeys, type BucketKeys } from "./keys";
 import { listLeases } from "./list";
-import {
-  ACQUIRE_SCRIPT,
-  FENCING_REJECTED_SCRIPT,
-  FORCE_RELEASE_SCRIPT,
-  INDEXED_EVENT_KINDS,
-  LOST_SCRIPT,
-  RELEASE_SCRIPT,
-  RENEW_SCRIPT,
-  SWEEP_SCRIPT,
-  type LuaScript,
-} from "./scripts";
+import { INDEXED_EVENT_KINDS, LEASE_LIBRARY, type LeaseOperation } from "./scripts";
 import { readStats } from "./stats";
 
 export const DEFAULT_NAMESPACE = "lw";
@@ -64,7 +54,7 @@ export const DEFAULT_EVENTS_MAX_LEN = 100_000;
  * The list is trimmed back to this once it is max(16, 1/16 of it) over, so it may briefly hold that many more.
  */
 export const RESOURCE_EVENTS_MAX_LEN = 1_000;
-/** Expired leases recorded per bucket per sweep script run (keeps each script short). */
+/** Expired leases recorded per bucket per sweep call (keeps each call short). */
 export const SWEEP_BATCH = 500;
 
 /** Structural check rather than instanceof, so a client from another copy of ioredis is accepted. */
@@ -72,7 +62,7 @@ const ZRedisClient = z.custom<Redis>(
   (v) =>
     typeof v === "object" &&
     v !== null &&
-    typeof (v as Redis).evalsha === "function" &&
+    typeof (v as Redis).fcall === "function" &&
     typeof (v as Redis).pipeline === "function" &&
     typeof (v as Redis).quit === "function",
   { error: "client must be an ioredis Redis client" },
@@ -121,7 +111,7 @@ const CLIENT_OPTIONS = {
 const HEALTH_TIMEOUT_MS = 2_000;
 
 /**
- * A lease store on Redis. Every write is one Lua script (see scripts.ts) that
+ * A lease store on Redis. Every write is one Lua function call (see scripts.ts) that
  * checks, changes, records the event and counts it atomically, on the store's
  * clock; reads use pipelines across the hash-tagged buckets (see keys.ts).
  */
@@ -168,7 +158,7 @@ export class RedisLeaseStore implements LeaseStore {
   async acquire(input: AcquireInput): Promise<AcquireResult> {
     const i = parseOrThrow(ZAcquireInput, input, "acquire");
     const leaseId = randomUUID();
-    const { reply } = await this.runResourceScript(ACQUIRE_SCRIPT, i.resource, [i.owner, i.task, i.ttlMs, leaseId]);
+    const { reply } = await this.callResourceFunction("acquire", i.resource, [i.owner, i.task, i.ttlMs, leaseId]);
     const r = readScriptReply(reply, "acquire") as string[];
     if (r[0] === "held") {
       // ["held", holder leaseId, owner, task, token, expiresAt]
@@ -198,7 +188,7 @@ export class RedisLeaseStore implements LeaseStore {
 
   async renew(input: RenewInput): Promise<RenewResult> {
     const i = parseOrThrow(ZRenewInput, input, "renew");
-    const { reply } = await this.runResourceScript(RENEW_SCRIPT, i.resource, [i.leaseId, i.ttlMs]);
+    const { reply } = await this.callResourceFunction("renew", i.resource, [i.leaseId, i.ttlMs]);
     // ["renewed", expiresAt, renewals] | ["refused", reason, events]
     const r = readScriptReply(reply, "renew");
     if (r[0] === "renewed") return { renewed: true, expiresAt: new Date(Number(r[1])), renewals: Number(r[2]) };
@@ -207,17 +197,23 @@ export class RedisLeaseStore implements LeaseStore {
 
   async release(input: ReleaseInput): Promise<ReleaseResult> {
     const i = parseOrThrow(ZReleaseInput, input, "release");
-    const { reply, bucket } = await this.runResourceScript(RELEASE_SCRIPT, i.resource, [i.leaseId]);
-    // ["released", holdMs, events] | ["refused", reason, events]
+    const { reply, bucket } = await this.callResourceFunction("release", i.resource, [i.leaseId]);
+    // ["released", holdMs, event id, owner, task, token] | ["refused", reason, events]
     const r = readScriptReply(reply, "release");
-    const event = this.toEvents(bucket, r[2]).at(-1);
-    if (r[0] === "released" && event) return { released: true, holdMs: Number(r[1]), event };
+    if (r[0] === "released") {
+      const raw: RawEvent = { id: String(r[2]), kind: "released", resource: i.resource, leaseId: i.leaseId, holdMs: String(r[1]) };
+      if (typeof r[3] === "string") raw.owner = r[3];
+      if (typeof r[4] === "string") raw.task = r[4];
+      if (typeof r[5] === "string") raw.token = r[5];
+      const event = toLeaseEvent(this.name, bucket, raw);
+      if (event) return { released: true, holdMs: Number(r[1]), event };
+    }
     return { released: false, reason: toRefusal(r[1]) };
   }
 
   async forceRelease(input: ForceReleaseInput): Promise<ForceReleaseResult> {
     const i = parseOrThrow(ZForceReleaseInput, input, "forceRelease");
-    const { reply, bucket } = await this.runResourceScript(FORCE_RELEASE_SCRIPT, i.resource, [i.leaseId, i.actor, i.reason]);
+    const { reply, bucket } = await this.callResourceFunction("forceRelease", i.resource, [i.leaseId, i.actor, i.reason]);
     // ["released", holdMs, lease fields, events] | ["lease_changed", current lease fields, events] | ["not_found", events]
     const r = readScriptReply(reply, "forceRelease");
     if (r[0] === "released") {
@@ -252,7 +248,7 @@ export class RedisLeaseStore implements LeaseStore {
   async sweep(): Promise<{ expired: number }> {
     let expired = 0;
     let pending = this.bucketKeys.map((_, bucket) => bucket);
-    // Each round runs one script per bucket (pipelined); a bucket goes again only
+    // Each round calls sweep once per bucket (pipelined); a bucket goes again only
     // while it filled a whole batch with expiries.
     while (pending.length > 0) {
       const results = await Promise.all(pending.map((bucket) => this.sweepBucket(bucket)));
@@ -265,12 +261,12 @@ export class RedisLeaseStore implements LeaseStore {
   async reportFencingRejection(input: FencingRejectionInput): Promise<LeaseEvent> {
     const i = parseOrThrow(ZFencingRejectionInput, input, "reportFencingRejection");
     const args = [i.fencingToken, i.seenToken, i.by, i.owner ?? "", i.task ?? "", i.leaseId ?? ""];
-    return this.recordOneEvent(FENCING_REJECTED_SCRIPT, i.resource, args);
+    return this.recordOneEvent("reportFencingRejection", i.resource, args);
   }
 
   async reportLost(input: LostInput): Promise<LeaseEvent> {
     const i = parseOrThrow(ZLostInput, input, "reportLost");
-    return this.recordOneEvent(LOST_SCRIPT, i.resource, [i.leaseId, i.owner, i.task, i.fencingToken, i.reason]);
+    return this.recordOneEvent("reportLost", i.resource, [i.leaseId, i.owner, i.task, i.fencingToken, i.reason]);
   }
 
   async stats(query: StatsQuery): Promise<StatsBucket[]> {
@@ -330,26 +326,27 @@ export class RedisLeaseStore implements LeaseStore {
     return { streams: this.bucketKeys.map((keys, bucket) => ({ key: keys.events, bucket })) };
   }
 
-  private async runResourceScript(script: LuaScript, resource: string, extra: readonly (string | number)[]) {
+  private async callResourceFunction(operation: LeaseOperation, resource: string, extra: readonly (string | number)[]) {
     const bucket = bucketOf(resource, this.buckets);
     const keys = [this.bucketKeys[bucket]!.base];
-    const reply = await runScript(this.ctx, script, keys, [resource, this.eventsMaxLen, this.evidsMaxLen, ...extra]);
+    const reply = await callFunction(this.ctx, LEASE_LIBRARY, operation, keys, [resource, this.eventsMaxLen, this.evidsMaxLen, ...extra]);
     return { reply, bucket };
   }
 
-  private async recordOneEvent(script: LuaScript, resource: string, args: readonly (string | number)[]): Promise<LeaseEvent> {
-    const { reply, bucket } = await this.runResourceScript(script, resource, args);
+  private async recordOneEvent(operation: LeaseOperation, resource: string, args: readonly (string | number)[]): Promise<LeaseEvent> {
+    const { reply, bucket } = await this.callResourceFunction(operation, resource, args);
     // ["recorded", events]
-    const event = this.toEvents(bucket, readScriptReply(reply, script.name)[1]).at(-1);
-    if (!event) throw new LeaseError(`redis store "${this.name}": ${script.name} recorded no event`, "store_error");
+    const event = this.toEvents(bucket, readScriptReply(reply, operation)[1]).at(-1);
+    if (!event) throw new LeaseError(`redis store "${this.name}": ${operation} recorded no event`, "store_error");
     return event;
   }
 
   private async sweepBucket(bucket: number): Promise<{ expired: number; scanned: number }> {
     const keys = this.bucketKeys[bucket]!;
-    const reply = await runScript(
+    const reply = await callFunction(
       this.ctx,
-      SWEEP_SCRIPT,
+      LEASE_LIBRARY,
+      "sweep",
       [keys.base],
       [this.eventsMaxLen, this.evidsMaxLen, SWEEP_BATCH],
     );
@@ -358,7 +355,7 @@ export class RedisLeaseStore implements LeaseStore {
     return { expired: Number(r[1]), scanned: Number(r[2]) };
   }
 
-  /** Script events → LeaseEvents, in the order recorded: an operation's own event comes last (after any expiry it recorded on the way). */
+  /** Function reply events → LeaseEvents, in the order recorded: an operation's own event comes last (after any expiry it recorded on the way). */
   private toEvents(bucket: number, events: unknown): LeaseEvent[] {
     return scriptEventsToRaw(events).flatMap((r) => toLeaseEvent(this.name, bucket, r) ?? []);
   }
