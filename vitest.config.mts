@@ -1,8 +1,8 @@
 import { defineConfig } from "vitest/config";
-import path from "node:path";
+import { fileURLToPath } from "node:url";
 
 export default defineConfig({
-  resolve: { alias: { "@": path.resolve(__dirname) } },
+  resolve: { alias: { "@": fileURLToPath(new URL(".", import.meta.url)) } },
   test: {
     include: ["lib/**/*.test.ts", "test/**/*.test.ts", "scripts/**/*.test.ts"],
     environment: "node",
