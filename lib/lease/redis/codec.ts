@@ -3,14 +3,14 @@ import { LEASE_EVENT_KINDS, type Lease, type LeaseEvent, type LeaseEventKind } f
 
 /**
  * Conversions between the store's raw shapes (hash fields, stream entries,
- * script replies) and the contract types. Nothing outside lib/lease/redis sees
+ * function replies) and the contract types. Nothing outside lib/lease/redis sees
  * the raw shapes.
  */
 
-/** Lease fields as the scripts and hashes hold them: every value a decimal or text string. */
+/** Lease fields as the Lua and hashes hold them: every value a decimal or text string. */
 export type RawLease = Partial<Record<"leaseId" | "owner" | "task" | "token" | "acquiredAt" | "expiresAt" | "ttlMs" | "renewedAt" | "renewals", string>>;
 
-/** Event as the scripts return it; `id` is the stream id `<ms>-<seq>`. */
+/** Event as the Lua returns it; `id` is the stream id `<ms>-<seq>`. */
 export type RawEvent = Partial<Record<"id" | "kind" | "resource" | "leaseId" | "owner" | "task" | "token" | "holdMs" | "actor" | "reason" | "detail", string>>;
 
 const KIND_SET = new Set<string>(LEASE_EVENT_KINDS);
@@ -104,8 +104,8 @@ export function streamEntryToRaw(entry: [string, string[]]): RawEvent {
 }
 
 /** A script reply: a flat array `[status, …]` (see scripts.ts). Anything else is a store error. */
-export function readScriptReply(reply: unknown, operation: string): unknown[] {
-  if (!Array.isArray(reply) || typeof reply[0] !== "string") throw new LeaseError(`redis ${operation}: unexpected script reply`, "store_error");
+export function readFunctionReply(reply: unknown, operation: string): unknown[] {
+  if (!Array.isArray(reply) || typeof reply[0] !== "string") throw new LeaseError(`redis ${operation}: unexpected reply`, "store_error");
   return reply;
 }
 
@@ -121,8 +121,8 @@ export function pairsToRecord(flat: unknown): Record<string, string> {
   return record;
 }
 
-/** Events in a script reply: each `[id, field, value, …]`, the stream entry under its id. */
-export function scriptEventsToRaw(events: unknown): RawEvent[] {
+/** Events in a function reply: each `[id, field, value, …]`, the stream entry under its id. */
+export function replyEventsToRaw(events: unknown): RawEvent[] {
   const raws: RawEvent[] = [];
   if (!Array.isArray(events)) return raws;
   for (const event of events as unknown[]) {

@@ -1,8 +1,8 @@
 /**
  * Key layout of the Redis store.
  *
- * Every key one script touches carries the same hash tag `{b<n>}`, where n is
- * the resource's bucket. That keeps each script inside one Redis Cluster slot,
+ * Every key one Lua function call touches carries the same hash tag `{b<n>}`, where n is
+ * the resource's bucket. That keeps each call inside one Redis Cluster slot,
  * and gives the console a fixed set of per-bucket indexes to read:
  *
  *   <ns>:{b7}:lock:<resource>     string leaseId, PX ttl — the enforcement
@@ -27,7 +27,7 @@ export interface BucketKeys {
   acq: string;
   names: string;
   events: string;
-  /** Prefix of the stats hashes; scripts append `m:<minute>` / `h:<hour>`. */
+  /** Prefix of the stats hashes; the Lua appends `m:<minute>` / `h:<hour>` / `folded`. */
   stats: string;
 }
 

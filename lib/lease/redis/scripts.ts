@@ -26,17 +26,17 @@ export const INDEXED_EVENT_KINDS: readonly LeaseEventKind[] = ["expired", "force
  * strings (not numbers) to Redis, and build each decimal string once.
  *
  * Replies are flat arrays of strings, never JSON: `[status, …]` as documented on
- * each script. An event in a reply is `[id, field, value, field, value, …]` —
+ * each function. An event in a reply is `[id, field, value, field, value, …]` —
  * the stream entry it was written as, with its id in front.
  *
  * Every function is given one key, its bucket's base `<ns>:{b<n>}:` (keys.ts), and
  * derives the keys it touches from it — `<base>lock:<resource>`, `<base>idx`, … —
  * so all of them carry the base's hash tag and live in the one cluster slot that
  * KEYS names. (Passing ten long key names per call cost more on the client and in
- * Redis' request parsing than deriving them in Lua.) Resource scripts share:
+ * Redis' request parsing than deriving them in Lua.) Resource functions share:
  *   KEYS[1] bucket base
  *   ARGV[1] resource  ARGV[2] events MAXLEN  ARGV[3] per-resource event id list length
- *   ARGV[4..] per script, documented on each constant.
+ *   ARGV[4..] per function, documented on each.
  */
 
 /** One operation's body: it runs inside `function(keys, args)` after start(), so KEYS, ARGV and NOW are set. */
@@ -51,7 +51,7 @@ function defineFunction(operation: LeaseOperation, body: string): FunctionBody {
   return { operation, body };
 }
 
-/** holdBucketIndex() of lib/lease/histogram.ts as an if-chain (no table built per call), returning the index as text. */
+/** holdBucketIndex() of lib/lease/histogram.ts as an if-chain, returning the index as the text the field name needs. */
 const HOLD_BUCKET_LUA = [
   ...HOLD_HISTOGRAM_BOUNDS_MS.map((bound, i) => `${i === 0 ? "if" : "elseif"} ms <= ${bound} then return '${i}'`),
   `end`,
@@ -134,7 +134,7 @@ local function contention_prefix(resource)
 end
 
 -- Hour rollups are folded from closed minutes rather than written with every event (that
--- doubled the counter writes of every operation). A minute hash written by these scripts
+-- doubled the counter writes of every operation). A minute hash written by these functions
 -- carries the field 'fold' until its counters have been added to its hour's hash; the fold
 -- adds them and removes the mark in one atomic step, so each minute reaches its hour exactly
 -- once whoever folds it (the first write of each new minute, or sweep), and a reader adds the
@@ -190,7 +190,7 @@ end
 -- and, for indexed kinds, copies the entry under the same id to the bucket's stream for that kind.
 -- The id's ms part is the event time: we ask for <NOW>-*; if the stream's last id is already
 -- ahead (the clock stepped back), Redis refuses it and we take the next id instead, so ids stay
--- ordered. pcall, because a refused command inside call() would abort the script half-written.
+-- ordered. pcall, because a refused command inside call() would abort the call half-written.
 local function append_event(c, kind, ev)
   local id = redis.pcall('XADD', c.events, 'MAXLEN', '~', c.events_max, NOW .. '-*', unpack(ev, 2))
   if type(id) ~= 'string' then
@@ -287,7 +287,7 @@ end
 -- Fencing token = max(last token for this resource + 1, store clock in microseconds).
 -- The counter alone would restart after FLUSHALL or a restart without persistence; the
 -- clock floor keeps tokens increasing across that: every token ever issued was at most the
--- store clock (in µs) of the script that issued it — scripts run one at a time and each
+-- store clock (in µs) of the call that issued it — calls run one at a time and each
 -- takes more than 1 µs, so last + 1 never outruns the clock — and the clock has moved on
 -- since. This relies on the Redis host clock not stepping backwards (NTP slews, it doesn't
 -- step). So the clock is the token, and one SET … GET both writes it and reads the last one

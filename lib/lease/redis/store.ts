@@ -38,7 +38,7 @@ import {
   ZStatsQuery,
   ZStoreName,
 } from "../validation";
-import { pairsToRecord, readScriptReply, scriptEventsToRaw, toLease, toLeaseEvent, type RawEvent, type RawLease } from "./codec";
+import { pairsToRecord, readFunctionReply, replyEventsToRaw, toLease, toLeaseEvent, type RawEvent, type RawLease } from "./codec";
 import { callFunction, execPipeline, RedisStoreError, type RedisContext } from "./connection";
 import { readEvents, type EventSourcePlan } from "./events";
 import { bucketOf, buildBucketKeys, buildKindStreamKey, buildResourceKeys, type BucketKeys } from "./keys";
@@ -111,7 +111,7 @@ const CLIENT_OPTIONS = {
 const HEALTH_TIMEOUT_MS = 2_000;
 
 /**
- * A lease store on Redis. Every write is one Lua function call (see scripts.ts) that
+ * A lease store on Redis (≥ 7). Every write is one Lua function call (see scripts.ts) that
  * checks, changes, records the event and counts it atomically, on the store's
  * clock; reads use pipelines across the hash-tagged buckets (see keys.ts).
  */
@@ -159,7 +159,7 @@ export class RedisLeaseStore implements LeaseStore {
     const i = parseOrThrow(ZAcquireInput, input, "acquire");
     const leaseId = randomUUID();
     const { reply } = await this.callResourceFunction("acquire", i.resource, [i.owner, i.task, i.ttlMs, leaseId]);
-    const r = readScriptReply(reply, "acquire") as string[];
+    const r = readFunctionReply(reply, "acquire") as string[];
     if (r[0] === "held") {
       // ["held", holder leaseId, owner, task, token, expiresAt]
       return {
@@ -190,7 +190,7 @@ export class RedisLeaseStore implements LeaseStore {
     const i = parseOrThrow(ZRenewInput, input, "renew");
     const { reply } = await this.callResourceFunction("renew", i.resource, [i.leaseId, i.ttlMs]);
     // ["renewed", expiresAt, renewals] | ["refused", reason, events]
-    const r = readScriptReply(reply, "renew");
+    const r = readFunctionReply(reply, "renew");
     if (r[0] === "renewed") return { renewed: true, expiresAt: new Date(Number(r[1])), renewals: Number(r[2]) };
     return { renewed: false, reason: toRefusal(r[1]) };
   }
@@ -199,7 +199,7 @@ export class RedisLeaseStore implements LeaseStore {
     const i = parseOrThrow(ZReleaseInput, input, "release");
     const { reply, bucket } = await this.callResourceFunction("release", i.resource, [i.leaseId]);
     // ["released", holdMs, event id, owner, task, token] | ["refused", reason, events]
-    const r = readScriptReply(reply, "release");
+    const r = readFunctionReply(reply, "release");
     if (r[0] === "released") {
       const raw: RawEvent = { id: String(r[2]), kind: "released", resource: i.resource, leaseId: i.leaseId, holdMs: String(r[1]) };
       if (typeof r[3] === "string") raw.owner = r[3];
@@ -215,7 +215,7 @@ export class RedisLeaseStore implements LeaseStore {
     const i = parseOrThrow(ZForceReleaseInput, input, "forceRelease");
     const { reply, bucket } = await this.callResourceFunction("forceRelease", i.resource, [i.leaseId, i.actor, i.reason]);
     // ["released", holdMs, lease fields, events] | ["lease_changed", current lease fields, events] | ["not_found", events]
-    const r = readScriptReply(reply, "forceRelease");
+    const r = readFunctionReply(reply, "forceRelease");
     if (r[0] === "released") {
       const lease = toLease(this.name, i.resource, pairsToRecord(r[2]) as RawLease);
       const event = this.toEvents(bucket, r[3]).at(-1);
@@ -336,7 +336,7 @@ export class RedisLeaseStore implements LeaseStore {
   private async recordOneEvent(operation: LeaseOperation, resource: string, args: readonly (string | number)[]): Promise<LeaseEvent> {
     const { reply, bucket } = await this.callResourceFunction(operation, resource, args);
     // ["recorded", events]
-    const event = this.toEvents(bucket, readScriptReply(reply, operation)[1]).at(-1);
+    const event = this.toEvents(bucket, readFunctionReply(reply, operation)[1]).at(-1);
     if (!event) throw new LeaseError(`redis store "${this.name}": ${operation} recorded no event`, "store_error");
     return event;
   }
@@ -351,13 +351,13 @@ export class RedisLeaseStore implements LeaseStore {
       [this.eventsMaxLen, this.evidsMaxLen, SWEEP_BATCH],
     );
     // ["swept", expired, scanned]
-    const r = readScriptReply(reply, "sweep");
+    const r = readFunctionReply(reply, "sweep");
     return { expired: Number(r[1]), scanned: Number(r[2]) };
   }
 
   /** Function reply events → LeaseEvents, in the order recorded: an operation's own event comes last (after any expiry it recorded on the way). */
   private toEvents(bucket: number, events: unknown): LeaseEvent[] {
-    return scriptEventsToRaw(events).flatMap((r) => toLeaseEvent(this.name, bucket, r) ?? []);
+    return replyEventsToRaw(events).flatMap((r) => toLeaseEvent(this.name, bucket, r) ?? []);
   }
 }
 
