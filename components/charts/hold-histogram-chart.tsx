@@ -6,7 +6,7 @@ import { ChartFrame } from "./chart-frame";
 import { AXIS_TICK, GRID_STROKE, SERIES_COLORS, TOOLTIP_STYLE } from "./chart-theme";
 
 /** How long leases were held before they ended, over the whole window. */
-export function HoldHistogramChart({ bars }: { bars: HistogramBar[] }) {
+export function HoldHistogramChart({ bars, className }: { bars: HistogramBar[]; className?: string }) {
   const total = bars.reduce((n, b) => n + b.count, 0);
   const top = bars.reduce<HistogramBar | null>((best, b) => (best === null || b.count > best.count ? b : best), null);
   return (
@@ -16,6 +16,7 @@ export function HoldHistogramChart({ bars }: { bars: HistogramBar[] }) {
       summary={top && total > 0 ? `Most leases (${top.count}) were held ${top.label}.` : "No lease ended in this window."}
       isEmpty={total === 0}
       emptyText="No lease ended in this window"
+      className={className}
     >
       <BarChart data={bars} responsive style={{ width: "100%", height: "100%" }} margin={{ top: 4, right: 8, bottom: 0, left: -8 }}>
         <CartesianGrid stroke={GRID_STROKE} vertical={false} />

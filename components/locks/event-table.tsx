@@ -20,7 +20,8 @@ export function EventTable({ events, showResource = true, clockOffsetMs = 0, cap
           <Th>Task</Th>
           <Th align="right">Token</Th>
           <Th align="right">Held</Th>
-          <Th>Details</Th>
+          {/* Takes what the other columns leave, truncated (full text on hover). */}
+          <Th className="w-full">Details</Th>
         </tr>
       </THead>
       <TBody>
@@ -33,18 +34,18 @@ export function EventTable({ events, showResource = true, clockOffsetMs = 0, cap
               <EventKindBadge kind={e.kind} />
             </Td>
             {showResource ? (
-              <Td mono className="max-w-80 truncate" title={e.resource}>
+              <Td mono className="max-w-64 truncate" title={e.resource}>
                 <Link href={leaseHref(e.store, e.resource)} className="text-sky-700 underline-offset-2 hover:underline dark:text-sky-300">
                   {e.resource}
                 </Link>
               </Td>
             ) : null}
             <Td mono>{e.store}</Td>
-            <Td mono className="max-w-48 truncate" title={e.owner ?? undefined}>{e.owner ?? "—"}</Td>
-            <Td mono className="max-w-40 truncate" title={e.task ?? undefined}>{e.task ?? "—"}</Td>
+            <Td mono className="max-w-44 truncate" title={e.owner ?? undefined}>{e.owner ?? "—"}</Td>
+            <Td mono className="max-w-32 truncate" title={e.task ?? undefined}>{e.task ?? "—"}</Td>
             <Td mono align="right" title={e.leaseId ? `lease id ${e.leaseId}` : undefined}>{e.fencingToken ?? "—"}</Td>
             <Td align="right" className="tabular-nums">{e.holdMs === null ? "" : formatDuration(e.holdMs)}</Td>
-            <Td className="max-w-72 truncate text-zinc-600 dark:text-zinc-400" title={[e.note, e.actor ? `by ${e.actor}` : null, e.reason].filter(Boolean).join(" · ") || undefined}>
+            <Td className="w-full max-w-0 min-w-32 truncate text-zinc-600 dark:text-zinc-400" title={[e.note, e.actor ? `by ${e.actor}` : null, e.reason].filter(Boolean).join(" · ") || undefined}>
               {[e.actor ? `by ${e.actor}` : null, e.kind === "force_released" ? e.reason : null, e.note].filter(Boolean).join(" · ")}
             </Td>
           </Tr>

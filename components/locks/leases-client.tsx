@@ -136,7 +136,7 @@ function LeaseRow({ lease, browserNow, offsetMs }: { lease: LeaseView; browserNo
   const heldFor = Math.max(0, storeNow - Date.parse(lease.acquiredAt));
   return (
     <Tr>
-      <Td mono className="max-w-[24rem] truncate" title={lease.resource}>
+      <Td mono className="max-w-80 truncate" title={lease.resource}>
         <Link href={leaseHref(lease.store, lease.resource)} className="text-sky-700 underline-offset-2 hover:underline dark:text-sky-300">
           {lease.resource}
         </Link>
@@ -145,8 +145,8 @@ function LeaseRow({ lease, browserNow, offsetMs }: { lease: LeaseView; browserNo
         <LeaseStatePill state={lease.state} />
       </Td>
       <Td mono>{lease.store}</Td>
-      <Td mono className="max-w-48 truncate" title={lease.owner}>{lease.owner}</Td>
-      <Td mono className="max-w-40 truncate" title={lease.task}>{lease.task}</Td>
+      <Td mono className="max-w-44 truncate" title={lease.owner}>{lease.owner}</Td>
+      <Td mono className="max-w-32 truncate" title={lease.task}>{lease.task}</Td>
       <Td mono align="right" title={`lease id ${lease.leaseId}`}>{lease.fencingToken}</Td>
       <Td align="right" className="tabular-nums" title={`acquired ${formatUtc(lease.acquiredAt)}`}>
         <span suppressHydrationWarning>{formatDuration(heldFor)}</span>
@@ -194,8 +194,8 @@ function ExpiredLeasesTable({ items }: { items: EndedLeaseView[] }) {
               </Link>
             </Td>
             <Td mono>{e.store}</Td>
-            <Td mono>{e.owner ?? "—"}</Td>
-            <Td mono>{e.task ?? "—"}</Td>
+            <Td mono className="max-w-44 truncate" title={e.owner ?? undefined}>{e.owner ?? "—"}</Td>
+            <Td mono className="max-w-32 truncate" title={e.task ?? undefined}>{e.task ?? "—"}</Td>
             <Td mono align="right" title={e.leaseId ? `lease id ${e.leaseId}` : undefined}>{e.fencingToken ?? "—"}</Td>
             <Td align="right" className="tabular-nums">{e.holdMs === null ? "—" : formatDuration(e.holdMs)}</Td>
             <Td>

@@ -1,5 +1,5 @@
 import Link from "next/link";
-import { formatNumber, formatPercent, formatRatio } from "@/lib/console/format";
+import { formatNumber, formatPercent, formatRate, formatRatio } from "@/lib/console/format";
 import type { OverviewTiles as Tiles } from "@/lib/console/views";
 import { cx } from "@/components/ui/cx";
 
@@ -44,7 +44,7 @@ export function OverviewTiles({ tiles, windowQuery }: { tiles: Tiles; windowQuer
   return (
     <dl className="grid grid-cols-2 gap-3 sm:grid-cols-4 2xl:grid-cols-8">
       <Tile label="Active leases" value={formatNumber(tiles.activeLeases)} detail="held now (incl. lapsed, unswept)" href="/locks" />
-      <Tile label="Acquisitions / min" value={formatNumber(tiles.acquisitionsPerMinute)} detail={`${formatNumber(tiles.acquired)} in the window`} />
+      <Tile label="Acquisitions / min" value={formatRate(tiles.acquisitionsPerMinute)} detail={`${formatNumber(tiles.acquired)} in the window`} />
       <Tile
         label="Contention rate"
         value={formatPercent(rate)}

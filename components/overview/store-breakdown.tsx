@@ -1,6 +1,6 @@
 import { DataTable, TBody, THead, Td, Th, Tr } from "@/components/ui/data-table";
 import { StatusPill } from "@/components/ui/status-pill";
-import { formatNumber, formatPercent, formatRatio } from "@/lib/console/format";
+import { formatNumber, formatPercent, formatRate, formatRatio } from "@/lib/console/format";
 import type { StoreOutcome, StoreOverview } from "@/lib/console/views";
 
 /** The same numbers per store; a store that could not be read says so in its row. */
@@ -30,7 +30,7 @@ export function StoreBreakdown({ stores }: { stores: StoreOutcome<StoreOverview>
                 <StatusPill tone="green" label="read" detail={s.kind} />
               </Td>
               <Td align="right" className="tabular-nums">{formatNumber(s.data.tiles.activeLeases)}</Td>
-              <Td align="right" className="tabular-nums">{formatNumber(s.data.tiles.acquisitionsPerMinute)}</Td>
+              <Td align="right" className="tabular-nums">{formatRate(s.data.tiles.acquisitionsPerMinute)}</Td>
               <Td align="right" className="tabular-nums">{formatPercent(s.data.tiles.contentionRate)}</Td>
               <Td align="right" className="tabular-nums" title={`${s.data.tiles.expired} expired, ${s.data.tiles.released} released`}>
                 {formatRatio(s.data.tiles.expiredToReleased)}
@@ -46,7 +46,7 @@ export function StoreBreakdown({ stores }: { stores: StoreOutcome<StoreOverview>
               <Td>
                 <StatusPill tone="red" label="down" detail={s.kind} />
               </Td>
-              <td colSpan={8} className="px-3 py-1.5 text-sm text-red-800 dark:text-red-200">
+              <td colSpan={8} className="px-2 py-1.5 pr-3 text-sm text-red-800 dark:text-red-200">
                 Not counted: {s.error}
               </td>
             </Tr>

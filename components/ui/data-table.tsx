@@ -4,7 +4,12 @@ import { cx } from "./cx";
 /**
  * Dense table primitives shared by every list. Ids, tokens and resources go in
  * `mono` cells. Sorting is a link (the sort lives in the URL), announced with aria-sort.
+ * Cells are padded tightly (more inside the table's outer edge) so a ten-column
+ * list fits a 1280-pixel screen; long names truncate with the full text in `title`.
  */
+
+/** Horizontal cell padding: tight between columns, roomier at the table's edges. */
+const CELL_X = "px-2 first:pl-3 last:pr-3";
 
 export const MONO = "font-mono text-[12px] tabular-nums";
 
@@ -43,7 +48,7 @@ export function Tr({ className, children }: { className?: string; children: Reac
 
 export function Th({ className, align = "left", children }: { className?: string; align?: "left" | "right"; children?: React.ReactNode }) {
   return (
-    <th scope="col" className={cx("whitespace-nowrap px-3 py-2 font-medium", align === "right" && "text-right", className)}>
+    <th scope="col" className={cx("whitespace-nowrap py-2 font-medium", CELL_X, align === "right" && "text-right", className)}>
       {children}
     </th>
   );
@@ -63,11 +68,15 @@ export function SortableTh({
   align?: "left" | "right";
 }) {
   return (
-    <th scope="col" aria-sort={direction ?? "none"} className={cx("whitespace-nowrap px-3 py-2 font-medium", align === "right" && "text-right")}>
-      <Link href={href} className="inline-flex items-center gap-1 rounded hover:text-zinc-900 dark:hover:text-zinc-100">
+    <th scope="col" aria-sort={direction ?? "none"} className={cx("whitespace-nowrap py-2 font-medium", CELL_X, align === "right" && "text-right")}>
+      {/* A link, so Tab reaches it and Enter sorts; the underline marks it as operable. */}
+      <Link
+        href={href}
+        className="inline-flex items-center gap-1 rounded underline decoration-dotted underline-offset-4 hover:text-zinc-900 hover:decoration-solid dark:hover:text-zinc-100"
+      >
         {label}
-        <span aria-hidden="true" className={cx(!direction && "opacity-0")}>
-          {direction === "descending" ? "▼" : "▲"}
+        <span aria-hidden="true" className={cx(!direction && "opacity-50")}>
+          {direction === "descending" ? "▼" : direction === "ascending" ? "▲" : "↕"}
         </span>
       </Link>
     </th>
@@ -88,7 +97,7 @@ export function Td({
   children?: React.ReactNode;
 }) {
   return (
-    <td title={title} className={cx("whitespace-nowrap px-3 py-1.5 align-middle", mono && MONO, align === "right" && "text-right", className)}>
+    <td title={title} className={cx("whitespace-nowrap py-1.5 align-middle", CELL_X, mono && MONO, align === "right" && "text-right", className)}>
       {children}
     </td>
   );

@@ -25,6 +25,13 @@ export function formatNumber(value: number): string {
   return NUMBER.format(value);
 }
 
+const SMALL_RATE = new Intl.NumberFormat("en-US", { maximumSignificantDigits: 2 });
+
+/** A rate such as acquisitions per minute: one decimal, but a slow rate is never shown as a bare "0". */
+export function formatRate(value: number): string {
+  return value > 0 && value < 0.1 ? SMALL_RATE.format(value) : NUMBER.format(value);
+}
+
 /** Axis label for a bucket start: "14:05" for minute buckets, "Apr 3 14:00" for hours (UTC). */
 export function formatBucketTime(t: number, bucketMs: number): string {
   const d = new Date(t);
