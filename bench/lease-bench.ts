@@ -2,8 +2,9 @@
  * Library benchmark: the lease stores against bare baselines at the same
  * concurrency, in the same run, on loopback.
  *
- * - Redis: RedisLeaseStore acquire+release (Lua, events, counters) vs bare
- *   `SET key val NX PX` + compare-and-delete Lua via EVALSHA. One connection each.
+ * - Redis: RedisLeaseStore acquire+release (Lua functions, events, counters) vs
+ *   bare `SET key val NX PX` + compare-and-delete Lua via EVALSHA. One connection
+ *   each, both clients created with the same (default) options.
  * - Postgres: PostgresLeaseStore acquire+release (one statement each, events) vs
  *   bare `INSERT … ON CONFLICT DO NOTHING` + `DELETE … WHERE resource=$1 AND
  *   lease_id=$2` on a plain table. Same pool size each.
@@ -12,7 +13,13 @@
  * (no contention: this measures the cost of an uncontended lease). Store and
  * baseline alternate in ROUNDS short rounds so drift on the machine hits both.
  * Targets from DESIGN.md: Redis ≥ 0.8× bare, Postgres ≥ 0.7× bare, Redis p99
- * acquire ≤ 2 ms.
+ * acquire ≤ 2 ms. Each side also shows what a pair costs: this process's CPU,
+ * and for Redis the server's (INFO cpu), which tell which end limits it.
+ *
+ * Knobs: LW_BENCH_BACKENDS (redis,postgres), LW_BENCH_CONCURRENCY (16),
+ * LW_BENCH_SECONDS per side (5), LW_BENCH_ROUNDS (4); REDIS_URL / DATABASE_URL
+ * pick the servers (a private Redis keeps others' traffic out of the CPU column).
+ * The machine is usually shared: run it a few times and take the median.
  */
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
@@ -40,16 +47,25 @@ interface Measurement {
   pairs: number;
   elapsedMs: number;
   acquireMs: number[];
+  /** CPU this process spent (user + system), µs. */
+  clientCpuUs: number;
+  /** CPU the server spent, µs, when it can be read (Redis INFO cpu); includes other clients of a shared server. */
+  serverCpuUs: number | null;
 }
+
+/** The server's CPU time so far in seconds, for the cost columns; null when not available. */
+type ServerCpu = () => Promise<number | null>;
 
 function quantile(sorted: readonly number[], q: number): number {
   if (sorted.length === 0) return Number.NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 }
 
-async function measure(pair: Pair, durationMs: number, record: boolean): Promise<Measurement> {
+async function measure(pair: Pair, durationMs: number, record: boolean, readServerCpu: ServerCpu): Promise<Measurement> {
   const acquireMs: number[] = [];
   let pairs = 0;
+  const serverBefore = await readServerCpu();
+  const cpuBefore = process.cpuUsage();
   const startedAt = performance.now();
   const until = startedAt + durationMs;
   await Promise.all(
@@ -61,21 +77,28 @@ async function measure(pair: Pair, durationMs: number, record: boolean): Promise
       }
     }),
   );
-  return { pairs, elapsedMs: performance.now() - startedAt, acquireMs };
+  const elapsedMs = performance.now() - startedAt;
+  const cpu = process.cpuUsage(cpuBefore);
+  const serverAfter = await readServerCpu();
+  const serverCpuUs = serverBefore === null || serverAfter === null ? null : (serverAfter - serverBefore) * 1e6;
+  return { pairs, elapsedMs, acquireMs, clientCpuUs: cpu.user + cpu.system, serverCpuUs };
 }
 
 /** Runs both sides, alternating, after a warm-up of each. */
-async function compare(sides: Record<"store" | "bare", Pair>): Promise<Record<"store" | "bare", Measurement>> {
-  await measure(sides.bare, WARMUP_MS, false);
-  await measure(sides.store, WARMUP_MS, false);
-  const total = { store: { pairs: 0, elapsedMs: 0, acquireMs: [] as number[] }, bare: { pairs: 0, elapsedMs: 0, acquireMs: [] as number[] } };
+async function compare(sides: Record<"store" | "bare", Pair>, readServerCpu: ServerCpu = async () => null): Promise<Record<"store" | "bare", Measurement>> {
+  await measure(sides.bare, WARMUP_MS, false, readServerCpu);
+  await measure(sides.store, WARMUP_MS, false, readServerCpu);
+  const empty = (): Measurement => ({ pairs: 0, elapsedMs: 0, acquireMs: [], clientCpuUs: 0, serverCpuUs: 0 });
+  const total = { store: empty(), bare: empty() };
   const roundMs = (SECONDS_PER_SIDE * 1000) / ROUNDS;
   for (let round = 0; round < ROUNDS; round++) {
     for (const side of round % 2 === 0 ? (["bare", "store"] as const) : (["store", "bare"] as const)) {
-      const m = await measure(sides[side], roundMs, true);
+      const m = await measure(sides[side], roundMs, true, readServerCpu);
       total[side].pairs += m.pairs;
       total[side].elapsedMs += m.elapsedMs;
       total[side].acquireMs.push(...m.acquireMs);
+      total[side].clientCpuUs += m.clientCpuUs;
+      total[side].serverCpuUs = total[side].serverCpuUs === null || m.serverCpuUs === null ? null : total[side].serverCpuUs + m.serverCpuUs;
     }
   }
   total.store.acquireMs.sort((a, b) => a - b);
@@ -117,7 +140,13 @@ async function benchRedis(): Promise<Row[]> {
       if (deleted !== 1) throw new Error(`bench: compare-and-delete of ${key} refused`);
       return ms;
     };
-    const m = await compare({ store: storePair(store, "bench"), bare });
+    const readServerCpu = async () => {
+      const info = await bareClient.info("cpu");
+      const user = /used_cpu_user:([\d.]+)/.exec(info)?.[1];
+      const system = /used_cpu_sys:([\d.]+)/.exec(info)?.[1];
+      return user === undefined || system === undefined ? null : Number(user) + Number(system);
+    };
+    const m = await compare({ store: storePair(store, "bench"), bare }, readServerCpu);
     return rows("redis", m, TARGETS.redisRatio, TARGETS.redisP99Ms);
   } finally {
     await store.close();
@@ -168,6 +197,8 @@ interface Row {
   backend: string;
   side: "store" | "bare";
   pairsPerSec: number;
+  clientUsPerPair: number;
+  serverUsPerPair: number | null;
   p50Ms: number;
   p99Ms: number;
   ratio: number | null;
@@ -185,18 +216,24 @@ function rows(backend: string, m: Record<"store" | "bare", Measurement>, ratioTa
     targets.push(`p99 ≤ ${p99TargetMs} ms`);
     isMet &&= p99 <= p99TargetMs;
   }
+  const costs = (x: Measurement) => ({
+    clientUsPerPair: x.clientCpuUs / x.pairs,
+    serverUsPerPair: x.serverCpuUs === null ? null : x.serverCpuUs / x.pairs,
+  });
   return [
-    { backend, side: "bare", pairsPerSec: rate(m.bare), p50Ms: quantile(m.bare.acquireMs, 0.5), p99Ms: quantile(m.bare.acquireMs, 0.99), ratio: null, target: "", isMet: null },
-    { backend, side: "store", pairsPerSec: rate(m.store), p50Ms: quantile(m.store.acquireMs, 0.5), p99Ms: p99, ratio, target: targets.join(", "), isMet },
+    { backend, side: "bare", pairsPerSec: rate(m.bare), ...costs(m.bare), p50Ms: quantile(m.bare.acquireMs, 0.5), p99Ms: quantile(m.bare.acquireMs, 0.99), ratio: null, target: "", isMet: null },
+    { backend, side: "store", pairsPerSec: rate(m.store), ...costs(m.store), p50Ms: quantile(m.store.acquireMs, 0.5), p99Ms: p99, ratio, target: targets.join(", "), isMet },
   ];
 }
 
 function printTable(all: Row[]): void {
-  const header = ["backend", "side", "pairs/s", "acquire p50 ms", "acquire p99 ms", "ratio", "target", ""];
+  const header = ["backend", "side", "pairs/s", "client CPU µs/pair", "server CPU µs/pair", "acquire p50 ms", "acquire p99 ms", "ratio", "target", ""];
   const body = all.map((r) => [
     r.backend,
     r.side,
     r.pairsPerSec.toFixed(0),
+    r.clientUsPerPair.toFixed(1),
+    r.serverUsPerPair === null ? "" : r.serverUsPerPair.toFixed(1),
     r.p50Ms.toFixed(3),
     r.p99Ms.toFixed(3),
     r.ratio === null ? "" : `${r.ratio.toFixed(2)}×`,
@@ -220,5 +257,6 @@ export async function run(): Promise<BenchOutcome> {
     ...(BACKENDS.includes("postgres") ? await benchPostgres() : []),
   ];
   printTable(all);
+  console.log("(server CPU is Redis' own INFO cpu: on a shared server it includes everyone else's commands too)");
   return { isMet: all.every((r) => r.isMet !== false) };
 }
