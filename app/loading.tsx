@@ -1,6 +1,6 @@
 import { Skeleton } from "@/components/ui/skeleton";
 
-/** Overview-shaped placeholder: tiles, then chart panels. */
+/** Overview-shaped placeholder: tiles, the per-store table, then chart panels. */
 export default function OverviewLoading() {
   return (
     <div role="status" aria-label="Loading the overview" className="space-y-5">
@@ -10,9 +10,10 @@ export default function OverviewLoading() {
           <Skeleton key={i} className="h-20" />
         ))}
       </div>
+      <Skeleton className="h-28" />
       <div className="grid gap-4 lg:grid-cols-2">
-        {Array.from({ length: 6 }, (_, i) => (
-          <Skeleton key={i} className="h-64" />
+        {Array.from({ length: 5 }, (_, i) => (
+          <Skeleton key={i} className={i === 4 ? "h-64 lg:col-span-2" : "h-64"} />
         ))}
       </div>
       <span className="sr-only">Loading…</span>

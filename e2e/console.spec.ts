@@ -138,6 +138,90 @@ test("events filter by kind, in the URL", async ({ page }) => {
   await expectNoSeriousA11yViolations(page);
 });
 
+/** Tabs forward until the focused element matches `isTarget`; fails after `max` presses. */
+async function tabTo(page: Page, isTarget: (el: { tag: string; text: string }) => boolean, max = 80): Promise<void> {
+  for (let i = 0; i < max; i++) {
+    await page.keyboard.press("Tab");
+    const focused = await page.evaluate(() => {
+      const el = document.activeElement as HTMLElement | null;
+      return el ? { tag: el.tagName.toLowerCase(), text: (el.textContent ?? "").trim() } : null;
+    });
+    if (focused && isTarget(focused)) return;
+  }
+  throw new Error(`no matching control within ${max} Tab presses`);
+}
+
+/** The focused element draws a focus indicator (outline or ring). */
+async function expectVisibleFocus(page: Page): Promise<void> {
+  const ring = await page.evaluate(() => {
+    const style = getComputedStyle(document.activeElement!);
+    return { outline: style.outlineStyle !== "none" && parseFloat(style.outlineWidth) > 0, shadow: style.boxShadow !== "none" };
+  });
+  expect(ring.outline || ring.shadow, "the focused control shows where focus is").toBe(true);
+}
+
+test("sortable headers and overview controls work from the keyboard, with visible focus", async ({ page }) => {
+  await page.goto("/locks");
+  await expect(page.locator("tbody tr").first()).toBeVisible({ timeout: DATA_TIMEOUT_MS });
+  await page.locator("body").focus();
+  await tabTo(page, (el) => el.tag === "a" && el.text.startsWith("Held for"));
+  await expectVisibleFocus(page);
+  await page.keyboard.press("Enter");
+  await expect(page).toHaveURL(/sort=held_longest/);
+  await expect(page.getByRole("columnheader", { name: /Held for/ })).toHaveAttribute("aria-sort", "descending");
+
+  await page.goto("/?window=15m");
+  await expect(page.getByRole("heading", { name: "Overview" })).toBeVisible();
+  await tabTo(page, (el) => el.tag === "button" && el.text === "7d");
+  await expectVisibleFocus(page);
+  await page.keyboard.press("Enter");
+  await expect(page).toHaveURL(/window=7d/);
+  await expect(page.getByRole("button", { name: "7d" })).toHaveAttribute("aria-pressed", "true");
+});
+
+test("every page fits 1280×800 without clipped tables and passes axe in light and dark", async ({ page }) => {
+  // A lease page with history, found through the events page.
+  await page.goto("/events?kind=released");
+  const link = page.locator("tbody tr").first().getByRole("link");
+  await expect(link).toBeVisible({ timeout: DATA_TIMEOUT_MS });
+  const leasePath = (await link.getAttribute("href"))!;
+  const pages = ["/?window=15m", "/?window=7d", "/locks", "/locks?state=expired&window=1h", leasePath, "/events"];
+
+  for (const colorScheme of ["light", "dark"] as const) {
+    await page.emulateMedia({ colorScheme });
+    for (const path of pages) {
+      await page.goto(path);
+      await expect(page.getByRole("heading", { level: 1 })).toBeVisible();
+      // Only the live tables matter here: wait until the list ones have rows.
+      if (path === "/locks" || path === "/events") await expect(page.locator("tbody tr").first()).toBeVisible({ timeout: DATA_TIMEOUT_MS });
+      const clipped = await page.evaluate(() =>
+        [...document.querySelectorAll<HTMLElement>('[role="region"]')]
+          .filter((region) => region.scrollWidth > region.clientWidth + 1)
+          .map((region) => `${region.getAttribute("aria-label")}: ${region.scrollWidth}px in ${region.clientWidth}px`),
+      );
+      expect(clipped, `${path} (${colorScheme}): every column fits`).toEqual([]);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth), `${path} scrolls sideways`).toBeLessThanOrEqual(1280);
+      await expectNoSeriousA11yViolations(page);
+    }
+  }
+});
+
+test.describe("signed out", () => {
+  test.use({ storageState: { cookies: [], origins: [] } });
+
+  test("the sign-in pages pass axe in light and dark", async ({ page }) => {
+    await page.route(/fonts\.googleapis\.com/, (route) => route.abort());
+    for (const colorScheme of ["light", "dark"] as const) {
+      await page.emulateMedia({ colorScheme });
+      for (const path of ["/signin", "/signin/not-authorised"]) {
+        await page.goto(path);
+        await expect(page.getByRole("heading", { level: 1 })).toBeVisible();
+        await expectNoSeriousA11yViolations(page);
+      }
+    }
+  });
+});
+
 test("with the Redis store stopped, the banner names it and Postgres data stays", async ({ page }) => {
   await page.goto(`/locks?store=${PG_STORE}`);
   await expect(page.locator("tbody tr").first()).toBeVisible({ timeout: DATA_TIMEOUT_MS });

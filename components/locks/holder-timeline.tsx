@@ -39,7 +39,7 @@ export function HolderTimeline({ bars, storeNow }: { bars: HoldBar[]; storeNow: 
           return (
             <li key={`${bar.leaseId}-${i}`} className="grid grid-cols-[14rem_1fr_10rem] items-center gap-3 text-xs" data-ending={bar.ending}>
               <span className="truncate font-mono" title={`${bar.owner ?? "?"} · ${bar.task ?? "?"} · lease ${bar.leaseId}`}>
-                {bar.owner ?? "unknown"} <span className="text-zinc-500">#{bar.fencingToken ?? "?"}</span>
+                {bar.owner ?? "unknown"} <span className="text-zinc-500 dark:text-zinc-400">#{bar.fencingToken ?? "?"}</span>
               </span>
               <span className="relative h-4 rounded bg-zinc-100 dark:bg-zinc-800" aria-hidden="true">
                 <span

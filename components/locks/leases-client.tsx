@@ -153,7 +153,7 @@ function LeaseRow({ lease, browserNow, offsetMs }: { lease: LeaseView; browserNo
       </Td>
       <Td>
         {lease.renewals === 0 ? (
-          <span className="text-zinc-500" title={`acquired ${formatUtc(lease.acquiredAt)}`}>never</span>
+          <span className="text-zinc-500 dark:text-zinc-400" title={`acquired ${formatUtc(lease.acquiredAt)}`}>never</span>
         ) : (
           <RelativeTime value={lease.renewedAt} clockOffsetMs={offsetMs} />
         )}

@@ -129,7 +129,7 @@ export function OverviewControls({ view, search }: { view: OverviewView; search:
           ))}
         </select>
       </label>
-      {isPending ? <span className="pb-1.5 text-xs text-zinc-500" role="status">Updating…</span> : null}
+      {isPending ? <span className="pb-1.5 text-xs text-zinc-500 dark:text-zinc-400" role="status">Updating…</span> : null}
     </div>
   );
 }

@@ -318,18 +318,29 @@ export function buildPoints(
       t,
       acquired,
       contended,
-      contentionRate: ratio(contended, contended + acquired),
+      contentionRate: roundTo(ratio(contended, contended + acquired), 4),
       released,
       expired,
       forceReleased: count(b, "force_released"),
-      expiredToReleased: ratio(expired, released),
-      p50: histogramQuantile(b.holdHistogram, 0.5),
-      p95: histogramQuantile(b.holdHistogram, 0.95),
-      p99: histogramQuantile(b.holdHistogram, 0.99),
+      expiredToReleased: roundTo(ratio(expired, released), 4),
+      p50: roundTo(histogramQuantile(b.holdHistogram, 0.5), 1),
+      p95: roundTo(histogramQuantile(b.holdHistogram, 0.95), 1),
+      p99: roundTo(histogramQuantile(b.holdHistogram, 0.99), 1),
       active: active[i]!,
       stack,
     };
   });
+}
+
+/**
+ * Chart points go to the browser twice (HTML and the live payload) and up to 1 440
+ * at a time; digits past these are noise for a chart (quantiles are estimated
+ * within a histogram bucket anyway), so they are not sent.
+ */
+function roundTo(value: number | null, decimals: number): number | null {
+  if (value === null) return null;
+  const scale = 10 ** decimals;
+  return Math.round(value * scale) / scale;
 }
 
 export function buildHistogram(buckets: readonly MergedBucket[]): HistogramBar[] {
