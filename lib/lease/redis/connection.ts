@@ -36,7 +36,9 @@ function isFunctionMissing(error: unknown): boolean {
  * running anything*, so loading the library and calling again is safe. Calls in
  * flight at that moment may all load it: the library's name is versioned by its
  * code, so a second load of the same code is refused as "already exists", which
- * is as good as loaded.
+ * is as good as loaded. Libraries of older versions are left on the server (a
+ * process still running one would only load it again); FUNCTION DELETE removes
+ * them once no process uses them.
  */
 export async function callFunction(
   ctx: RedisContext,
