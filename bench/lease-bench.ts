@@ -2,7 +2,7 @@
  * Library benchmark: the lease stores against bare baselines at the same
  * concurrency, in the same run, on loopback.
  *
- * - Redis: RedisLeaseStore acquire+release (Lua functions, events, counters) vs
+ * - Redis: RedisLeaseStore acquire+release (Lua scripts by SHA, events, counters) vs
  *   bare `SET key val NX PX` + compare-and-delete Lua via EVALSHA. One connection
  *   each, both clients created with the same (default) options.
  * - Postgres: PostgresLeaseStore acquire+release (one statement each, events) vs

@@ -3,7 +3,7 @@ import { LEASE_EVENT_KINDS, type Lease, type LeaseEvent, type LeaseEventKind } f
 
 /**
  * Conversions between the store's raw shapes (hash fields, stream entries,
- * function replies) and the contract types. Nothing outside lib/lease/redis sees
+ * script replies) and the contract types. Nothing outside lib/lease/redis sees
  * the raw shapes.
  */
 
@@ -104,7 +104,7 @@ export function streamEntryToRaw(entry: [string, string[]]): RawEvent {
 }
 
 /** A script reply: a flat array `[status, …]` (see scripts.ts). Anything else is a store error. */
-export function readFunctionReply(reply: unknown, operation: string): unknown[] {
+export function readScriptReply(reply: unknown, operation: string): unknown[] {
   if (!Array.isArray(reply) || typeof reply[0] !== "string") throw new LeaseError(`redis ${operation}: unexpected reply`, "store_error");
   return reply;
 }
@@ -121,7 +121,7 @@ export function pairsToRecord(flat: unknown): Record<string, string> {
   return record;
 }
 
-/** Events in a function reply: each `[id, field, value, …]`, the stream entry under its id. */
+/** Events in a script reply: each `[id, field, value, …]`, the stream entry under its id. */
 export function replyEventsToRaw(events: unknown): RawEvent[] {
   const raws: RawEvent[] = [];
   if (!Array.isArray(events)) return raws;

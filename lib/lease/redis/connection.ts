@@ -1,6 +1,6 @@
 import type { ChainableCommander, Redis } from "ioredis";
 import { LeaseError } from "../errors";
-import type { LeaseLibrary, LeaseOperation } from "./scripts";
+import type { LeaseScript } from "./scripts";
 
 /** What the read and write paths need from the store: the client and how to name failures. */
 export interface RedisContext {
@@ -26,47 +26,31 @@ function toStoreError(ctx: RedisContext, operation: string, cause: unknown): Red
   return new RedisStoreError(ctx.storeName, operation, cause, ctx.lastConnectionError?.());
 }
 
-function isFunctionMissing(error: unknown): boolean {
-  return error instanceof Error && /function not found/i.test(error.message);
+function isScriptMissing(error: unknown): boolean {
+  return error instanceof Error && /NOSCRIPT/.test(error.message);
 }
 
 /**
- * Calls one function of the library; when the server does not have it (first
- * use, a restart, FUNCTION FLUSH) it answers "Function not found" *without
- * running anything*, so loading the library and calling again is safe. Calls in
- * flight at that moment may all load it: the library's name is versioned by its
- * code, so a second load of the same code is refused as "already exists", which
- * is as good as loaded. Libraries of older versions are left on the server (a
- * process still running one would only load it again); FUNCTION DELETE removes
- * them once no process uses them.
+ * Runs one script by SHA. When the server does not have it (first use, a restart,
+ * SCRIPT FLUSH) it answers NOSCRIPT *without running anything*, so sending the
+ * full text with EVAL (which also caches it for the next EVALSHA) is safe.
  */
-export async function callFunction(
+export async function callScript(
   ctx: RedisContext,
-  library: LeaseLibrary,
-  operation: LeaseOperation,
+  script: LeaseScript,
   keys: readonly string[],
   args: readonly (string | number)[],
 ): Promise<unknown> {
-  const name = library.functions[operation];
   try {
     try {
-      return await ctx.client.fcall(name, keys.length, ...keys, ...args);
+      return await ctx.client.evalsha(script.sha, keys.length, ...keys, ...args);
     } catch (error) {
-      if (!isFunctionMissing(error)) throw error;
-      await loadLibrary(ctx, library);
-      return await ctx.client.fcall(name, keys.length, ...keys, ...args);
+      if (!isScriptMissing(error)) throw error;
+      return await ctx.client.eval(script.lua, keys.length, ...keys, ...args);
     }
   } catch (error) {
     if (error instanceof LeaseError) throw error;
-    throw toStoreError(ctx, operation, error);
-  }
-}
-
-async function loadLibrary(ctx: RedisContext, library: LeaseLibrary): Promise<void> {
-  try {
-    await ctx.client.function("LOAD", library.code);
-  } catch (error) {
-    if (!(error instanceof Error && /already exists/i.test(error.message))) throw error;
+    throw toStoreError(ctx, script.operation, error);
   }
 }
 

@@ -1,7 +1,7 @@
 /**
  * Key layout of the Redis store.
  *
- * Every key one Lua function call touches carries the same hash tag `{b<n>}`, where n is
+ * Every key one Lua script call touches carries the same hash tag `{b<n>}`, where n is
  * the resource's bucket. That keeps each call inside one Redis Cluster slot,
  * and gives the console a fixed set of per-bucket indexes to read:
  *

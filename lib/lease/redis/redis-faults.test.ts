@@ -8,7 +8,7 @@ import { RedisLeaseStore } from "./store";
 
 /**
  * Faults on a throwaway redis-server of our own (never the shared 6379):
- * flushed functions, a restart that loses every key, a server that is down.
+ * a flushed script cache, a restart that loses every key, a server that is down.
  */
 
 let server: ThrowawayServer;
@@ -41,7 +41,7 @@ async function eventually<T>(call: () => Promise<T>, attempts = 100): Promise<T>
 }
 
 describe("RedisLeaseStore on a throwaway server", () => {
-  it("keeps working when the server's functions are flushed between and during operations", async () => {
+  it("keeps working when the server's script cache is flushed between and during operations (NOSCRIPT)", async () => {
     const store = openStore();
     const admin = new Redis(server.url);
     const callerClient = new Redis(server.url);
@@ -49,11 +49,11 @@ describe("RedisLeaseStore on a throwaway server", () => {
     try {
       for (let round = 0; round < 5; round++) {
         const resource = `flush:${round}`;
-        expect(await admin.function("FLUSH")).toBe("OK");
+        expect(await admin.script("FLUSH")).toBe("OK");
         const first = await store.acquire({ resource, owner: "a", task: "t", ttlMs: 10_000 });
         expect(first.acquired).toBe(true);
         if (!first.acquired) return;
-        expect(await admin.function("FLUSH")).toBe("OK");
+        expect(await admin.script("FLUSH")).toBe("OK");
         // Many operations in flight at once, from two connections, right after a flush.
         const [contended, renewed] = await Promise.all([
           other.acquire({ resource, owner: "b", task: "t", ttlMs: 10_000 }),
@@ -63,7 +63,7 @@ describe("RedisLeaseStore on a throwaway server", () => {
         ]);
         expect(contended.acquired).toBe(false);
         expect(renewed.renewed).toBe(true);
-        expect(await admin.function("FLUSH")).toBe("OK");
+        expect(await admin.script("FLUSH")).toBe("OK");
         expect((await other.forceRelease({ resource, leaseId: first.lease.leaseId, actor: "ops", reason: "test" })).released).toBe(true);
       }
       const events = await store.events({ kinds: ["acquired", "contended", "force_released"], limit: 100 });

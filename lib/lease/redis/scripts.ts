@@ -5,49 +5,46 @@ import { HOLD_HISTOGRAM_BOUNDS_MS, type LeaseEventKind } from "../types";
 export const INDEXED_EVENT_KINDS: readonly LeaseEventKind[] = ["expired", "force_released", "renew_failed", "lost", "fencing_rejected"];
 
 /**
- * The Lua of the Redis store: one Redis function library (Redis ≥ 7: `FUNCTION
- * LOAD`, `FCALL`; also `SET … NX GET`, `XADD <ms>-*`). One function per
- * operation: the state change, its event(s) and its stats counters happen in one
- * atomic step, on the store's clock (`TIME` inside the function — client clocks
- * are never used).
+ * The Lua of the Redis store: one script per operation, loaded once and run by
+ * SHA (EVALSHA; after NOSCRIPT — a restart, SCRIPT FLUSH — it is sent again, see
+ * callScript in connection.ts). Each script makes the state change, records its
+ * event(s) and bumps its stats counters in one atomic step, on the store's clock
+ * (`TIME` inside the script — client clocks are never used). Redis ≥ 7 (`SET … NX
+ * GET`, `XADD <ms>-*`).
  *
- * Why a function library and not EVALSHA scripts: a script re-creates all of its
- * helpers (closures, tables) on every call, and that was ~20% of the Redis CPU
- * of an acquire+release. A library's top level runs once, at load; each call
- * only sets the per-call state (KEYS, ARGV, the clock) and runs its body. The
- * library's name carries a hash of its code, so processes running different
- * versions never replace each other's functions. See callFunction in
- * connection.ts for loading it on first use and again after a restart.
+ * Every script is the shared top (constants and helpers) followed by its body.
+ * Redis compiles a script once, but re-runs its top on every call, so the helpers
+ * are kept to plain locals and small tables.
  *
- * Cost model (what the functions are shaped by): Redis CPU per call is a small
+ * Cost model (what the scripts are shaped by): Redis CPU per call is a small
  * base plus, per `redis.call`, the command itself and ~0.3 µs (read) to ~0.7 µs
  * (write) of call overhead, and Lua turning numbers into strings is a `sprintf`
  * each. So the hot paths make as few calls as the invariants allow, pass
  * strings (not numbers) to Redis, and build each decimal string once.
  *
  * Replies are flat arrays of strings, never JSON: `[status, …]` as documented on
- * each function. An event in a reply is `[id, field, value, field, value, …]` —
+ * each script. An event in a reply is `[id, field, value, field, value, …]` —
  * the stream entry it was written as, with its id in front.
  *
- * Every function is given one key, its bucket's base `<ns>:{b<n>}:` (keys.ts), and
+ * Every script is given one key, its bucket's base `<ns>:{b<n>}:` (keys.ts), and
  * derives the keys it touches from it — `<base>lock:<resource>`, `<base>idx`, … —
  * so all of them carry the base's hash tag and live in the one cluster slot that
  * KEYS names. (Passing ten long key names per call cost more on the client and in
- * Redis' request parsing than deriving them in Lua.) Resource functions share:
+ * Redis' request parsing than deriving them in Lua.) Resource scripts share:
  *   KEYS[1] bucket base
  *   ARGV[1] resource  ARGV[2] events MAXLEN  ARGV[3] per-resource event id list length
- *   ARGV[4..] per function, documented on each.
+ *   ARGV[4..] per script, documented on each.
  */
 
-/** One operation's body: it runs inside `function(keys, args)` after start(), so KEYS, ARGV and NOW are set. */
-interface FunctionBody {
+/** One operation's body: it runs after start(), so KEYS, ARGV and NOW are set. */
+interface ScriptBody {
   operation: LeaseOperation;
   body: string;
 }
 
 export type LeaseOperation = "acquire" | "renew" | "release" | "forceRelease" | "reportFencingRejection" | "reportLost" | "sweep";
 
-function defineFunction(operation: LeaseOperation, body: string): FunctionBody {
+function defineScript(operation: LeaseOperation, body: string): ScriptBody {
   return { operation, body };
 }
 
@@ -59,9 +56,8 @@ const HOLD_BUCKET_LUA = [
 ].join("\n  ");
 
 /**
- * The library's top level: constants and helpers, created once at load. The per-call state
- * lives in upvalues that start() overwrites at the beginning of every call; Redis runs one
- * function at a time, to the end, so no call sees another's.
+ * The shared top of every script: constants and helpers. The per-call state lives in
+ * locals that start() sets from the script's KEYS and ARGV at the beginning of the call.
  */
 const LIBRARY_TOP = `
 local KEYS, ARGV, TIME, NOW_US, NOW_MS, NOW, NOW_US_TEXT, MINUTE
@@ -134,7 +130,7 @@ local function contention_prefix(resource)
 end
 
 -- Hour rollups are folded from closed minutes rather than written with every event (that
--- doubled the counter writes of every operation). A minute hash written by these functions
+-- doubled the counter writes of every operation). A minute hash written by these scripts
 -- carries the field 'fold' until its counters have been added to its hour's hash; the fold
 -- adds them and removes the mark in one atomic step, so each minute reaches its hour exactly
 -- once whoever folds it (the first write of each new minute, or sweep), and a reader adds the
@@ -256,7 +252,7 @@ end
  * Returns ["acquired", tookOverExpired "1"|"0", token, acquiredAt, expiresAt]
  * or ["held", holder leaseId, owner, task, token, expiresAt].
  */
-const ACQUIRE = defineFunction(
+const ACQUIRE = defineScript(
   "acquire",
   `
 local c = resource_context()
@@ -318,7 +314,7 @@ return { 'acquired', old and '1' or '0', token, NOW, expires }
  * renew. ARGV[4] leaseId, ARGV[5] ttlMs.
  * Returns ["renewed", expiresAt, renewals] or ["refused", reason, events].
  */
-const RENEW = defineFunction(
+const RENEW = defineScript(
   "renew",
   `
 local c = resource_context()
@@ -374,7 +370,7 @@ return { 'refused', reason, events }
  * rest of what the caller sent, so only this goes back (owner/task/token nil if unknown) —
  * or ["refused", reason, events].
  */
-const RELEASE = defineFunction(
+const RELEASE = defineScript(
   "release",
   `
 local c = resource_context()
@@ -409,7 +405,7 @@ return { 'refused', 'not_owner', {} }
  * Returns ["released", holdMs, lease fields, events] | ["lease_changed", current lease fields or [], events]
  * | ["not_found", events]. Lease fields are the hash as [field, value, …].
  */
-const FORCE_RELEASE = defineFunction(
+const FORCE_RELEASE = defineScript(
   "forceRelease",
   `
 local c = resource_context()
@@ -443,7 +439,7 @@ return { 'not_found', events }
  * ARGV[7] owner, ARGV[8] task, ARGV[9] leaseId ("" when unknown).
  * Returns ["recorded", events].
  */
-const FENCING_REJECTED = defineFunction(
+const FENCING_REJECTED = defineScript(
   "reportFencingRejection",
   `
 local c = resource_context()
@@ -464,7 +460,7 @@ return { 'recorded', { ev } }
  * reportLost. ARGV[4] leaseId, ARGV[5] owner, ARGV[6] task, ARGV[7] token, ARGV[8] reason.
  * Returns ["recorded", events].
  */
-const LOST = defineFunction(
+const LOST = defineScript(
   "reportLost",
   `
 local c = resource_context()
@@ -482,7 +478,7 @@ return { 'recorded', { ev } }
  * sweep, one bucket. KEYS[1] bucket base. ARGV[1] events MAXLEN, ARGV[2] per-resource event id list length, ARGV[3] batch size.
  * Returns ["swept", expired, scanned] (integers).
  */
-const SWEEP = defineFunction(
+const SWEEP = defineScript(
   "sweep",
   `
 local due = redis.call('ZRANGEBYSCORE', KEYS[1] .. 'idx', '-inf', NOW, 'LIMIT', 0, ARGV[3])
@@ -508,29 +504,23 @@ return { 'swept', expired, #due }
 `,
 );
 
-const BODIES: readonly FunctionBody[] = [ACQUIRE, RENEW, RELEASE, FORCE_RELEASE, FENCING_REJECTED, LOST, SWEEP];
+const BODIES: readonly ScriptBody[] = [ACQUIRE, RENEW, RELEASE, FORCE_RELEASE, FENCING_REJECTED, LOST, SWEEP];
 
-export interface LeaseLibrary {
-  /** `leasewatch_<version>`; the version is a hash of the code. */
-  name: string;
-  /** What FUNCTION LOAD takes. */
-  code: string;
-  /** The function to FCALL for each operation. */
-  functions: Readonly<Record<LeaseOperation, string>>;
+export interface LeaseScript {
+  operation: LeaseOperation;
+  /** The full Lua text (what EVAL takes). */
+  lua: string;
+  /** SHA-1 of `lua` (what EVALSHA takes). */
+  sha: string;
 }
 
-function buildLibrary(): LeaseLibrary {
-  const version = createHash("sha1")
-    .update(LIBRARY_TOP)
-    .update(BODIES.map((b) => `${b.operation}\n${b.body}`).join("\n"))
-    .digest("hex")
-    .slice(0, 16);
-  const functions = Object.fromEntries(BODIES.map((b) => [b.operation, `lw_${b.operation}_${version}`])) as Record<LeaseOperation, string>;
-  const registrations = BODIES.map(
-    (b) => `redis.register_function('${functions[b.operation]}', function(keys, args)\nstart(keys, args)\n${b.body}\nend)`,
-  );
-  const name = `leasewatch_${version}`;
-  return { name, code: [`#!lua name=${name}`, LIBRARY_TOP, ...registrations].join("\n"), functions };
+function buildScript(b: ScriptBody): LeaseScript {
+  // The top declares its own `local KEYS, ARGV`, so the script's globals are captured first.
+  const lua = ["local SCRIPT_KEYS, SCRIPT_ARGV = KEYS, ARGV", LIBRARY_TOP, "start(SCRIPT_KEYS, SCRIPT_ARGV)", b.body].join("\n");
+  return { operation: b.operation, lua, sha: createHash("sha1").update(lua).digest("hex") };
 }
 
-export const LEASE_LIBRARY: LeaseLibrary = buildLibrary();
+/** One script per operation. */
+export const LEASE_SCRIPTS: Readonly<Record<LeaseOperation, LeaseScript>> = Object.fromEntries(
+  BODIES.map((b) => [b.operation, buildScript(b)]),
+) as Record<LeaseOperation, LeaseScript>;

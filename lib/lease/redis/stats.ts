@@ -22,7 +22,7 @@ function emptyCounts(): Record<CounterKind, number> {
 }
 
 /**
- * Reads the counter hashes the Lua functions maintain (one per bucket and interval)
+ * Reads the counter hashes the Lua scripts maintain (one per bucket and interval)
  * and sums them per interval. Intervals are those whose start lies in
  * [floor(from), to); empty ones are returned with zeros so a chart's time axis
  * has no holes.

@@ -38,12 +38,12 @@ import {
   ZStatsQuery,
   ZStoreName,
 } from "../validation";
-import { pairsToRecord, readFunctionReply, replyEventsToRaw, toLease, toLeaseEvent, type RawEvent, type RawLease } from "./codec";
-import { callFunction, execPipeline, RedisStoreError, type RedisContext } from "./connection";
+import { pairsToRecord, readScriptReply, replyEventsToRaw, toLease, toLeaseEvent, type RawEvent, type RawLease } from "./codec";
+import { callScript, execPipeline, RedisStoreError, type RedisContext } from "./connection";
 import { readEvents, type EventSourcePlan } from "./events";
 import { bucketOf, buildBucketKeys, buildKindStreamKey, buildResourceKeys, type BucketKeys } from "./keys";
 import { listLeases } from "./list";
-import { INDEXED_EVENT_KINDS, LEASE_LIBRARY, type LeaseOperation } from "./scripts";
+import { INDEXED_EVENT_KINDS, LEASE_SCRIPTS, type LeaseOperation } from "./scripts";
 import { readStats } from "./stats";
 
 export const DEFAULT_NAMESPACE = "lw";
@@ -62,7 +62,7 @@ const ZRedisClient = z.custom<Redis>(
   (v) =>
     typeof v === "object" &&
     v !== null &&
-    typeof (v as Redis).fcall === "function" &&
+    typeof (v as Redis).evalsha === "function" &&
     typeof (v as Redis).pipeline === "function" &&
     typeof (v as Redis).quit === "function",
   { error: "client must be an ioredis Redis client" },
@@ -111,7 +111,7 @@ const CLIENT_OPTIONS = {
 const HEALTH_TIMEOUT_MS = 2_000;
 
 /**
- * A lease store on Redis (≥ 7). Every write is one Lua function call (see scripts.ts) that
+ * A lease store on Redis (≥ 7). Every write is one Lua script run by SHA (see scripts.ts) that
  * checks, changes, records the event and counts it atomically, on the store's
  * clock; reads use pipelines across the hash-tagged buckets (see keys.ts).
  */
@@ -158,8 +158,8 @@ export class RedisLeaseStore implements LeaseStore {
   async acquire(input: AcquireInput): Promise<AcquireResult> {
     const i = parseOrThrow(ZAcquireInput, input, "acquire");
     const leaseId = randomUUID();
-    const { reply } = await this.callResourceFunction("acquire", i.resource, [i.owner, i.task, i.ttlMs, leaseId]);
-    const r = readFunctionReply(reply, "acquire") as string[];
+    const { reply } = await this.callResourceScript("acquire", i.resource, [i.owner, i.task, i.ttlMs, leaseId]);
+    const r = readScriptReply(reply, "acquire") as string[];
     if (r[0] === "held") {
       // ["held", holder leaseId, owner, task, token, expiresAt]
       return {
@@ -188,18 +188,18 @@ export class RedisLeaseStore implements LeaseStore {
 
   async renew(input: RenewInput): Promise<RenewResult> {
     const i = parseOrThrow(ZRenewInput, input, "renew");
-    const { reply } = await this.callResourceFunction("renew", i.resource, [i.leaseId, i.ttlMs]);
+    const { reply } = await this.callResourceScript("renew", i.resource, [i.leaseId, i.ttlMs]);
     // ["renewed", expiresAt, renewals] | ["refused", reason, events]
-    const r = readFunctionReply(reply, "renew");
+    const r = readScriptReply(reply, "renew");
     if (r[0] === "renewed") return { renewed: true, expiresAt: new Date(Number(r[1])), renewals: Number(r[2]) };
     return { renewed: false, reason: toRefusal(r[1]) };
   }
 
   async release(input: ReleaseInput): Promise<ReleaseResult> {
     const i = parseOrThrow(ZReleaseInput, input, "release");
-    const { reply, bucket } = await this.callResourceFunction("release", i.resource, [i.leaseId]);
+    const { reply, bucket } = await this.callResourceScript("release", i.resource, [i.leaseId]);
     // ["released", holdMs, event id, owner, task, token] | ["refused", reason, events]
-    const r = readFunctionReply(reply, "release");
+    const r = readScriptReply(reply, "release");
     if (r[0] === "released") {
       const raw: RawEvent = { id: String(r[2]), kind: "released", resource: i.resource, leaseId: i.leaseId, holdMs: String(r[1]) };
       if (typeof r[3] === "string") raw.owner = r[3];
@@ -213,9 +213,9 @@ export class RedisLeaseStore implements LeaseStore {
 
   async forceRelease(input: ForceReleaseInput): Promise<ForceReleaseResult> {
     const i = parseOrThrow(ZForceReleaseInput, input, "forceRelease");
-    const { reply, bucket } = await this.callResourceFunction("forceRelease", i.resource, [i.leaseId, i.actor, i.reason]);
+    const { reply, bucket } = await this.callResourceScript("forceRelease", i.resource, [i.leaseId, i.actor, i.reason]);
     // ["released", holdMs, lease fields, events] | ["lease_changed", current lease fields, events] | ["not_found", events]
-    const r = readFunctionReply(reply, "forceRelease");
+    const r = readScriptReply(reply, "forceRelease");
     if (r[0] === "released") {
       const lease = toLease(this.name, i.resource, pairsToRecord(r[2]) as RawLease);
       const event = this.toEvents(bucket, r[3]).at(-1);
@@ -326,36 +326,35 @@ export class RedisLeaseStore implements LeaseStore {
     return { streams: this.bucketKeys.map((keys, bucket) => ({ key: keys.events, bucket })) };
   }
 
-  private async callResourceFunction(operation: LeaseOperation, resource: string, extra: readonly (string | number)[]) {
+  private async callResourceScript(operation: LeaseOperation, resource: string, extra: readonly (string | number)[]) {
     const bucket = bucketOf(resource, this.buckets);
     const keys = [this.bucketKeys[bucket]!.base];
-    const reply = await callFunction(this.ctx, LEASE_LIBRARY, operation, keys, [resource, this.eventsMaxLen, this.evidsMaxLen, ...extra]);
+    const reply = await callScript(this.ctx, LEASE_SCRIPTS[operation], keys, [resource, this.eventsMaxLen, this.evidsMaxLen, ...extra]);
     return { reply, bucket };
   }
 
   private async recordOneEvent(operation: LeaseOperation, resource: string, args: readonly (string | number)[]): Promise<LeaseEvent> {
-    const { reply, bucket } = await this.callResourceFunction(operation, resource, args);
+    const { reply, bucket } = await this.callResourceScript(operation, resource, args);
     // ["recorded", events]
-    const event = this.toEvents(bucket, readFunctionReply(reply, operation)[1]).at(-1);
+    const event = this.toEvents(bucket, readScriptReply(reply, operation)[1]).at(-1);
     if (!event) throw new LeaseError(`redis store "${this.name}": ${operation} recorded no event`, "store_error");
     return event;
   }
 
   private async sweepBucket(bucket: number): Promise<{ expired: number; scanned: number }> {
     const keys = this.bucketKeys[bucket]!;
-    const reply = await callFunction(
+    const reply = await callScript(
       this.ctx,
-      LEASE_LIBRARY,
-      "sweep",
+      LEASE_SCRIPTS.sweep,
       [keys.base],
       [this.eventsMaxLen, this.evidsMaxLen, SWEEP_BATCH],
     );
     // ["swept", expired, scanned]
-    const r = readFunctionReply(reply, "sweep");
+    const r = readScriptReply(reply, "sweep");
     return { expired: Number(r[1]), scanned: Number(r[2]) };
   }
 
-  /** Function reply events → LeaseEvents, in the order recorded: an operation's own event comes last (after any expiry it recorded on the way). */
+  /** Script reply events → LeaseEvents, in the order recorded: an operation's own event comes last (after any expiry it recorded on the way). */
   private toEvents(bucket: number, events: unknown): LeaseEvent[] {
     return replyEventsToRaw(events).flatMap((r) => toLeaseEvent(this.name, bucket, r) ?? []);
   }
