@@ -2,7 +2,7 @@
  * Server-only read model of the overview `/`: tiles per store and in total, the
  * chart series and the "most contended" tables over the selected window — all
  * from the stores' rollups (`stats()`), never from scans of raw events, so a
- * 7-day overview costs the same as a 15-minute one.
+ * 7-day overview stays cheap.
  */
 import { histogramQuantile } from "@/lib/lease/histogram";
 import { HOLD_HISTOGRAM_BOUNDS_MS, type CounterKind, type LeaseStore, type StatsBucket, type StatsQuery } from "@/lib/lease/types";
