@@ -196,7 +196,9 @@ export async function runStaleWriter(ctx: WorkerContext): Promise<void> {
             },
             { task: makeTask(random), ttlMs: 5_000, waitMs: 2_000, signal: ctx.signal },
           );
-        });
+          // Handled here, not where it is awaited: if the stale writer's own steps throw first
+          // (a store going down), the rescue must not become an unhandled rejection meanwhile.
+        }).catch((error: unknown) => handleLeaseError(ctx, error));
         // The pause: longer than the TTL, and longer than the rescuer's first write.
         await sleepFor(ttlMs * 1.6, ctx.signal);
         const late = await write(stale);
@@ -205,7 +207,7 @@ export async function runStaleWriter(ctx: WorkerContext): Promise<void> {
         const renewal = await store.renew({ resource, leaseId, ttlMs });
         if (!renewal.renewed) await store.reportLost({ resource, leaseId, owner, task, fencingToken, reason: renewal.reason });
         else await store.release({ resource, leaseId });
-        await rescue.catch((error: unknown) => handleLeaseError(ctx, error));
+        await rescue;
       }
     } catch (error) {
       if (!ctx.signal.aborted) await noteError(ctx, error);
