@@ -160,7 +160,8 @@ function resolveRange(raw: RawParams, nowMs: number, defaultWindow: Exclude<Wind
   const name = window ?? defaultWindow;
   if (name === null) return null;
   const span = WINDOW_MS[name];
-  return { window: name, from: new Date(nowMs - span), to: new Date(nowMs), bucketMs: bucketFor(span) };
+  // Stores treat `to` as exclusive; a window "up to now" includes what happened in this very millisecond.
+  return { window: name, from: new Date(nowMs - span), to: new Date(nowMs + 1), bucketMs: bucketFor(span) };
 }
 
 function bucketFor(spanMs: number): number {
