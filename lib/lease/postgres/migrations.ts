@@ -98,6 +98,22 @@ export const MIGRATIONS: readonly Migration[] = [
       `;
     },
   },
+  {
+    version: 3,
+    name: "events time index as BRIN",
+    sql: (schema) => {
+      const s = quoteSchema(schema);
+      return `
+        -- Every acquire and release appends events, and each btree on lease_events is
+        -- one more index insert (and WAL record) on that hot path. \`at\` arrives in
+        -- time order (the database clock at insert), so a BRIN index answers the time
+        -- range reads (rollups, recent-minute tails, event windows) at almost no cost
+        -- per insert. Per-resource history keeps its btree (resource, at).
+        DROP INDEX IF EXISTS ${s}.lease_events_at_idx;
+        CREATE INDEX lease_events_at_brin ON ${s}.lease_events USING brin (at) WITH (pages_per_range = 32);
+      `;
+    },
+  },
 ];
 
 export interface MigrateResult {

@@ -481,7 +481,10 @@ export function buildRollupStatements(schema: string): RollupStatements {
     begin: `
       SELECT pg_try_advisory_xact_lock(hashtext($1::text)) AS locked, clock_timestamp() AS now,
              (SELECT refreshed_at FROM ${s}.lease_rollup_state) AS refreshed_at,
-             (SELECT min(at) FROM ${s}.lease_events) AS first_at`,
+             -- Only the first refresh needs the oldest event; the CASE keeps the
+             -- subquery (a scan: the time index is BRIN) from running on every refresh.
+             CASE WHEN (SELECT refreshed_at FROM ${s}.lease_rollup_state) IS NULL
+                  THEN (SELECT min(at) FROM ${s}.lease_events) END AS first_at`,
     refreshMinuteCounters: `
       INSERT INTO ${s}.lease_stats_minute (${COUNTER_INSERT_COLUMNS})
       SELECT date_bin(${UNIT.minute}, e.at, ${EPOCH}) AS bucket_start,
