@@ -63,6 +63,27 @@ export function toEvent(store: string, row: Row, prefix = ""): LeaseEvent {
   return event;
 }
 
+/**
+ * The `released` event from the release statement's slim row (id, at, owner, task,
+ * fencing_token, hold_ms, renewals) plus what the caller presented: the same
+ * LeaseEvent toEvent() builds from the stored row.
+ */
+export function toReleasedEvent(store: string, resource: string, leaseId: string, row: Row): LeaseEvent {
+  return {
+    id: asText(row.id),
+    store,
+    at: asDate(row.at),
+    kind: "released",
+    resource,
+    leaseId,
+    owner: asTextOrNull(row.owner),
+    task: asTextOrNull(row.task),
+    fencingToken: asTextOrNull(row.fencing_token),
+    holdMs: Number(row.hold_ms),
+    detail: { renewals: Number(row.renewals) },
+  };
+}
+
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Lease ids we issue are uuids; anything else presented to us cannot match one, and must not reach a uuid cast. */
 export function uuidOrNull(value: string | undefined): string | null {

@@ -106,6 +106,19 @@ describe("PostgresLeaseStore (Postgres specifics)", () => {
     expect(events.rows[0].n).toBe(3);
   });
 
+  it("returns from release the same released event the history then shows", async () => {
+    const { store } = await fresh();
+    const got = await store.acquire({ resource: "ret:1", owner: "o", task: "t", ttlMs: 5_000 });
+    if (!got.acquired) throw new Error("not acquired");
+    await store.renew({ resource: "ret:1", leaseId: got.lease.leaseId, ttlMs: 5_000 });
+    const done = await store.release({ resource: "ret:1", leaseId: got.lease.leaseId });
+    if (!done.released) throw new Error(`not released: ${done.reason}`);
+    const [stored] = (await store.events({ resource: "ret:1", kinds: ["released"] })).items;
+    expect(done.event).toEqual(stored);
+    expect(done.event).toMatchObject({ kind: "released", leaseId: got.lease.leaseId, owner: "o", task: "t", detail: { renewals: 1 } });
+    expect(done.holdMs).toBe(stored?.holdMs);
+  });
+
   it("lets exactly one of many concurrent acquires of an absent resource win; the rest see the winner", async () => {
     const { store } = await fresh();
     for (let round = 0; round < 5; round++) {

@@ -37,6 +37,7 @@ import {
   ZResource,
   ZStoreName,
 } from "../validation";
+import { readPlainAcquireInput, readPlainReleaseInput } from "./hot-input";
 import { runMigrations, type MigrateResult } from "./migrations";
 import { readStats, refreshRollups, type RefreshRollupsResult } from "./rollups";
 import {
@@ -49,6 +50,7 @@ import {
   prefixUpperBound,
   toEvent,
   toLease,
+  toReleasedEvent,
   uuidOrNull,
 } from "./rows";
 import { buildEventsQuery, buildLeaseStatements, buildListQuery, DEFAULT_SCHEMA, SCHEMA_PATTERN, type LeaseStatements } from "./sql";
@@ -140,7 +142,7 @@ export class PostgresLeaseStore implements LeaseStore {
   }
 
   async acquire(input: AcquireInput): Promise<AcquireResult> {
-    const { resource, owner, task, ttlMs } = parseOrThrow(ZAcquireInput, input, "acquire");
+    const { resource, owner, task, ttlMs } = readPlainAcquireInput(input) ?? parseOrThrow(ZAcquireInput, input, "acquire");
     const leaseId = randomUUID();
     for (let attempt = 0; attempt < MAX_ACQUIRE_ATTEMPTS; attempt++) {
       const { rows } = await this.run("acquire", [resource, owner, task, ttlMs, leaseId]);
@@ -168,11 +170,11 @@ export class PostgresLeaseStore implements LeaseStore {
   }
 
   async release(input: ReleaseInput): Promise<ReleaseResult> {
-    const { resource, leaseId } = parseOrThrow(ZReleaseInput, input, "release");
+    const { resource, leaseId } = readPlainReleaseInput(input) ?? parseOrThrow(ZReleaseInput, input, "release");
     const { rows } = await this.run("release", [resource, leaseId]);
     const row = rows[0]!;
-    if (row.verdict === "ok" && hasColumn(row, "id", "e_")) {
-      const event = toEvent(this.name, row, "e_");
+    if (row.verdict === "ok" && hasColumn(row, "id")) {
+      const event = toReleasedEvent(this.name, resource, leaseId, row);
       return { released: true, holdMs: event.holdMs ?? 0, event };
     }
     return { released: false, reason: row.verdict === "expired" ? "expired" : "not_owner" };
