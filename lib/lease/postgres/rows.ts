@@ -64,6 +64,28 @@ export function toEvent(store: string, row: Row, prefix = ""): LeaseEvent {
 }
 
 /**
+ * A lease just granted by acquire, from its slim reply (lease_id, owner, task,
+ * fencing_token, acquired_at, expires_at) plus what the caller asked for. A grant
+ * (fresh or takeover) always starts with renewed_at = acquired_at and no renewals.
+ */
+export function toGrantedLease(store: string, resource: string, ttlMs: number, row: Row): Lease {
+  const acquiredAt = asDate(row.acquired_at);
+  return {
+    store,
+    resource,
+    leaseId: asText(row.lease_id),
+    owner: asText(row.owner),
+    task: asText(row.task),
+    fencingToken: asText(row.fencing_token),
+    acquiredAt,
+    expiresAt: asDate(row.expires_at),
+    ttlMs,
+    renewedAt: new Date(acquiredAt.getTime()),
+    renewals: 0,
+  };
+}
+
+/**
  * The `released` event from the release statement's slim row (id, at, owner, task,
  * fencing_token, hold_ms, renewals) plus what the caller presented: the same
  * LeaseEvent toEvent() builds from the stored row.

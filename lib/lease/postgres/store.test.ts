@@ -106,10 +106,11 @@ describe("PostgresLeaseStore (Postgres specifics)", () => {
     expect(events.rows[0].n).toBe(3);
   });
 
-  it("returns from release the same released event the history then shows", async () => {
+  it("returns from acquire the lease get() reads, and from release the released event the history shows", async () => {
     const { store } = await fresh();
     const got = await store.acquire({ resource: "ret:1", owner: "o", task: "t", ttlMs: 5_000 });
     if (!got.acquired) throw new Error("not acquired");
+    expect(got.lease).toEqual(await store.get("ret:1"));
     await store.renew({ resource: "ret:1", leaseId: got.lease.leaseId, ttlMs: 5_000 });
     const done = await store.release({ resource: "ret:1", leaseId: got.lease.leaseId });
     if (!done.released) throw new Error(`not released: ${done.reason}`);

@@ -49,6 +49,7 @@ import {
   MAX_BIGINT,
   prefixUpperBound,
   toEvent,
+  toGrantedLease,
   toLease,
   toReleasedEvent,
   uuidOrNull,
@@ -151,11 +152,19 @@ export class PostgresLeaseStore implements LeaseStore {
       // INSERT … ON CONFLICT DO NOTHING stood down, writing nothing. Re-run: the row is
       // committed now, so the next run locks it and answers "contended" (or takes it over).
       if (!row) continue;
-      const lease = toLease(this.name, row);
-      if (row.outcome === "acquired") return row.took_over ? { acquired: true, lease, tookOverExpired: true } : { acquired: true, lease };
+      if (row.outcome === "acquired") {
+        const lease = toGrantedLease(this.name, resource, ttlMs, row);
+        return row.took_over ? { acquired: true, lease, tookOverExpired: true } : { acquired: true, lease };
+      }
       return {
         acquired: false,
-        holder: { owner: lease.owner, task: lease.task, leaseId: lease.leaseId, expiresAt: lease.expiresAt, fencingToken: lease.fencingToken },
+        holder: {
+          owner: String(row.owner),
+          task: String(row.task),
+          leaseId: String(row.lease_id),
+          expiresAt: row.expires_at as Date,
+          fencingToken: String(row.fencing_token),
+        },
       };
     }
     throw new LeaseError(`acquire of "${resource}" kept losing races with concurrent acquires; try again`, "contention");
