@@ -114,6 +114,21 @@ export const MIGRATIONS: readonly Migration[] = [
       `;
     },
   },
+  {
+    version: 4,
+    name: "events time index back to btree",
+    sql: (schema) => {
+      const s = quoteSchema(schema);
+      return `
+        -- Version 3 saved little on the write path (an index insert is a small part of
+        -- an acquire) but BRIN ranges stay unsummarized until vacuum, so recent time
+        -- windows scanned the whole table and old ones fell back to an id scan. The
+        -- time-window reads need the btree.
+        CREATE INDEX IF NOT EXISTS lease_events_at_idx ON ${s}.lease_events (at);
+        DROP INDEX IF EXISTS ${s}.lease_events_at_brin;
+      `;
+    },
+  },
 ];
 
 export interface MigrateResult {

@@ -493,7 +493,7 @@ export function buildRollupStatements(schema: string): RollupStatements {
       SELECT pg_try_advisory_xact_lock(hashtext($1::text)) AS locked, clock_timestamp() AS now,
              (SELECT refreshed_at FROM ${s}.lease_rollup_state) AS refreshed_at,
              -- Only the first refresh needs the oldest event; the CASE keeps the
-             -- subquery (a scan: the time index is BRIN) from running on every refresh.
+             -- subquery from running on every refresh.
              CASE WHEN (SELECT refreshed_at FROM ${s}.lease_rollup_state) IS NULL
                   THEN (SELECT min(at) FROM ${s}.lease_events) END AS first_at`,
     refreshMinuteCounters: `
