@@ -98,37 +98,6 @@ export const MIGRATIONS: readonly Migration[] = [
       `;
     },
   },
-  {
-    version: 3,
-    name: "events time index as BRIN",
-    sql: (schema) => {
-      const s = quoteSchema(schema);
-      return `
-        -- Every acquire and release appends events, and each btree on lease_events is
-        -- one more index insert (and WAL record) on that hot path. \`at\` arrives in
-        -- time order (the database clock at insert), so a BRIN index answers the time
-        -- range reads (rollups, recent-minute tails, event windows) at almost no cost
-        -- per insert. Per-resource history keeps its btree (resource, at).
-        DROP INDEX IF EXISTS ${s}.lease_events_at_idx;
-        CREATE INDEX lease_events_at_brin ON ${s}.lease_events USING brin (at) WITH (pages_per_range = 32);
-      `;
-    },
-  },
-  {
-    version: 4,
-    name: "events time index back to btree",
-    sql: (schema) => {
-      const s = quoteSchema(schema);
-      return `
-        -- Version 3 saved little on the write path (an index insert is a small part of
-        -- an acquire) but BRIN ranges stay unsummarized until vacuum, so recent time
-        -- windows scanned the whole table and old ones fell back to an id scan. The
-        -- time-window reads need the btree.
-        CREATE INDEX IF NOT EXISTS lease_events_at_idx ON ${s}.lease_events (at);
-        DROP INDEX IF EXISTS ${s}.lease_events_at_brin;
-      `;
-    },
-  },
 ];
 
 export interface MigrateResult {
