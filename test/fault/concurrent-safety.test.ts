@@ -1,8 +1,8 @@
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createFencedTable, readFencedHistory } from "@/lib/lease/fencing";
-import { freshPgSchema, sleep, TEST_DATABASE_URL, type FreshPgSchema } from "@/lib/lease/testing/isolation";
-import { checkConservation, collectEvents, createStoreFixture, type StoreFixture } from "@/test/support/stores";
+import { readFencedHistory } from "@/lib/lease/fencing";
+import { sleep, TEST_DATABASE_URL } from "@/lib/lease/testing/isolation";
+import { checkConservation, collectEvents, createFencedDownstream, createStoreFixture, type FencedDownstream, type StoreFixture } from "@/test/support/stores";
 import { spawnWorker, stopAllWorkers } from "@/test/support/worker-process";
 
 /**
@@ -23,14 +23,12 @@ afterAll(async () => {
 
 describe.each(["redis", "postgres"] as const)("concurrent safety run (%s)", (kind) => {
   let fixture: StoreFixture;
-  let downstream: FreshPgSchema;
+  let downstream: FencedDownstream;
   let table: string;
   beforeEach(async () => {
     fixture = await createStoreFixture(kind);
-    downstream = freshPgSchema();
-    await pool.query(`CREATE SCHEMA "${downstream.schema}"`);
-    table = `${downstream.schema}.accounts`;
-    await createFencedTable({ pool, table, history: true });
+    downstream = await createFencedDownstream(pool, "accounts");
+    table = downstream.table;
   });
   afterEach(async () => {
     await stopAllWorkers();

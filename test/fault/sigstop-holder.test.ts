@@ -1,8 +1,8 @@
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createFencedTable, readFencedHistory } from "@/lib/lease/fencing";
-import { freshPgSchema, TEST_DATABASE_URL, type FreshPgSchema } from "@/lib/lease/testing/isolation";
-import { collectEvents, createStoreFixture, type StoreFixture } from "@/test/support/stores";
+import { readFencedHistory } from "@/lib/lease/fencing";
+import { TEST_DATABASE_URL } from "@/lib/lease/testing/isolation";
+import { collectEvents, createFencedDownstream, createStoreFixture, type FencedDownstream, type StoreFixture } from "@/test/support/stores";
 import { spawnWorker, stopAllWorkers, type WorkerLine } from "@/test/support/worker-process";
 
 /**
@@ -23,14 +23,12 @@ afterAll(async () => {
 
 describe.each(["redis", "postgres"] as const)("SIGSTOP a holder past its TTL (%s)", (kind) => {
   let fixture: StoreFixture;
-  let downstream: FreshPgSchema;
+  let downstream: FencedDownstream;
   let table: string;
   beforeEach(async () => {
     fixture = await createStoreFixture(kind);
-    downstream = freshPgSchema();
-    await pool.query(`CREATE SCHEMA "${downstream.schema}"`);
-    table = `${downstream.schema}.ledger`;
-    await createFencedTable({ pool, table, history: true });
+    downstream = await createFencedDownstream(pool, "ledger");
+    table = downstream.table;
   });
   afterEach(async () => {
     await stopAllWorkers();

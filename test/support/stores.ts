@@ -3,7 +3,9 @@
  * each test its own Postgres schema / Redis namespace on any server URL
  * (the shared ones or a throwaway one from servers.ts).
  */
+import type pg from "pg";
 import { z } from "zod";
+import { createFencedTable } from "@/lib/lease/fencing";
 import { PostgresLeaseStore } from "@/lib/lease/postgres/store";
 import { RedisLeaseStore } from "@/lib/lease/redis/store";
 import { freshPgSchema, freshRedisNamespace, TEST_DATABASE_URL, TEST_REDIS_URL } from "@/lib/lease/testing/isolation";
@@ -122,4 +124,24 @@ export function recordCalls(store: LeaseStore): { store: LeaseStore; calls: stri
     },
   });
   return { store: proxy, calls };
+}
+
+/** A fenced downstream table (with its write history) in a schema of its own, for fault tests. */
+export interface FencedDownstream {
+  /** Schema-qualified table name, as createFencedTable / fencedWrite take it. */
+  table: string;
+  drop(): Promise<void>;
+}
+
+export async function createFencedDownstream(pool: pg.Pool, name: string): Promise<FencedDownstream> {
+  const schema = freshPgSchema();
+  await pool.query(`CREATE SCHEMA "${schema.schema}"`);
+  const table = `${schema.schema}.${name}`;
+  await createFencedTable({ pool, table, history: true });
+  return {
+    table,
+    drop: async () => {
+      await schema.drop();
+    },
+  };
 }
