@@ -255,7 +255,7 @@ export function buildLeaseStatements(schema: string): LeaseStatements {
   /** $1 resource, $2 token, $3 seen token, $4 by, $5 owner, $6 task, $7 lease id (uuid or NULL), $8 lease id text or NULL. */
   const reportFencingRejection = `
     INSERT INTO ${s}.lease_events (${EVENT_INSERT_COLUMNS})
-    VALUES (clock_timestamp(), 'fencing_rejected', $1::text, $7::uuid, $5::text, $6::text, $2::bigint, NULL, $4::text, NULL,
+    VALUES (clock_timestamp(), 'fencing_rejected', $1::text, $7::uuid, $5::text, $6::text, $2::bigint, NULL, NULL, NULL,
             jsonb_strip_nulls(jsonb_build_object('seenToken', $3::text, 'by', $4::text, 'leaseId', $8::text)))
     RETURNING ${EVENT_COLUMNS.join(", ")}`;
 

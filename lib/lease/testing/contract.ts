@@ -541,7 +541,17 @@ export function describeLeaseStoreContract(label: string, makeStore: MakeStore):
       const r = res("fence");
       const { lease } = await mustAcquire(r);
       const rejected = await store.reportFencingRejection({ resource: r, fencingToken: lease.fencingToken, seenToken: "999999999", by: "ledger-db", owner: lease.owner, task: lease.task, leaseId: lease.leaseId });
-      expect(rejected).toMatchObject({ kind: "fencing_rejected", resource: r, fencingToken: lease.fencingToken });
+      // The same shape from every store: who refused it and what it had seen are in detail.
+      expect(rejected).toMatchObject({
+        kind: "fencing_rejected",
+        resource: r,
+        leaseId: lease.leaseId,
+        owner: lease.owner,
+        task: lease.task,
+        fencingToken: lease.fencingToken,
+        detail: { by: "ledger-db", seenToken: "999999999" },
+      });
+      expect(rejected.actor).toBeUndefined();
       const lost = await store.reportLost({ resource: r, leaseId: lease.leaseId, owner: lease.owner, task: lease.task, fencingToken: lease.fencingToken, reason: "deadline_passed" });
       expect(lost).toMatchObject({ kind: "lost", resource: r, leaseId: lease.leaseId, reason: "deadline_passed" });
       const stored = await allEvents({ resource: r, kinds: ["fencing_rejected", "lost"] });
