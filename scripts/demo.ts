@@ -25,6 +25,8 @@ import { setWorkloadStarter, startStack, type RunningStack } from "./stack";
 import { startWorkload, type Workload } from "./workload";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+/** A second stop signal sooner than this after the first is the same Ctrl-C delivered twice. */
+const DUPLICATE_SIGNAL_MS = 1_000;
 
 const ZDemoEnv = z.object({
   PORT: z.coerce.number().int().min(1).max(65_535).default(3000),
@@ -106,14 +108,17 @@ async function main(): Promise<void> {
   const stack = await startStack({ port: env.PORT, oidcPort: env.OIDC_PORT, workload: true, log: say });
   printWelcome(stack);
 
-  let isStopping = false;
+  let stoppingSince: number | undefined;
   const shutdown = (signal: string) => {
-    if (isStopping) {
+    if (stoppingSince !== undefined) {
+      // Under `npm run demo` one Ctrl-C arrives twice: the terminal signals the whole
+      // process group and npm forwards it to us as well. Only a later one means "hurry".
+      if (Date.now() - stoppingSince < DUPLICATE_SIGNAL_MS) return;
       // Second Ctrl-C: don't wait. The stack's exit hook still SIGKILLs its process groups.
       say("[demo] forced exit");
       process.exit(130);
     }
-    isStopping = true;
+    stoppingSince = Date.now();
     say(`\n[demo] ${signal}: stopping the console, workload and identity provider…`);
     const stats = workload?.stats();
     stack
