@@ -1,13 +1,10 @@
 "use client";
 import Form from "next/form";
-import Link from "next/link";
 import { useState } from "react";
 import { EVENT_KIND_STYLE } from "@/components/locks/event-kind-badge";
+import { FIELD, FilterActions, LABEL, StoreSelect } from "@/components/locks/filter-fields";
 import { WINDOW_LABELS } from "@/components/locks/labels";
 import { LEASE_EVENT_KINDS } from "@/lib/lease/types";
-
-const FIELD = "block w-full rounded-md border border-zinc-300 bg-white px-2 py-1 text-sm dark:border-zinc-700 dark:bg-zinc-900";
-const LABEL = "block text-xs font-medium text-zinc-600 dark:text-zinc-400";
 
 /**
  * GET form: kinds are checkboxes (repeated `kind=`), the rest plain fields, so
@@ -32,15 +29,7 @@ export function EventFilters({ values, storeNames }: { values: URLSearchParams; 
         </div>
       </fieldset>
       <div className="flex flex-wrap items-end gap-3">
-        <div className="w-36">
-          <label htmlFor="e-store" className={LABEL}>Store</label>
-          <select id="e-store" name="store" defaultValue={values.get("store") ?? ""} className={FIELD}>
-            <option value="">All stores</option>
-            {storeNames.map((name) => (
-              <option key={name} value={name}>{name}</option>
-            ))}
-          </select>
-        </div>
+        <StoreSelect id="e-store" defaultValue={values.get("store") ?? ""} storeNames={storeNames} />
         <div className="w-60">
           <label htmlFor="e-prefix" className={LABEL}>Resource prefix</label>
           <input id="e-prefix" name="prefix" defaultValue={values.get("prefix") ?? ""} placeholder="tenant_123:" className={`${FIELD} font-mono`} />
@@ -73,14 +62,7 @@ export function EventFilters({ values, storeNames }: { values: URLSearchParams; 
           <label htmlFor="e-to" className={LABEL}>To (UTC)</label>
           <input id="e-to" name="to" type="datetime-local" step="1" disabled={!isCustom} defaultValue={(values.get("to") ?? "").slice(0, 19)} className={`${FIELD} disabled:opacity-50`} />
         </div>
-        <div className="flex gap-2">
-          <button type="submit" className="rounded-md bg-zinc-900 px-3 py-1.5 text-sm font-medium text-white hover:bg-zinc-700 dark:bg-zinc-100 dark:text-zinc-900 dark:hover:bg-zinc-300">
-            Apply
-          </button>
-          <Link href="/events" className="rounded-md px-3 py-1.5 text-sm font-medium text-zinc-700 hover:bg-zinc-100 dark:text-zinc-300 dark:hover:bg-zinc-800">
-            Clear
-          </Link>
-        </div>
+        <FilterActions clearHref="/events" />
       </div>
     </Form>
   );

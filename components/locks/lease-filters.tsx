@@ -1,9 +1,6 @@
 import Form from "next/form";
-import Link from "next/link";
 import { LEASE_SORT_LABELS, LOCK_STATE_LABELS, WINDOW_LABELS } from "@/components/locks/labels";
-
-const FIELD = "block w-full rounded-md border border-zinc-300 bg-white px-2 py-1 text-sm dark:border-zinc-700 dark:bg-zinc-900";
-const LABEL = "block text-xs font-medium text-zinc-600 dark:text-zinc-400";
+import { FIELD, FilterActions, LABEL, StoreSelect } from "./filter-fields";
 
 /**
  * A plain GET form: the filters become the URL (shareable, linkable from alerts)
@@ -13,15 +10,7 @@ export function LeaseFilters({ values, storeNames }: { values: URLSearchParams; 
   const state = values.get("state") ?? "";
   return (
     <Form action="/locks" className="flex flex-wrap items-end gap-3 rounded-lg border border-zinc-200 bg-white p-3 dark:border-zinc-800 dark:bg-zinc-900/40">
-      <div className="w-36">
-        <label htmlFor="f-store" className={LABEL}>Store</label>
-        <select id="f-store" name="store" defaultValue={values.get("store") ?? ""} className={FIELD}>
-          <option value="">All stores</option>
-          {storeNames.map((name) => (
-            <option key={name} value={name}>{name}</option>
-          ))}
-        </select>
-      </div>
+      <StoreSelect id="f-store" defaultValue={values.get("store") ?? ""} storeNames={storeNames} />
       <div className="w-64">
         <label htmlFor="f-prefix" className={LABEL}>Resource prefix</label>
         <input id="f-prefix" name="prefix" defaultValue={values.get("prefix") ?? ""} placeholder="tenant_123:billing-close" className={`${FIELD} font-mono`} />
@@ -62,14 +51,7 @@ export function LeaseFilters({ values, storeNames }: { values: URLSearchParams; 
           </select>
         </div>
       )}
-      <div className="flex gap-2">
-        <button type="submit" className="rounded-md bg-zinc-900 px-3 py-1.5 text-sm font-medium text-white hover:bg-zinc-700 dark:bg-zinc-100 dark:text-zinc-900 dark:hover:bg-zinc-300">
-          Apply
-        </button>
-        <Link href="/locks" className="rounded-md px-3 py-1.5 text-sm font-medium text-zinc-700 hover:bg-zinc-100 dark:text-zinc-300 dark:hover:bg-zinc-800">
-          Clear
-        </Link>
-      </div>
+      <FilterActions clearHref="/locks" />
     </Form>
   );
 }

@@ -19,6 +19,22 @@ function toInputValue(iso: string): string {
   return iso.slice(0, 16);
 }
 
+/** A required datetime-local field, labelled; its value is read as UTC. */
+function UtcInput({ label, value, onChange }: { label: string; value: string; onChange: (value: string) => void }) {
+  return (
+    <label className="text-xs font-medium text-zinc-600 dark:text-zinc-400">
+      {label}
+      <input
+        type="datetime-local"
+        required
+        value={value}
+        onChange={(e) => onChange(e.target.value)}
+        className="mt-1 block rounded-md border border-zinc-300 bg-white px-2 py-1 text-sm text-zinc-900 dark:border-zinc-700 dark:bg-zinc-900 dark:text-zinc-100"
+      />
+    </label>
+  );
+}
+
 /**
  * Window, prefix depth and store: all in the URL (router.replace, so the back
  * button isn't flooded), which re-renders the server page and re-keys the query.
@@ -77,26 +93,8 @@ export function OverviewControls({ view, search }: { view: OverviewView; search:
             replace({ window: "custom", from: `${from}:00Z`, to: `${to}:00Z` });
           }}
         >
-          <label className="text-xs font-medium text-zinc-600 dark:text-zinc-400">
-            From (UTC)
-            <input
-              type="datetime-local"
-              required
-              value={from}
-              onChange={(e) => setFrom(e.target.value)}
-              className="mt-1 block rounded-md border border-zinc-300 bg-white px-2 py-1 text-sm text-zinc-900 dark:border-zinc-700 dark:bg-zinc-900 dark:text-zinc-100"
-            />
-          </label>
-          <label className="text-xs font-medium text-zinc-600 dark:text-zinc-400">
-            To (UTC)
-            <input
-              type="datetime-local"
-              required
-              value={to}
-              onChange={(e) => setTo(e.target.value)}
-              className="mt-1 block rounded-md border border-zinc-300 bg-white px-2 py-1 text-sm text-zinc-900 dark:border-zinc-700 dark:bg-zinc-900 dark:text-zinc-100"
-            />
-          </label>
+          <UtcInput label="From (UTC)" value={from} onChange={setFrom} />
+          <UtcInput label="To (UTC)" value={to} onChange={setTo} />
           <button type="submit" className="rounded-md bg-zinc-900 px-3 py-1.5 text-sm font-medium text-white dark:bg-zinc-100 dark:text-zinc-900">
             Apply
           </button>

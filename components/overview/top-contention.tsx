@@ -6,6 +6,14 @@ import type { PrefixCount, ResourceCount } from "@/lib/console/views";
 
 const LINK = "text-sky-700 underline-offset-2 hover:underline dark:text-sky-300";
 
+function NoFailedAcquires() {
+  return (
+    <p className="rounded-lg border border-dashed border-zinc-300 px-3 py-4 text-sm text-zinc-600 dark:border-zinc-700 dark:text-zinc-400">
+      No failed acquires in this window.
+    </p>
+  );
+}
+
 /** Most contended prefixes (depth chosen in the UI) and resources (first `resourceDepth` segments), both from rollups. */
 export function TopContention({
   prefixes,
@@ -29,9 +37,7 @@ export function TopContention({
           Most contended prefixes <span className="font-normal text-zinc-500 dark:text-zinc-400">(depth {depth})</span>
         </h2>
         {prefixes.length === 0 ? (
-          <p className="rounded-lg border border-dashed border-zinc-300 px-3 py-4 text-sm text-zinc-600 dark:border-zinc-700 dark:text-zinc-400">
-            No failed acquires in this window.
-          </p>
+          <NoFailedAcquires />
         ) : (
           <DataTable caption="Most contended prefixes">
             <THead>
@@ -69,9 +75,7 @@ export function TopContention({
           <span className="font-normal text-zinc-500 dark:text-zinc-400">(first {resourceDepth} segments)</span>
         </h2>
         {resources.length === 0 ? (
-          <p className="rounded-lg border border-dashed border-zinc-300 px-3 py-4 text-sm text-zinc-600 dark:border-zinc-700 dark:text-zinc-400">
-            No failed acquires in this window.
-          </p>
+          <NoFailedAcquires />
         ) : (
           <DataTable caption={`Most contended resources (first ${resourceDepth} segments)`}>
             <THead>

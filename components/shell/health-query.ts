@@ -1,5 +1,6 @@
 "use client";
 import { useQuery } from "@tanstack/react-query";
+import { fetchView } from "@/lib/console/queries/fetch-view";
 import type { StoreHealth } from "@/lib/lease/types";
 
 /** What /api/health returns. */
@@ -14,22 +15,8 @@ export const healthKeys = {
   all: ["health"] as const,
 };
 
-export class HealthFetchError extends Error {
-  readonly status: number;
-  constructor(status: number, message: string) {
-    super(message);
-    this.name = "HealthFetchError";
-    this.status = status;
-  }
-}
-
-export async function fetchStoresHealth(): Promise<HealthResponse> {
-  const response = await fetch("/api/health", { headers: { accept: "application/json" }, cache: "no-store" });
-  if (!response.ok) {
-    const body = (await response.json().catch(() => null)) as { error?: string } | null;
-    throw new HealthFetchError(response.status, body?.error ?? `health check failed (HTTP ${response.status})`);
-  }
-  return (await response.json()) as HealthResponse;
+export function fetchStoresHealth(): Promise<HealthResponse> {
+  return fetchView<HealthResponse>("/api/health", undefined, "health check");
 }
 
 /** Store health, polled every 5 s while the tab is visible; the header and the banner share it. */

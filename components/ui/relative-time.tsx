@@ -4,8 +4,8 @@ import { useNow } from "./use-now";
 
 /**
  * "in 4 s" / "3 min ago", ticking each second; the exact UTC time on hover.
- * `clockOffsetMs` (store clock minus browser clock, see useStoreClockOffset)
- * keeps it on the store's clock.
+ * `clockOffsetMs` (store clock minus browser clock, measured when the data
+ * arrived) keeps it on the store's clock.
  */
 export function RelativeTime({
   value,

@@ -94,12 +94,12 @@ export function selectEntries(
  */
 export type StoreCursors = Record<string, string | null>;
 
-export function encodeStoreCursors(cursors: StoreCursors): string | null {
+function encodeStoreCursors(cursors: StoreCursors): string | null {
   if (Object.values(cursors).every((c) => c === null)) return null;
   return Buffer.from(JSON.stringify(cursors), "utf8").toString("base64url");
 }
 
-export function decodeStoreCursors(cursor: string | undefined): { ok: true; cursors: StoreCursors | null } | { ok: false; problem: ParamProblem } {
+function decodeStoreCursors(cursor: string | undefined): { ok: true; cursors: StoreCursors | null } | { ok: false; problem: ParamProblem } {
   if (cursor === undefined) return { ok: true, cursors: null };
   const bad = { ok: false as const, problem: { param: "cursor", message: "is not a page link this console made; start again from the first page" } };
   try {
@@ -127,7 +127,7 @@ export interface PageStart {
  * are stores a later-page cursor does not mention (exhausted earlier, or
  * configured since the first page) — restarting them would repeat their rows.
  */
-export function pageStarts(entries: readonly StoreRef[], cursors: StoreCursors | null): PageStart[] {
+function pageStarts(entries: readonly StoreRef[], cursors: StoreCursors | null): PageStart[] {
   const starts: PageStart[] = [];
   for (const entry of entries) {
     const c = cursors ? (cursors[entry.store.name] ?? null) : "";
@@ -135,6 +135,37 @@ export function pageStarts(entries: readonly StoreRef[], cursors: StoreCursors |
     starts.push({ entry, cursor: c === "" ? undefined : c });
   }
   return starts;
+}
+
+/**
+ * The first step of a paged read: every configured store's name (for the store
+ * filter) and where each store that `store=` selects continues on this page.
+ */
+export async function openPage(
+  options: ReadOptions,
+  storeName: string | undefined,
+  cursor: string | undefined,
+): Promise<{ ok: true; storeNames: string[]; starts: PageStart[] } | { ok: false; problem: ParamProblem }> {
+  const all = await resolveEntries(options);
+  const selected = selectEntries(all, storeName);
+  if (!selected.ok) return selected;
+  const decoded = decodeStoreCursors(cursor);
+  if (!decoded.ok) return decoded;
+  return { ok: true, storeNames: all.map((e) => e.store.name), starts: pageStarts(selected.entries, decoded.cursors) };
+}
+
+/** fanOutStores over a page: each store is read from its own cursor. */
+export function fanOutPage<T>(
+  starts: readonly PageStart[],
+  read: (store: LeaseStore, cursor: string | undefined) => Promise<T>,
+  timeoutMs?: number,
+): Promise<StoreOutcome<T>[]> {
+  const cursors = new Map(starts.map((s) => [s.entry.store, s.cursor]));
+  return fanOutStores(
+    starts.map((s) => s.entry),
+    (store) => read(store, cursors.get(store)),
+    timeoutMs,
+  );
 }
 
 /**

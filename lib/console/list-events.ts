@@ -2,33 +2,19 @@
  * Server-only read model of `/events`: events of every selected store, newest
  * first, filtered by the stores (kind, prefix, owner, resource, time), merged.
  */
-import {
-  decodeStoreCursors,
-  fanOutStores,
-  nextCursorOf,
-  pageStarts,
-  resolveEntries,
-  selectEntries,
-  summarisePages,
-  type ReadOptions,
-} from "./fan-out";
+import { fanOutPage, nextCursorOf, openPage, summarisePages, type ReadOptions } from "./fan-out";
 import { parseEventsParams, type EventsParams, type SearchParamsInput } from "./params";
 import { reshapeEvent } from "./reshape";
 import type { EventsView, ReadResult } from "./views";
 
 export async function listEvents(params: EventsParams, options: ReadOptions = {}): Promise<ReadResult<EventsView>> {
-  const all = await resolveEntries(options);
-  const storeNames = all.map((e) => e.store.name);
-  const selected = selectEntries(all, params.store);
-  if (!selected.ok) return selected;
-  const decoded = decodeStoreCursors(params.cursor);
-  if (!decoded.ok) return decoded;
-  const starts = pageStarts(selected.entries, decoded.cursors);
+  const opened = await openPage(options, params.store, params.cursor);
+  if (!opened.ok) return opened;
+  const { storeNames, starts } = opened;
 
-  const outcomes = await fanOutStores(
-    starts.map((s) => s.entry),
-    async (store) => {
-      const start = starts.find((s) => s.entry.store === store)!;
+  const outcomes = await fanOutPage(
+    starts,
+    async (store, cursor) => {
       const page = await store.events({
         kinds: params.kinds,
         prefix: params.prefix,
@@ -37,7 +23,7 @@ export async function listEvents(params: EventsParams, options: ReadOptions = {}
         from: params.range?.from,
         to: params.range?.to,
         limit: params.limit,
-        cursor: start.cursor,
+        cursor,
       });
       return { items: page.items.map(reshapeEvent), nextCursor: page.nextCursor };
     },

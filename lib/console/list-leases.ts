@@ -5,38 +5,23 @@
  * instead — the drill-down behind the expired-to-released alert.
  */
 import type { Lease, LeaseState } from "@/lib/lease/types";
-import {
-  decodeStoreCursors,
-  fanOutStores,
-  nextCursorOf,
-  pageStarts,
-  resolveEntries,
-  selectEntries,
-  summarisePages,
-  type PageStart,
-  type ReadOptions,
-} from "./fan-out";
+import { fanOutPage, nextCursorOf, openPage, summarisePages, type PageStart, type ReadOptions } from "./fan-out";
 import { parseLeasesParams, type LeasesParams, type SearchParamsInput } from "./params";
 import { reshapeLease } from "./reshape";
 import type { EndedLeaseView, LeaseView, LeasesView, ReadResult } from "./views";
 
 export async function listLeases(params: LeasesParams, options: ReadOptions = {}): Promise<ReadResult<LeasesView>> {
-  const all = await resolveEntries(options);
-  const storeNames = all.map((e) => e.store.name);
-  const selected = selectEntries(all, params.store);
-  if (!selected.ok) return selected;
-  const decoded = decodeStoreCursors(params.cursor);
-  if (!decoded.ok) return decoded;
-  const starts = pageStarts(selected.entries, decoded.cursors);
+  const opened = await openPage(options, params.store, params.cursor);
+  if (!opened.ok) return opened;
+  const { storeNames, starts } = opened;
   const readAt = new Date(options.nowMs ?? Date.now()).toISOString();
 
   if (params.state === "expired") return listExpiredLeases(params, starts, storeNames, readAt, options.timeoutMs);
 
   const state: LeaseState | undefined = params.state;
-  const outcomes = await fanOutStores(
-    starts.map((s) => s.entry),
-    async (store) => {
-      const start = starts.find((s) => s.entry.store === store)!;
+  const outcomes = await fanOutPage(
+    starts,
+    async (store, cursor) => {
       const page = await store.list({
         prefix: params.prefix,
         owner: params.owner,
@@ -44,7 +29,7 @@ export async function listLeases(params: LeasesParams, options: ReadOptions = {}
         state,
         sort: params.sort,
         limit: params.limit,
-        cursor: start.cursor,
+        cursor,
       });
       return {
         items: page.items.map((lease: Lease) => reshapeLease(lease, store.kind, page.now)),
@@ -81,10 +66,9 @@ async function listExpiredLeases(
   readAt: string,
   timeoutMs: number | undefined,
 ): Promise<ReadResult<LeasesView>> {
-  const outcomes = await fanOutStores(
-    starts.map((s) => s.entry),
-    async (store) => {
-      const start = starts.find((s) => s.entry.store === store)!;
+  const outcomes = await fanOutPage(
+    starts,
+    async (store, cursor) => {
       const page = await store.events({
         kinds: ["expired"],
         prefix: params.prefix,
@@ -92,7 +76,7 @@ async function listExpiredLeases(
         from: params.range.from,
         to: params.range.to,
         limit: params.limit,
-        cursor: start.cursor,
+        cursor,
       });
       // Events carry no task index; the task filter narrows this page only.
       const ended: EndedLeaseView[] = page.items

@@ -125,7 +125,6 @@ const ZWithLeaseOptions = z.strictObject({
 
 interface ClientContext {
   store: LeaseStore;
-  owner: string;
   now: () => number;
   random: () => number;
   emit: (event: LeaseClientEvent) => void;
@@ -408,7 +407,6 @@ export class LeaseClient {
     const onEvent = opts.onEvent;
     this.ctx = {
       store,
-      owner: opts.owner,
       now: opts.now ?? (() => performance.now()),
       random: opts.random ?? Math.random,
       emit: (event) => {

@@ -2,7 +2,7 @@ import type { QueryResultRow } from "pg";
 import { z } from "zod";
 import { LeaseError } from "./errors";
 import type { LeaseEvent, LeaseStore } from "./types";
-import { ZFencingToken, ZLeaseId, ZOwner, ZResource, ZTask, parseOrThrow } from "./validation";
+import { MAX_BIGINT, ZFencingToken, ZLeaseId, ZOwner, ZResource, ZTask, parseOrThrow } from "./validation";
 
 /**
  * Fencing for a Postgres-backed downstream.
@@ -36,8 +36,6 @@ export interface Queryable {
 
 const IDENT = "[a-z_][a-z0-9_]{0,62}";
 const TABLE_NAME = new RegExp(`^(?:${IDENT}\\.)?${IDENT}$`);
-/** Postgres bigint upper bound: tokens are stored as bigint. */
-const MAX_BIGINT = (1n << 63n) - 1n;
 
 const ZTableName = z.string().regex(TABLE_NAME, {
   error: "table must be [schema.]name of lowercase letters, digits and '_' (max 63 each)",

@@ -31,6 +31,8 @@ export const ZTtlMs = z
   .int({ error: "ttlMs must be a whole number of milliseconds" })
   .min(MIN_TTL_MS, { error: `ttlMs must be at least ${MIN_TTL_MS} ms` })
   .max(MAX_TTL_MS, { error: `ttlMs must be at most ${MAX_TTL_MS} ms (24 h)` });
+/** Largest value a Postgres bigint holds: fencing tokens above it were never issued by, nor fit in, a Postgres table. */
+export const MAX_BIGINT = 9223372036854775807n;
 export const ZFencingToken = z.string().regex(/^[0-9]{1,30}$/, { error: "fencingToken must be a decimal string" });
 export const ZPrefix = text("prefix", MAX_RESOURCE_BYTES);
 export const ZLimit = z.number().int().min(1).max(MAX_LIST_LIMIT, { error: `limit must be between 1 and ${MAX_LIST_LIMIT}` });

@@ -1,14 +1,13 @@
 import { Pool } from "pg";
 import type { LeaseStore } from "@/lib/lease";
 import { PostgresLeaseStore } from "@/lib/lease/postgres/store";
-import { RedisLeaseStore } from "@/lib/lease/redis/store";
-import { DEFAULT_EVENTS_MAX_LEN, RESOURCE_EVENTS_MAX_LEN } from "@/lib/lease/redis/store";
-import { buildBucketKeys } from "@/lib/lease/redis/keys";
+import { DEFAULT_EVENTS_MAX_LEN, RedisLeaseStore, RESOURCE_EVENTS_MAX_LEN } from "@/lib/lease/redis/store";
+import { parseTimeReply } from "@/lib/lease/redis/connection";
 import type { TStoreConfig } from "@/lib/console/config";
 import { createRandom } from "../workload/random";
 import { generateHistory, type SyntheticEvent } from "./history";
 import { readLatestEventAt, writePostgresEvents } from "./pg-seed";
-import { writeRedisEvents, type RedisSeedTarget } from "./redis-seed";
+import { readStreamTails, writeRedisEvents, type RedisSeedTarget } from "./redis-seed";
 
 /**
  * Demo only: writes the last few hours of believable history into a store at
@@ -54,16 +53,10 @@ async function backfillRedis(store: RedisLeaseStore, opts: BackfillOptions): Pro
     eventsMaxLen: DEFAULT_EVENTS_MAX_LEN,
     evidsMaxLen: RESOURCE_EVENTS_MAX_LEN,
   };
-  const [seconds, micros] = await store.client.time();
-  const nowMs = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
-  const tails = await store.client
-    .pipeline(Array.from({ length: store.buckets }, (_, b) => ["xrevrange", buildBucketKeys(store.namespace, b).events, "+", "-", "COUNT", "1"]))
-    .exec();
+  const nowMs = parseTimeReply(await store.client.time());
+  const tails = await readStreamTails(store.client, store.namespace, store.buckets);
   let latestMs: number | null = null;
-  for (const [, reply] of tails ?? []) {
-    const id = (reply as Array<[string, string[]]> | null)?.[0]?.[0];
-    if (id) latestMs = Math.max(latestMs ?? 0, Number(id.split("-")[0]));
-  }
+  for (const { ms } of tails.values()) latestMs = Math.max(latestMs ?? 0, ms);
   const window = planWindow(nowMs, opts.hours, latestMs);
   if (!window) return { events: 0, skipped: "the store already has recent history" };
   const random = createRandom(opts.seed);

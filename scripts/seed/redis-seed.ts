@@ -1,7 +1,7 @@
 import type { Redis } from "ioredis";
 import { holdBucketIndex, resourcePrefix, type LeaseEventKind } from "@/lib/lease";
-import { buildBucketKeys, buildResourceKeys, buildStatsKey } from "@/lib/lease/redis/keys";
-import { INDEXED_EVENT_KINDS } from "@/lib/lease/redis/scripts";
+import { buildBucketKeys, buildKindStreamKey, buildResourceKeys, buildStatsKey } from "@/lib/lease/redis/keys";
+import { EVIDS_TTL_S, FENCE_TTL_S, HOUR_TTL_S, INDEXED_EVENT_KINDS, MINUTE_TTL_S } from "@/lib/lease/redis/scripts";
 import type { SyntheticEvent } from "./history";
 
 /**
@@ -26,12 +26,7 @@ export interface RedisSeedTarget {
   evidsMaxLen: number;
 }
 
-/** Same lifetimes as the scripts' MINUTE_TTL_S / HOUR_TTL_S / EVIDS_TTL_S / FENCE_TTL_S. */
-const MINUTE_TTL_S = 172_800;
-const HOUR_TTL_S = 1_296_000;
-const EVIDS_TTL_S = 1_296_000;
 const INDEXED_KINDS = new Set<string>(INDEXED_EVENT_KINDS);
-const FENCE_TTL_S = 31_536_000;
 const PIPELINE_BATCH = 4_000;
 
 export interface SyntheticLease {
@@ -47,13 +42,20 @@ export interface SyntheticLease {
   renewals: number;
 }
 
-/** Counters of one stats hash, keyed by field (`acquired`, `hist:7`, `holdSum`, `cp:tenant_1:invoice-sync`…). */
-type StatsFields = Map<string, number>;
+/** One stats hash: when it expires (epoch seconds) and its counters, keyed by field (`acquired`, `hist:7`, `holdSum`, `cp:tenant_1:invoice-sync`…). */
+interface StatsHash {
+  expireAt: number;
+  fields: Map<string, number>;
+}
 
-function addStat(stats: Map<string, StatsFields>, key: string, field: string, by: number) {
-  let fields = stats.get(key);
-  if (!fields) stats.set(key, (fields = new Map()));
-  fields.set(field, (fields.get(field) ?? 0) + by);
+function statsHash(stats: Map<string, StatsHash>, key: string, expireAt: number): StatsHash {
+  let hash = stats.get(key);
+  if (!hash) stats.set(key, (hash = { expireAt, fields: new Map() }));
+  return hash;
+}
+
+function addStat(hash: StatsHash, field: string, by: number) {
+  hash.fields.set(field, (hash.fields.get(field) ?? 0) + by);
 }
 
 /** The stream fields in the scripts' order, leaving out what a script would leave out. */
@@ -81,6 +83,22 @@ async function flushPipeline(client: Redis, commands: Array<[string, ...(string 
   if (failed?.[0]) throw failed[0];
 }
 
+/** Per bucket: the id (`<ms>-<seq>`) of the newest entry of its event stream, for buckets that have one. */
+export async function readStreamTails(client: Redis, namespace: string, buckets: number): Promise<Map<number, { ms: number; seq: number }>> {
+  const tails = new Map<number, { ms: number; seq: number }>();
+  const replies = await client
+    .pipeline(Array.from({ length: buckets }, (_, b) => ["xrevrange", buildBucketKeys(namespace, b).events, "+", "-", "COUNT", "1"]))
+    .exec();
+  replies?.forEach(([, reply], b) => {
+    const entry = (reply as Array<[string, string[]]> | null)?.[0];
+    if (entry) {
+      const [ms, seq] = entry[0].split("-").map(Number);
+      tails.set(b, { ms: ms ?? 0, seq: seq ?? 0 });
+    }
+  });
+  return tails;
+}
+
 /**
  * Appends `events` (in time order) to the bucket and resource streams and adds
  * their counters to the stats hashes.
@@ -98,23 +116,10 @@ export async function writeRedisEvents(
   nowMs: number,
 ): Promise<{ written: number; skipped: number }> {
   const { client, namespace, buckets } = target;
-  const last = new Map<number, { ms: number; seq: number }>();
+  const last = mode === "add" ? await readStreamTails(client, namespace, buckets) : new Map<number, { ms: number; seq: number }>();
   /** Per bucket: the newest time the stream already covered before this run. */
-  const covered = new Map<number, number>();
-  if (mode === "add") {
-    const tails = await client
-      .pipeline(Array.from({ length: buckets }, (_, b) => ["xrevrange", buildBucketKeys(namespace, b).events, "+", "-", "COUNT", "1"]))
-      .exec();
-    tails?.forEach(([, reply], b) => {
-      const entry = (reply as Array<[string, string[]]> | null)?.[0];
-      if (entry) {
-        const [ms, seq] = entry[0].split("-").map(Number);
-        last.set(b, { ms: ms ?? 0, seq: seq ?? 0 });
-        covered.set(b, ms ?? 0);
-      }
-    });
-  }
-  const stats = new Map<string, StatsFields>();
+  const covered = new Map<number, number>([...last].map(([b, tail]) => [b, tail.ms]));
+  const stats = new Map<string, StatsHash>();
   const evidsKeys = new Set<string>();
   const commands: Array<[string, ...(string | number)[]]> = [];
   let written = 0;
@@ -134,7 +139,7 @@ export async function writeRedisEvents(
     const id = `${e.at}-${seq}`;
     const fields = toStreamFields(e);
     commands.push(["xadd", keys.events, "MAXLEN", "~", target.eventsMaxLen, id, ...fields]);
-    if (INDEXED_KINDS.has(e.kind)) commands.push(["xadd", `${keys.events}:${e.kind}`, "MAXLEN", "~", target.eventsMaxLen, id, ...fields]);
+    if (INDEXED_KINDS.has(e.kind)) commands.push(["xadd", buildKindStreamKey(keys, e.kind), "MAXLEN", "~", target.eventsMaxLen, id, ...fields]);
     // Newest first, as the scripts LPUSH them.
     commands.push(["lpush", keys.evids, id]);
     evidsKeys.add(keys.evids);
@@ -143,18 +148,20 @@ export async function writeRedisEvents(
     // The same counters count() in the scripts writes, per minute and per hour.
     const minute = Math.floor(e.at / 60_000);
     const hour = Math.floor(e.at / 3_600_000);
-    const statsKeys: string[] = [buildStatsKey(keys, "h", hour)];
+    // Each hash expires its lifetime after its minute / hour ends, as the scripts set it.
+    const hashes = [statsHash(stats, buildStatsKey(keys, "h", hour), (hour + 1) * 3_600 + HOUR_TTL_S)];
     // Minute hashes live 48 h in the real store; older ones would already be gone.
-    if ((minute + 1) * 60 + MINUTE_TTL_S > nowMs / 1000) statsKeys.push(buildStatsKey(keys, "m", minute));
-    for (const key of statsKeys) {
-      addStat(stats, key, e.kind, 1);
+    const minuteExpireAt = (minute + 1) * 60 + MINUTE_TTL_S;
+    if (minuteExpireAt > nowMs / 1000) hashes.push(statsHash(stats, buildStatsKey(keys, "m", minute), minuteExpireAt));
+    for (const hash of hashes) {
+      addStat(hash, e.kind, 1);
       if (e.holdMs !== undefined) {
-        addStat(stats, key, `hist:${holdBucketIndex(e.holdMs)}`, 1);
-        addStat(stats, key, "holdSum", Math.round(e.holdMs));
+        addStat(hash, `hist:${holdBucketIndex(e.holdMs)}`, 1);
+        addStat(hash, "holdSum", Math.round(e.holdMs));
       }
-      if (e.renewals) addStat(stats, key, "renewed", e.renewals);
+      if (e.renewals) addStat(hash, "renewed", e.renewals);
       // Only the 3-segment prefix is counted; the store sums shallower depths on read.
-      if (e.kind === ("contended" satisfies LeaseEventKind)) addStat(stats, key, `cp:${resourcePrefix(e.resource, 3)}`, 1);
+      if (e.kind === ("contended" satisfies LeaseEventKind)) addStat(hash, `cp:${resourcePrefix(e.resource, 3)}`, 1);
     }
     if (commands.length >= PIPELINE_BATCH) await flushPipeline(client, commands);
   }
@@ -164,11 +171,7 @@ export async function writeRedisEvents(
     commands.push(["ltrim", key, 0, target.evidsMaxLen - 1], ["expire", key, EVIDS_TTL_S]);
     if (commands.length >= PIPELINE_BATCH) await flushPipeline(client, commands);
   }
-  for (const [key, fields] of stats) {
-    const isMinute = key.includes(":stats:m:");
-    const index = Number(key.slice(key.lastIndexOf(":") + 1));
-    const endS = isMinute ? (index + 1) * 60 : (index + 1) * 3_600;
-    const expireAt = endS + (isMinute ? MINUTE_TTL_S : HOUR_TTL_S);
+  for (const [key, { expireAt, fields }] of stats) {
     if (mode === "fresh") commands.push(["hset", key, ...[...fields].flatMap(([f, v]) => [f, v])]);
     else for (const [f, v] of fields) commands.push(["hincrby", key, f, v]);
     commands.push(["expireat", key, expireAt]);

@@ -21,7 +21,6 @@ export class TokenBucket {
   private tokens: number;
   private lastRefill = performance.now();
   private queue: Promise<void> = Promise.resolve();
-  taken = 0;
 
   constructor(readonly ratePerSecond: number) {
     this.tokens = ratePerSecond;
@@ -41,7 +40,6 @@ export class TokenBucket {
       this.lastRefill = now;
       if (this.tokens >= 1) {
         this.tokens -= 1;
-        this.taken += 1;
         return;
       }
       const waitMs = ((1 - this.tokens) / this.ratePerSecond) * 1000;

@@ -1,29 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LEASE_EVENT_KINDS, type LeaseEvent, type LeaseEventKind, type LeaseStore } from "@/lib/lease";
+import type { LeaseStore } from "@/lib/lease";
 import { PostgresLeaseStore } from "@/lib/lease/postgres/store";
 import { RedisLeaseStore } from "@/lib/lease/redis/store";
 import { freshPgSchema, freshRedisNamespace, type FreshPgSchema, type FreshRedisNamespace } from "@/lib/lease/testing/isolation";
 import type { TStoreConfig } from "@/lib/console/config";
+import { collectEvents, countKinds } from "@/test/support/stores";
 import { LONG_HOLD_RESOURCES } from "./names";
 import { isLoopbackUrl, startWorkload, type WorkloadStats } from "./index";
-
-/** Every event a store recorded, oldest first (the history is small: a few hundred events). */
-async function readAllEvents(store: LeaseStore): Promise<LeaseEvent[]> {
-  const all: LeaseEvent[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await store.events({ limit: 1000, cursor, order: "asc" });
-    all.push(...page.items);
-    cursor = page.nextCursor;
-  } while (cursor);
-  return all;
-}
-
-function countKinds(events: LeaseEvent[]): Record<LeaseEventKind, number> {
-  const counts = Object.fromEntries(LEASE_EVENT_KINDS.map((k) => [k, 0])) as Record<LeaseEventKind, number>;
-  for (const e of events) counts[e.kind] += 1;
-  return counts;
-}
 
 describe("startWorkload against real Postgres and Redis", () => {
   let pg: FreshPgSchema;
@@ -70,7 +53,7 @@ describe("startWorkload against real Postgres and Redis", () => {
 
   it.each(["pg-test", "redis-test"])("%s: records every kind of story a real fleet tells", async (name) => {
     const store = stores.find((s) => s.name === name)!;
-    const kinds = countKinds(await readAllEvents(store));
+    const kinds = countKinds(await collectEvents(store));
     // Well-behaved holders acquire and release; hot spots contend; crashing holders
     // expire; slow renewers and stale writers fail renewals and lose leases; stale
     // writes are refused downstream.
@@ -86,14 +69,14 @@ describe("startWorkload against real Postgres and Redis", () => {
 
   it.each(["pg-test", "redis-test"])("%s: conservation holds — every acquire ended or is still held", async (name) => {
     const store = stores.find((s) => s.name === name)!;
-    const kinds = countKinds(await readAllEvents(store));
+    const kinds = countKinds(await collectEvents(store));
     const held = await store.countActive();
     expect(kinds.acquired).toBe(kinds.released + kinds.expired + kinds.force_released + held);
   });
 
   it.each(["pg-test", "redis-test"])("%s: stop() released the long holds instead of leaving them to expire", async (name) => {
     const store = stores.find((s) => s.name === name)!;
-    const events = await readAllEvents(store);
+    const events = await collectEvents(store);
     const longHolds = events.filter((e) => e.kind === "acquired" && (LONG_HOLD_RESOURCES as readonly string[]).includes(e.resource));
     expect(longHolds.length).toBeGreaterThan(0);
     for (const resource of new Set(longHolds.map((e) => e.resource))) expect(await store.get(resource)).toBeNull();

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { LeaseClient } from "@/lib/lease/client";
 import { sleep } from "@/lib/lease/testing/isolation";
+import { runAcrossRestart } from "@/test/support/restart-load";
 import { startPostgres, stopAllServers } from "@/test/support/servers";
 import { checkConservation, createStoreFixture } from "@/test/support/stores";
 
@@ -15,40 +15,8 @@ describe("Postgres restart mid-run", () => {
   it("clients reconnect, work resumes, tokens increase and conservation holds", async () => {
     const server = await startPostgres();
     const fixture = await createStoreFixture("postgres", server.url);
-    const resources = ["acct:0", "acct:1", "acct:2"];
-    const tokens = new Map<string, bigint[]>(resources.map((r) => [r, []]));
-    let phase: "before" | "after" = "before";
-    const acquiredIn = { before: 0, after: 0 };
-    let isRunning = true;
     const ttlMs = 400;
-
-    const loops = Array.from({ length: 4 }, async (_, i) => {
-      const client = new LeaseClient(fixture.open(), { owner: `w${i}`, backoff: { baseMs: 5, capMs: 40 } });
-      let n = i;
-      while (isRunning) {
-        const resource = resources[n++ % resources.length]!;
-        try {
-          await client.withLease(
-            resource,
-            async ({ fencingToken }) => {
-              tokens.get(resource)!.push(BigInt(fencingToken));
-              acquiredIn[phase] += 1;
-              await sleep(10);
-            },
-            { task: "restart-run", ttlMs, waitMs: 300 },
-          );
-        } catch {
-          await sleep(20);
-        }
-      }
-    });
-
-    await sleep(1_500);
-    await server.restart();
-    phase = "after";
-    await sleep(2_500);
-    isRunning = false;
-    await Promise.all(loops);
+    const { tokens, acquiredIn } = await runAcrossRestart(fixture, server, { ttlMs, retryMs: 20, afterMs: 2_500 });
 
     expect(acquiredIn.before).toBeGreaterThan(10);
     expect(acquiredIn.after).toBeGreaterThan(10);

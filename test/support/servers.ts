@@ -13,6 +13,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
+import { sleep } from "@/lib/lease/testing/isolation";
 
 export interface ThrowawayServer {
   readonly kind: "redis" | "postgres";
@@ -116,8 +117,6 @@ function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
     });
   });
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function waitUntil(what: string, check: () => Promise<boolean>, child: () => ChildProcess | null, logs: () => string): Promise<void> {
   const deadline = Date.now() + READY_TIMEOUT_MS;

@@ -22,7 +22,7 @@ import { z } from "zod";
 import { LeaseClient, type LeaseClientEvent } from "@/lib/lease/client";
 import { AcquireTimeoutError, LeaseLostError } from "@/lib/lease/errors";
 import { fencedWrite } from "@/lib/lease/fencing";
-import { createRandom } from "@/lib/lease/testing/isolation";
+import { createRandom, sleep } from "@/lib/lease/testing/isolation";
 import { openStore, ZStoreSpec } from "./stores";
 
 export const ZWorkerSpec = z.strictObject({
@@ -49,7 +49,6 @@ function print(line: Record<string, unknown>): void {
   process.stdout.write(`${JSON.stringify({ ...line, pid: process.pid, t: Math.round(performance.now()) })}\n`);
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Freezes the whole process, timers included (a stop-the-world pause). */
 const freeze = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 

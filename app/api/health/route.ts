@@ -1,6 +1,6 @@
-import { NextResponse } from "next/server";
-import { requireApiSession, requirePermission, toPermissionResponse } from "@/lib/auth/session";
-import { ConfigError } from "@/lib/console/config";
+import type { NextResponse } from "next/server";
+import { requireApiSession } from "@/lib/auth/session";
+import { respondWithRead } from "@/lib/console/api-response";
 import { getStoresHealth } from "@/lib/console/health";
 import type { HealthResponse } from "@/components/shell/health-query";
 
@@ -10,15 +10,9 @@ export const dynamic = "force-dynamic";
 export async function GET(): Promise<NextResponse> {
   const auth = await requireApiSession();
   if (!auth.ok) return auth.response;
-  try {
-    requirePermission(auth.session, "health:read");
+  return respondWithRead(auth.session, "health:read", async () => {
     const stores = await getStoresHealth();
-    const body: HealthResponse = { checkedAt: new Date().toISOString(), stores };
-    return NextResponse.json(body, { headers: { "cache-control": "no-store" } });
-  } catch (error) {
-    const forbidden = toPermissionResponse(error);
-    if (forbidden) return forbidden;
-    if (error instanceof ConfigError) return NextResponse.json({ error: error.message }, { status: 500 });
-    throw error;
-  }
+    const view: HealthResponse = { checkedAt: new Date().toISOString(), stores };
+    return { ok: true, view };
+  });
 }

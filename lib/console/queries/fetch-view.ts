@@ -14,11 +14,12 @@ export class ApiError extends Error {
 /** Live views poll this often while the tab is visible. */
 export const LIVE_POLL_MS = 4_000;
 
-export async function fetchView<T>(path: string, signal?: AbortSignal): Promise<T> {
+/** `what` names the request in the fallback message when the route sends no error of its own. */
+export async function fetchView<T>(path: string, signal?: AbortSignal, what = "request"): Promise<T> {
   const response = await fetch(path, { headers: { accept: "application/json" }, cache: "no-store", signal });
   if (!response.ok) {
     const body = (await response.json().catch(() => null)) as { error?: string } | null;
-    throw new ApiError(response.status, body?.error ?? `request failed (HTTP ${response.status})`);
+    throw new ApiError(response.status, body?.error ?? `${what} failed (HTTP ${response.status})`);
   }
   return (await response.json()) as T;
 }

@@ -1,6 +1,7 @@
 import type pg from "pg";
 import { HOLD_HISTOGRAM_BOUNDS_MS } from "../types";
 import { KIND_CHECK, COUNTER_COLUMNS, buildMigrationStatements, quoteSchema } from "./sql";
+import { inTransaction } from "./transaction";
 
 /**
  * Versioned schema changes, applied in order and recorded in `schema_migrations`.
@@ -114,11 +115,7 @@ export interface MigrateResult {
  */
 export async function runMigrations(pool: pg.Pool, schema: string, migrations: readonly Migration[] = MIGRATIONS): Promise<MigrateResult> {
   const sql = buildMigrationStatements(schema);
-  const client = await pool.connect();
-  const onError = () => {}; // the failing query reports it; the event alone must not crash the process
-  client.on("error", onError);
-  try {
-    await client.query("BEGIN");
+  return inTransaction(pool, async (client) => {
     await client.query(sql.lock, [`leasewatch.migrate:${schema}`]);
     await client.query(sql.createSchema);
     await client.query(sql.createLedger);
@@ -132,13 +129,6 @@ export async function runMigrations(pool: pg.Pool, schema: string, migrations: r
       applied.push(migration.version);
       have.add(migration.version);
     }
-    await client.query("COMMIT");
     return { applied, version: Math.max(0, ...have) };
-  } catch (error) {
-    await client.query("ROLLBACK").catch(() => {});
-    throw error;
-  } finally {
-    client.off("error", onError);
-    client.release();
-  }
+  });
 }

@@ -1,8 +1,9 @@
 import type pg from "pg";
 import { LeaseError } from "../errors";
-import { HOLD_HISTOGRAM_BOUNDS_MS, LEASE_EVENT_KINDS, type CounterKind, type StatsBucket } from "../types";
+import { HOLD_HISTOGRAM_BOUNDS_MS, type CounterKind, type StatsBucket } from "../types";
 import { parseOrThrow, ZStatsQuery } from "../validation";
 import { buildRollupStatements, buildStatsContentionQuery, buildStatsCountersQuery, COUNTER_COLUMNS, type RollupUnit } from "./sql";
+import { inTransaction } from "./transaction";
 
 /**
  * Stats come from per-minute and per-hour rollup tables, rebuilt from lease_events
@@ -44,19 +45,13 @@ export interface RefreshRollupsResult {
 
 export async function refreshRollups(pool: pg.Pool, schema: string, since?: Date): Promise<RefreshRollupsResult> {
   const sql = buildRollupStatements(schema);
-  const client = await pool.connect();
-  const onError = () => {};
-  client.on("error", onError);
-  try {
-    await client.query("BEGIN");
+  return inTransaction(pool, async (client) => {
     const head = await client.query<{ locked: boolean; now: Date; refreshed_at: Date | null; first_at: Date | null }>(sql.begin, [
       `leasewatch.rollup:${schema}`,
     ]);
     const row = head.rows[0]!;
-    if (!row.locked) {
-      await client.query("ROLLBACK");
-      return { refreshed: false };
-    }
+    // Another refresh holds the lock; it covers the same ground (nothing was written here).
+    if (!row.locked) return { refreshed: false };
     let fromMs = row.refreshed_at
       ? floorTo(row.refreshed_at.getTime(), MINUTE_MS) - ROLLUP_SAFETY_MARGIN_MS
       : (row.first_at ?? row.now).getTime();
@@ -70,21 +65,13 @@ export async function refreshRollups(pool: pg.Pool, schema: string, since?: Date
     await client.query(sql.clearHourContention, [hourFrom]);
     await client.query(sql.refreshHourContention, [hourFrom, TOP_PREFIXES_PER_BUCKET]);
     await client.query(sql.markRefreshed, [row.now]);
-    await client.query("COMMIT");
     return { refreshed: true, from, until: row.now };
-  } catch (error) {
-    await client.query("ROLLBACK").catch(() => {});
-    throw error;
-  } finally {
-    client.off("error", onError);
-    client.release();
-  }
+  });
 }
 
 function emptyCounts(): Record<CounterKind, number> {
   const counts = {} as Record<CounterKind, number>;
-  for (const kind of LEASE_EVENT_KINDS) counts[kind] = 0;
-  counts.renewed = 0;
+  for (const kind of COUNTER_COLUMNS) counts[kind] = 0;
   return counts;
 }
 

@@ -112,9 +112,6 @@ export function uuidOrNull(value: string | undefined): string | null {
   return value !== undefined && UUID_PATTERN.test(value) ? value.toLowerCase() : null;
 }
 
-/** Largest value a bigint column holds; fencing tokens beyond it cannot have been issued here. */
-export const MAX_BIGINT = 9223372036854775807n;
-
 /**
  * Exclusive upper bound for a prefix range: the prefix with its last code point
  * bumped (skipping the surrogate block). null when no bound exists (all U+10FFFF).

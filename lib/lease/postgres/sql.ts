@@ -38,18 +38,30 @@ function leaseCols(alias: string, prefix = ""): string {
 function eventCols(alias: string, prefix = ""): string {
   return EVENT_COLUMNS.map((c) => `${alias}.${c} AS ${prefix}${c}`).join(", ");
 }
+/** `alias.col, …` */
+function qualified(alias: string, columns: readonly string[]): string {
+  return columns.map((c) => `${alias}.${c}`).join(", ");
+}
 const LEASE_LIST = LEASE_COLUMNS.join(", ");
 /**
  * What acquire replies with: the holder (ours or the other one) without what the
  * caller already knows for a grant (resource, ttl; renewed_at equals acquired_at
  * and renewals is 0 on every grant). Fewer columns, less to send and parse per call.
  */
-const ACQUIRE_REPLY = (alias: string) => ["lease_id", "owner", "task", "fencing_token", "acquired_at", "expires_at"].map((c) => `${alias}.${c}`).join(", ");
+const ACQUIRE_REPLY = (alias: string) => qualified(alias, ["lease_id", "owner", "task", "fencing_token", "acquired_at", "expires_at"]);
 const EVENT_INSERT_COLUMNS = "at, kind, resource, lease_id, owner, task, fencing_token, hold_ms, actor, reason, detail";
 
 /** Whole milliseconds between two timestamptz expressions (rounded). */
 function msBetween(later: string, earlier: string): string {
   return `round(extract(epoch FROM (${later} - ${earlier})) * 1000)::bigint`;
+}
+/**
+ * The `expired` event values for lapsed lease row `row`, stamped `now`: one shape
+ * whoever records the expiry (acquire takeover, renew/release of a lapsed lease, sweep).
+ */
+function expiredEvent(now: string, row: string, recordedBy: string): string {
+  return `SELECT ${now}, 'expired', ${row}.resource, ${row}.lease_id, ${row}.owner, ${row}.task, ${row}.fencing_token, ${msBetween(`${row}.expires_at`, `${row}.acquired_at`)}, NULL, NULL,
+             jsonb_build_object('renewals', ${row}.renewals, 'expiredAt', ${row}.expires_at, 'recordedBy', '${recordedBy}')`;
 }
 const TTL = (param: string) => `(${param}::int * interval '1 millisecond')`;
 
@@ -94,7 +106,7 @@ export function buildLeaseStatements(schema: string): LeaseStatements {
           acquired_at = c.now, renewed_at = c.now, expires_at = c.now + ${TTL("$4")}, ttl_ms = $4::int, renewals = 0
       FROM cur o, clk c
       WHERE l.resource = o.resource AND o.expires_at <= c.now
-      RETURNING ${LEASE_COLUMNS.map((col) => `l.${col}`).join(", ")}
+      RETURNING ${qualified("l", LEASE_COLUMNS)}
     ),
     ins AS (
       INSERT INTO ${s}.leases (${LEASE_LIST})
@@ -106,8 +118,7 @@ export function buildLeaseStatements(schema: string): LeaseStatements {
     won AS (SELECT * FROM took UNION ALL SELECT * FROM ins),
     ev AS (
       INSERT INTO ${s}.lease_events (${EVENT_INSERT_COLUMNS})
-      SELECT c.now, 'expired', o.resource, o.lease_id, o.owner, o.task, o.fencing_token, ${msBetween("o.expires_at", "o.acquired_at")}, NULL, NULL,
-             jsonb_build_object('renewals', o.renewals, 'expiredAt', o.expires_at, 'recordedBy', 'acquire')
+      ${expiredEvent("c.now", "o", "acquire")}
       FROM cur o, clk c WHERE EXISTS (SELECT 1 FROM took)
       UNION ALL
       SELECT c.now, 'acquired', w.resource, w.lease_id, w.owner, w.task, w.fencing_token, NULL, NULL, NULL, jsonb_build_object('ttlMs', w.ttl_ms)
@@ -136,12 +147,11 @@ export function buildLeaseStatements(schema: string): LeaseStatements {
     gone AS (
       DELETE FROM ${s}.leases l USING st
       WHERE l.resource = $1::text AND st.verdict = 'expired'
-      RETURNING ${LEASE_COLUMNS.map((col) => `l.${col}`).join(", ")}
+      RETURNING ${qualified("l", LEASE_COLUMNS)}
     ),
     expired_ev AS (
       INSERT INTO ${s}.lease_events (${EVENT_INSERT_COLUMNS})
-      SELECT st.now, 'expired', g.resource, g.lease_id, g.owner, g.task, g.fencing_token, ${msBetween("g.expires_at", "g.acquired_at")}, NULL, NULL,
-             jsonb_build_object('renewals', g.renewals, 'expiredAt', g.expires_at, 'recordedBy', '${by}')
+      ${expiredEvent("st.now", "g", by)}
       FROM gone g, st
       RETURNING id
     )`;
@@ -181,7 +191,7 @@ export function buildLeaseStatements(schema: string): LeaseStatements {
     done AS (
       DELETE FROM ${s}.leases l USING st
       WHERE l.resource = $1::text AND st.verdict = 'ok'
-      RETURNING ${LEASE_COLUMNS.map((col) => `l.${col}`).join(", ")}
+      RETURNING ${qualified("l", LEASE_COLUMNS)}
     ),
     ev AS (
       INSERT INTO ${s}.lease_events (${EVENT_INSERT_COLUMNS})
@@ -212,7 +222,7 @@ export function buildLeaseStatements(schema: string): LeaseStatements {
     done AS (
       DELETE FROM ${s}.leases l USING st
       WHERE l.resource = $1::text AND st.verdict = 'ok'
-      RETURNING ${LEASE_COLUMNS.map((col) => `l.${col}`).join(", ")}
+      RETURNING ${qualified("l", LEASE_COLUMNS)}
     ),
     ev AS (
       INSERT INTO ${s}.lease_events (${EVENT_INSERT_COLUMNS})
@@ -241,12 +251,11 @@ export function buildLeaseStatements(schema: string): LeaseStatements {
     gone AS (
       DELETE FROM ${s}.leases l USING doomed d
       WHERE l.resource = d.resource
-      RETURNING ${LEASE_COLUMNS.map((col) => `l.${col}`).join(", ")}
+      RETURNING ${qualified("l", LEASE_COLUMNS)}
     ),
     ev AS (
       INSERT INTO ${s}.lease_events (${EVENT_INSERT_COLUMNS})
-      SELECT c.now, 'expired', g.resource, g.lease_id, g.owner, g.task, g.fencing_token, ${msBetween("g.expires_at", "g.acquired_at")}, NULL, NULL,
-             jsonb_build_object('renewals', g.renewals, 'expiredAt', g.expires_at, 'recordedBy', 'sweep')
+      ${expiredEvent("c.now", "g", "sweep")}
       FROM gone g, clk c
       RETURNING id
     )
@@ -378,7 +387,7 @@ export function buildListQuery(schema: string, input: ListSqlInput): SqlQuery {
     SELECT c.now AS db_now, x.*
     FROM clk c
     LEFT JOIN LATERAL (
-      SELECT ${LEASE_COLUMNS.map((col) => `l.${col}`).join(", ")}, ${micros(`l.${column}`)} AS sort_micros
+      SELECT ${qualified("l", LEASE_COLUMNS)}, ${micros(`l.${column}`)} AS sort_micros
       FROM ${s}.leases l
       ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
       ORDER BY l.${column} ${direction}, l.resource ${direction}
@@ -412,7 +421,7 @@ export function buildEventsQuery(schema: string, input: EventsSqlInput): SqlQuer
   const direction = input.order === "asc" ? "ASC" : "DESC";
   if (input.afterId !== undefined) where.push(`e.id ${input.order === "asc" ? ">" : "<"} ${params.add(input.afterId, "bigint")}`);
   const text = `
-    SELECT ${EVENT_COLUMNS.map((col) => `e.${col}`).join(", ")}
+    SELECT ${qualified("e", EVENT_COLUMNS)}
     FROM ${s}.lease_events e
     ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
     ORDER BY e.id ${direction}

@@ -8,14 +8,12 @@ import { MIGRATIONS } from "./migrations";
 import { PostgresLeaseStore } from "./store";
 
 describeLeaseStoreContract("postgres", async () => {
-  const fresh = freshPgSchema();
-  const store = new PostgresLeaseStore({ name: "pg-test", connectionString: fresh.connectionString, schema: fresh.schema });
-  await store.migrate();
+  const { store, drop } = await openFresh();
   return {
     store,
     cleanup: async () => {
       await store.close();
-      await fresh.drop();
+      await drop();
     },
   };
 });

@@ -25,6 +25,7 @@ import type {
   StoreHealth,
 } from "../types";
 import {
+  MAX_BIGINT,
   parseOrThrow,
   ZAcquireInput,
   ZEventQuery,
@@ -46,7 +47,6 @@ import {
   encodeEventCursor,
   encodeListCursor,
   hasColumn,
-  MAX_BIGINT,
   prefixUpperBound,
   toEvent,
   toGrantedLease,
@@ -289,6 +289,7 @@ export class PostgresLeaseStore implements LeaseStore {
   async reportFencingRejection(input: FencingRejectionInput): Promise<LeaseEvent> {
     const q = parseOrThrow(ZFencingRejectionInput, input, "reportFencingRejection");
     if (BigInt(q.fencingToken) > MAX_BIGINT) throw new LeaseError("reportFencingRejection: fencingToken is larger than any token this store issues");
+    const leaseUuid = uuidOrNull(q.leaseId);
     const { rows } = await this.pool.query(this.sql.reportFencingRejection, [
       q.resource,
       q.fencingToken,
@@ -296,8 +297,8 @@ export class PostgresLeaseStore implements LeaseStore {
       q.by,
       q.owner ?? null,
       q.task ?? null,
-      uuidOrNull(q.leaseId),
-      q.leaseId !== undefined && uuidOrNull(q.leaseId) === null ? q.leaseId : null,
+      leaseUuid,
+      leaseUuid === null ? (q.leaseId ?? null) : null,
     ]);
     return toEvent(this.name, rows[0]!);
   }

@@ -43,7 +43,7 @@ const FNV_OFFSET = 0x811c9dc5;
 const FNV_PRIME = 0x01000193;
 
 /** FNV-1a (32 bit) over the UTF-8 bytes: cheap, stable across processes and versions. */
-export function hashResource(resource: string): number {
+function hashResource(resource: string): number {
   let hash = FNV_OFFSET;
   // Every operation hashes its resource: ASCII (the usual case) is its own UTF-8, so it is
   // hashed without encoding; anything else goes through the encoder for the exact bytes.

@@ -4,6 +4,12 @@ import { HOLD_HISTOGRAM_BOUNDS_MS, type LeaseEventKind } from "../types";
 /** Event kinds with a stream of their own per bucket (see append_event). */
 export const INDEXED_EVENT_KINDS: readonly LeaseEventKind[] = ["expired", "force_released", "renew_failed", "lost", "fencing_rejected"];
 
+/** Key lifetimes in seconds: minute / hour stats hashes, fencing token, per-resource event id list. */
+export const MINUTE_TTL_S = 172_800;
+export const HOUR_TTL_S = 1_296_000;
+export const FENCE_TTL_S = 31_536_000;
+export const EVIDS_TTL_S = 1_296_000;
+
 /**
  * The Lua of the Redis store: one script per operation, loaded once and run by
  * SHA (EVALSHA; after NOSCRIPT — a restart, SCRIPT FLUSH — it is sent again, see
@@ -74,10 +80,10 @@ local function start(keys, args)
   MINUTE = tostring(math.floor(NOW_MS / 60000))
 end
 
-local MINUTE_TTL_S = '172800'
-local HOUR_TTL_S = '1296000'
-local FENCE_TTL_S = '31536000'
-local EVIDS_TTL_S = '1296000'
+local MINUTE_TTL_S = '${MINUTE_TTL_S}'
+local HOUR_TTL_S = '${HOUR_TTL_S}'
+local FENCE_TTL_S = '${FENCE_TTL_S}'
+local EVIDS_TTL_S = '${EVIDS_TTL_S}'
 local ENDED_GRACE_MS = 60000
 
 -- Kinds that are rare in a healthy system and that people filter on: each also gets a stream per bucket.
