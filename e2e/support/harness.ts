@@ -5,10 +5,15 @@
  */
 import path from "node:path";
 
-export const CONSOLE_PORT = 3100;
-export const OIDC_PORT = 4410;
+/**
+ * E2E_PORT_OFFSET shifts every port, so two checkouts on one machine can run
+ * their browser tests at the same time without meeting each other's servers.
+ */
+const PORT_OFFSET = Number(process.env.E2E_PORT_OFFSET ?? 0);
+export const CONSOLE_PORT = 3100 + PORT_OFFSET;
+export const OIDC_PORT = 4410 + PORT_OFFSET;
 /** Loopback-only control endpoint of the e2e stack (stop/start the Redis store). */
-export const CONTROL_PORT = 3199;
+export const CONTROL_PORT = 3199 + PORT_OFFSET;
 export const BASE_URL = `http://127.0.0.1:${CONSOLE_PORT}`;
 export const ISSUER_URL = `http://127.0.0.1:${OIDC_PORT}`;
 export const CONTROL_URL = `http://127.0.0.1:${CONTROL_PORT}`;
