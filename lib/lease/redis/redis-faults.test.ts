@@ -1,9 +1,11 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startRedis, stopAllServers, type ThrowawayServer } from "@/test/support/servers";
+import { startTcpProxy } from "@/test/support/tcp-proxy";
 import { LeaseError } from "../errors";
 import { freshRedisNamespace, sleep } from "../testing/isolation";
 import { compareFencingTokens } from "../validation";
+import { LEASE_SCRIPTS } from "./scripts";
 import { RedisLeaseStore } from "./store";
 
 /**
@@ -125,6 +127,66 @@ describe("RedisLeaseStore on a throwaway server", () => {
       expect((await store.acquire({ resource: "down:1", owner: "a", task: "t", ttlMs: 1_000 })).acquired).toBe(true);
     } finally {
       await store.close();
+    }
+  });
+
+  // The store's own client never resends; a caller's client with ioredis' defaults resends what
+  // was unanswered, and the scripts must then answer the repeat as they answered the first run.
+  it.each([
+    ["the store's own client", false],
+    ["a caller's client that resends unanswered commands", true],
+  ])("runs each operation once when the connection drops after a script ran but before its reply arrived: %s", async (_, isCallerClient) => {
+    const proxy = await startTcpProxy({ port: server.port });
+    const fresh = freshRedisNamespace(server.url);
+    const callerClient = isCallerClient ? new Redis(proxy.url, { autoResendUnfulfilledCommands: true }) : null;
+    callerClient?.on("error", () => undefined);
+    const store = callerClient
+      ? new RedisLeaseStore({ name: "redis-drop", client: callerClient, namespace: fresh.namespace })
+      : new RedisLeaseStore({ name: "redis-drop", url: proxy.url, namespace: fresh.namespace });
+    // Counts events through a direct connection, so the proxy's faults never touch the checks.
+    const direct = new RedisLeaseStore({ name: "redis-drop", url: server.url, namespace: fresh.namespace });
+    /** Runs `call` with the reply of its (single) command thrown away and the connection cut. */
+    async function withReplyLost<T>(call: () => Promise<T>): Promise<T> {
+      await store.get("warm-up"); // connected and idle: the next reply is the call's own
+      const dropped = proxy.dropNextReply();
+      const result = await call();
+      await dropped; // the fault really happened
+      return result;
+    }
+    // Loaded beforehand, so the reply thrown away is the script's, not a NOSCRIPT.
+    for (const script of Object.values(LEASE_SCRIPTS)) await direct.client.script("LOAD", script.lua);
+    const kindsOf = async (resource: string) => (await direct.events({ resource, order: "asc" })).items.map((e) => e.kind);
+    try {
+      // acquire: one lease, not an orphan plus a self-contention.
+      const acquired = await withReplyLost(() => store.acquire({ resource: "drop:1", owner: "a", task: "t", ttlMs: 60_000 }));
+      expect(acquired.acquired, JSON.stringify(acquired)).toBe(true);
+      if (!acquired.acquired) return;
+      expect(await direct.get("drop:1")).toEqual(acquired.lease);
+      // release: the lease is released once, and the caller is told so (not "not_owner").
+      const released = await withReplyLost(() => store.release({ resource: "drop:1", leaseId: acquired.lease.leaseId }));
+      expect(released).toMatchObject({ released: true });
+      expect(await kindsOf("drop:1")).toEqual(["acquired", "released"]);
+      if (released.released) expect((await direct.events({ resource: "drop:1" })).items[0]).toEqual(released.event);
+
+      // forceRelease: succeeded once, reported as released (not "not_found").
+      const second = await store.acquire({ resource: "drop:2", owner: "a", task: "t", ttlMs: 60_000 });
+      if (!second.acquired) throw new Error("expected to acquire drop:2");
+      const forced = await withReplyLost(() => store.forceRelease({ resource: "drop:2", leaseId: second.lease.leaseId, actor: "ops", reason: "stuck" }));
+      expect(forced).toMatchObject({ released: true, lease: second.lease, event: { kind: "force_released", actor: "ops", reason: "stuck" } });
+      expect(await kindsOf("drop:2")).toEqual(["acquired", "force_released"]);
+
+      if (isCallerClient) return;
+      // The store's own client does not send a report twice: it fails (its reply is lost) and is recorded once.
+      const lost = { resource: "drop:3", leaseId: second.lease.leaseId, owner: "a", task: "t", fencingToken: second.lease.fencingToken, reason: "expired" as const };
+      const reported = await withReplyLost(() => store.reportLost(lost).then(() => "recorded", (e: unknown) => e));
+      expect(reported).toBeInstanceOf(LeaseError);
+      expect(await kindsOf("drop:3")).toEqual(["lost"]);
+    } finally {
+      await store.close();
+      await direct.close();
+      callerClient?.disconnect();
+      await proxy.close();
+      await fresh.drop();
     }
   });
 });

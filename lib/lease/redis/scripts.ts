@@ -217,32 +217,41 @@ local function append_event(c, kind, ev)
   return ev
 end
 
--- Ends the lease described by \`lease\`: drops its state and index entries, remembers an expiry
--- or force-release (so a late renew/release by its holder gets "expired" rather than
--- "not_owner", and its renew_failed event still names the owner), records the terminal event
--- with holdMs and counts it. A plain release leaves no note: its holder knows it let go.
+-- Ends the lease described by \`lease\`: drops its state and index entries, records the
+-- terminal event with holdMs, counts it, and remembers in <ended> how it ended. That note
+-- lets a late renew/release by its holder get "expired" rather than "not_owner" (and its
+-- renew_failed event still name the owner), and lets the same release or force-release call
+-- (same \`call_id\`: sent again because its reply was lost) answer what it did the first time
+-- instead of running again; another call for that lease id is refused as before.
+-- \`lease_flat\`: the lease hash as HGETALL gave it, kept for a repeated force-release's reply.
 -- \`is_held\`: the lock key still holds this lease id (release, force-release) and is deleted
 -- with it. Otherwise the lock's TTL already removed it — or, on an acquire that takes over a
 -- lapsed lease, it is the new holder's — so it is left alone; no path deletes another's lock.
-local function end_lease(c, lease, kind, hold_ms, is_held, actor, reason)
+local function end_lease(c, lease, kind, hold_ms, is_held, actor, reason, call_id, lease_flat)
   if is_held then redis.call('DEL', c.lock, c.lease) else redis.call('DEL', c.lease) end
   redis.call('ZREM', c.idx, c.resource)
   redis.call('ZREM', c.acq, c.resource)
   redis.call('ZREM', c.names, c.resource)
-  if kind ~= 'released' then
-    redis.call('HSET', c.ended, 'leaseId', lease.leaseId, 'how', kind, 'owner', lease.owner or '', 'task', lease.task or '', 'token', lease.token or '')
-    redis.call('PEXPIRE', c.ended, tostring((tonumber(lease.ttlMs) or 0) + ENDED_GRACE_MS))
-  end
+  local hold = tostring(hold_ms)
   local ev = { '', 'kind', kind, 'resource', c.resource }
   put(ev, 'leaseId', lease.leaseId)
   put(ev, 'owner', lease.owner)
   put(ev, 'task', lease.task)
   put(ev, 'token', lease.token)
-  put(ev, 'holdMs', tostring(hold_ms))
+  put(ev, 'holdMs', hold)
   put(ev, 'actor', actor)
   put(ev, 'reason', reason)
   append_event(c, kind, ev)
   count(c, kind, hold_ms)
+  if lease_flat then
+    redis.call('HSET', c.ended, 'leaseId', lease.leaseId, 'how', kind, 'owner', lease.owner or '', 'task', lease.task or '',
+      'token', lease.token or '', 'holdMs', hold, 'eventId', ev[1], 'callId', call_id or '',
+      'lease', cjson.encode(lease_flat), 'event', cjson.encode(ev))
+  else
+    redis.call('HSET', c.ended, 'leaseId', lease.leaseId, 'how', kind, 'owner', lease.owner or '', 'task', lease.task or '',
+      'token', lease.token or '', 'holdMs', hold, 'eventId', ev[1], 'callId', call_id or '')
+  end
+  redis.call('PEXPIRE', c.ended, tostring((tonumber(lease.ttlMs) or 0) + ENDED_GRACE_MS))
   return ev
 end
 
@@ -267,6 +276,12 @@ local owner, task, ttl, lease_id = ARGV[4], ARGV[5], ARGV[6], ARGV[7]
 -- One call takes a free lock or, if it is taken, names its holder (and changes nothing).
 -- The PX on the lock key is the enforcement; the lease hash is bookkeeping without a TTL.
 local holder_id = redis.call('SET', c.lock, lease_id, 'NX', 'PX', ttl, 'GET')
+if holder_id == lease_id then
+  -- This very lease already holds it: the same acquire ran before (retried after its reply
+  -- was lost). Answer as it did, and record nothing twice.
+  local h = redis.call('HMGET', c.lease, 'token', 'acquiredAt', 'expiresAt')
+  return { 'acquired', '0', h[1] or '0', h[2] or NOW, h[3] or NOW }
+end
 if holder_id then
   local h = redis.call('HMGET', c.lease, 'owner', 'task', 'token', 'expiresAt')
   local expires = h[4] or tostring(NOW_MS + math.max(0, redis.call('PTTL', c.lock)))
@@ -371,7 +386,7 @@ return { 'refused', reason, events }
 );
 
 /**
- * release. ARGV[4] leaseId.
+ * release. ARGV[4] leaseId, ARGV[5] call id (the same for a call sent again).
  * Returns ["released", holdMs, event id, owner, task, token] — the released event is the
  * rest of what the caller sent, so only this goes back (owner/task/token nil if unknown) —
  * or ["refused", reason, events].
@@ -380,24 +395,30 @@ const RELEASE = defineScript(
   "release",
   `
 local c = resource_context()
-local lease_id = ARGV[4]
+local lease_id, call_id = ARGV[4], ARGV[5]
 
 local holder_id = redis.call('GET', c.lock)
 if holder_id == lease_id then
-  local v = redis.call('HMGET', c.lease, 'owner', 'task', 'token', 'acquiredAt')
-  local lease = { leaseId = lease_id, owner = v[1], task = v[2], token = v[3] }
+  local v = redis.call('HMGET', c.lease, 'owner', 'task', 'token', 'acquiredAt', 'ttlMs')
+  local lease = { leaseId = lease_id, owner = v[1], task = v[2], token = v[3], ttlMs = v[5] }
   local hold = math.max(0, NOW_MS - (tonumber(v[4]) or NOW_MS))
-  local ev = end_lease(c, lease, 'released', hold, true)
+  local ev = end_lease(c, lease, 'released', hold, true, nil, nil, call_id)
   return { 'released', tostring(hold), ev[1], v[1], v[2], v[3] }
 end
 
+local e = redis.call('HMGET', c.ended, 'leaseId', 'how', 'holdMs', 'eventId', 'owner', 'task', 'token', 'callId')
+if e[1] == lease_id and e[2] == 'released' and e[8] == call_id then
+  -- This very call released it already (sent again after its reply was lost): the same answer.
+  -- false (not nil, which would end the reply array) becomes a nil reply.
+  local function opt(v) if v == '' then return false end return v end
+  return { 'released', e[3], e[4], opt(e[5]), opt(e[6]), opt(e[7]) }
+end
 if not holder_id then
   local lease = read_lease(c.lease)
   if lease and lease.leaseId == lease_id then
     -- Released too late: the TTL already ended it. Record that expiry (exactly once).
     return { 'refused', 'expired', { record_expiry(c, lease) } }
   end
-  local e = redis.call('HMGET', c.ended, 'leaseId', 'how')
   if e[1] == lease_id and e[2] == 'expired' then
     return { 'refused', 'expired', {} }
   end
@@ -407,7 +428,7 @@ return { 'refused', 'not_owner', {} }
 );
 
 /**
- * forceRelease. ARGV[4] leaseId, ARGV[5] actor, ARGV[6] reason.
+ * forceRelease. ARGV[4] leaseId, ARGV[5] actor, ARGV[6] reason, ARGV[7] call id (the same for a call sent again).
  * Returns ["released", holdMs, lease fields, events] | ["lease_changed", current lease fields or [], events]
  * | ["not_found", events]. Lease fields are the hash as [field, value, …].
  */
@@ -415,7 +436,7 @@ const FORCE_RELEASE = defineScript(
   "forceRelease",
   `
 local c = resource_context()
-local lease_id, actor, reason = ARGV[4], ARGV[5], ARGV[6]
+local lease_id, actor, reason, call_id = ARGV[4], ARGV[5], ARGV[6], ARGV[7]
 
 local holder_id = redis.call('GET', c.lock)
 if holder_id == lease_id then
@@ -425,8 +446,13 @@ if holder_id == lease_id then
     flat = { 'leaseId', lease_id, 'acquiredAt', NOW }
   end
   local hold = math.max(0, NOW_MS - (tonumber(lease.acquiredAt) or NOW_MS))
-  local ev = end_lease(c, lease, 'force_released', hold, true, actor, reason)
+  local ev = end_lease(c, lease, 'force_released', hold, true, actor, reason, call_id, flat)
   return { 'released', tostring(hold), flat, { ev } }
+end
+local e = redis.call('HMGET', c.ended, 'leaseId', 'how', 'holdMs', 'lease', 'event', 'callId')
+if e[1] == lease_id and e[2] == 'force_released' and e[6] == call_id and e[4] and e[5] then
+  -- This very call force-released it already (sent again after its reply was lost): the same answer.
+  return { 'released', e[3], cjson.decode(e[4]), { cjson.decode(e[5]) } }
 end
 if holder_id then
   local _, flat = read_lease(c.lease)
@@ -510,10 +536,18 @@ return { 'swept', expired, #due }
 `,
 );
 
+const IDEMPOTENT_OPERATIONS: ReadonlySet<LeaseOperation> = new Set(["acquire", "release", "forceRelease", "sweep"]);
+
 const BODIES: readonly ScriptBody[] = [ACQUIRE, RENEW, RELEASE, FORCE_RELEASE, FENCING_REJECTED, LOST, SWEEP];
 
 export interface LeaseScript {
   operation: LeaseOperation;
+  /**
+   * Running the same call twice has the effect and answer of running it once, so a call whose
+   * reply was lost to a dropped connection may be sent again: acquire (keyed by its new lease
+   * id), release and forceRelease (keyed by a call id), sweep.
+   */
+  isIdempotent: boolean;
   /** The full Lua text (what EVAL takes). */
   lua: string;
   /** SHA-1 of `lua` (what EVALSHA takes). */
@@ -523,7 +557,7 @@ export interface LeaseScript {
 function buildScript(b: ScriptBody): LeaseScript {
   // The top declares its own `local KEYS, ARGV`, so the script's globals are captured first.
   const lua = ["local SCRIPT_KEYS, SCRIPT_ARGV = KEYS, ARGV", LIBRARY_TOP, "start(SCRIPT_KEYS, SCRIPT_ARGV)", b.body].join("\n");
-  return { operation: b.operation, lua, sha: createHash("sha1").update(lua).digest("hex") };
+  return { operation: b.operation, isIdempotent: IDEMPOTENT_OPERATIONS.has(b.operation), lua, sha: createHash("sha1").update(lua).digest("hex") };
 }
 
 /** One script per operation. */

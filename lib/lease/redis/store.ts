@@ -39,7 +39,7 @@ import {
   ZStoreName,
 } from "../validation";
 import { pairsToRecord, readScriptReply, replyEventsToRaw, toLease, toLeaseEvent, type RawEvent, type RawLease } from "./codec";
-import { callScript, execPipeline, RedisStoreError, type RedisContext } from "./connection";
+import { callScript, execPipeline, RedisStoreError, rejectUnansweredOnClose, type RedisContext } from "./connection";
 import { readEvents, type EventSourcePlan } from "./events";
 import { bucketOf, buildBucketKeys, buildKindStreamKey, buildResourceKeys, type BucketKeys } from "./keys";
 import { listLeases } from "./list";
@@ -70,7 +70,9 @@ const ZRedisClient = z.custom<Redis>(
 
 /**
  * Options. Exactly one of `url` (the store creates and closes its client) or
- * `client` (the caller's, left open by close()). Every process sharing a
+ * `client` (the caller's, left open by close(); give it `autoResendUnfulfilledCommands: false`,
+ * or a report whose reply was lost to a reconnect is recorded twice — acquire, release and
+ * forceRelease answer a resent call as they did the first time either way). Every process sharing a
  * `namespace` must use the same `buckets`: a resource's keys live in bucket
  * hash(resource) % buckets. `eventsMaxLen` caps each bucket's event stream
  * (approximately: Redis trims whole stream nodes).
@@ -101,6 +103,10 @@ export type TRedisLeaseStoreOptions = z.input<typeof ZRedisLeaseStoreOptions>;
 const RECONNECT_CAP_MS = 500;
 const CLIENT_OPTIONS = {
   connectTimeout: 3_000,
+  // Never run a command twice: a script sent again after a reconnect could acquire a second
+  // time, or find its own release done and answer "not_owner". Unanswered commands are
+  // rejected instead (rejectUnansweredOnClose); the idempotent scripts are retried by callScript.
+  autoResendUnfulfilledCommands: false,
   // A server that accepts connections but stops answering (paused, swapping) still ends in an error.
   commandTimeout: 10_000,
   maxRetriesPerRequest: 1,
@@ -150,6 +156,7 @@ export class RedisLeaseStore implements LeaseStore {
       this.client.on("ready", () => {
         this.lastConnectionError = undefined;
       });
+      rejectUnansweredOnClose(this.client);
     }
     this.bucketKeys = Array.from({ length: this.buckets }, (_, b) => buildBucketKeys(this.namespace, b));
     this.ctx = { client: this.client, storeName: this.name, lastConnectionError: () => this.lastConnectionError };
@@ -197,7 +204,7 @@ export class RedisLeaseStore implements LeaseStore {
 
   async release(input: ReleaseInput): Promise<ReleaseResult> {
     const i = parseOrThrow(ZReleaseInput, input, "release");
-    const { reply, bucket } = await this.callResourceScript("release", i.resource, [i.leaseId]);
+    const { reply, bucket } = await this.callResourceScript("release", i.resource, [i.leaseId, randomUUID()]);
     // ["released", holdMs, event id, owner, task, token] | ["refused", reason, events]
     const r = readScriptReply(reply, "release");
     if (r[0] === "released") {
@@ -213,7 +220,7 @@ export class RedisLeaseStore implements LeaseStore {
 
   async forceRelease(input: ForceReleaseInput): Promise<ForceReleaseResult> {
     const i = parseOrThrow(ZForceReleaseInput, input, "forceRelease");
-    const { reply, bucket } = await this.callResourceScript("forceRelease", i.resource, [i.leaseId, i.actor, i.reason]);
+    const { reply, bucket } = await this.callResourceScript("forceRelease", i.resource, [i.leaseId, i.actor, i.reason, randomUUID()]);
     // ["released", holdMs, lease fields, events] | ["lease_changed", current lease fields, events] | ["not_found", events]
     const r = readScriptReply(reply, "forceRelease");
     if (r[0] === "released") {
