@@ -18,6 +18,7 @@
  *   <ns>:{b7}:stats:m:<minute>    hash of counters per epoch minute (~48 h), written with each event
  *   <ns>:{b7}:stats:h:<hour>      hash of counters per epoch hour (~15 days), folded from closed minutes
  *   <ns>:{b7}:stats:folded        the last minute folded into hours (see fold_minutes in scripts.ts)
+ *   <ns>:buckets                  the namespace's bucket count, set by the first store to use it, no TTL
  */
 
 export interface BucketKeys {
@@ -63,6 +64,11 @@ function hashUtf8(resource: string): number {
 
 export function bucketOf(resource: string, buckets: number): number {
   return hashResource(resource) % buckets;
+}
+
+/** Where a namespace records its bucket count (checked once per store, outside the scripts). */
+export function buildNamespaceBucketsKey(namespace: string): string {
+  return `${namespace}:buckets`;
 }
 
 export function buildBucketKeys(namespace: string, bucket: number): BucketKeys {

@@ -189,4 +189,28 @@ describe("RedisLeaseStore on a throwaway server", () => {
       await fresh.drop();
     }
   });
+
+  it("refuses a server whose maxmemory-policy can evict lock keys, unless the caller opts in", async () => {
+    const admin = new Redis(server.url);
+    const stores: RedisLeaseStore[] = [];
+    try {
+      expect(await admin.config("SET", "maxmemory-policy", "volatile-lru")).toBe("OK");
+      const fresh = freshRedisNamespace(server.url);
+      const refusing = new RedisLeaseStore({ name: "redis-evicting", url: server.url, namespace: fresh.namespace });
+      const accepting = new RedisLeaseStore({ name: "redis-evicting", url: server.url, namespace: fresh.namespace, allowEvictingMemoryPolicy: true });
+      stores.push(refusing, accepting);
+      const refused = await refusing.acquire({ resource: "evict:1", owner: "a", task: "t", ttlMs: 1_000 }).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(refused).toBeInstanceOf(LeaseError);
+      expect((refused as LeaseError).code).toBe("misconfigured");
+      expect((refused as LeaseError).message).toContain("maxmemory-policy is volatile-lru");
+      expect((await accepting.acquire({ resource: "evict:1", owner: "a", task: "t", ttlMs: 1_000 })).acquired).toBe(true);
+    } finally {
+      await admin.config("SET", "maxmemory-policy", "noeviction");
+      for (const store of stores) await store.close();
+      await admin.quit();
+    }
+  });
 });

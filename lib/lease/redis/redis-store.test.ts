@@ -78,6 +78,36 @@ describe("RedisLeaseStore options", () => {
   });
 });
 
+describe("RedisLeaseStore namespace", () => {
+  it("refuses a store whose buckets differ from the namespace's, before it writes anything", async () => {
+    const fresh = freshRedisNamespace(TEST_REDIS_URL);
+    const { store } = openStore({ buckets: 16 }, fresh);
+    const { store: other } = openStore({ buckets: 8 }, fresh);
+    // Resources whose bucket differs between 16 and 8 buckets: their locks would be two keys.
+    const resources = Array.from({ length: 40 }, (_, i) => `split:${i}`).filter((r) => bucketOf(r, 16) !== bucketOf(r, 8));
+    expect(resources.length).toBeGreaterThan(0);
+    for (const r of resources) await mustAcquire(store, r);
+
+    for (const r of resources) {
+      const refused = await other.acquire({ resource: r, owner: "b", task: "t", ttlMs: 60_000 }).then(
+        (result) => result,
+        (e: unknown) => e,
+      );
+      expect(refused).toBeInstanceOf(LeaseError);
+      expect((refused as LeaseError).code).toBe("misconfigured");
+      expect((refused as LeaseError).message).toMatch(/uses 16 buckets, this store was given 8/);
+    }
+    await expect(other.list()).rejects.toThrow(/uses 16 buckets/);
+    await expect(other.sweep()).rejects.toThrow(/uses 16 buckets/);
+    // Nothing of the refused store reached Redis: every lease is still the first store's.
+    expect((await store.events({ kinds: ["contended"] })).items).toEqual([]);
+    for (const r of resources) expect((await store.get(r))?.owner).toBe("owner-a");
+    // The same bucket count is welcome.
+    const { store: same } = openStore({ buckets: 16 }, fresh);
+    expect((await same.acquire({ resource: resources[0]!, owner: "c", task: "t", ttlMs: 1_000 })).acquired).toBe(false);
+  });
+});
+
 describe("RedisLeaseStore keys", () => {
   it("puts every key of a resource under the hash tag of its bucket", async () => {
     const { store, fresh } = openStore({ buckets: 8 });
@@ -97,7 +127,9 @@ describe("RedisLeaseStore keys", () => {
     const perResource = /^(lock|lease|ended|fence|evids):(.+)$/;
     const perBucket = /^(idx|acq|names|events|events:(expired|lost|renew_failed|force_released|fencing_rejected)|stats:[mh]:\d+|stats:folded)$/;
     const kinds = new Set<string>();
-    for (const key of keys) {
+    // The one key outside the buckets: the namespace's bucket count.
+    expect(keys).toContain(`${fresh.namespace}:buckets`);
+    for (const key of keys.filter((k) => k !== `${fresh.namespace}:buckets`)) {
       const match = new RegExp(`^${fresh.namespace}:\\{b(\\d+)\\}:(.+)$`).exec(key);
       expect(match, key).not.toBeNull();
       const bucket = Number(match![1]);

@@ -41,7 +41,7 @@ import {
 import { pairsToRecord, readScriptReply, replyEventsToRaw, toLease, toLeaseEvent, type RawEvent, type RawLease } from "./codec";
 import { callScript, execPipeline, RedisStoreError, rejectUnansweredOnClose, type RedisContext } from "./connection";
 import { readEvents, type EventSourcePlan } from "./events";
-import { bucketOf, buildBucketKeys, buildKindStreamKey, buildResourceKeys, type BucketKeys } from "./keys";
+import { bucketOf, buildBucketKeys, buildKindStreamKey, buildNamespaceBucketsKey, buildResourceKeys, type BucketKeys } from "./keys";
 import { listLeases } from "./list";
 import { INDEXED_EVENT_KINDS, LEASE_SCRIPTS, type LeaseOperation } from "./scripts";
 import { readStats } from "./stats";
@@ -76,6 +76,13 @@ const ZRedisClient = z.custom<Redis>(
  * `namespace` must use the same `buckets`: a resource's keys live in bucket
  * hash(resource) % buckets. `eventsMaxLen` caps each bucket's event stream
  * (approximately: Redis trims whole stream nodes).
+ *
+ * Before its first operation the store checks, once: that the namespace was not set up with
+ * another `buckets` (the first store records it in `<namespace>:buckets`; a mismatch would put
+ * one resource's lock in two keys, so every operation is refused with a "misconfigured"
+ * LeaseError), and that the server's `maxmemory-policy` is `noeviction`. Any other policy may
+ * evict a lock key — the lease silently ends while its holder still works — so the store refuses
+ * it unless `allowEvictingMemoryPolicy: true` says the caller accepts that.
  */
 export const ZRedisLeaseStoreOptions = z
   .strictObject({
@@ -88,6 +95,7 @@ export const ZRedisLeaseStoreOptions = z
       .default(DEFAULT_NAMESPACE),
     buckets: z.number().int().min(1).max(1024, { error: "buckets must be between 1 and 1024" }).default(DEFAULT_BUCKETS),
     eventsMaxLen: z.number().int().min(1).max(100_000_000).default(DEFAULT_EVENTS_MAX_LEN),
+    allowEvictingMemoryPolicy: z.boolean().default(false),
   })
   .refine((o) => (o.url === undefined) !== (o.client === undefined), { error: "give exactly one of url or client" });
 export type TRedisLeaseStoreOptions = z.input<typeof ZRedisLeaseStoreOptions>;
@@ -134,6 +142,11 @@ export class RedisLeaseStore implements LeaseStore {
   private readonly bucketKeys: readonly BucketKeys[];
   private readonly ctx: RedisContext;
   private lastConnectionError: string | undefined;
+  private readonly allowEvictingMemoryPolicy: boolean;
+  private isNamespaceChecked = false;
+  private namespaceCheck: Promise<void> | null = null;
+  /** A check that failed for good (not for a connection error): every operation throws it. */
+  private misconfiguration: LeaseError | null = null;
 
   constructor(options: TRedisLeaseStoreOptions) {
     const o = parseOrThrow(ZRedisLeaseStoreOptions, options, "RedisLeaseStore options");
@@ -141,6 +154,7 @@ export class RedisLeaseStore implements LeaseStore {
     this.namespace = o.namespace;
     this.buckets = o.buckets;
     this.eventsMaxLen = o.eventsMaxLen;
+    this.allowEvictingMemoryPolicy = o.allowEvictingMemoryPolicy;
     this.evidsMaxLen = Math.min(o.eventsMaxLen, RESOURCE_EVENTS_MAX_LEN);
     if (o.client) {
       this.client = o.client;
@@ -236,6 +250,7 @@ export class RedisLeaseStore implements LeaseStore {
 
   async get(resource: string): Promise<Lease | null> {
     const r = parseOrThrow(ZResource, resource, "get");
+    if (!this.isNamespaceChecked) await this.checkNamespace("get");
     const keys = buildResourceKeys(this.namespace, this.buckets, r);
     const [hash] = await execPipeline(this.ctx, "get", (p) => p.hgetall(keys.lease));
     return toLease(this.name, r, (hash ?? {}) as RawLease);
@@ -243,16 +258,19 @@ export class RedisLeaseStore implements LeaseStore {
 
   async list(query: ListQuery = {}): Promise<LeasePage> {
     const q = parseOrThrow(ZListQuery, query, "list");
+    if (!this.isNamespaceChecked) await this.checkNamespace("list");
     return listLeases(this.ctx, this.bucketKeys, q, (resource) => buildResourceKeys(this.namespace, this.buckets, resource).lease);
   }
 
   async events(query: EventQuery = {}): Promise<Page<LeaseEvent>> {
     const q = parseOrThrow(ZEventQuery, query, "events");
+    if (!this.isNamespaceChecked) await this.checkNamespace("events");
     if (q.from && q.to && q.from.getTime() > q.to.getTime()) throw new LeaseError("events: from must not be after to");
     return readEvents(this.ctx, this.planEventSources(q), q);
   }
 
   async sweep(): Promise<{ expired: number }> {
+    if (!this.isNamespaceChecked) await this.checkNamespace("sweep");
     let expired = 0;
     let pending = this.bucketKeys.map((_, bucket) => bucket);
     // Each round calls sweep once per bucket (pipelined); a bucket goes again only
@@ -278,11 +296,13 @@ export class RedisLeaseStore implements LeaseStore {
 
   async stats(query: StatsQuery): Promise<StatsBucket[]> {
     const q = parseOrThrow(ZStatsQuery, query, "stats");
+    if (!this.isNamespaceChecked) await this.checkNamespace("stats");
     if (q.from.getTime() > q.to.getTime()) throw new LeaseError("stats: from must not be after to");
     return readStats(this.ctx, this.bucketKeys, q);
   }
 
   async countActive(): Promise<number> {
+    if (!this.isNamespaceChecked) await this.checkNamespace("countActive");
     const counts = await execPipeline(this.ctx, "countActive", (p) => {
       for (const keys of this.bucketKeys) p.zcard(keys.idx);
     });
@@ -318,6 +338,45 @@ export class RedisLeaseStore implements LeaseStore {
   }
 
   /**
+   * The once-per-store check of the namespace's bucket count and the server's eviction policy
+   * (see the options). Concurrent first calls share one check; a connection error leaves it to
+   * the next call.
+   */
+  private async checkNamespace(operation: string): Promise<void> {
+    if (this.misconfiguration) throw this.misconfiguration;
+    this.namespaceCheck ??= this.runNamespaceCheck(operation).finally(() => {
+      this.namespaceCheck = null;
+    });
+    await this.namespaceCheck;
+  }
+
+  /** `operation`: the call that needs the check, named in a connection error. */
+  private async runNamespaceCheck(operation: string): Promise<void> {
+    const [recorded, memoryInfo] = await execPipeline(this.ctx, operation, (p) => {
+      p.set(buildNamespaceBucketsKey(this.namespace), String(this.buckets), "NX", "GET");
+      p.info("memory");
+    });
+    const where = `redis store "${this.name}"`;
+    if (recorded !== null && recorded !== undefined && String(recorded) !== String(this.buckets)) {
+      this.misconfiguration = new LeaseError(
+        `${where}: namespace "${this.namespace}" uses ${String(recorded)} buckets, this store was given ${this.buckets}; ` +
+          "every process sharing a namespace must use the same buckets (or another namespace)",
+        "misconfigured",
+      );
+    }
+    const policy = /^maxmemory_policy:(\S+)/m.exec(String(memoryInfo))?.[1];
+    if (!this.misconfiguration && policy && policy !== "noeviction" && !this.allowEvictingMemoryPolicy) {
+      this.misconfiguration = new LeaseError(
+        `${where}: the server's maxmemory-policy is ${policy}, which can evict lock keys and end leases silently; ` +
+          "set it to noeviction, or pass allowEvictingMemoryPolicy: true to accept that",
+        "misconfigured",
+      );
+    }
+    if (this.misconfiguration) throw this.misconfiguration;
+    this.isNamespaceChecked = true;
+  }
+
+  /**
    * A resource's history comes from its id list (one bucket, no scan); a filter on
    * rare kinds only reads those kinds' streams; anything else merges the bucket streams.
    */
@@ -334,6 +393,7 @@ export class RedisLeaseStore implements LeaseStore {
   }
 
   private async callResourceScript(operation: LeaseOperation, resource: string, extra: readonly (string | number)[]) {
+    if (!this.isNamespaceChecked) await this.checkNamespace(operation);
     const bucket = bucketOf(resource, this.buckets);
     const keys = [this.bucketKeys[bucket]!.base];
     const reply = await callScript(this.ctx, LEASE_SCRIPTS[operation], keys, [resource, this.eventsMaxLen, this.evidsMaxLen, ...extra]);
