@@ -5,7 +5,7 @@ import { startTcpProxy } from "@/test/support/tcp-proxy";
 import { LeaseError } from "../errors";
 import { freshRedisNamespace, sleep } from "../testing/isolation";
 import { compareFencingTokens } from "../validation";
-import { LEASE_SCRIPTS } from "./scripts";
+import { FOLD_PER_SWEEP, FOLD_PER_WRITE, LEASE_SCRIPTS } from "./scripts";
 import { RedisLeaseStore } from "./store";
 
 /**
@@ -26,6 +26,13 @@ afterAll(async () => {
 function openStore(name = "redis-fault") {
   const fresh = freshRedisNamespace(server.url);
   return new RedisLeaseStore({ name, url: server.url, namespace: fresh.namespace });
+}
+
+/** Calls per command since the last CONFIG RESETSTAT, from INFO commandstats (commands run inside scripts included). */
+async function readCommandCalls(admin: Redis): Promise<Record<string, number>> {
+  const calls: Record<string, number> = {};
+  for (const match of (await admin.info("commandstats")).matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) calls[match[1]!] = Number(match[2]);
+  return calls;
 }
 
 /** Retries `call` while the client reconnects after a restart; bounded by attempts, not by timing assertions. */
@@ -211,6 +218,50 @@ describe("RedisLeaseStore on a throwaway server", () => {
       await admin.config("SET", "maxmemory-policy", "noeviction");
       for (const store of stores) await store.close();
       await admin.quit();
+    }
+  });
+
+  it("does bounded work in the acquire that opens a minute, however many closed minutes wait to be folded", async () => {
+    const admin = new Redis(server.url);
+    const fresh = freshRedisNamespace(server.url);
+    const store = new RedisLeaseStore({ name: "redis-fold", url: server.url, namespace: fresh.namespace, buckets: 1 });
+    try {
+      // A bucket whose 300 written minutes were never folded (nothing ran sweep), the last of
+      // them long ago: as the scripts leave them, each marked and pending.
+      const [seconds] = await admin.time();
+      const nowMinute = Math.floor(Number(seconds) / 60);
+      const stats = `${fresh.namespace}:{b0}:stats:`;
+      const minutes = Array.from({ length: 300 }, (_, i) => nowMinute - 400 + i);
+      const seed = admin.pipeline();
+      for (const m of minutes) seed.hset(`${stats}m:${m}`, { acquired: 1, fold: 1 }).expire(`${stats}m:${m}`, 3_600 * 24);
+      seed.zadd(`${stats}pending`, ...minutes.flatMap((m) => [m, String(m)]));
+      await seed.exec();
+      await store.countActive(); // the namespace check, done before counting
+
+      await admin.config("RESETSTAT");
+      expect((await store.acquire({ resource: "fold:1", owner: "a", task: "t", ttlMs: 60_000 })).acquired).toBe(true);
+      const calls = await readCommandCalls(admin);
+      expect(calls.evalsha).toBe(1);
+      // The acquire opened this minute, so it folded: some of the backlog, never all of it.
+      // (One HGETALL is the acquire's own read of the lease; two HINCRBYs are its own counts.)
+      expect(calls.hgetall ?? 0).toBeGreaterThan(1);
+      expect(calls.hgetall ?? 0).toBeLessThanOrEqual(FOLD_PER_WRITE + 1);
+      expect(calls.hincrby ?? 0).toBeLessThanOrEqual(FOLD_PER_WRITE + 2);
+
+      // sweep catches up, each call bounded too, and every minute reaches its hour exactly once.
+      await admin.config("RESETSTAT");
+      await store.sweep();
+      const sweepCalls = await readCommandCalls(admin);
+      // Full batches, then one that was not full.
+      expect(sweepCalls.evalsha).toBe(Math.floor((minutes.length - FOLD_PER_WRITE) / FOLD_PER_SWEEP) + 1);
+      expect(await admin.zcard(`${stats}pending`)).toBe(1); // only the current minute
+      const now = Number(seconds) * 1000;
+      const hours = await store.stats({ from: new Date(now - 8 * 3_600_000), to: new Date(now + 3_600_000), bucketMs: 3_600_000 });
+      expect(hours.reduce((n, b) => n + b.counts.acquired, 0)).toBe(minutes.length + 1);
+    } finally {
+      await store.close();
+      await admin.quit();
+      await fresh.drop();
     }
   });
 });

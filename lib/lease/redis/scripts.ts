@@ -9,6 +9,9 @@ export const MINUTE_TTL_S = 172_800;
 export const HOUR_TTL_S = 1_296_000;
 export const FENCE_TTL_S = 31_536_000;
 export const EVIDS_TTL_S = 1_296_000;
+/** Closed minutes folded into hours at most per write (the first of each minute) and per sweep call, per bucket. */
+export const FOLD_PER_WRITE = 4;
+export const FOLD_PER_SWEEP = 120;
 
 /**
  * The Lua of the Redis store: one script per operation, loaded once and run by
@@ -85,6 +88,8 @@ local HOUR_TTL_S = '${HOUR_TTL_S}'
 local FENCE_TTL_S = '${FENCE_TTL_S}'
 local EVIDS_TTL_S = '${EVIDS_TTL_S}'
 local ENDED_GRACE_MS = 60000
+local FOLD_PER_WRITE = ${FOLD_PER_WRITE}
+local FOLD_PER_SWEEP = ${FOLD_PER_SWEEP}
 
 -- Kinds that are rare in a healthy system and that people filter on: each also gets a stream per bucket.
 local INDEXED_KINDS = { ${INDEXED_EVENT_KINDS.map((k) => `${k} = true`).join(", ")} }
@@ -95,6 +100,7 @@ local function context(base, resource, events_max, evids_max)
     lock = base .. 'lock:' .. resource, lease = base .. 'lease:' .. resource, ended = base .. 'ended:' .. resource,
     fence = base .. 'fence:' .. resource, evids = base .. 'evids:' .. resource,
     idx = base .. 'idx', acq = base .. 'acq', names = base .. 'names', events = base .. 'events', stats = base .. 'stats:',
+    totals = base .. 'totals',
     resource = resource, events_max = events_max, evids_max = tonumber(evids_max),
   }
 end
@@ -137,36 +143,39 @@ end
 
 -- Hour rollups are folded from closed minutes rather than written with every event (that
 -- doubled the counter writes of every operation). A minute hash written by these scripts
--- carries the field 'fold' until its counters have been added to its hour's hash; the fold
--- adds them and removes the mark in one atomic step, so each minute reaches its hour exactly
--- once whoever folds it (the first write of each new minute, or sweep), and a reader adds the
--- minutes still marked. <stats>folded is the last minute folded up to, which bounds the walk.
-local function fold_minutes(stats, up_to)
-  local watermark_key = stats .. 'folded'
-  local from = tonumber(redis.call('GET', watermark_key) or '')
-  -- No watermark: the bucket has no marked minute yet (the first one is being written now).
-  if from and from >= up_to then return end
-  if from then
-    -- Minute hashes live MINUTE_TTL_S: nothing older is left to fold.
-    for m = math.max(from + 1, up_to - 2880), up_to do
-      local key = stats .. 'm:' .. m
-      local flat = redis.call('HGETALL', key)
-      local is_marked = false
-      for i = 1, #flat, 2 do
-        if flat[i] == 'fold' then is_marked = true break end
-      end
-      if is_marked then
-        local hour_key = stats .. 'h:' .. math.floor(m / 60)
-        for i = 1, #flat, 2 do
-          if flat[i] ~= 'fold' then redis.call('HINCRBY', hour_key, flat[i], flat[i + 1]) end
-        end
-        redis.call('EXPIRE', hour_key, HOUR_TTL_S)
-        redis.call('HDEL', key, 'fold')
-      end
+-- carries the field 'fold' until its counters have been added to its hour's hash, and its
+-- minute is in the bucket's zset <stats>pending; the fold adds the counters, removes the mark
+-- and the zset entry in one atomic step, so each minute reaches its hour exactly once whoever
+-- folds it (the first write of each new minute, or sweep), and a reader adds the minutes still
+-- marked. The zset holds only minutes that had writes, so a bucket left idle for days has no
+-- empty minutes to walk, and each call folds at most \`limit\` of them: no script does unbounded
+-- work; sweep catches up on a backlog. Returns how many minutes it looked at.
+local function fold_minutes(stats, up_to, limit)
+  local pending_key = stats .. 'pending'
+  local due = redis.call('ZRANGEBYSCORE', pending_key, '-inf', tostring(up_to), 'LIMIT', '0', tostring(limit))
+  for _, m in ipairs(due) do
+    local key = stats .. 'm:' .. m
+    local flat = redis.call('HGETALL', key)
+    local is_marked = false
+    for i = 1, #flat, 2 do
+      if flat[i] == 'fold' then is_marked = true break end
     end
+    if is_marked then
+      local hour_key = stats .. 'h:' .. math.floor(tonumber(m) / 60)
+      for i = 1, #flat, 2 do
+        if flat[i] ~= 'fold' then redis.call('HINCRBY', hour_key, flat[i], flat[i + 1]) end
+      end
+      redis.call('EXPIRE', hour_key, HOUR_TTL_S)
+      redis.call('HDEL', key, 'fold')
+    end
+    redis.call('ZREM', pending_key, m)
   end
-  redis.call('SET', watermark_key, tostring(up_to), 'EX', HOUR_TTL_S)
+  return #due
 end
+
+-- Lifetime counters per bucket, no TTL: what conservation is checked against once the capped
+-- streams and expiring stats have dropped old history (acquired = ended + held).
+local LIFETIME_KINDS = { acquired = true, released = true, expired = true, force_released = true }
 
 -- Rollups for the charts, per minute, written with the event. A terminal event counts into
 -- '<kind>:h<hold bucket>' — its kind's count and the hold histogram in one field — plus holdSum.
@@ -179,10 +188,16 @@ local function count(c, kind, hold_ms)
   end
   if redis.call('HINCRBY', key, field, '1') == 1 then
     -- The first count of a field in a minute sets the key's TTL; later counts need not. The
-    -- first count in the minute at all marks it for folding and folds the minutes before it.
+    -- first count in the minute at all marks it for folding and folds (some of) the minutes before it.
     redis.call('EXPIRE', key, MINUTE_TTL_S)
-    if redis.call('HSETNX', key, 'fold', '1') == 1 then fold_minutes(c.stats, tonumber(MINUTE) - 1) end
+    if redis.call('HSETNX', key, 'fold', '1') == 1 then
+      local pending_key = c.stats .. 'pending'
+      redis.call('ZADD', pending_key, MINUTE, MINUTE)
+      redis.call('EXPIRE', pending_key, MINUTE_TTL_S)
+      fold_minutes(c.stats, tonumber(MINUTE) - 1, FOLD_PER_WRITE)
+    end
   end
+  if LIFETIME_KINDS[kind] then redis.call('HINCRBY', c.totals, kind, '1') end
   -- Only the 3-segment prefix is counted: depths 1 and 2 are sums over it, done on read.
   if kind == 'contended' then redis.call('HINCRBY', key, 'cp:' .. contention_prefix(c.resource), '1') end
 end
@@ -508,7 +523,7 @@ return { 'recorded', { ev } }
 
 /**
  * sweep, one bucket. KEYS[1] bucket base. ARGV[1] events MAXLEN, ARGV[2] per-resource event id list length, ARGV[3] batch size.
- * Returns ["swept", expired, scanned] (integers).
+ * Returns ["swept", expired, scanned, minutes folded] (integers).
  */
 const SWEEP = defineScript(
   "sweep",
@@ -531,8 +546,8 @@ for _, resource in ipairs(due) do
   end
 end
 -- Buckets nobody writes to still get their closed minutes folded into hours.
-fold_minutes(KEYS[1] .. 'stats:', tonumber(MINUTE) - 1)
-return { 'swept', expired, #due }
+local folded = fold_minutes(KEYS[1] .. 'stats:', tonumber(MINUTE) - 1, FOLD_PER_SWEEP)
+return { 'swept', expired, #due, folded }
 `,
 );
 

@@ -43,7 +43,7 @@ import { callScript, execPipeline, RedisStoreError, rejectUnansweredOnClose, typ
 import { readEvents, type EventSourcePlan } from "./events";
 import { bucketOf, buildBucketKeys, buildKindStreamKey, buildNamespaceBucketsKey, buildResourceKeys, type BucketKeys } from "./keys";
 import { listLeases } from "./list";
-import { INDEXED_EVENT_KINDS, LEASE_SCRIPTS, type LeaseOperation } from "./scripts";
+import { FOLD_PER_SWEEP, INDEXED_EVENT_KINDS, LEASE_SCRIPTS, type LeaseOperation } from "./scripts";
 import { readStats } from "./stats";
 
 export const DEFAULT_NAMESPACE = "lw";
@@ -56,6 +56,16 @@ export const DEFAULT_EVENTS_MAX_LEN = 100_000;
 export const RESOURCE_EVENTS_MAX_LEN = 1_000;
 /** Expired leases recorded per bucket per sweep call (keeps each call short). */
 export const SWEEP_BATCH = 500;
+
+/** See RedisLeaseStore.lifetimeCounts. */
+export interface LifetimeCounts {
+  acquired: number;
+  released: number;
+  expired: number;
+  force_released: number;
+  /** Leases with state in the store now: held, or lapsed and not yet recorded as expired. */
+  held: number;
+}
 
 /** Structural check rather than instanceof, so a client from another copy of ioredis is accepted. */
 const ZRedisClient = z.custom<Redis>(
@@ -274,11 +284,11 @@ export class RedisLeaseStore implements LeaseStore {
     let expired = 0;
     let pending = this.bucketKeys.map((_, bucket) => bucket);
     // Each round calls sweep once per bucket (pipelined); a bucket goes again only
-    // while it filled a whole batch with expiries.
+    // while it filled a whole batch with expiries, or folded a whole batch of minutes.
     while (pending.length > 0) {
       const results = await Promise.all(pending.map((bucket) => this.sweepBucket(bucket)));
       expired += results.reduce((sum, r) => sum + r.expired, 0);
-      pending = pending.filter((_, i) => results[i]!.expired > 0 && results[i]!.scanned >= SWEEP_BATCH);
+      pending = pending.filter((_, i) => (results[i]!.expired > 0 && results[i]!.scanned >= SWEEP_BATCH) || results[i]!.folded >= FOLD_PER_SWEEP);
     }
     return { expired };
   }
@@ -307,6 +317,35 @@ export class RedisLeaseStore implements LeaseStore {
       for (const keys of this.bucketKeys) p.zcard(keys.idx);
     });
     return counts.reduce<number>((sum, n) => sum + Number(n), 0);
+  }
+
+  /**
+   * Lifetime counts of this namespace, from per-bucket counters without a TTL (so they survive
+   * the trimming of event streams and the expiry of stats hashes), and the leases held now
+   * (lapsed ones not yet recorded included), read in one snapshot:
+   * `acquired = released + expired + force_released + held` holds at any moment. Counts start
+   * again from zero when Redis loses its keys (a restart without persistence).
+   */
+  async lifetimeCounts(): Promise<LifetimeCounts> {
+    if (!this.isNamespaceChecked) await this.checkNamespace("lifetimeCounts");
+    const replies = await execPipeline(
+      this.ctx,
+      "lifetimeCounts",
+      (p) => {
+        for (const keys of this.bucketKeys) p.hgetall(keys.totals).zcard(keys.idx);
+      },
+      this.client.multi(),
+    );
+    const counts: LifetimeCounts = { acquired: 0, released: 0, expired: 0, force_released: 0, held: 0 };
+    for (let b = 0; b < this.bucketKeys.length; b++) {
+      const totals = (replies[2 * b] ?? {}) as Record<string, string>;
+      counts.acquired += Number(totals.acquired ?? 0);
+      counts.released += Number(totals.released ?? 0);
+      counts.expired += Number(totals.expired ?? 0);
+      counts.force_released += Number(totals.force_released ?? 0);
+      counts.held += Number(replies[2 * b + 1] ?? 0);
+    }
+    return counts;
   }
 
   async health(): Promise<StoreHealth> {
@@ -408,7 +447,7 @@ export class RedisLeaseStore implements LeaseStore {
     return event;
   }
 
-  private async sweepBucket(bucket: number): Promise<{ expired: number; scanned: number }> {
+  private async sweepBucket(bucket: number): Promise<{ expired: number; scanned: number; folded: number }> {
     const keys = this.bucketKeys[bucket]!;
     const reply = await callScript(
       this.ctx,
@@ -416,9 +455,9 @@ export class RedisLeaseStore implements LeaseStore {
       [keys.base],
       [this.eventsMaxLen, this.evidsMaxLen, SWEEP_BATCH],
     );
-    // ["swept", expired, scanned]
+    // ["swept", expired, scanned, minutes folded]
     const r = readScriptReply(reply, "sweep");
-    return { expired: Number(r[1]), scanned: Number(r[2]) };
+    return { expired: Number(r[1]), scanned: Number(r[2]), folded: Number(r[3]) };
   }
 
   /** Script reply events → LeaseEvents, in the order recorded: an operation's own event comes last (after any expiry it recorded on the way). */
