@@ -35,6 +35,43 @@ async function readCommandCalls(admin: Redis): Promise<Record<string, number>> {
   return calls;
 }
 
+/** Of those calls, the ones that answered an error (NOSCRIPT counts here). */
+async function readFailedCalls(admin: Redis): Promise<Record<string, number>> {
+  const failed: Record<string, number> = {};
+  for (const match of (await admin.info("commandstats")).matchAll(/^cmdstat_([^:]+):.*failed_calls=(\d+)/gm)) failed[match[1]!] = Number(match[2]);
+  return failed;
+}
+
+/**
+ * The commands one connection sends, seen by MONITOR (which tells a client's commands from the
+ * ones a script runs, whose source is "lua"). take() returns those seen since the last take(),
+ * after a marker sent through `admin` came through, so nothing sent before it is still on its way.
+ */
+async function watchConnection(server: ThrowawayServer, client: Redis, admin: Redis) {
+  const address = /addr=(\S+)/.exec(String(await client.client("INFO")))?.[1];
+  if (!address) throw new Error("no client address");
+  const monitor = await new Redis(server.url).monitor();
+  let seen: string[] = [];
+  const markers = new Map<string, () => void>();
+  monitor.on("monitor", (_time: string, args: string[], source: string) => {
+    if (source === address) seen.push(String(args[0]).toLowerCase());
+    if (String(args[0]).toLowerCase() === "echo") markers.get(String(args[1]))?.();
+  });
+  let n = 0;
+  return {
+    take: async () => {
+      const marker = `marker-${n++}`;
+      const arrived = new Promise<void>((resolve) => markers.set(marker, resolve));
+      await admin.echo(marker);
+      await arrived;
+      const taken = seen;
+      seen = [];
+      return taken;
+    },
+    stop: () => monitor.disconnect(),
+  };
+}
+
 /** Retries `call` while the client reconnects after a restart; bounded by attempts, not by timing assertions. */
 async function eventually<T>(call: () => Promise<T>, attempts = 100): Promise<T> {
   let last: unknown;
@@ -56,6 +93,20 @@ describe("RedisLeaseStore on a throwaway server", () => {
     const callerClient = new Redis(server.url);
     const other = new RedisLeaseStore({ name: "redis-fault-b", client: callerClient, namespace: store.namespace });
     try {
+      // One operation after a flush: its EVALSHA is refused (NOSCRIPT), EVAL runs it and loads
+      // it, and the next operation's EVALSHA finds it.
+      await store.countActive(); // the once-per-store check, out of the way
+      await admin.config("RESETSTAT");
+      expect(await admin.script("FLUSH")).toBe("OK");
+      const flushed = await store.acquire({ resource: "flush:probe", owner: "a", task: "t", ttlMs: 10_000 });
+      expect(flushed.acquired).toBe(true);
+      expect(await readCommandCalls(admin)).toMatchObject({ evalsha: 1, eval: 1 });
+      expect(await readFailedCalls(admin)).toMatchObject({ evalsha: 1, eval: 0 });
+      expect((await store.acquire({ resource: "flush:probe", owner: "b", task: "t", ttlMs: 10_000 })).acquired).toBe(false);
+      expect(await readCommandCalls(admin)).toMatchObject({ evalsha: 2, eval: 1 });
+      expect(await readFailedCalls(admin)).toMatchObject({ evalsha: 1 });
+
+      await admin.config("RESETSTAT");
       for (let round = 0; round < 5; round++) {
         const resource = `flush:${round}`;
         expect(await admin.script("FLUSH")).toBe("OK");
@@ -76,7 +127,10 @@ describe("RedisLeaseStore on a throwaway server", () => {
         expect((await other.forceRelease({ resource, leaseId: first.lease.leaseId, actor: "ops", reason: "test" })).released).toBe(true);
       }
       const events = await store.events({ kinds: ["acquired", "contended", "force_released"], limit: 100 });
-      expect(events.items).toHaveLength(15);
+      expect(events.items).toHaveLength(15 + 2);
+      // Every flush was answered by NOSCRIPT and a reload: 3 flushes × 5 rounds, at least one each.
+      expect((await readFailedCalls(admin)).evalsha).toBeGreaterThanOrEqual(15);
+      expect((await readCommandCalls(admin)).eval).toBeGreaterThanOrEqual(15);
     } finally {
       await other.close();
       await store.close();
@@ -259,6 +313,45 @@ describe("RedisLeaseStore on a throwaway server", () => {
       const hours = await store.stats({ from: new Date(now - 8 * 3_600_000), to: new Date(now + 3_600_000), bucketMs: 3_600_000 });
       expect(hours.reduce((n, b) => n + b.counts.acquired, 0)).toBe(minutes.length + 1);
     } finally {
+      await store.close();
+      await admin.quit();
+      await fresh.drop();
+    }
+  });
+
+  it("sends one command per acquire, renew and release: an EVALSHA of a loaded script, never EVAL", async () => {
+    const admin = new Redis(server.url);
+    const fresh = freshRedisNamespace(server.url);
+    const store = new RedisLeaseStore({ name: "redis-round-trips", url: server.url, namespace: fresh.namespace });
+    const watch = await watchConnection(server, store.client, admin);
+    try {
+      // Warm: scripts loaded and the once-per-store check done.
+      const warm = await store.acquire({ resource: "trip:warm", owner: "a", task: "t", ttlMs: 10_000 });
+      if (!warm.acquired) throw new Error("expected to acquire trip:warm");
+      await store.renew({ resource: "trip:warm", leaseId: warm.lease.leaseId, ttlMs: 10_000 });
+      await store.release({ resource: "trip:warm", leaseId: warm.lease.leaseId });
+      await watch.take();
+
+      const measure = async <T>(operation: () => Promise<T>) => {
+        await admin.config("RESETSTAT");
+        await watch.take();
+        const result = await operation();
+        const sent = await watch.take();
+        const calls = await readCommandCalls(admin);
+        return { result, sent, evalsha: calls.evalsha ?? 0, eval: calls.eval ?? 0 };
+      };
+      const acquire = await measure(() => store.acquire({ resource: "trip:1", owner: "a", task: "t", ttlMs: 10_000 }));
+      expect(acquire).toMatchObject({ result: { acquired: true }, sent: ["evalsha"], evalsha: 1, eval: 0 });
+      if (!acquire.result.acquired) return;
+      const leaseId = acquire.result.lease.leaseId;
+      const contended = await measure(() => store.acquire({ resource: "trip:1", owner: "b", task: "t", ttlMs: 10_000 }));
+      expect(contended).toMatchObject({ result: { acquired: false }, sent: ["evalsha"], evalsha: 1, eval: 0 });
+      const renew = await measure(() => store.renew({ resource: "trip:1", leaseId, ttlMs: 10_000 }));
+      expect(renew).toMatchObject({ result: { renewed: true }, sent: ["evalsha"], evalsha: 1, eval: 0 });
+      const release = await measure(() => store.release({ resource: "trip:1", leaseId }));
+      expect(release).toMatchObject({ result: { released: true }, sent: ["evalsha"], evalsha: 1, eval: 0 });
+    } finally {
+      watch.stop();
       await store.close();
       await admin.quit();
       await fresh.drop();
