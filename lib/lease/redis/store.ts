@@ -122,8 +122,9 @@ const RECONNECT_CAP_MS = 500;
 const CLIENT_OPTIONS = {
   connectTimeout: 3_000,
   // Never run a command twice: a script sent again after a reconnect could acquire a second
-  // time, or find its own release done and answer "not_owner". Unanswered commands are
-  // rejected instead (rejectUnansweredOnClose); the idempotent scripts are retried by callScript.
+  // time, or find its own release done and answer "not_owner". rejectUnansweredOnClose rejects
+  // what a closed connection left unanswered, so nothing is left to resend; resending stays off
+  // as well. callScript retries only the idempotent scripts.
   autoResendUnfulfilledCommands: false,
   // A server that accepts connections but stops answering (paused, swapping) still ends in an error.
   commandTimeout: 10_000,
