@@ -78,6 +78,9 @@ export const DEFAULT_PENDING_GRACE_MS = 60_000;
 /** How far before the `requested` entry (audit clock) to look for the store's event (store clock). */
 const EVENT_LOOKBACK_MS = 10 * 60_000;
 
+const RESOLVE_INTERVAL_MS = 30_000;
+let lastResolveAt = Number.NEGATIVE_INFINITY;
+
 /** The lease library's field limits, for what goes into the store's event. */
 const MAX_STORE_REASON_BYTES = 1000;
 
@@ -193,8 +196,12 @@ export async function forceReleaseAudited(req: ForceReleaseRequest, deps?: Audit
   } catch (error) {
     return unavailable(error);
   }
-  // Entries a crashed process left `requested` get their outcome before anything new happens.
-  await resolvePendingForceReleases(d, audit).catch((error: unknown) => console.error(`[leasewatch] resolving open audit entries failed: ${errorText(error)}`));
+  // Entries a crashed process left `requested` get their outcome before anything new happens
+  // (at most every RESOLVE_INTERVAL_MS, so a bulk release or a store that is down costs one look).
+  if (performance.now() - lastResolveAt >= RESOLVE_INTERVAL_MS) {
+    lastResolveAt = performance.now();
+    await resolvePendingForceReleases(d, audit).catch((error: unknown) => console.error(`[leasewatch] resolving open audit entries failed: ${errorText(error)}`));
+  }
 
   const parsed = ZForceReleaseRequest.safeParse(req);
   const target = parsed.success ? d.getTarget(parsed.data.store) : undefined;
