@@ -19,12 +19,17 @@ GRANT USAGE ON SEQUENCE "leasewatch_console".audit_log_id_seq TO "leasewatch_con
 -- The one way to change lease state: force-release, together with its audit entry.
 GRANT EXECUTE ON FUNCTION "leasewatch_console".force_release(bigint, text, text, text, text, text) TO "leasewatch_console";
 
--- Sign-in sessions (table console_sessions): read, create and revoke. Granted only
--- once the table exists; re-run this block after the migration that creates it.
+-- Sign-in sessions ("leasewatch_console".console_sessions): read, create, revoke and prune expired
+-- records (deleting one only ends a session), and read the sessions' migration ledger.
+-- Granted only once the tables exist; re-run this block after the migration that creates them.
 DO $$
 BEGIN
   IF to_regclass('"leasewatch_console".console_sessions') IS NOT NULL THEN
-    GRANT SELECT, INSERT, UPDATE ON "leasewatch_console".console_sessions TO "leasewatch_console";
+    GRANT USAGE ON SCHEMA "leasewatch_console" TO "leasewatch_console";
+    GRANT SELECT, INSERT, UPDATE, DELETE ON "leasewatch_console".console_sessions TO "leasewatch_console";
+  END IF;
+  IF to_regclass('"leasewatch_console".console_sessions_migrations') IS NOT NULL THEN
+    GRANT SELECT ON "leasewatch_console".console_sessions_migrations TO "leasewatch_console";
   END IF;
 END
 $$;

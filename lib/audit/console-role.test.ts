@@ -41,6 +41,9 @@ describe("the console on its least-privilege role", () => {
     if (fixture.spec.kind !== "postgres") throw new Error("unreachable");
     leaseSchema = fixture.spec.schema;
     audit = await createAuditFixture([leaseSchema]);
+    // Stand-ins for the sign-in sessions' tables (their own migration creates the real ones).
+    await audit.admin.query(`CREATE TABLE "${audit.schema}".console_sessions (id uuid PRIMARY KEY, revoked_at timestamptz)`);
+    await audit.admin.query(`CREATE TABLE "${audit.schema}".console_sessions_migrations (version int PRIMARY KEY)`);
     await audit.admin.query(consoleRoleSql({ role, password, leaseSchemas: [leaseSchema], auditSchema: audit.schema }));
     const url = new URL(TEST_DATABASE_URL);
     url.username = role;
@@ -106,6 +109,15 @@ describe("the console on its least-privilege role", () => {
     await expect(direct.query(`TRUNCATE ${a}`)).rejects.toThrow(/permission denied/);
     const { rows } = await audit.admin.query(`SELECT count(*)::int AS n FROM ${a}`);
     expect(rows[0].n).toBeGreaterThanOrEqual(2);
+  });
+
+  it("may keep sign-in sessions: read, create, revoke, prune", async () => {
+    const t = `"${audit.schema}".console_sessions`;
+    await direct.query(`INSERT INTO ${t} (id) VALUES ('00000000-0000-4000-8000-000000000001')`);
+    await direct.query(`UPDATE ${t} SET revoked_at = now()`);
+    expect((await direct.query(`SELECT count(*)::int AS n FROM ${t} WHERE revoked_at IS NOT NULL`)).rows[0].n).toBe(1);
+    await direct.query(`DELETE FROM ${t}`);
+    await direct.query(`SELECT max(version) FROM "${audit.schema}".console_sessions_migrations`);
   });
 
   it("cannot call force_release() without a requested entry of its own transaction", async () => {

@@ -18,6 +18,8 @@ export interface ConsoleRoleOptions {
   password?: string;
   leaseSchemas?: readonly string[];
   auditSchema?: string;
+  /** Schema of the console's sessions table (LEASEWATCH_CONSOLE_SCHEMA); default the audit schema. */
+  sessionsSchema?: string;
 }
 
 export function consoleRoleSql(options: ConsoleRoleOptions = {}): string {
@@ -25,6 +27,7 @@ export function consoleRoleSql(options: ConsoleRoleOptions = {}): string {
   if (!ROLE_PATTERN.test(role)) throw new Error(`invalid role name ${JSON.stringify(role)}`);
   const r = `"${role}"`;
   const a = quoteSchema(options.auditSchema ?? DEFAULT_AUDIT_SCHEMA);
+  const c = quoteSchema(options.sessionsSchema ?? options.auditSchema ?? DEFAULT_AUDIT_SCHEMA);
   const leaseSchemas = options.leaseSchemas ?? [DEFAULT_LEASE_SCHEMA];
   const password = options.password === undefined ? "" : ` PASSWORD '${options.password.replace(/'/g, "''")}'`;
   const lease = leaseSchemas
@@ -54,12 +57,17 @@ GRANT USAGE ON SEQUENCE ${a}.audit_log_id_seq TO ${r};
 -- The one way to change lease state: force-release, together with its audit entry.
 GRANT EXECUTE ON FUNCTION ${a}.force_release(bigint, text, text, text, text, text) TO ${r};
 
--- Sign-in sessions (table console_sessions): read, create and revoke. Granted only
--- once the table exists; re-run this block after the migration that creates it.
+-- Sign-in sessions (${c}.console_sessions): read, create, revoke and prune expired
+-- records (deleting one only ends a session), and read the sessions' migration ledger.
+-- Granted only once the tables exist; re-run this block after the migration that creates them.
 DO $$
 BEGIN
-  IF to_regclass('${a}.console_sessions') IS NOT NULL THEN
-    GRANT SELECT, INSERT, UPDATE ON ${a}.console_sessions TO ${r};
+  IF to_regclass('${c}.console_sessions') IS NOT NULL THEN
+    GRANT USAGE ON SCHEMA ${c} TO ${r};
+    GRANT SELECT, INSERT, UPDATE, DELETE ON ${c}.console_sessions TO ${r};
+  END IF;
+  IF to_regclass('${c}.console_sessions_migrations') IS NOT NULL THEN
+    GRANT SELECT ON ${c}.console_sessions_migrations TO ${r};
   END IF;
 END
 $$;
