@@ -13,6 +13,12 @@
  *   grant, including takeover by UPDATE (a column default would not fire there).
  *   Sequences are WAL-logged, so tokens survive a server restart; they may skip
  *   numbers but never go back.
+ * - Tokens strictly increase per resource in grant order. nextval() is global, so
+ *   that only holds if no grant can take its value before an earlier grant of the
+ *   same resource commits. A takeover takes it under the row lock; an insert has no
+ *   row to lock, so acquire first takes a transaction advisory lock keyed by
+ *   (schema, resource) and holds it to commit. Without it, an acquire that took
+ *   token 100 and then stalled could insert after another holder took 101 and released.
  * - An expiry is recorded exactly once: whoever deletes (or replaces) the lapsed
  *   row writes its `expired` event, and only one statement can hold the row lock
  *   and still see it lapsed.
@@ -90,6 +96,16 @@ export function buildLeaseStatements(schema: string): LeaseStatements {
   const lockCurrent = `
     cur AS MATERIALIZED (SELECT ${LEASE_LIST} FROM ${s}.leases WHERE resource = $1::text FOR UPDATE),
     clk AS MATERIALIZED (SELECT (SELECT count(*) FROM cur) AS n, clock_timestamp() AS now)`;
+  /**
+   * acquire: serialise grants of one resource before any nextval() (see the header).
+   * The uncorrelated EXISTS is a one-time filter, evaluated before `cur` reads a row.
+   * Two int4 keys (schema, resource): that key space is apart from the bigint one
+   * migrate() and the rollups use; a hash collision only makes two acquires queue.
+   */
+  const acquireLockCurrent = `
+    serial AS MATERIALIZED (SELECT pg_advisory_xact_lock(hashtext('${schema}'), hashtext($1::text))),
+    cur AS MATERIALIZED (SELECT ${LEASE_LIST} FROM ${s}.leases WHERE resource = $1::text AND EXISTS (SELECT 1 FROM serial) FOR UPDATE),
+    clk AS MATERIALIZED (SELECT (SELECT count(*) FROM cur) AS n, clock_timestamp() AS now)`;
 
   /**
    * $1 resource, $2 owner, $3 task, $4 ttl_ms, $5 new lease id.
@@ -99,7 +115,7 @@ export function buildLeaseStatements(schema: string): LeaseStatements {
    * returns no row at all; the caller re-runs it (the row is then visible and locked).
    */
   const acquire = `
-    WITH ${lockCurrent},
+    WITH ${acquireLockCurrent},
     took AS (
       UPDATE ${s}.leases l
       SET lease_id = $5::uuid, owner = $2::text, task = $3::text, fencing_token = nextval(${seq}),

@@ -139,6 +139,67 @@ describe("PostgresLeaseStore (Postgres specifics)", () => {
     }
   });
 
+  it("never issues a lower token after a higher one for a resource, even when an acquire stalls between taking its token and inserting", async () => {
+    const { store, schema } = await fresh();
+    const resource = "order:1";
+    // A test-only hook: an acquire by owner "slow" stops just before its row is inserted
+    // (its token is already in NEW) until this test lets go of the advisory lock.
+    const HOOK_KEY = 7_000_001;
+    await raw.query(`
+      CREATE FUNCTION "${schema}".stall_slow_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.owner = 'slow' THEN PERFORM pg_advisory_xact_lock_shared(${HOOK_KEY}); END IF;
+        RETURN NEW;
+      END $$;
+      CREATE TRIGGER stall_slow_insert BEFORE INSERT ON "${schema}".leases FOR EACH ROW EXECUTE FUNCTION "${schema}".stall_slow_insert();`);
+    const gate = await raw.connect();
+    const waitingInSchema = async () =>
+      Number(
+        (
+          await raw.query(
+            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database() AND position($1 IN query) > 0`,
+            [`"${schema}".leases`],
+          )
+        ).rows[0].n,
+      );
+    const waitUntil = async (what: string, predicate: () => Promise<boolean>) => {
+      for (let i = 0; i < 500; i++) {
+        if (await predicate()) return;
+        await sleep(10);
+      }
+      throw new Error(`timed out waiting until ${what}`);
+    };
+    try {
+      await gate.query("SELECT pg_advisory_lock($1)", [HOOK_KEY]);
+      const slow = store.acquire({ resource, owner: "slow", task: "t", ttlMs: 10_000 });
+      await waitUntil("the slow acquire is stalled in its insert", async () => (await waitingInSchema()) >= 1);
+
+      // Meanwhile a fast acquire runs to completion (and releases), or, if acquires of one
+      // resource are serialised, queues behind the stalled one: either is observable.
+      const fast = store.acquire({ resource, owner: "fast", task: "t", ttlMs: 10_000 }).then(async (r) => {
+        if (r.acquired) await store.release({ resource, leaseId: r.lease.leaseId });
+        return r;
+      });
+      let isFastDone = false;
+      void fast.then(() => (isFastDone = true));
+      await waitUntil("the fast acquire finished or queued", async () => isFastDone || (await waitingInSchema()) >= 2);
+
+      await gate.query("SELECT pg_advisory_unlock($1)", [HOOK_KEY]);
+      const [slowResult] = await Promise.all([slow, fast]);
+      expect(slowResult.acquired).toBe(true);
+    } finally {
+      gate.release();
+    }
+    // In the order the grants happened (event ids are assigned as each grant is written),
+    // tokens strictly increase.
+    const grants = (await store.events({ resource, kinds: ["acquired"], order: "asc" })).items;
+    expect(grants.length).toBeGreaterThanOrEqual(1);
+    const tokens = grants.map((e) => BigInt(e.fencingToken!));
+    for (let i = 1; i < tokens.length; i++) {
+      expect(tokens[i]! > tokens[i - 1]!, `grant ${i} (${grants[i]!.owner}) token ${tokens[i]} after ${tokens[i - 1]} (${grants[i - 1]!.owner})`).toBe(true);
+    }
+  });
+
   it("records the takeover's expiry itself (tookOverExpired) and keeps the lapsed row visible until then", async () => {
     const { store } = await fresh();
     const first = await store.acquire({ resource: "lapse:1", owner: "a", task: "t", ttlMs: 150 });
