@@ -38,7 +38,6 @@ import {
   ZResource,
   ZStoreName,
 } from "../validation";
-import { readPlainAcquireInput, readPlainReleaseInput } from "./hot-input";
 import { runMigrations, type MigrateResult } from "./migrations";
 import { readStats, refreshRollups, type RefreshRollupsResult } from "./rollups";
 import {
@@ -143,7 +142,7 @@ export class PostgresLeaseStore implements LeaseStore {
   }
 
   async acquire(input: AcquireInput): Promise<AcquireResult> {
-    const { resource, owner, task, ttlMs } = readPlainAcquireInput(input) ?? parseOrThrow(ZAcquireInput, input, "acquire");
+    const { resource, owner, task, ttlMs } = parseOrThrow(ZAcquireInput, input, "acquire");
     const leaseId = randomUUID();
     for (let attempt = 0; attempt < MAX_ACQUIRE_ATTEMPTS; attempt++) {
       const { rows } = await this.run("acquire", [resource, owner, task, ttlMs, leaseId]);
@@ -179,7 +178,7 @@ export class PostgresLeaseStore implements LeaseStore {
   }
 
   async release(input: ReleaseInput): Promise<ReleaseResult> {
-    const { resource, leaseId } = readPlainReleaseInput(input) ?? parseOrThrow(ZReleaseInput, input, "release");
+    const { resource, leaseId } = parseOrThrow(ZReleaseInput, input, "release");
     const { rows } = await this.run("release", [resource, leaseId]);
     const row = rows[0]!;
     if (row.verdict === "ok" && hasColumn(row, "id")) {
