@@ -43,6 +43,24 @@ describe("PostgresLeaseStore (Postgres specifics)", () => {
     await raw.end();
   });
 
+  /** Sessions waiting for a lock (row, transaction or advisory) in a statement on `schema`'s tables. */
+  async function countLockWaiters(schema: string): Promise<number> {
+    const { rows } = await raw.query(
+      `SELECT count(*)::int AS n FROM pg_stat_activity
+       WHERE wait_event_type = 'Lock' AND datname = current_database() AND position($1 IN query) > 0`,
+      [`"${schema}".`],
+    );
+    return Number(rows[0].n);
+  }
+  /** Polls `predicate` (no fixed sleeps standing in for "long enough"); gives up after ~10 s. */
+  async function waitUntil(what: string, predicate: () => Promise<boolean>): Promise<void> {
+    for (let i = 0; i < 1_000; i++) {
+      if (await predicate()) return;
+      await sleep(10);
+    }
+    throw new Error(`timed out waiting until ${what}`);
+  }
+
   it("validates options: unknown option, both or neither connection, bad schema, bad name", () => {
     const cases: Array<[string, unknown]> = [
       ["unknown option", { name: "pg", connectionString: TEST_DATABASE_URL, poolSize: 3 }],
@@ -153,22 +171,7 @@ describe("PostgresLeaseStore (Postgres specifics)", () => {
       END $$;
       CREATE TRIGGER stall_slow_insert BEFORE INSERT ON "${schema}".leases FOR EACH ROW EXECUTE FUNCTION "${schema}".stall_slow_insert();`);
     const gate = await raw.connect();
-    const waitingInSchema = async () =>
-      Number(
-        (
-          await raw.query(
-            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database() AND position($1 IN query) > 0`,
-            [`"${schema}".leases`],
-          )
-        ).rows[0].n,
-      );
-    const waitUntil = async (what: string, predicate: () => Promise<boolean>) => {
-      for (let i = 0; i < 500; i++) {
-        if (await predicate()) return;
-        await sleep(10);
-      }
-      throw new Error(`timed out waiting until ${what}`);
-    };
+    const waitingInSchema = () => countLockWaiters(schema);
     try {
       await gate.query("SELECT pg_advisory_lock($1)", [HOOK_KEY]);
       const slow = store.acquire({ resource, owner: "slow", task: "t", ttlMs: 10_000 });
@@ -284,16 +287,29 @@ describe("PostgresLeaseStore (Postgres specifics)", () => {
     try {
       await other.query("BEGIN");
       await other.query(`SELECT 1 FROM "${schema}".leases WHERE resource = 'held:1' FOR UPDATE`);
+      // The sweep must come back while the row is still locked: a sweep that waited for the
+      // lock would show up as a lock waiter on this schema first.
       const sweeping = store.sweep();
-      await sleep(150); // let the sweep reach the row while it is held
+      const outcome = await Promise.race([
+        sweeping.then((result) => ({ returned: result })),
+        waitUntil("a statement waits for a lock", async () => (await countLockWaiters(schema)) > 0).then(() => "waited for the lock"),
+      ]);
+      expect(outcome).toEqual({ returned: { expired: 0 } });
+      const stillLocked = await raw.query(
+        `SELECT count(*)::int AS n FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+         WHERE c.relname = 'leases' AND c.relnamespace = $1::regnamespace AND l.pid = $2 AND l.granted`,
+        [schema, (await other.query("SELECT pg_backend_pid() AS pid")).rows[0].pid],
+      );
+      expect(stillLocked.rows[0].n, "the other session still holds the leases table lock while the sweep returned").toBeGreaterThan(0);
       await other.query(
         `UPDATE "${schema}".leases SET lease_id = gen_random_uuid(), expires_at = clock_timestamp() + interval '1 minute', renewed_at = clock_timestamp() WHERE resource = 'held:1'`,
       );
       await other.query("COMMIT");
-      expect(await sweeping).toEqual({ expired: 0 });
+      await sweeping;
     } finally {
       other.release();
     }
+    expect(await store.sweep()).toEqual({ expired: 0 });
     const current = await store.get("held:1");
     expect(current).not.toBeNull();
     expect(current!.leaseId).not.toBe(old.lease.leaseId);
