@@ -1,6 +1,8 @@
+import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { LeaseError } from "../errors";
+import type { Lease } from "../types";
 import { describeLeaseStoreContract } from "../testing/contract";
 import { freshPgSchema, sleep, TEST_DATABASE_URL } from "../testing/isolation";
 import { startPostgres, stopAllServers } from "@/test/support/servers";
@@ -100,6 +102,55 @@ describe("PostgresLeaseStore (Postgres specifics)", () => {
       expect((await stores[1]!.acquire({ resource: "m:1", owner: "o", task: "t", ttlMs: 1_000 })).acquired).toBe(true);
     } finally {
       await Promise.all(stores.map((s) => s.close()));
+      await f.drop();
+    }
+  });
+
+  it("sends one statement per acquire, renew, release and force-release, whatever the outcome", async () => {
+    // Every statement any pooled connection sends, counted where it leaves the client.
+    let statements: string[] = [];
+    class CountingClient extends pg.Client {
+      override query(...args: unknown[]): never {
+        const first = args[0];
+        statements.push(typeof first === "string" ? first : String((first as { text?: unknown }).text));
+        return (super.query as (...a: unknown[]) => never)(...args);
+      }
+    }
+    const f = freshPgSchema();
+    const pool = new pg.Pool({ connectionString: f.connectionString, max: 4, Client: CountingClient });
+    pool.on("error", () => {});
+    const store = new PostgresLeaseStore({ name: "pg-count", pool, schema: f.schema });
+    try {
+      await store.migrate();
+      const countOf = async (what: string, call: () => Promise<unknown>) => {
+        statements = [];
+        await call();
+        expect(statements, `${what}: ${statements.join(" | ").slice(0, 400)}`).toHaveLength(1);
+      };
+      let lease: Lease | undefined;
+      await countOf("acquire of a free resource", async () => {
+        const r = await store.acquire({ resource: "rt:1", owner: "a", task: "t", ttlMs: 10_000 });
+        if (r.acquired) lease = r.lease;
+      });
+      if (!lease) throw new Error("expected to acquire");
+      const held = lease;
+      await countOf("contended acquire", () => store.acquire({ resource: "rt:1", owner: "b", task: "t", ttlMs: 10_000 }));
+      await countOf("renew", () => store.renew({ resource: "rt:1", leaseId: held.leaseId, ttlMs: 10_000 }));
+      await countOf("renew by a stranger", () => store.renew({ resource: "rt:1", leaseId: randomUUID(), ttlMs: 10_000 }));
+      await countOf("release by a stranger", () => store.release({ resource: "rt:1", leaseId: randomUUID() }));
+      await countOf("release", () => store.release({ resource: "rt:1", leaseId: held.leaseId }));
+      const forced = await store.acquire({ resource: "rt:2", owner: "a", task: "t", ttlMs: 10_000 });
+      if (!forced.acquired) throw new Error("expected to acquire");
+      await countOf("force-release of a changed lease", () => store.forceRelease({ resource: "rt:2", leaseId: randomUUID(), actor: "oncall", reason: "r" }));
+      await countOf("force-release", () => store.forceRelease({ resource: "rt:2", leaseId: forced.lease.leaseId, actor: "oncall", reason: "r" }));
+      await store.acquire({ resource: "rt:3", owner: "a", task: "t", ttlMs: 100 });
+      await sleep(250);
+      await countOf("acquire taking over a lapsed lease", async () => {
+        expect(await store.acquire({ resource: "rt:3", owner: "b", task: "t", ttlMs: 10_000 })).toMatchObject({ acquired: true, tookOverExpired: true });
+      });
+    } finally {
+      await store.close();
+      await pool.end();
       await f.drop();
     }
   });
