@@ -110,9 +110,15 @@ export function buildLeaseStatements(schema: string): LeaseStatements {
   /**
    * $1 resource, $2 owner, $3 task, $4 ttl_ms, $5 new lease id.
    * Free → insert; held → `contended`; lapsed → record the old holder's `expired`
-   * and take over with a new token. Two acquires racing for an absent row: the
-   * loser's INSERT … ON CONFLICT DO NOTHING returns nothing and the statement
-   * returns no row at all; the caller re-runs it (the row is then visible and locked).
+   * and take over with a new token.
+   *
+   * A row committed after this statement's snapshot (the winner of a race, which
+   * held the advisory lock while we waited for it) is invisible to `cur`, so the
+   * insert meets it as a conflict. ON CONFLICT DO UPDATE locks it and, if it is
+   * live, leaves it as it was (a no-op update) and returns it as it is now: the
+   * loser answers `contended` with the real holder in this same statement. Only
+   * if that row has already lapsed does the statement return no row; the caller
+   * re-runs it, and the re-run sees the row and takes it over.
    */
   const acquire = `
     WITH ${acquireLockCurrent},
@@ -125,13 +131,19 @@ export function buildLeaseStatements(schema: string): LeaseStatements {
       RETURNING ${qualified("l", LEASE_COLUMNS)}
     ),
     ins AS (
-      INSERT INTO ${s}.leases (${LEASE_LIST})
+      INSERT INTO ${s}.leases AS l (${LEASE_LIST})
       SELECT $1::text, $5::uuid, $2::text, $3::text, nextval(${seq}), c.now, c.now, c.now + ${TTL("$4")}, $4::int, 0
       FROM clk c WHERE c.n = 0
-      ON CONFLICT (resource) DO NOTHING
-      RETURNING ${LEASE_LIST}
+      ON CONFLICT (resource) DO UPDATE SET renewals = l.renewals WHERE l.expires_at > clock_timestamp()
+      RETURNING ${qualified("l", LEASE_COLUMNS)}
     ),
-    won AS (SELECT * FROM took UNION ALL SELECT * FROM ins),
+    won AS (SELECT * FROM took UNION ALL SELECT * FROM ins WHERE lease_id = $5::uuid),
+    -- The live holder that refuses us: seen by \`cur\`, or met by the insert (see above).
+    holder AS (
+      SELECT o.* FROM cur o, clk c WHERE o.expires_at > c.now
+      UNION ALL
+      SELECT * FROM ins WHERE lease_id <> $5::uuid
+    ),
     ev AS (
       INSERT INTO ${s}.lease_events (${EVENT_INSERT_COLUMNS})
       ${expiredEvent("c.now", "o", "acquire")}
@@ -140,14 +152,14 @@ export function buildLeaseStatements(schema: string): LeaseStatements {
       SELECT c.now, 'acquired', w.resource, w.lease_id, w.owner, w.task, w.fencing_token, NULL, NULL, NULL, jsonb_build_object('ttlMs', w.ttl_ms)
       FROM won w, clk c
       UNION ALL
-      SELECT c.now, 'contended', o.resource, o.lease_id, $2::text, $3::text, o.fencing_token, NULL, NULL, NULL,
-             jsonb_build_object('holderOwner', o.owner, 'holderTask', o.task)
-      FROM cur o, clk c WHERE o.expires_at > c.now
+      SELECT c.now, 'contended', h.resource, h.lease_id, $2::text, $3::text, h.fencing_token, NULL, NULL, NULL,
+             jsonb_build_object('holderOwner', h.owner, 'holderTask', h.task)
+      FROM holder h, clk c
       RETURNING id
     )
     SELECT 'acquired' AS outcome, EXISTS (SELECT 1 FROM took) AS took_over, ${ACQUIRE_REPLY("w")} FROM won w
     UNION ALL
-    SELECT 'contended', false, ${ACQUIRE_REPLY("o")} FROM cur o, clk c WHERE o.expires_at > c.now`;
+    SELECT 'contended', false, ${ACQUIRE_REPLY("h")} FROM holder h`;
 
   // Verdict for renew/release: the presented lease id must be the one holding the row, and not lapsed.
   const verdict = `

@@ -321,6 +321,57 @@ describe("PostgresLeaseStore (Postgres specifics)", () => {
     }
   });
 
+  it("answers an acquire that loses the insert race with the winner, in the same single statement", async () => {
+    let statements = 0;
+    class CountingClient extends pg.Client {
+      override query(...args: unknown[]): never {
+        statements += 1;
+        return (super.query as (...a: unknown[]) => never)(...args);
+      }
+    }
+    const f = freshPgSchema();
+    const pool = new pg.Pool({ connectionString: f.connectionString, max: 4, Client: CountingClient });
+    pool.on("error", () => {});
+    const store = new PostgresLeaseStore({ name: "pg-race", pool, schema: f.schema });
+    const gate = await raw.connect();
+    const HOOK_KEY = 7_000_002;
+    try {
+      await store.migrate();
+      await raw.query(`
+        CREATE FUNCTION "${f.schema}".stall_first_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF NEW.owner = 'first' THEN PERFORM pg_advisory_xact_lock_shared(${HOOK_KEY}); END IF;
+          RETURN NEW;
+        END $$;
+        CREATE TRIGGER stall_first_insert BEFORE INSERT ON "${f.schema}".leases FOR EACH ROW EXECUTE FUNCTION "${f.schema}".stall_first_insert();`);
+      await gate.query("SELECT pg_advisory_lock($1)", [HOOK_KEY]);
+      // "first" stalls inside its insert; "second" starts meanwhile, so its snapshot cannot
+      // see first's row, and it reaches its own insert only after first has committed.
+      const first = store.acquire({ resource: "race:1", owner: "first", task: "t", ttlMs: 60_000 });
+      await waitUntil("the first acquire is stalled in its insert", async () => (await countLockWaiters(f.schema)) >= 1);
+      statements = 0;
+      const second = store.acquire({ resource: "race:1", owner: "second", task: "t", ttlMs: 60_000 });
+      await waitUntil("the second acquire has started", async () => statements >= 1);
+      await gate.query("SELECT pg_advisory_unlock($1)", [HOOK_KEY]);
+      const [won, lost] = await Promise.all([first, second]);
+      if (!won.acquired) throw new Error("expected the first acquire to win");
+      expect(lost).toMatchObject({ acquired: false, holder: { leaseId: won.lease.leaseId, owner: "first", fencingToken: won.lease.fencingToken } });
+      expect(statements, "statements sent by the losing acquire").toBe(1);
+      const events = (await store.events({ resource: "race:1", order: "asc" })).items;
+      expect(events.map((e) => [e.kind, e.owner])).toEqual([
+        ["acquired", "first"],
+        ["contended", "second"],
+      ]);
+      expect(events[1]).toMatchObject({ leaseId: won.lease.leaseId, fencingToken: won.lease.fencingToken, detail: { holderOwner: "first", holderTask: "t" } });
+      expect(await store.get("race:1")).toMatchObject({ leaseId: won.lease.leaseId, renewals: 0 });
+    } finally {
+      gate.release();
+      await store.close();
+      await pool.end();
+      await f.drop();
+    }
+  });
+
   it("records the takeover's expiry itself (tookOverExpired) and keeps the lapsed row visible until then", async () => {
     const { store } = await fresh();
     const first = await store.acquire({ resource: "lapse:1", owner: "a", task: "t", ttlMs: 150 });
