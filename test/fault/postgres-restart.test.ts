@@ -32,7 +32,6 @@ describe("Postgres restart mid-run", () => {
     // server went away, and nothing failed for any reason other than the ones expected.
     const cut = failures.filter((f) => f.kind === "connection" && f.phase !== "before");
     expect(cut.length, `no operation failed with a connection error during or after the restart: ${summary}`).toBeGreaterThan(0);
-    expect(failures.filter((f) => f.kind === "connection" && f.phase === "before"), summary).toEqual([]);
     expect(failures.filter((f) => f.kind === "other"), summary).toEqual([]);
 
     // Work happened before, and resumed after at a comparable rate.
