@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import { LeaseError } from "../errors";
 import type { Lease } from "../types";
 import { describeLeaseStoreContract } from "../testing/contract";
@@ -61,6 +61,34 @@ describe("PostgresLeaseStore (Postgres specifics)", () => {
       await sleep(10);
     }
     throw new Error(`timed out waiting until ${what}`);
+  }
+
+  /**
+   * A test-only hook: an insert into `schema`.leases by `owner` stops inside the statement,
+   * after its token and clock are taken and before the row is written, until the returned
+   * `open()` lets it go (the hook waits on an advisory lock the returned session holds).
+   */
+  async function stallInsertsBy(schema: string, owner: string, key: number): Promise<{ open: () => Promise<void> }> {
+    await raw.query(`
+      CREATE FUNCTION "${schema}".stall_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.owner = '${owner}' THEN PERFORM pg_advisory_xact_lock_shared(${key}); END IF;
+        RETURN NEW;
+      END $$;
+      CREATE TRIGGER stall_insert BEFORE INSERT ON "${schema}".leases FOR EACH ROW EXECUTE FUNCTION "${schema}".stall_insert();`);
+    const gate = await raw.connect();
+    await gate.query("SELECT pg_advisory_lock($1)", [key]);
+    let isOpen = false;
+    onTestFinished(async () => {
+      if (!isOpen) await gate.query("SELECT pg_advisory_unlock($1)", [key]).catch(() => undefined);
+      gate.release();
+    });
+    return {
+      open: async () => {
+        isOpen = true;
+        await gate.query("SELECT pg_advisory_unlock($1)", [key]);
+      },
+    };
   }
 
   it("validates options: unknown option, both or neither connection, bad schema, bad name", () => {
@@ -278,39 +306,24 @@ describe("PostgresLeaseStore (Postgres specifics)", () => {
   it("never issues a lower token after a higher one for a resource, even when an acquire stalls between taking its token and inserting", async () => {
     const { store, schema } = await fresh();
     const resource = "order:1";
-    // A test-only hook: an acquire by owner "slow" stops just before its row is inserted
-    // (its token is already in NEW) until this test lets go of the advisory lock.
-    const HOOK_KEY = 7_000_001;
-    await raw.query(`
-      CREATE FUNCTION "${schema}".stall_slow_insert() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        IF NEW.owner = 'slow' THEN PERFORM pg_advisory_xact_lock_shared(${HOOK_KEY}); END IF;
-        RETURN NEW;
-      END $$;
-      CREATE TRIGGER stall_slow_insert BEFORE INSERT ON "${schema}".leases FOR EACH ROW EXECUTE FUNCTION "${schema}".stall_slow_insert();`);
-    const gate = await raw.connect();
-    const waitingInSchema = () => countLockWaiters(schema);
-    try {
-      await gate.query("SELECT pg_advisory_lock($1)", [HOOK_KEY]);
-      const slow = store.acquire({ resource, owner: "slow", task: "t", ttlMs: 10_000 });
-      await waitUntil("the slow acquire is stalled in its insert", async () => (await waitingInSchema()) >= 1);
+    // An acquire by owner "slow" stops between taking its token and inserting its row.
+    const stall = await stallInsertsBy(schema, "slow", 7_000_001);
+    const slow = store.acquire({ resource, owner: "slow", task: "t", ttlMs: 10_000 });
+    await waitUntil("the slow acquire is stalled in its insert", async () => (await countLockWaiters(schema)) >= 1);
 
-      // Meanwhile a fast acquire runs to completion (and releases), or, if acquires of one
-      // resource are serialised, queues behind the stalled one: either is observable.
-      const fast = store.acquire({ resource, owner: "fast", task: "t", ttlMs: 10_000 }).then(async (r) => {
-        if (r.acquired) await store.release({ resource, leaseId: r.lease.leaseId });
-        return r;
-      });
-      let isFastDone = false;
-      void fast.then(() => (isFastDone = true));
-      await waitUntil("the fast acquire finished or queued", async () => isFastDone || (await waitingInSchema()) >= 2);
+    // Meanwhile a fast acquire runs to completion (and releases), or, if acquires of one
+    // resource are serialised, queues behind the stalled one: either is observable.
+    const fast = store.acquire({ resource, owner: "fast", task: "t", ttlMs: 10_000 }).then(async (r) => {
+      if (r.acquired) await store.release({ resource, leaseId: r.lease.leaseId });
+      return r;
+    });
+    let isFastDone = false;
+    void fast.then(() => (isFastDone = true));
+    await waitUntil("the fast acquire finished or queued", async () => isFastDone || (await countLockWaiters(schema)) >= 2);
 
-      await gate.query("SELECT pg_advisory_unlock($1)", [HOOK_KEY]);
-      const [slowResult] = await Promise.all([slow, fast]);
-      expect(slowResult.acquired).toBe(true);
-    } finally {
-      gate.release();
-    }
+    await stall.open();
+    const [slowResult] = await Promise.all([slow, fast]);
+    expect(slowResult.acquired).toBe(true);
     // In the order the grants happened (event ids are assigned as each grant is written),
     // tokens strictly increase.
     const grants = (await store.events({ resource, kinds: ["acquired"], order: "asc" })).items;
@@ -321,11 +334,12 @@ describe("PostgresLeaseStore (Postgres specifics)", () => {
     }
   });
 
-  it("answers an acquire that loses the insert race with the winner, in the same single statement", async () => {
-    let statements = 0;
+  /** A store on a fresh schema whose pool counts the statements it sends. */
+  async function openCounting() {
+    const counter = { statements: 0 };
     class CountingClient extends pg.Client {
       override query(...args: unknown[]): never {
-        statements += 1;
+        counter.statements += 1;
         return (super.query as (...a: unknown[]) => never)(...args);
       }
     }
@@ -333,43 +347,61 @@ describe("PostgresLeaseStore (Postgres specifics)", () => {
     const pool = new pg.Pool({ connectionString: f.connectionString, max: 4, Client: CountingClient });
     pool.on("error", () => {});
     const store = new PostgresLeaseStore({ name: "pg-race", pool, schema: f.schema });
-    const gate = await raw.connect();
-    const HOOK_KEY = 7_000_002;
-    try {
-      await store.migrate();
-      await raw.query(`
-        CREATE FUNCTION "${f.schema}".stall_first_insert() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN
-          IF NEW.owner = 'first' THEN PERFORM pg_advisory_xact_lock_shared(${HOOK_KEY}); END IF;
-          RETURN NEW;
-        END $$;
-        CREATE TRIGGER stall_first_insert BEFORE INSERT ON "${f.schema}".leases FOR EACH ROW EXECUTE FUNCTION "${f.schema}".stall_first_insert();`);
-      await gate.query("SELECT pg_advisory_lock($1)", [HOOK_KEY]);
-      // "first" stalls inside its insert; "second" starts meanwhile, so its snapshot cannot
-      // see first's row, and it reaches its own insert only after first has committed.
-      const first = store.acquire({ resource: "race:1", owner: "first", task: "t", ttlMs: 60_000 });
-      await waitUntil("the first acquire is stalled in its insert", async () => (await countLockWaiters(f.schema)) >= 1);
-      statements = 0;
-      const second = store.acquire({ resource: "race:1", owner: "second", task: "t", ttlMs: 60_000 });
-      await waitUntil("the second acquire has started", async () => statements >= 1);
-      await gate.query("SELECT pg_advisory_unlock($1)", [HOOK_KEY]);
-      const [won, lost] = await Promise.all([first, second]);
-      if (!won.acquired) throw new Error("expected the first acquire to win");
-      expect(lost).toMatchObject({ acquired: false, holder: { leaseId: won.lease.leaseId, owner: "first", fencingToken: won.lease.fencingToken } });
-      expect(statements, "statements sent by the losing acquire").toBe(1);
-      const events = (await store.events({ resource: "race:1", order: "asc" })).items;
-      expect(events.map((e) => [e.kind, e.owner])).toEqual([
-        ["acquired", "first"],
-        ["contended", "second"],
-      ]);
-      expect(events[1]).toMatchObject({ leaseId: won.lease.leaseId, fencingToken: won.lease.fencingToken, detail: { holderOwner: "first", holderTask: "t" } });
-      expect(await store.get("race:1")).toMatchObject({ leaseId: won.lease.leaseId, renewals: 0 });
-    } finally {
-      gate.release();
+    onTestFinished(async () => {
       await store.close();
       await pool.end();
       await f.drop();
-    }
+    });
+    await store.migrate();
+    return { store, schema: f.schema, counter };
+  }
+
+  it("answers an acquire that loses the insert race with the winner, in the same single statement", async () => {
+    const { store, schema, counter } = await openCounting();
+    // "first" stalls inside its insert; "second" starts meanwhile, so its snapshot cannot
+    // see first's row, and it reaches its own insert only after first has committed.
+    const stall = await stallInsertsBy(schema, "first", 7_000_002);
+    const first = store.acquire({ resource: "race:1", owner: "first", task: "t", ttlMs: 60_000 });
+    await waitUntil("the first acquire is stalled in its insert", async () => (await countLockWaiters(schema)) >= 1);
+    counter.statements = 0;
+    const second = store.acquire({ resource: "race:1", owner: "second", task: "t", ttlMs: 60_000 });
+    await waitUntil("the second acquire waits behind the first", async () => (await countLockWaiters(schema)) >= 2);
+    await stall.open();
+    const [won, lost] = await Promise.all([first, second]);
+    if (!won.acquired) throw new Error("expected the first acquire to win");
+    expect(lost).toMatchObject({ acquired: false, holder: { leaseId: won.lease.leaseId, owner: "first", fencingToken: won.lease.fencingToken } });
+    expect(counter.statements, "statements sent by the losing acquire").toBe(1);
+    const events = (await store.events({ resource: "race:1", order: "asc" })).items;
+    expect(events.map((e) => [e.kind, e.owner])).toEqual([
+      ["acquired", "first"],
+      ["contended", "second"],
+    ]);
+    expect(events[1]).toMatchObject({ leaseId: won.lease.leaseId, fencingToken: won.lease.fencingToken, detail: { holderOwner: "first", holderTask: "t" } });
+    expect(await store.get("race:1")).toMatchObject({ leaseId: won.lease.leaseId, renewals: 0 });
+  });
+
+  it("an acquire whose insert meets a row that lapsed before it could see it takes it over on a re-run, recording the expiry once", async () => {
+    const { store, schema, counter } = await openCounting();
+    // first's 100 ms lease is timed from before its stall, so it has lapsed by the time it is written.
+    const stall = await stallInsertsBy(schema, "first", 7_000_003);
+    const first = store.acquire({ resource: "race:2", owner: "first", task: "t", ttlMs: 100 });
+    await waitUntil("the first acquire is stalled in its insert", async () => (await countLockWaiters(schema)) >= 1);
+    counter.statements = 0;
+    const second = store.acquire({ resource: "race:2", owner: "second", task: "t", ttlMs: 60_000 });
+    await waitUntil("the second acquire waits behind the first", async () => (await countLockWaiters(schema)) >= 2);
+    await sleep(200);
+    await stall.open();
+    const [won, next] = await Promise.all([first, second]);
+    if (!won.acquired || !next.acquired) throw new Error("expected both to acquire, one after the other");
+    expect(next.tookOverExpired).toBe(true);
+    expect(BigInt(next.lease.fencingToken) > BigInt(won.lease.fencingToken)).toBe(true);
+    expect(counter.statements, "the second acquire re-ran once").toBe(2);
+    const events = (await store.events({ resource: "race:2", order: "asc" })).items;
+    expect(events.map((e) => [e.kind, e.owner])).toEqual([
+      ["acquired", "first"],
+      ["expired", "first"],
+      ["acquired", "second"],
+    ]);
   });
 
   it("records the takeover's expiry itself (tookOverExpired) and keeps the lapsed row visible until then", async () => {
