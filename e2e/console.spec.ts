@@ -1,11 +1,12 @@
 /**
  * The console's pages against the e2e stack: real Postgres and Redis stores fed
  * by the workload generator, the production build, a signed-in operator.
- * Serial: the last test stops the Redis store (a throwaway server) and restarts it.
+ * Serial: the last tests pause the Redis store (a throwaway server), then stop and restart it.
  */
 import AxeBuilder from "@axe-core/playwright";
 import { expect, test, type Page } from "@playwright/test";
-import { startRedisStore, stopRedisStore } from "./support/control";
+import { STORE_TIMEOUT_MS } from "../lib/console/fan-out";
+import { pauseRedisStore, resumeRedisStore, startRedisStore, stopRedisStore } from "./support/control";
 import { PG_STORE, REDIS_STORE } from "./support/harness";
 
 test.describe.configure({ mode: "serial" });
@@ -218,6 +219,30 @@ test.describe("signed out", () => {
       }
     }
   });
+});
+
+test("with the Redis store hanging, pages still render and show it down within the read timeout", async ({ page }) => {
+  await page.goto(`/locks?store=${PG_STORE}`);
+  await expect(page.locator("tbody tr").first()).toBeVisible({ timeout: DATA_TIMEOUT_MS });
+  // SIGSTOP: connections stay open and nothing answers, unlike a stopped server that refuses at once.
+  await pauseRedisStore();
+  try {
+    const startedAt = Date.now();
+    await page.goto("/locks");
+    await expect(page.getByRole("status").filter({ hasText: "Store down:" })).toContainText(REDIS_STORE);
+    await expect(page.locator("tbody tr td:nth-child(3)", { hasText: PG_STORE }).first()).toBeVisible();
+    await expect(page.getByRole("banner").getByRole("list", { name: "Store health" }).getByText(`${REDIS_STORE} down`)).toBeVisible();
+    // The render waits for no store longer than its read timeout; the rest is the page itself on a busy machine.
+    expect(Date.now() - startedAt).toBeLessThan(STORE_TIMEOUT_MS + 6_000);
+
+    await page.goto("/?window=15m");
+    await expect(page.getByRole("row", { name: new RegExp(`${REDIS_STORE}.*down`) })).toBeVisible();
+    await expect(page.getByRole("row", { name: new RegExp(`${PG_STORE}.*read`) })).toBeVisible();
+  } finally {
+    await resumeRedisStore();
+  }
+  await page.goto("/locks");
+  await expect(page.getByText("Store down:")).toHaveCount(0, { timeout: 20_000 });
 });
 
 test("with the Redis store stopped, the banner names it and Postgres data stays", async ({ page }) => {
