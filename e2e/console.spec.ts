@@ -103,10 +103,11 @@ test("a lease page shows its holders acquired → released and expired on the ti
   await page.goto(`/events?kind=released&store=${PG_STORE}`);
   const link = page.locator("tbody tr").first().getByRole("link");
   await expect(link).toBeVisible({ timeout: DATA_TIMEOUT_MS });
-  // The events table is live: rows shift between polls, so read the link once and follow it
+  // The events table is live: rows shift between polls, so read the link's name and address
+  // in one step (two reads can straddle a poll and come from different rows) and follow it
   // rather than clicking a row that may have moved.
-  const resource = (await link.textContent())!.trim();
-  await page.goto((await link.getAttribute("href"))!);
+  const { resource, href } = await link.evaluate((a) => ({ resource: (a.textContent ?? "").trim(), href: a.getAttribute("href") ?? "" }));
+  await page.goto(href);
 
   await expect(page.getByRole("heading", { level: 1 })).toHaveText(resource);
   const timeline = page.getByRole("list", { name: "Holders, oldest first" });
