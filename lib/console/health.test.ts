@@ -29,7 +29,7 @@ function startSilentServer(): Promise<{ port: number; close: () => Promise<void>
 }
 
 /** Short, so the whole check is quick; long enough that a refused connection answers first. */
-const HANGING_TIMEOUT_MS = 800;
+const HANGING_TIMEOUT_MS = 1_000;
 
 describe("store health and sweeping across stores", () => {
   const ns = freshRedisNamespace();
@@ -69,8 +69,8 @@ describe("store health and sweeping across stores", () => {
     // The hanging store is down because its check ran out of time, not because it refused.
     expect(health[2]!.error).toBe(`no answer within ${HANGING_TIMEOUT_MS} ms`);
     expect(elapsedMs).toBeGreaterThanOrEqual(HANGING_TIMEOUT_MS - 1);
-    // Timer lag on a busy machine is tens of ms; a check that waited for the store's own 2 s limit fails here.
-    expect(elapsedMs).toBeLessThan(HANGING_TIMEOUT_MS + 500);
+    // Timer lag on a busy machine is tens, at worst hundreds of ms; a check that waited for the store's own 2 s limit fails here.
+    expect(elapsedMs).toBeLessThan(HANGING_TIMEOUT_MS + 800);
   });
 
   it("sweeps every store even when others fail, and says which failed", async () => {
