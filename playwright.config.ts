@@ -6,14 +6,20 @@ import { BASE_URL, CHROMIUM_ARGS, CHROMIUM_PATH, OPERATOR_STATE, VIEWER_STATE } 
  * (see e2e/support/e2e-stack.ts). Works alone (`npx playwright test`): the stack
  * builds the console first when the build is missing or stale.
  *
- * Projects: `setup` signs alice and bob in through the IdP's login form;
+ * Projects: `setup` signs alice and bob in through the IdP's login form and
+ * waits until the workload has written every kind of event the specs read;
  * `operator` (alice) runs every spec except tests tagged @viewer, which run in
  * `viewer` (bob). Tests that need no session use an empty storageState.
+ *
+ * Time budgets, in one place: a test gets TEST_TIMEOUT_MS for its page loads,
+ * at most one wait for live data on a page (DATA_TIMEOUT_MS in the specs, well
+ * inside it) and an axe scan, on a loaded 2-core machine. The wait for the
+ * workload's first data is the setup project's, with its own budget.
  */
 export default defineConfig({
   testDir: "e2e",
   outputDir: "test-results",
-  timeout: 30_000,
+  timeout: 60_000,
   expect: { timeout: 10_000 },
   fullyParallel: false,
   workers: 2,
@@ -28,7 +34,7 @@ export default defineConfig({
     screenshot: "only-on-failure",
   },
   projects: [
-    { name: "setup", testMatch: /support\/auth\.setup\.ts$/ },
+    { name: "setup", testMatch: /support\/(auth|data)\.setup\.ts$/ },
     { name: "operator", dependencies: ["setup"], grepInvert: /@viewer/, use: { storageState: OPERATOR_STATE } },
     { name: "viewer", dependencies: ["setup"], grep: /@viewer/, use: { storageState: VIEWER_STATE } },
   ],

@@ -5,29 +5,41 @@
  *   - redis-main: a throwaway redis-server on a free port (so a test can stop it);
  *   - the local IdP on 4410, the workload generator when available, and the
  *     production console on 3100 (built first if missing or stale);
- *   - a loopback control endpoint on 3199 to stop/start the Redis store.
+ *   - a loopback control endpoint on 3199 (see ./control.ts): the stores' configs,
+ *     stop/start and pause/resume of the Redis store, and a wait for the workload's
+ *     first events of every kind the specs look for.
  *
  * Everything is torn down on SIGTERM/SIGINT (Playwright sends SIGTERM).
  */
 import http from "node:http";
+import type { TStoreConfig } from "../../lib/console/config";
 import { freshPgSchema } from "../../lib/lease/testing/isolation";
 import { startStack, type RunningStack } from "../../scripts/stack";
 import { startRedis, stopAllServers, type ThrowawayServer } from "../../test/support/servers";
 import { CONSOLE_PORT, CONTROL_PORT, OIDC_PORT, PG_STORE, REDIS_STORE } from "./harness";
+import { openStore, waitForEventKinds, type EventKindsReady } from "./stores";
 
 const log = (line: string) => console.log(line);
+
+/**
+ * What the specs look for in both stores: holds that were released (hold times,
+ * lease pages with history), holders that crashed (expired), and refusals (contention).
+ */
+const DATA_KINDS = ["acquired", "released", "expired", "contended"] as const;
 
 async function main(): Promise<void> {
   const schema = freshPgSchema();
   const redis: ThrowawayServer = await startRedis();
   let stack: RunningStack | undefined;
   let control: http.Server | undefined;
+  let stopWatching: (() => Promise<void>) | undefined;
   let isStopping = false;
 
   const shutdown = async (code: number) => {
     if (isStopping) return;
     isStopping = true;
     control?.close();
+    await stopWatching?.();
     await stack?.stop().catch((e: unknown) => log(`[e2e] stack stop: ${String(e)}`));
     await stopAllServers().catch(() => {});
     await schema.drop().catch((e: unknown) => log(`[e2e] could not drop schema ${schema.schema}: ${String(e)}`));
@@ -49,16 +61,40 @@ async function main(): Promise<void> {
       log,
     });
 
+    const storeConfigs: TStoreConfig[] = stack.stores;
+    // The stack's own connections, for the data wait (not the console's, not the workload's).
+    const watched = storeConfigs.map(openStore);
+    stopWatching = () => Promise.allSettled(watched.map((store) => store.close())).then(() => undefined);
+
     control = http.createServer((req, res) => {
       const reply = (status: number, body: unknown) => {
         res.writeHead(status, { "content-type": "application/json" });
         res.end(JSON.stringify(body));
       };
-      const match = /^\/stores\/([a-z0-9_-]+)\/(stop|start)$/.exec(req.url ?? "");
-      if (req.method !== "POST" || !match) return reply(404, { error: "POST /stores/<store>/stop|start" });
-      if (match[1] !== REDIS_STORE) return reply(404, { error: `only ${REDIS_STORE} can be stopped` });
-      const action = match[2] === "stop" ? redis.stop() : redis.isRunning ? Promise.resolve() : redis.restart();
-      action.then(
+      const url = new URL(req.url ?? "/", "http://control");
+      if (req.method === "GET" && url.pathname === "/stores") return reply(200, storeConfigs);
+      if (req.method === "GET" && url.pathname === "/data-ready") {
+        const timeoutMs = Math.min(Number(url.searchParams.get("timeoutMs") ?? 60_000) || 60_000, 120_000);
+        waitForEventKinds(watched, DATA_KINDS, timeoutMs).then(
+          (ready: EventKindsReady) => reply(ready.isReady ? 200 : 504, ready),
+          (e: unknown) => reply(500, { error: String(e) }),
+        );
+        return;
+      }
+      const match = /^\/stores\/([a-z0-9_-]+)\/(stop|start|pause|resume)$/.exec(url.pathname);
+      if (req.method !== "POST" || !match) {
+        return reply(404, { error: "GET /stores, GET /data-ready[?timeoutMs=], POST /stores/<store>/stop|start|pause|resume" });
+      }
+      if (match[1] !== REDIS_STORE) return reply(404, { error: `only ${REDIS_STORE} can be stopped or paused` });
+      const action = match[2]!;
+      // SIGSTOP/SIGCONT: the server keeps its connections open and answers nothing (a hang, not a refusal).
+      if (action === "pause" || action === "resume") {
+        if (action === "pause") redis.pause();
+        else redis.resume();
+        return reply(200, { store: REDIS_STORE, isRunning: redis.isRunning, isPaused: action === "pause" });
+      }
+      const done = action === "stop" ? redis.stop() : redis.isRunning ? Promise.resolve() : redis.restart();
+      done.then(
         () => reply(200, { store: REDIS_STORE, isRunning: redis.isRunning }),
         (e: unknown) => reply(500, { error: String(e) }),
       );

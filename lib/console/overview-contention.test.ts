@@ -4,12 +4,16 @@
  * and which are prefixes, and exact prefix counts when a store's depth-3
  * breakdown is cut to its top prefixes per bucket.
  */
+import { randomUUID } from "node:crypto";
+import { Pool } from "pg";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { PostgresLeaseStore } from "@/lib/lease/postgres/store";
 import { TOP_PREFIXES_PER_BUCKET } from "@/lib/lease/postgres/rollups";
 import { RedisLeaseStore } from "@/lib/lease/redis/store";
 import { freshPgSchema, freshRedisNamespace, type FreshPgSchema, type FreshRedisNamespace } from "@/lib/lease/testing/isolation";
 import type { LeaseStore, StatsBucket } from "@/lib/lease/types";
+import { writePostgresEvents } from "@/scripts/seed/pg-seed";
+import type { SyntheticEvent } from "@/scripts/seed/history";
 import { getOverviewFromSearch, isBreakdownComplete, mergeBuckets, OTHER_KEY } from "./get-overview";
 import type { OverviewView, ReadResult } from "./views";
 
@@ -32,6 +36,10 @@ let redisNs: FreshRedisNamespace;
 let pgSchema: FreshPgSchema;
 let redis: RedisLeaseStore;
 let pgStore: PostgresLeaseStore;
+/** Writes events at chosen times into the store's own table (as the demo seeder does). */
+let pgPool: Pool;
+
+const MINUTE = 60_000;
 
 beforeEach(async () => {
   redisNs = freshRedisNamespace();
@@ -39,11 +47,13 @@ beforeEach(async () => {
   pgSchema = freshPgSchema();
   pgStore = new PostgresLeaseStore({ name: "pg-c", connectionString: pgSchema.connectionString, schema: pgSchema.schema });
   await pgStore.migrate();
+  pgPool = new Pool({ connectionString: pgSchema.connectionString, max: 1 });
 });
 
 afterEach(async () => {
   await redis.close();
   await pgStore.close();
+  await pgPool.end();
   await redisNs.drop();
   await pgSchema.drop();
 });
@@ -79,9 +89,29 @@ describe("most contended resources, from rollups", () => {
   it("counts prefixes exactly when a store keeps only its top depth-3 names per bucket", async () => {
     // More distinct depth-3 names in one minute than Postgres keeps per bucket: its
     // depth-3 breakdown is cut, so depth-2 counts must come from the store, not be summed here.
+    // Written at fixed times inside one closed minute (live acquires could straddle a
+    // minute boundary, leaving two buckets that are each small enough not to be cut).
     const names = TOP_PREFIXES_PER_BUCKET + 20;
-    for (let i = 0; i < names; i++) await contend(pgStore, `${i % 3 === 0 ? "hot" : "cold"}:area:r${i}`, 1);
+    const minute = Math.floor(Date.now() / MINUTE) * MINUTE - 3 * MINUTE;
+    const events: SyntheticEvent[] = Array.from({ length: names }, (_, i) => ({
+      at: minute + 1_000 + i * 100,
+      kind: "contended",
+      resource: `${i % 3 === 0 ? "hot" : "cold"}:area:r${i}`,
+      leaseId: randomUUID(),
+      owner: "waiter",
+      task: "t",
+      fencingToken: String(i),
+    }));
+    await writePostgresEvents(pgPool, pgSchema.schema, events);
+    await pgStore.refreshRollups();
     const hot = Math.ceil(names / 3);
+
+    // The scenario happened: one bucket holds every failed acquire, and its depth-3 breakdown is cut.
+    const depth3 = await pgStore.stats({ from: new Date(minute - 5 * MINUTE), to: new Date(minute + 5 * MINUTE), bucketMs: MINUTE, prefixDepth: 3 });
+    const contendedBuckets = depth3.filter((b) => b.counts.contended > 0);
+    expect(contendedBuckets.map((b) => [b.start.getTime(), b.counts.contended])).toEqual([[minute, names]]);
+    expect(Object.keys(contendedBuckets[0]!.contendedByPrefix)).toHaveLength(TOP_PREFIXES_PER_BUCKET);
+    expect(isBreakdownComplete(depth3)).toBe(false);
 
     const view = viewOf(await getOverviewFromSearch({ window: "15m", depth: "2" }, { entries: [{ store: pgStore }] }));
     expect(view.total.contended).toBe(names);

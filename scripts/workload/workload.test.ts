@@ -6,7 +6,7 @@ import { freshPgSchema, freshRedisNamespace, type FreshPgSchema, type FreshRedis
 import type { TStoreConfig } from "@/lib/console/config";
 import { collectEvents, countKinds } from "@/test/support/stores";
 import { LONG_HOLD_RESOURCES } from "./names";
-import { isLoopbackUrl, startWorkload, type WorkloadStats } from "./index";
+import { isLoopbackUrl, MAX_OPS_PER_SECOND, startWorkload, type WorkloadStats } from "./index";
 
 describe("startWorkload against real Postgres and Redis", () => {
   let pg: FreshPgSchema;
@@ -135,12 +135,19 @@ describe("startWorkload options", () => {
   });
 
   it("refuses a write budget above the demo ceiling", async () => {
+    // Port 1 refuses connections: only the validation message shows the budget was the reason.
     await expect(
       startWorkload({ stores: [{ name: "pg-x", kind: "postgres", url: "postgres://127.0.0.1:1/x" }], maxOpsPerSecond: 500 }),
-    ).rejects.toThrow();
+    ).rejects.toMatchObject({
+      name: "ZodError",
+      issues: [{ path: ["maxOpsPerSecond"], message: `Too big: expected number to be <=${MAX_OPS_PER_SECOND}` }],
+    });
   });
 
   it("refuses a store config that is not a postgres:// or redis:// url", async () => {
-    await expect(startWorkload({ stores: [{ name: "pg-x", kind: "postgres", url: "http://example" } as never] })).rejects.toThrow();
+    await expect(startWorkload({ stores: [{ name: "pg-x", kind: "postgres", url: "http://example" } as never] })).rejects.toMatchObject({
+      name: "ZodError",
+      issues: [{ path: ["stores", 0, "url"], message: "a postgres store needs a postgres:// url" }],
+    });
   });
 });

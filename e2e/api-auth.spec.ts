@@ -1,0 +1,99 @@
+/**
+ * Every API route handler answers 401 without a session, against the production
+ * server. The handlers are found by walking app/api for route.ts files and
+ * reading the HTTP methods each exports; a handler that is neither in REQUESTS
+ * nor in EXEMPT fails the first test, so a new route cannot ship untested.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { expect, test } from "@playwright/test";
+import { PG_STORE } from "./support/harness";
+
+const API_DIR = path.join(__dirname, "..", "app", "api");
+const HTTP_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] as const;
+
+/** Route handlers that must answer without a session, and why. */
+const EXEMPT: Record<string, string> = {
+  "/api/auth/[...nextauth]": "next-auth's own endpoints (sign-in redirect, OIDC callback, session, sign-out) are how a session starts",
+};
+
+interface ApiRequest {
+  path: string;
+  headers?: Record<string, string>;
+  /** With a session, this request succeeds: the 401 above is about the session, not a broken request. */
+  isFineWithSession: boolean;
+}
+
+/** One or more requests per handler ("METHOD /api/route/as/in/the/tree"). */
+const REQUESTS: Record<string, ApiRequest[]> = {
+  "GET /api/leases": [{ path: "/api/leases", isFineWithSession: true }],
+  "GET /api/events": [{ path: "/api/events", isFineWithSession: true }],
+  "GET /api/overview": [{ path: "/api/overview", isFineWithSession: true }],
+  "GET /api/health": [{ path: "/api/health", isFineWithSession: true }],
+  "GET /api/leases/[store]/[...resource]": [{ path: `/api/leases/${PG_STORE}/e2e-auth:any-resource`, isFineWithSession: true }],
+  "GET /api/metrics": [
+    { path: "/api/metrics", isFineWithSession: true },
+    // A wrong scrape token is refused outright, session or not.
+    { path: "/api/metrics", headers: { authorization: "Bearer not-the-metrics-token-0123456789" }, isFineWithSession: false },
+  ],
+};
+
+/** "METHOD /api/…" for every exported method of every route.ts under app/api. */
+function listRouteHandlers(dir = API_DIR): string[] {
+  const handlers: string[] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) handlers.push(...listRouteHandlers(full));
+    else if (/^route\.(ts|tsx|js)$/.test(entry.name)) {
+      const route = `/api/${path.relative(API_DIR, dir).split(path.sep).join("/")}`.replace(/\/$/, "");
+      const source = readFileSync(full, "utf8");
+      const exported = new Set<string>();
+      for (const m of source.matchAll(/export\s+(?:async\s+)?(?:function|const|let)\s+([A-Z]+)\b/g)) exported.add(m[1]!);
+      for (const m of source.matchAll(/export\s*\{([^}]*)\}/g)) {
+        for (const part of m[1]!.split(",")) exported.add(part.trim().split(/\s+as\s+/).pop()!);
+      }
+      const methods = HTTP_METHODS.filter((method) => exported.has(method));
+      expect(methods.length, `${route} exports no HTTP method`).toBeGreaterThan(0);
+      handlers.push(...methods.map((method) => `${method} ${route}`));
+    }
+  }
+  return handlers.sort();
+}
+
+test.describe("signed out", () => {
+  test.use({ storageState: { cookies: [], origins: [] } });
+
+  test("every API route handler is covered by this spec or exempt with a reason", () => {
+    const handlers = listRouteHandlers();
+    expect(handlers.length).toBeGreaterThanOrEqual(Object.keys(REQUESTS).length);
+    const isExempt = (handler: string) => handler.split(" ")[1]! in EXEMPT;
+    expect(handlers.filter((h) => !isExempt(h) && !(h in REQUESTS)), "handlers with no 401 check: add them to REQUESTS").toEqual([]);
+    expect(Object.keys(REQUESTS).filter((h) => !handlers.includes(h)), "REQUESTS names handlers that do not exist").toEqual([]);
+    expect(Object.keys(EXEMPT).filter((route) => !handlers.some((h) => h.endsWith(` ${route}`))), "EXEMPT names routes that do not exist").toEqual([]);
+  });
+
+  for (const [handler, requests] of Object.entries(REQUESTS)) {
+    test(`${handler} answers 401 without a session`, async ({ request }) => {
+      const method = handler.split(" ")[0]!;
+      for (const r of requests) {
+        const response = await request.fetch(r.path, { method, headers: r.headers, maxRedirects: 0 });
+        const what = `${method} ${r.path}${r.headers ? " with a wrong token" : ""}`;
+        expect(response.status(), what).toBe(401);
+        expect(response.headers()["content-type"], what).toMatch(/^application\/json/);
+        const body = (await response.json()) as { error?: unknown };
+        expect(typeof body.error, what).toBe("string");
+        expect(JSON.stringify(body), `${what}: no stack trace`).not.toMatch(/\n\s+at\s|node_modules/);
+      }
+    });
+  }
+});
+
+test("with a session, the same requests succeed: the 401s are the session's doing", async ({ page }) => {
+  for (const [handler, requests] of Object.entries(REQUESTS)) {
+    const method = handler.split(" ")[0]!;
+    for (const r of requests.filter((x) => x.isFineWithSession)) {
+      const response = await page.request.fetch(r.path, { method, headers: r.headers, maxRedirects: 0 });
+      expect(response.status(), `${method} ${r.path}`).toBe(200);
+    }
+  }
+});
