@@ -94,6 +94,7 @@ describe.each(["redis", "postgres"] as const)("concurrent safety run (%s)", (kin
     const books = await checkConservation(fixture.store);
     expect(books.acquired).toBe(books.ended + books.held);
     expect(books.held).toBe(0);
-    expect(books.acquired).toBe(workers.flatMap((w) => w.linesOf("acquired")).length);
+    // Granted, not started: a lease whose reply came after its local deadline is given back without running the work.
+    expect(books.acquired).toBe(workers.flatMap((w) => w.linesOf("granted")).length);
   });
 });
