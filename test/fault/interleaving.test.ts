@@ -27,7 +27,7 @@ import { checkConservation, collectEvents, countKinds, createFencedDownstream, c
  * failure message); LW_INTERLEAVING_MS sets the time budget per store.
  */
 const BASE_SEED = Number(process.env.LW_INTERLEAVING_SEED ?? Math.floor(Math.random() * 1_000_000_000));
-const BUDGET_MS = Number(process.env.LW_INTERLEAVING_MS ?? 26_000);
+const BUDGET_MS = Number(process.env.LW_INTERLEAVING_MS ?? 25_000);
 const CLIENTS = 8;
 const RESOURCES = 4;
 const ROUND_MS = 3_000;
@@ -173,6 +173,11 @@ async function runRound(options: { stores: LeaseStore[]; under: StoreUnderTest; 
               });
               if (written.accepted) record.writes.accepted += 1;
               else record.writes.refused += 1;
+            }
+            // Now and then the work ends with a stop-the-world pause no timer could see.
+            if (clientRandom() < 0.1) {
+              record.freezes += 1;
+              freeze(pick(Math.floor(ttlMs * 0.9), Math.floor(ttlMs * 1.4)));
             }
             lastRemaining = remainingMs();
           },
