@@ -238,7 +238,7 @@ describe.each(["redis", "postgres"] as const)("randomised interleavings (%s)", (
       // Let every lease that was not released lapse, record the expiries, then judge by the store's records.
       await sleep(MAX_TTL_MS + 50);
       await fixture.store.sweep();
-      const events = await collectEvents(fixture.store, { prefix });
+      const events = await collectEvents(fixture.store, { prefix: `${prefix}:` });
       const holds = holdsOnRecord(events);
       expect(findTokenOrderViolations(holds), `${failing}: tokens in acquisition order`).toEqual([]);
 
