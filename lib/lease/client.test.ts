@@ -235,7 +235,7 @@ describe.each(["redis", "postgres"] as const)("LeaseClient on %s", (kind) => {
     const slow = hookStore(store, (real) => ({
       acquire: async (input) => {
         const result = await real.acquire(input);
-        clock.advance(9_000);
+        clock.advance(8_000);
         return result;
       },
     }));
@@ -244,18 +244,18 @@ describe.each(["redis", "postgres"] as const)("LeaseClient on %s", (kind) => {
       "job:slow-reply",
       async ({ signal, remainingMs, isValid }) => {
         const atStart = { remaining: remainingMs(), valid: isValid(), aborted: signal.aborted };
-        // ttl/3 after the send is long past: the heartbeat renews at once instead of 3.3 s from now.
+        // ttl/3 after the send is long past: the heartbeat renews at once, not 3.3 s after fn started.
         const waitedFrom = performance.now();
         while (!seen.some((e) => e.type === "renewed") && performance.now() - waitedFrom < 3_000) await sleep(10);
         return { ...atStart, renewedAfterMs: performance.now() - waitedFrom, remainingAfterRenew: remainingMs() };
       },
       { task: "t", ttlMs },
     );
-    // 10 s − 500 ms margin − 9 s of latency, less the little real time that passed.
+    // 10 s − 500 ms margin − 8 s of latency, less the real time that passed.
     expect(startedWith.remaining).toBeGreaterThan(0);
-    expect(startedWith.remaining).toBeLessThanOrEqual(500);
+    expect(startedWith.remaining).toBeLessThanOrEqual(1_500);
     expect(startedWith).toMatchObject({ valid: true, aborted: false });
-    expect(startedWith.renewedAfterMs).toBeLessThan(1_500);
+    expect(startedWith.renewedAfterMs).toBeLessThan(2_500);
     expect(startedWith.remainingAfterRenew).toBeGreaterThan(8_000);
   });
 
@@ -363,7 +363,7 @@ describe.each(["redis", "postgres"] as const)("LeaseClient with a skewed clock o
 
   it.each([3_600_000, -3_600_000])("client clock jumps by %i ms: the lease still expires on the store's TTL, once, and tokens increase", async (skew) => {
     const { store } = fixture;
-    const ttlMs = 800;
+    const ttlMs = 1_000;
     const clock = createTestClock();
     const first = new LeaseClient(store, { owner: "first", now: clock.now });
     const sentAt = performance.now();
