@@ -16,10 +16,12 @@ import { MAX_BIGINT, ZFencingRejectionInput, ZFencingToken, ZLeaseId, ZOwner, ZR
  *
  * The check and the write are ONE statement (a guarded upsert), so there is no
  * window between "is my token fresh?" and "write": Postgres row locking on the
- * conflicting key serialises concurrent writers, and the WHERE of ON CONFLICT DO
- * UPDATE sees the latest committed row.
+ * conflicting key serialises concurrent writers, and ON CONFLICT DO UPDATE
+ * compares against the latest committed row, not the statement's snapshot.
  *
- * Equal tokens are accepted: that is the same holder writing again.
+ * Equal tokens are accepted: that is the same holder writing again. The fence's
+ * limit: a stale holder's write is refused only once a newer holder's write has
+ * reached the downstream; before that it is accepted (no one newer has written).
  *
  * ```ts
  * await createFencedTable({ pool, table: "billing.invoices_state" });
