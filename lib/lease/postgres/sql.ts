@@ -13,6 +13,12 @@
  *   grant, including takeover by UPDATE (a column default would not fire there).
  *   Sequences are WAL-logged, so tokens survive a server restart; they may skip
  *   numbers but never go back.
+ * - Tokens strictly increase per resource in grant order. nextval() is global, so
+ *   that only holds if no grant can take its value before an earlier grant of the
+ *   same resource commits. A takeover takes it under the row lock; an insert has no
+ *   row to lock, so acquire first takes a transaction advisory lock keyed by
+ *   (schema, resource) and holds it to commit. Without it, an acquire that took
+ *   token 100 and then stalled could insert after another holder took 101 and released.
  * - An expiry is recorded exactly once: whoever deletes (or replaces) the lapsed
  *   row writes its `expired` event, and only one statement can hold the row lock
  *   and still see it lapsed.
@@ -90,16 +96,32 @@ export function buildLeaseStatements(schema: string): LeaseStatements {
   const lockCurrent = `
     cur AS MATERIALIZED (SELECT ${LEASE_LIST} FROM ${s}.leases WHERE resource = $1::text FOR UPDATE),
     clk AS MATERIALIZED (SELECT (SELECT count(*) FROM cur) AS n, clock_timestamp() AS now)`;
+  /**
+   * acquire: serialise grants of one resource before any nextval() (see the header).
+   * The uncorrelated EXISTS is a one-time filter, evaluated before `cur` reads a row.
+   * Two int4 keys (schema, resource): that key space is apart from the bigint one
+   * migrate() and the rollups use; a hash collision only makes two acquires queue.
+   */
+  const acquireLockCurrent = `
+    serial AS MATERIALIZED (SELECT pg_advisory_xact_lock(hashtext('${schema}'), hashtext($1::text))),
+    cur AS MATERIALIZED (SELECT ${LEASE_LIST} FROM ${s}.leases WHERE resource = $1::text AND EXISTS (SELECT 1 FROM serial) FOR UPDATE),
+    clk AS MATERIALIZED (SELECT (SELECT count(*) FROM cur) AS n, clock_timestamp() AS now)`;
 
   /**
    * $1 resource, $2 owner, $3 task, $4 ttl_ms, $5 new lease id.
    * Free → insert; held → `contended`; lapsed → record the old holder's `expired`
-   * and take over with a new token. Two acquires racing for an absent row: the
-   * loser's INSERT … ON CONFLICT DO NOTHING returns nothing and the statement
-   * returns no row at all; the caller re-runs it (the row is then visible and locked).
+   * and take over with a new token.
+   *
+   * A row committed after this statement's snapshot (the winner of a race, which
+   * held the advisory lock while we waited for it) is invisible to `cur`, so the
+   * insert meets it as a conflict. ON CONFLICT DO UPDATE locks it and, if it is
+   * live, leaves it as it was (a no-op update) and returns it as it is now: the
+   * loser answers `contended` with the real holder in this same statement. Only
+   * if that row has already lapsed does the statement return no row; the caller
+   * re-runs it, and the re-run sees the row and takes it over.
    */
   const acquire = `
-    WITH ${lockCurrent},
+    WITH ${acquireLockCurrent},
     took AS (
       UPDATE ${s}.leases l
       SET lease_id = $5::uuid, owner = $2::text, task = $3::text, fencing_token = nextval(${seq}),
@@ -109,13 +131,19 @@ export function buildLeaseStatements(schema: string): LeaseStatements {
       RETURNING ${qualified("l", LEASE_COLUMNS)}
     ),
     ins AS (
-      INSERT INTO ${s}.leases (${LEASE_LIST})
+      INSERT INTO ${s}.leases AS l (${LEASE_LIST})
       SELECT $1::text, $5::uuid, $2::text, $3::text, nextval(${seq}), c.now, c.now, c.now + ${TTL("$4")}, $4::int, 0
       FROM clk c WHERE c.n = 0
-      ON CONFLICT (resource) DO NOTHING
-      RETURNING ${LEASE_LIST}
+      ON CONFLICT (resource) DO UPDATE SET renewals = l.renewals WHERE l.expires_at > clock_timestamp()
+      RETURNING ${qualified("l", LEASE_COLUMNS)}
     ),
-    won AS (SELECT * FROM took UNION ALL SELECT * FROM ins),
+    won AS (SELECT * FROM took UNION ALL SELECT * FROM ins WHERE lease_id = $5::uuid),
+    -- The live holder that refuses us: seen by \`cur\`, or met by the insert (see above).
+    holder AS (
+      SELECT o.* FROM cur o, clk c WHERE o.expires_at > c.now
+      UNION ALL
+      SELECT * FROM ins WHERE lease_id <> $5::uuid
+    ),
     ev AS (
       INSERT INTO ${s}.lease_events (${EVENT_INSERT_COLUMNS})
       ${expiredEvent("c.now", "o", "acquire")}
@@ -124,14 +152,14 @@ export function buildLeaseStatements(schema: string): LeaseStatements {
       SELECT c.now, 'acquired', w.resource, w.lease_id, w.owner, w.task, w.fencing_token, NULL, NULL, NULL, jsonb_build_object('ttlMs', w.ttl_ms)
       FROM won w, clk c
       UNION ALL
-      SELECT c.now, 'contended', o.resource, o.lease_id, $2::text, $3::text, o.fencing_token, NULL, NULL, NULL,
-             jsonb_build_object('holderOwner', o.owner, 'holderTask', o.task)
-      FROM cur o, clk c WHERE o.expires_at > c.now
+      SELECT c.now, 'contended', h.resource, h.lease_id, $2::text, $3::text, h.fencing_token, NULL, NULL, NULL,
+             jsonb_build_object('holderOwner', h.owner, 'holderTask', h.task)
+      FROM holder h, clk c
       RETURNING id
     )
     SELECT 'acquired' AS outcome, EXISTS (SELECT 1 FROM took) AS took_over, ${ACQUIRE_REPLY("w")} FROM won w
     UNION ALL
-    SELECT 'contended', false, ${ACQUIRE_REPLY("o")} FROM cur o, clk c WHERE o.expires_at > c.now`;
+    SELECT 'contended', false, ${ACQUIRE_REPLY("h")} FROM holder h`;
 
   // Verdict for renew/release: the presented lease id must be the one holding the row, and not lapsed.
   const verdict = `

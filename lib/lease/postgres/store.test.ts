@@ -1,10 +1,12 @@
+import { randomUUID } from "node:crypto";
 import pg from "pg";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import { LeaseError } from "../errors";
+import type { Lease } from "../types";
 import { describeLeaseStoreContract } from "../testing/contract";
 import { freshPgSchema, sleep, TEST_DATABASE_URL } from "../testing/isolation";
 import { startPostgres, stopAllServers } from "@/test/support/servers";
-import { MIGRATIONS } from "./migrations";
+import { MIGRATIONS, runMigrations } from "./migrations";
 import { PostgresLeaseStore } from "./store";
 
 describeLeaseStoreContract("postgres", async () => {
@@ -42,6 +44,52 @@ describe("PostgresLeaseStore (Postgres specifics)", () => {
     }
     await raw.end();
   });
+
+  /** Sessions waiting for a lock (row, transaction or advisory) in a statement on `schema`'s tables. */
+  async function countLockWaiters(schema: string): Promise<number> {
+    const { rows } = await raw.query(
+      `SELECT count(*)::int AS n FROM pg_stat_activity
+       WHERE wait_event_type = 'Lock' AND datname = current_database() AND position($1 IN query) > 0`,
+      [`"${schema}".`],
+    );
+    return Number(rows[0].n);
+  }
+  /** Polls `predicate` (no fixed sleeps standing in for "long enough"); gives up after ~10 s. */
+  async function waitUntil(what: string, predicate: () => Promise<boolean>): Promise<void> {
+    for (let i = 0; i < 1_000; i++) {
+      if (await predicate()) return;
+      await sleep(10);
+    }
+    throw new Error(`timed out waiting until ${what}`);
+  }
+
+  /**
+   * A test-only hook: an insert into `schema`.leases by `owner` stops inside the statement,
+   * after its token and clock are taken and before the row is written, until the returned
+   * `open()` lets it go (the hook waits on an advisory lock the returned session holds).
+   */
+  async function stallInsertsBy(schema: string, owner: string, key: number): Promise<{ open: () => Promise<void> }> {
+    await raw.query(`
+      CREATE FUNCTION "${schema}".stall_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.owner = '${owner}' THEN PERFORM pg_advisory_xact_lock_shared(${key}); END IF;
+        RETURN NEW;
+      END $$;
+      CREATE TRIGGER stall_insert BEFORE INSERT ON "${schema}".leases FOR EACH ROW EXECUTE FUNCTION "${schema}".stall_insert();`);
+    const gate = await raw.connect();
+    await gate.query("SELECT pg_advisory_lock($1)", [key]);
+    let isOpen = false;
+    onTestFinished(async () => {
+      if (!isOpen) await gate.query("SELECT pg_advisory_unlock($1)", [key]).catch(() => undefined);
+      gate.release();
+    });
+    return {
+      open: async () => {
+        isOpen = true;
+        await gate.query("SELECT pg_advisory_unlock($1)", [key]);
+      },
+    };
+  }
 
   it("validates options: unknown option, both or neither connection, bad schema, bad name", () => {
     const cases: Array<[string, unknown]> = [
@@ -83,6 +131,122 @@ describe("PostgresLeaseStore (Postgres specifics)", () => {
     } finally {
       await Promise.all(stores.map((s) => s.close()));
       await f.drop();
+    }
+  });
+
+  it("sends one statement per acquire, renew, release and force-release, whatever the outcome", async () => {
+    // Every statement any pooled connection sends, counted where it leaves the client.
+    let statements: string[] = [];
+    class CountingClient extends pg.Client {
+      override query(...args: unknown[]): never {
+        const first = args[0];
+        statements.push(typeof first === "string" ? first : String((first as { text?: unknown }).text));
+        return (super.query as (...a: unknown[]) => never)(...args);
+      }
+    }
+    const f = freshPgSchema();
+    const pool = new pg.Pool({ connectionString: f.connectionString, max: 4, Client: CountingClient });
+    pool.on("error", () => {});
+    const store = new PostgresLeaseStore({ name: "pg-count", pool, schema: f.schema });
+    try {
+      await store.migrate();
+      const countOf = async (what: string, call: () => Promise<unknown>) => {
+        statements = [];
+        await call();
+        expect(statements, `${what}: ${statements.join(" | ").slice(0, 400)}`).toHaveLength(1);
+      };
+      let lease: Lease | undefined;
+      await countOf("acquire of a free resource", async () => {
+        const r = await store.acquire({ resource: "rt:1", owner: "a", task: "t", ttlMs: 10_000 });
+        if (r.acquired) lease = r.lease;
+      });
+      if (!lease) throw new Error("expected to acquire");
+      const held = lease;
+      await countOf("contended acquire", () => store.acquire({ resource: "rt:1", owner: "b", task: "t", ttlMs: 10_000 }));
+      await countOf("renew", () => store.renew({ resource: "rt:1", leaseId: held.leaseId, ttlMs: 10_000 }));
+      await countOf("renew by a stranger", () => store.renew({ resource: "rt:1", leaseId: randomUUID(), ttlMs: 10_000 }));
+      await countOf("release by a stranger", () => store.release({ resource: "rt:1", leaseId: randomUUID() }));
+      await countOf("release", () => store.release({ resource: "rt:1", leaseId: held.leaseId }));
+      const forced = await store.acquire({ resource: "rt:2", owner: "a", task: "t", ttlMs: 10_000 });
+      if (!forced.acquired) throw new Error("expected to acquire");
+      await countOf("force-release of a changed lease", () => store.forceRelease({ resource: "rt:2", leaseId: randomUUID(), actor: "oncall", reason: "r" }));
+      await countOf("force-release", () => store.forceRelease({ resource: "rt:2", leaseId: forced.lease.leaseId, actor: "oncall", reason: "r" }));
+      await store.acquire({ resource: "rt:3", owner: "a", task: "t", ttlMs: 100 });
+      await sleep(250);
+      await countOf("acquire taking over a lapsed lease", async () => {
+        expect(await store.acquire({ resource: "rt:3", owner: "b", task: "t", ttlMs: 10_000 })).toMatchObject({ acquired: true, tookOverExpired: true });
+      });
+    } finally {
+      await store.close();
+      await pool.end();
+      await f.drop();
+    }
+  });
+
+  it("upgrades from every older schema version: data written before migrate() survives and works after it", async () => {
+    const latest = Math.max(...MIGRATIONS.map((m) => m.version));
+    const older = MIGRATIONS.map((m) => m.version).filter((v) => v < latest);
+    expect(older.length, "there is an older version to upgrade from").toBeGreaterThan(0);
+    for (const from of older) {
+      const f = freshPgSchema();
+      const store = new PostgresLeaseStore({ name: "pg-up", connectionString: f.connectionString, schema: f.schema });
+      const s = `"${f.schema}"`;
+      try {
+        const pool = new pg.Pool({ connectionString: f.connectionString, max: 2 });
+        pool.on("error", () => {});
+        try {
+          expect(await runMigrations(pool, f.schema, MIGRATIONS.filter((m) => m.version <= from))).toEqual({
+            applied: MIGRATIONS.filter((m) => m.version <= from).map((m) => m.version),
+            version: from,
+          });
+        } finally {
+          await pool.end();
+        }
+        // Written with the version-1 columns only, as a store of that version would have:
+        // a held lease with its acquired event, a lapsed one not yet swept, and a finished one.
+        const written = await raw.query<{ resource: string; lease_id: string; fencing_token: string }>(`
+          WITH l AS (
+            INSERT INTO ${s}.leases (resource, lease_id, owner, task, fencing_token, acquired_at, renewed_at, expires_at, ttl_ms, renewals)
+            SELECT r, gen_random_uuid(), 'old-owner', 'old-task', nextval('${s}.lease_fencing_seq'), now(), now(),
+                   now() + CASE WHEN r = 'up:held' THEN interval '1 hour' ELSE interval '-1 second' END, 3600000, 0
+            FROM unnest(ARRAY['up:held', 'up:lapsed']) AS r
+            RETURNING resource, lease_id, owner, task, fencing_token, acquired_at, ttl_ms
+          ), e AS (
+            INSERT INTO ${s}.lease_events (at, kind, resource, lease_id, owner, task, fencing_token, detail)
+            SELECT acquired_at, 'acquired', resource, lease_id, owner, task, fencing_token, jsonb_build_object('ttlMs', ttl_ms) FROM l
+            UNION ALL
+            SELECT now() - interval '2 minutes', k, 'up:done', '00000000-0000-4000-8000-000000000001', 'old-owner', 'old-task', 1, NULL
+            FROM unnest(ARRAY['acquired', 'released']) AS k
+          )
+          SELECT resource, lease_id::text, fencing_token::text FROM l`);
+        const held = written.rows.find((r) => r.resource === "up:held")!;
+        const lapsed = written.rows.find((r) => r.resource === "up:lapsed")!;
+
+        const migrated = await store.migrate();
+        expect(migrated, `from version ${from}`).toEqual({ applied: MIGRATIONS.filter((m) => m.version > from).map((m) => m.version), version: latest });
+
+        const at = `from version ${from}`;
+        expect(await store.get("up:held"), at).toMatchObject({ leaseId: held.lease_id, owner: "old-owner", fencingToken: held.fencing_token });
+        expect(await store.acquire({ resource: "up:held", owner: "new", task: "t", ttlMs: 5_000 }), at).toMatchObject({
+          acquired: false,
+          holder: { leaseId: held.lease_id },
+        });
+        expect((await store.renew({ resource: "up:held", leaseId: held.lease_id, ttlMs: 60_000 })).renewed, at).toBe(true);
+        expect((await store.release({ resource: "up:held", leaseId: held.lease_id })).released, at).toBe(true);
+        expect(await store.sweep(), at).toEqual({ expired: 1 });
+        expect((await store.events({ resource: "up:lapsed", kinds: ["expired"] })).items.map((e) => e.leaseId), at).toEqual([lapsed.lease_id]);
+        const next = await store.acquire({ resource: "up:lapsed", owner: "new", task: "t", ttlMs: 5_000 });
+        if (!next.acquired) throw new Error(`${at}: expected to acquire`);
+        expect(BigInt(next.lease.fencingToken) > BigInt(lapsed.fencing_token), at).toBe(true);
+        // Stats read the history from before the upgrade too.
+        await store.refreshRollups({ since: new Date(Date.now() - 3_600_000) });
+        const buckets = await store.stats({ from: new Date(Date.now() - 3_600_000), to: new Date(Date.now() + 60_000), bucketMs: 3_600_000 });
+        const total = (kind: "acquired" | "released" | "expired") => buckets.reduce((n, b) => n + b.counts[kind], 0);
+        expect([total("acquired"), total("released"), total("expired")], at).toEqual([4, 2, 1]);
+      } finally {
+        await store.close();
+        await f.drop();
+      }
     }
   });
 
@@ -137,6 +301,107 @@ describe("PostgresLeaseStore (Postgres specifics)", () => {
       expect(kinds.filter((k) => k === "acquired")).toHaveLength(1);
       expect(kinds.filter((k) => k === "contended")).toHaveLength(15);
     }
+  });
+
+  it("never issues a lower token after a higher one for a resource, even when an acquire stalls between taking its token and inserting", async () => {
+    const { store, schema } = await fresh();
+    const resource = "order:1";
+    // An acquire by owner "slow" stops between taking its token and inserting its row.
+    const stall = await stallInsertsBy(schema, "slow", 7_000_001);
+    const slow = store.acquire({ resource, owner: "slow", task: "t", ttlMs: 10_000 });
+    await waitUntil("the slow acquire is stalled in its insert", async () => (await countLockWaiters(schema)) >= 1);
+
+    // Meanwhile a fast acquire runs to completion (and releases), or, if acquires of one
+    // resource are serialised, queues behind the stalled one: either is observable.
+    const fast = store.acquire({ resource, owner: "fast", task: "t", ttlMs: 10_000 }).then(async (r) => {
+      if (r.acquired) await store.release({ resource, leaseId: r.lease.leaseId });
+      return r;
+    });
+    let isFastDone = false;
+    void fast.then(() => (isFastDone = true));
+    await waitUntil("the fast acquire finished or queued", async () => isFastDone || (await countLockWaiters(schema)) >= 2);
+
+    await stall.open();
+    const [slowResult] = await Promise.all([slow, fast]);
+    expect(slowResult.acquired).toBe(true);
+    // In the order the grants happened (event ids are assigned as each grant is written),
+    // tokens strictly increase.
+    const grants = (await store.events({ resource, kinds: ["acquired"], order: "asc" })).items;
+    expect(grants.length).toBeGreaterThanOrEqual(1);
+    const tokens = grants.map((e) => BigInt(e.fencingToken!));
+    for (let i = 1; i < tokens.length; i++) {
+      expect(tokens[i]! > tokens[i - 1]!, `grant ${i} (${grants[i]!.owner}) token ${tokens[i]} after ${tokens[i - 1]} (${grants[i - 1]!.owner})`).toBe(true);
+    }
+  });
+
+  /** A store on a fresh schema whose pool counts the statements it sends. */
+  async function openCounting() {
+    const counter = { statements: 0 };
+    class CountingClient extends pg.Client {
+      override query(...args: unknown[]): never {
+        counter.statements += 1;
+        return (super.query as (...a: unknown[]) => never)(...args);
+      }
+    }
+    const f = freshPgSchema();
+    const pool = new pg.Pool({ connectionString: f.connectionString, max: 4, Client: CountingClient });
+    pool.on("error", () => {});
+    const store = new PostgresLeaseStore({ name: "pg-race", pool, schema: f.schema });
+    onTestFinished(async () => {
+      await store.close();
+      await pool.end();
+      await f.drop();
+    });
+    await store.migrate();
+    return { store, schema: f.schema, counter };
+  }
+
+  it("answers an acquire that loses the insert race with the winner, in the same single statement", async () => {
+    const { store, schema, counter } = await openCounting();
+    // "first" stalls inside its insert; "second" starts meanwhile, so its snapshot cannot
+    // see first's row, and it reaches its own insert only after first has committed.
+    const stall = await stallInsertsBy(schema, "first", 7_000_002);
+    const first = store.acquire({ resource: "race:1", owner: "first", task: "t", ttlMs: 60_000 });
+    await waitUntil("the first acquire is stalled in its insert", async () => (await countLockWaiters(schema)) >= 1);
+    counter.statements = 0;
+    const second = store.acquire({ resource: "race:1", owner: "second", task: "t", ttlMs: 60_000 });
+    await waitUntil("the second acquire waits behind the first", async () => (await countLockWaiters(schema)) >= 2);
+    await stall.open();
+    const [won, lost] = await Promise.all([first, second]);
+    if (!won.acquired) throw new Error("expected the first acquire to win");
+    expect(lost).toMatchObject({ acquired: false, holder: { leaseId: won.lease.leaseId, owner: "first", fencingToken: won.lease.fencingToken } });
+    expect(counter.statements, "statements sent by the losing acquire").toBe(1);
+    const events = (await store.events({ resource: "race:1", order: "asc" })).items;
+    expect(events.map((e) => [e.kind, e.owner])).toEqual([
+      ["acquired", "first"],
+      ["contended", "second"],
+    ]);
+    expect(events[1]).toMatchObject({ leaseId: won.lease.leaseId, fencingToken: won.lease.fencingToken, detail: { holderOwner: "first", holderTask: "t" } });
+    expect(await store.get("race:1")).toMatchObject({ leaseId: won.lease.leaseId, renewals: 0 });
+  });
+
+  it("an acquire whose insert meets a row that lapsed before it could see it takes it over on a re-run, recording the expiry once", async () => {
+    const { store, schema, counter } = await openCounting();
+    // first's 100 ms lease is timed from before its stall, so it has lapsed by the time it is written.
+    const stall = await stallInsertsBy(schema, "first", 7_000_003);
+    const first = store.acquire({ resource: "race:2", owner: "first", task: "t", ttlMs: 100 });
+    await waitUntil("the first acquire is stalled in its insert", async () => (await countLockWaiters(schema)) >= 1);
+    counter.statements = 0;
+    const second = store.acquire({ resource: "race:2", owner: "second", task: "t", ttlMs: 60_000 });
+    await waitUntil("the second acquire waits behind the first", async () => (await countLockWaiters(schema)) >= 2);
+    await sleep(200);
+    await stall.open();
+    const [won, next] = await Promise.all([first, second]);
+    if (!won.acquired || !next.acquired) throw new Error("expected both to acquire, one after the other");
+    expect(next.tookOverExpired).toBe(true);
+    expect(BigInt(next.lease.fencingToken) > BigInt(won.lease.fencingToken)).toBe(true);
+    expect(counter.statements, "the second acquire re-ran once").toBe(2);
+    const events = (await store.events({ resource: "race:2", order: "asc" })).items;
+    expect(events.map((e) => [e.kind, e.owner])).toEqual([
+      ["acquired", "first"],
+      ["expired", "first"],
+      ["acquired", "second"],
+    ]);
   });
 
   it("records the takeover's expiry itself (tookOverExpired) and keeps the lapsed row visible until then", async () => {
@@ -223,16 +488,29 @@ describe("PostgresLeaseStore (Postgres specifics)", () => {
     try {
       await other.query("BEGIN");
       await other.query(`SELECT 1 FROM "${schema}".leases WHERE resource = 'held:1' FOR UPDATE`);
+      // The sweep must come back while the row is still locked: a sweep that waited for the
+      // lock would show up as a lock waiter on this schema first.
       const sweeping = store.sweep();
-      await sleep(150); // let the sweep reach the row while it is held
+      const outcome = await Promise.race([
+        sweeping.then((result) => ({ returned: result })),
+        waitUntil("a statement waits for a lock", async () => (await countLockWaiters(schema)) > 0).then(() => "waited for the lock"),
+      ]);
+      expect(outcome).toEqual({ returned: { expired: 0 } });
+      const stillLocked = await raw.query(
+        `SELECT count(*)::int AS n FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+         WHERE c.relname = 'leases' AND c.relnamespace = $1::regnamespace AND l.pid = $2 AND l.granted`,
+        [schema, (await other.query("SELECT pg_backend_pid() AS pid")).rows[0].pid],
+      );
+      expect(stillLocked.rows[0].n, "the other session still holds the leases table lock while the sweep returned").toBeGreaterThan(0);
       await other.query(
         `UPDATE "${schema}".leases SET lease_id = gen_random_uuid(), expires_at = clock_timestamp() + interval '1 minute', renewed_at = clock_timestamp() WHERE resource = 'held:1'`,
       );
       await other.query("COMMIT");
-      expect(await sweeping).toEqual({ expired: 0 });
+      await sweeping;
     } finally {
       other.release();
     }
+    expect(await store.sweep()).toEqual({ expired: 0 });
     const current = await store.get("held:1");
     expect(current).not.toBeNull();
     expect(current!.leaseId).not.toBe(old.lease.leaseId);

@@ -38,7 +38,6 @@ import {
   ZResource,
   ZStoreName,
 } from "../validation";
-import { readPlainAcquireInput, readPlainReleaseInput } from "./hot-input";
 import { runMigrations, type MigrateResult } from "./migrations";
 import { readStats, refreshRollups, type RefreshRollupsResult } from "./rollups";
 import {
@@ -83,7 +82,11 @@ const ZPostgresLeaseStoreOptions = z
 
 const DEFAULT_LIST_LIMIT = 100;
 const DEFAULT_EVENTS_LIMIT = 100;
-/** An acquire that loses an insert race re-runs; a handful of rounds is plenty in practice. */
+/**
+ * acquire re-runs only when its insert met a row committed after its snapshot that had
+ * already lapsed (a live one is answered as contention in the same statement), so a
+ * re-run is rare and a second one rarer still.
+ */
 const MAX_ACQUIRE_ATTEMPTS = 5;
 const SWEEP_BATCH = 5_000;
 const MAX_SWEEP_BATCHES = 20;
@@ -143,14 +146,13 @@ export class PostgresLeaseStore implements LeaseStore {
   }
 
   async acquire(input: AcquireInput): Promise<AcquireResult> {
-    const { resource, owner, task, ttlMs } = readPlainAcquireInput(input) ?? parseOrThrow(ZAcquireInput, input, "acquire");
+    const { resource, owner, task, ttlMs } = parseOrThrow(ZAcquireInput, input, "acquire");
     const leaseId = randomUUID();
     for (let attempt = 0; attempt < MAX_ACQUIRE_ATTEMPTS; attempt++) {
       const { rows } = await this.run("acquire", [resource, owner, task, ttlMs, leaseId]);
       const row = rows[0];
-      // No row: a concurrent acquire inserted the resource after our snapshot and our
-      // INSERT … ON CONFLICT DO NOTHING stood down, writing nothing. Re-run: the row is
-      // committed now, so the next run locks it and answers "contended" (or takes it over).
+      // No row: the insert met a row committed after our snapshot that had already lapsed,
+      // and wrote nothing. Re-run: the row is visible now, so the next run takes it over.
       if (!row) continue;
       if (row.outcome === "acquired") {
         const lease = toGrantedLease(this.name, resource, ttlMs, row);
@@ -167,7 +169,7 @@ export class PostgresLeaseStore implements LeaseStore {
         },
       };
     }
-    throw new LeaseError(`acquire of "${resource}" kept losing races with concurrent acquires; try again`, "contention");
+    throw new LeaseError(`acquire of "${resource}" kept meeting lapsed leases it could not see yet; try again`, "contention");
   }
 
   async renew(input: RenewInput): Promise<RenewResult> {
@@ -179,7 +181,7 @@ export class PostgresLeaseStore implements LeaseStore {
   }
 
   async release(input: ReleaseInput): Promise<ReleaseResult> {
-    const { resource, leaseId } = readPlainReleaseInput(input) ?? parseOrThrow(ZReleaseInput, input, "release");
+    const { resource, leaseId } = parseOrThrow(ZReleaseInput, input, "release");
     const { rows } = await this.run("release", [resource, leaseId]);
     const row = rows[0]!;
     if (row.verdict === "ok" && hasColumn(row, "id")) {

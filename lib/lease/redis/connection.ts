@@ -26,6 +26,34 @@ function toStoreError(ctx: RedisContext, operation: string, cause: unknown): Red
   return new RedisStoreError(ctx.storeName, operation, cause, ctx.lastConnectionError?.());
 }
 
+/**
+ * A command was sent, then the connection closed before its reply came: it may or may not have
+ * run. The store's own client rejects such commands with this at once (see
+ * rejectUnansweredOnClose) rather than sending them again on the next connection.
+ */
+export class ReplyLostError extends Error {
+  constructor() {
+    super("connection lost before the reply (the command may or may not have run)");
+    this.name = "ReplyLostError";
+  }
+}
+
+interface CommandQueueAccess {
+  flushQueue?: (error: Error, options: { offlineQueue: boolean; commandQueue: boolean }) => void;
+}
+
+/**
+ * With autoResendUnfulfilledCommands off, ioredis 6 forgets the commands that were sent but
+ * unanswered when a connection closes without settling them: each would wait for
+ * commandTimeout. On close (emitted before the reconnect starts) they are rejected here with
+ * ReplyLostError; commands not yet sent stay queued for the next connection.
+ */
+export function rejectUnansweredOnClose(client: Redis): void {
+  const queue = client as unknown as CommandQueueAccess;
+  if (typeof queue.flushQueue !== "function") throw new Error("this ioredis has no flushQueue(): unanswered commands would hang after a reconnect");
+  client.on("close", () => queue.flushQueue!(new ReplyLostError(), { offlineQueue: false, commandQueue: true }));
+}
+
 function isScriptMissing(error: unknown): boolean {
   return error instanceof Error && /NOSCRIPT/.test(error.message);
 }
@@ -34,6 +62,8 @@ function isScriptMissing(error: unknown): boolean {
  * Runs one script by SHA. When the server does not have it (first use, a restart,
  * SCRIPT FLUSH) it answers NOSCRIPT *without running anything*, so sending the
  * full text with EVAL (which also caches it for the next EVALSHA) is safe.
+ * An idempotent script whose reply was lost is sent once more (on the next
+ * connection): it answers what its first run did, or runs now if that never happened.
  */
 export async function callScript(
   ctx: RedisContext,
@@ -41,12 +71,20 @@ export async function callScript(
   keys: readonly string[],
   args: readonly (string | number)[],
 ): Promise<unknown> {
-  try {
+  const run = async () => {
     try {
       return await ctx.client.evalsha(script.sha, keys.length, ...keys, ...args);
     } catch (error) {
       if (!isScriptMissing(error)) throw error;
       return await ctx.client.eval(script.lua, keys.length, ...keys, ...args);
+    }
+  };
+  try {
+    try {
+      return await run();
+    } catch (error) {
+      if (!(error instanceof ReplyLostError && script.isIdempotent)) throw error;
+      return await run();
     }
   } catch (error) {
     if (error instanceof LeaseError) throw error;

@@ -17,7 +17,9 @@
  *   <ns>:{b7}:events:<kind>       stream per rare kind (expired, lost, …): same entries and ids
  *   <ns>:{b7}:stats:m:<minute>    hash of counters per epoch minute (~48 h), written with each event
  *   <ns>:{b7}:stats:h:<hour>      hash of counters per epoch hour (~15 days), folded from closed minutes
- *   <ns>:{b7}:stats:folded        the last minute folded into hours (see fold_minutes in scripts.ts)
+ *   <ns>:{b7}:stats:pending       zset of minutes not folded into hours yet (see fold_minutes in scripts.ts)
+ *   <ns>:{b7}:totals              hash of lifetime counts (acquired, released, expired, force_released), no TTL
+ *   <ns>:buckets                  the namespace's bucket count, set by the first store to use it, no TTL
  */
 
 export interface BucketKeys {
@@ -27,8 +29,9 @@ export interface BucketKeys {
   acq: string;
   names: string;
   events: string;
-  /** Prefix of the stats hashes; the Lua appends `m:<minute>` / `h:<hour>` / `folded`. */
+  /** Prefix of the stats hashes; the Lua appends `m:<minute>` / `h:<hour>` / `pending`. */
   stats: string;
+  totals: string;
 }
 
 export interface ResourceKeys extends BucketKeys {
@@ -65,6 +68,11 @@ export function bucketOf(resource: string, buckets: number): number {
   return hashResource(resource) % buckets;
 }
 
+/** Where a namespace records its bucket count (checked once per store, outside the scripts). */
+export function buildNamespaceBucketsKey(namespace: string): string {
+  return `${namespace}:buckets`;
+}
+
 export function buildBucketKeys(namespace: string, bucket: number): BucketKeys {
   const base = `${namespace}:{b${bucket}}:`;
   return {
@@ -74,6 +82,7 @@ export function buildBucketKeys(namespace: string, bucket: number): BucketKeys {
     names: `${base}names`,
     events: `${base}events`,
     stats: `${base}stats:`,
+    totals: `${base}totals`,
   };
 }
 
@@ -101,7 +110,7 @@ export function buildStatsKey(keys: BucketKeys, unit: "m" | "h", index: number):
   return `${keys.stats}${unit}:${index}`;
 }
 
-/** The bucket's fold watermark: minutes up to it are in the hour hashes (must match the Lua in scripts.ts). */
-export function buildFoldWatermarkKey(keys: BucketKeys): string {
-  return `${keys.stats}folded`;
+/** The bucket's minutes not folded into their hours yet, a zset scored by minute (must match the Lua in scripts.ts). */
+export function buildFoldPendingKey(keys: BucketKeys): string {
+  return `${keys.stats}pending`;
 }

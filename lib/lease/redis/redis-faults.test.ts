@@ -1,9 +1,11 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startRedis, stopAllServers, type ThrowawayServer } from "@/test/support/servers";
+import { startTcpProxy } from "@/test/support/tcp-proxy";
 import { LeaseError } from "../errors";
 import { freshRedisNamespace, sleep } from "../testing/isolation";
 import { compareFencingTokens } from "../validation";
+import { FOLD_PER_SWEEP, FOLD_PER_WRITE, LEASE_SCRIPTS } from "./scripts";
 import { RedisLeaseStore } from "./store";
 
 /**
@@ -24,6 +26,50 @@ afterAll(async () => {
 function openStore(name = "redis-fault") {
   const fresh = freshRedisNamespace(server.url);
   return new RedisLeaseStore({ name, url: server.url, namespace: fresh.namespace });
+}
+
+/** Calls per command since the last CONFIG RESETSTAT, from INFO commandstats (commands run inside scripts included). */
+async function readCommandCalls(admin: Redis): Promise<Record<string, number>> {
+  const calls: Record<string, number> = {};
+  for (const match of (await admin.info("commandstats")).matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) calls[match[1]!] = Number(match[2]);
+  return calls;
+}
+
+/** Of those calls, the ones that answered an error (NOSCRIPT counts here). */
+async function readFailedCalls(admin: Redis): Promise<Record<string, number>> {
+  const failed: Record<string, number> = {};
+  for (const match of (await admin.info("commandstats")).matchAll(/^cmdstat_([^:]+):.*failed_calls=(\d+)/gm)) failed[match[1]!] = Number(match[2]);
+  return failed;
+}
+
+/**
+ * The commands one connection sends, seen by MONITOR (which tells a client's commands from the
+ * ones a script runs, whose source is "lua"). take() returns those seen since the last take(),
+ * after a marker sent through `admin` came through, so nothing sent before it is still on its way.
+ */
+async function watchConnection(server: ThrowawayServer, client: Redis, admin: Redis) {
+  const address = /addr=(\S+)/.exec(String(await client.client("INFO")))?.[1];
+  if (!address) throw new Error("no client address");
+  const monitor = await new Redis(server.url).monitor();
+  let seen: string[] = [];
+  const markers = new Map<string, () => void>();
+  monitor.on("monitor", (_time: string, args: string[], source: string) => {
+    if (source === address) seen.push(String(args[0]).toLowerCase());
+    if (String(args[0]).toLowerCase() === "echo") markers.get(String(args[1]))?.();
+  });
+  let n = 0;
+  return {
+    take: async () => {
+      const marker = `marker-${n++}`;
+      const arrived = new Promise<void>((resolve) => markers.set(marker, resolve));
+      await admin.echo(marker);
+      await arrived;
+      const taken = seen;
+      seen = [];
+      return taken;
+    },
+    stop: () => monitor.disconnect(),
+  };
 }
 
 /** Retries `call` while the client reconnects after a restart; bounded by attempts, not by timing assertions. */
@@ -47,6 +93,20 @@ describe("RedisLeaseStore on a throwaway server", () => {
     const callerClient = new Redis(server.url);
     const other = new RedisLeaseStore({ name: "redis-fault-b", client: callerClient, namespace: store.namespace });
     try {
+      // One operation after a flush: its EVALSHA is refused (NOSCRIPT), EVAL runs it and loads
+      // it, and the next operation's EVALSHA finds it.
+      await store.countActive(); // the once-per-store check, out of the way
+      await admin.config("RESETSTAT");
+      expect(await admin.script("FLUSH")).toBe("OK");
+      const flushed = await store.acquire({ resource: "flush:probe", owner: "a", task: "t", ttlMs: 10_000 });
+      expect(flushed.acquired).toBe(true);
+      expect(await readCommandCalls(admin)).toMatchObject({ evalsha: 1, eval: 1 });
+      expect(await readFailedCalls(admin)).toMatchObject({ evalsha: 1, eval: 0 });
+      expect((await store.acquire({ resource: "flush:probe", owner: "b", task: "t", ttlMs: 10_000 })).acquired).toBe(false);
+      expect(await readCommandCalls(admin)).toMatchObject({ evalsha: 2, eval: 1 });
+      expect(await readFailedCalls(admin)).toMatchObject({ evalsha: 1 });
+
+      await admin.config("RESETSTAT");
       for (let round = 0; round < 5; round++) {
         const resource = `flush:${round}`;
         expect(await admin.script("FLUSH")).toBe("OK");
@@ -67,7 +127,10 @@ describe("RedisLeaseStore on a throwaway server", () => {
         expect((await other.forceRelease({ resource, leaseId: first.lease.leaseId, actor: "ops", reason: "test" })).released).toBe(true);
       }
       const events = await store.events({ kinds: ["acquired", "contended", "force_released"], limit: 100 });
-      expect(events.items).toHaveLength(15);
+      expect(events.items).toHaveLength(15 + 2);
+      // Every flush was answered by NOSCRIPT and a reload: 3 flushes × 5 rounds, at least one each.
+      expect((await readFailedCalls(admin)).evalsha).toBeGreaterThanOrEqual(15);
+      expect((await readCommandCalls(admin)).eval).toBeGreaterThanOrEqual(15);
     } finally {
       await other.close();
       await store.close();
@@ -125,6 +188,174 @@ describe("RedisLeaseStore on a throwaway server", () => {
       expect((await store.acquire({ resource: "down:1", owner: "a", task: "t", ttlMs: 1_000 })).acquired).toBe(true);
     } finally {
       await store.close();
+    }
+  });
+
+  // The store's own client never resends; a caller's client with ioredis' defaults resends what
+  // was unanswered, and the scripts must then answer the repeat as they answered the first run.
+  it.each([
+    ["the store's own client", false],
+    ["a caller's client that resends unanswered commands", true],
+  ])("runs each operation once when the connection drops after a script ran but before its reply arrived: %s", async (_, isCallerClient) => {
+    const proxy = await startTcpProxy({ port: server.port });
+    const fresh = freshRedisNamespace(server.url);
+    const callerClient = isCallerClient ? new Redis(proxy.url, { autoResendUnfulfilledCommands: true }) : null;
+    callerClient?.on("error", () => undefined);
+    const store = callerClient
+      ? new RedisLeaseStore({ name: "redis-drop", client: callerClient, namespace: fresh.namespace })
+      : new RedisLeaseStore({ name: "redis-drop", url: proxy.url, namespace: fresh.namespace });
+    // Counts events through a direct connection, so the proxy's faults never touch the checks.
+    const direct = new RedisLeaseStore({ name: "redis-drop", url: server.url, namespace: fresh.namespace });
+    /** Runs `call` with the reply of its (single) command thrown away and the connection cut. */
+    async function withReplyLost<T>(call: () => Promise<T>): Promise<T> {
+      await store.get("warm-up"); // connected and idle: the next reply is the call's own
+      const dropped = proxy.dropNextReply();
+      const result = await call();
+      await dropped; // the fault really happened
+      return result;
+    }
+    // Loaded beforehand, so the reply thrown away is the script's, not a NOSCRIPT.
+    for (const script of Object.values(LEASE_SCRIPTS)) await direct.client.script("LOAD", script.lua);
+    const kindsOf = async (resource: string) => (await direct.events({ resource, order: "asc" })).items.map((e) => e.kind);
+    try {
+      // acquire: one lease, not an orphan plus a self-contention.
+      const acquired = await withReplyLost(() => store.acquire({ resource: "drop:1", owner: "a", task: "t", ttlMs: 60_000 }));
+      expect(acquired.acquired, JSON.stringify(acquired)).toBe(true);
+      if (!acquired.acquired) return;
+      expect(await direct.get("drop:1")).toEqual(acquired.lease);
+      // release: the lease is released once, and the caller is told so (not "not_owner").
+      const released = await withReplyLost(() => store.release({ resource: "drop:1", leaseId: acquired.lease.leaseId }));
+      expect(released).toMatchObject({ released: true });
+      expect(await kindsOf("drop:1")).toEqual(["acquired", "released"]);
+      if (released.released) expect((await direct.events({ resource: "drop:1" })).items[0]).toEqual(released.event);
+
+      // forceRelease: succeeded once, reported as released (not "not_found").
+      const second = await store.acquire({ resource: "drop:2", owner: "a", task: "t", ttlMs: 60_000 });
+      if (!second.acquired) throw new Error("expected to acquire drop:2");
+      const forced = await withReplyLost(() => store.forceRelease({ resource: "drop:2", leaseId: second.lease.leaseId, actor: "ops", reason: "stuck" }));
+      expect(forced).toMatchObject({ released: true, lease: second.lease, event: { kind: "force_released", actor: "ops", reason: "stuck" } });
+      expect(await kindsOf("drop:2")).toEqual(["acquired", "force_released"]);
+
+      if (isCallerClient) return;
+      // The store's own client does not send a report twice: it fails (its reply is lost) and is recorded once.
+      const lost = { resource: "drop:3", leaseId: second.lease.leaseId, owner: "a", task: "t", fencingToken: second.lease.fencingToken, reason: "expired" as const };
+      const reported = await withReplyLost(() => store.reportLost(lost).then(() => "recorded", (e: unknown) => e));
+      expect(reported).toBeInstanceOf(LeaseError);
+      expect(await kindsOf("drop:3")).toEqual(["lost"]);
+    } finally {
+      await store.close();
+      await direct.close();
+      callerClient?.disconnect();
+      await proxy.close();
+      await fresh.drop();
+    }
+  });
+
+  it("refuses a server whose maxmemory-policy can evict lock keys, unless the caller opts in", async () => {
+    const admin = new Redis(server.url);
+    const stores: RedisLeaseStore[] = [];
+    try {
+      expect(await admin.config("SET", "maxmemory-policy", "volatile-lru")).toBe("OK");
+      const fresh = freshRedisNamespace(server.url);
+      const refusing = new RedisLeaseStore({ name: "redis-evicting", url: server.url, namespace: fresh.namespace });
+      const accepting = new RedisLeaseStore({ name: "redis-evicting", url: server.url, namespace: fresh.namespace, allowEvictingMemoryPolicy: true });
+      stores.push(refusing, accepting);
+      const refused = await refusing.acquire({ resource: "evict:1", owner: "a", task: "t", ttlMs: 1_000 }).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(refused).toBeInstanceOf(LeaseError);
+      expect((refused as LeaseError).code).toBe("misconfigured");
+      expect((refused as LeaseError).message).toContain("maxmemory-policy is volatile-lru");
+      expect((await accepting.acquire({ resource: "evict:1", owner: "a", task: "t", ttlMs: 1_000 })).acquired).toBe(true);
+    } finally {
+      await admin.config("SET", "maxmemory-policy", "noeviction");
+      for (const store of stores) await store.close();
+      await admin.quit();
+    }
+  });
+
+  it("does bounded work in the acquire that opens a minute, however many closed minutes wait to be folded", async () => {
+    const admin = new Redis(server.url);
+    const fresh = freshRedisNamespace(server.url);
+    const store = new RedisLeaseStore({ name: "redis-fold", url: server.url, namespace: fresh.namespace, buckets: 1 });
+    try {
+      // A bucket whose 300 written minutes were never folded (nothing ran sweep), the last of
+      // them long ago: as the scripts leave them, each marked and pending.
+      const [seconds] = await admin.time();
+      const nowMinute = Math.floor(Number(seconds) / 60);
+      const stats = `${fresh.namespace}:{b0}:stats:`;
+      const minutes = Array.from({ length: 300 }, (_, i) => nowMinute - 400 + i);
+      const seed = admin.pipeline();
+      for (const m of minutes) seed.hset(`${stats}m:${m}`, { acquired: 1, fold: 1 }).expire(`${stats}m:${m}`, 3_600 * 24);
+      seed.zadd(`${stats}pending`, ...minutes.flatMap((m) => [m, String(m)]));
+      await seed.exec();
+      await store.countActive(); // the namespace check, done before counting
+
+      await admin.config("RESETSTAT");
+      expect((await store.acquire({ resource: "fold:1", owner: "a", task: "t", ttlMs: 60_000 })).acquired).toBe(true);
+      const calls = await readCommandCalls(admin);
+      expect(calls.evalsha).toBe(1);
+      // The acquire opened this minute, so it folded: some of the backlog, never all of it.
+      // (One HGETALL is the acquire's own read of the lease; two HINCRBYs are its own counts.)
+      expect(calls.hgetall ?? 0).toBeGreaterThan(1);
+      expect(calls.hgetall ?? 0).toBeLessThanOrEqual(FOLD_PER_WRITE + 1);
+      expect(calls.hincrby ?? 0).toBeLessThanOrEqual(FOLD_PER_WRITE + 2);
+
+      // sweep catches up, each call bounded too, and every minute reaches its hour exactly once.
+      await admin.config("RESETSTAT");
+      await store.sweep();
+      const sweepCalls = await readCommandCalls(admin);
+      // Full batches, then one that was not full.
+      expect(sweepCalls.evalsha).toBe(Math.floor((minutes.length - FOLD_PER_WRITE) / FOLD_PER_SWEEP) + 1);
+      // None of the backlog is left (only the acquire's own minute may be, while it is current).
+      expect(await admin.zrangebyscore(`${stats}pending`, "-inf", nowMinute - 1)).toEqual([]);
+      const now = Number(seconds) * 1000;
+      const hours = await store.stats({ from: new Date(now - 8 * 3_600_000), to: new Date(now + 3_600_000), bucketMs: 3_600_000 });
+      expect(hours.reduce((n, b) => n + b.counts.acquired, 0)).toBe(minutes.length + 1);
+    } finally {
+      await store.close();
+      await admin.quit();
+      await fresh.drop();
+    }
+  });
+
+  it("sends one command per acquire, renew and release: an EVALSHA of a loaded script, never EVAL", async () => {
+    const admin = new Redis(server.url);
+    const fresh = freshRedisNamespace(server.url);
+    const store = new RedisLeaseStore({ name: "redis-round-trips", url: server.url, namespace: fresh.namespace });
+    const watch = await watchConnection(server, store.client, admin);
+    try {
+      // Warm: scripts loaded and the once-per-store check done.
+      const warm = await store.acquire({ resource: "trip:warm", owner: "a", task: "t", ttlMs: 10_000 });
+      if (!warm.acquired) throw new Error("expected to acquire trip:warm");
+      await store.renew({ resource: "trip:warm", leaseId: warm.lease.leaseId, ttlMs: 10_000 });
+      await store.release({ resource: "trip:warm", leaseId: warm.lease.leaseId });
+      await watch.take();
+
+      const measure = async <T>(operation: () => Promise<T>) => {
+        await admin.config("RESETSTAT");
+        await watch.take();
+        const result = await operation();
+        const sent = await watch.take();
+        const calls = await readCommandCalls(admin);
+        return { result, sent, evalsha: calls.evalsha ?? 0, eval: calls.eval ?? 0 };
+      };
+      const acquire = await measure(() => store.acquire({ resource: "trip:1", owner: "a", task: "t", ttlMs: 10_000 }));
+      expect(acquire).toMatchObject({ result: { acquired: true }, sent: ["evalsha"], evalsha: 1, eval: 0 });
+      if (!acquire.result.acquired) return;
+      const leaseId = acquire.result.lease.leaseId;
+      const contended = await measure(() => store.acquire({ resource: "trip:1", owner: "b", task: "t", ttlMs: 10_000 }));
+      expect(contended).toMatchObject({ result: { acquired: false }, sent: ["evalsha"], evalsha: 1, eval: 0 });
+      const renew = await measure(() => store.renew({ resource: "trip:1", leaseId, ttlMs: 10_000 }));
+      expect(renew).toMatchObject({ result: { renewed: true }, sent: ["evalsha"], evalsha: 1, eval: 0 });
+      const release = await measure(() => store.release({ resource: "trip:1", leaseId }));
+      expect(release).toMatchObject({ result: { released: true }, sent: ["evalsha"], evalsha: 1, eval: 0 });
+    } finally {
+      watch.stop();
+      await store.close();
+      await admin.quit();
+      await fresh.drop();
     }
   });
 });

@@ -78,6 +78,36 @@ describe("RedisLeaseStore options", () => {
   });
 });
 
+describe("RedisLeaseStore namespace", () => {
+  it("refuses a store whose buckets differ from the namespace's, before it writes anything", async () => {
+    const fresh = freshRedisNamespace(TEST_REDIS_URL);
+    const { store } = openStore({ buckets: 16 }, fresh);
+    const { store: other } = openStore({ buckets: 8 }, fresh);
+    // Resources whose bucket differs between 16 and 8 buckets: their locks would be two keys.
+    const resources = Array.from({ length: 40 }, (_, i) => `split:${i}`).filter((r) => bucketOf(r, 16) !== bucketOf(r, 8));
+    expect(resources.length).toBeGreaterThan(0);
+    for (const r of resources) await mustAcquire(store, r);
+
+    for (const r of resources) {
+      const refused = await other.acquire({ resource: r, owner: "b", task: "t", ttlMs: 60_000 }).then(
+        (result) => result,
+        (e: unknown) => e,
+      );
+      expect(refused).toBeInstanceOf(LeaseError);
+      expect((refused as LeaseError).code).toBe("misconfigured");
+      expect((refused as LeaseError).message).toMatch(/uses 16 buckets, this store was given 8/);
+    }
+    await expect(other.list()).rejects.toThrow(/uses 16 buckets/);
+    await expect(other.sweep()).rejects.toThrow(/uses 16 buckets/);
+    // Nothing of the refused store reached Redis: every lease is still the first store's.
+    expect((await store.events({ kinds: ["contended"] })).items).toEqual([]);
+    for (const r of resources) expect((await store.get(r))?.owner).toBe("owner-a");
+    // The same bucket count is welcome.
+    const { store: same } = openStore({ buckets: 16 }, fresh);
+    expect((await same.acquire({ resource: resources[0]!, owner: "c", task: "t", ttlMs: 1_000 })).acquired).toBe(false);
+  });
+});
+
 describe("RedisLeaseStore keys", () => {
   it("puts every key of a resource under the hash tag of its bucket", async () => {
     const { store, fresh } = openStore({ buckets: 8 });
@@ -95,9 +125,11 @@ describe("RedisLeaseStore keys", () => {
     const keys = await scanKeys(store.client, fresh.namespace);
     expect(keys.length).toBeGreaterThan(0);
     const perResource = /^(lock|lease|ended|fence|evids):(.+)$/;
-    const perBucket = /^(idx|acq|names|events|events:(expired|lost|renew_failed|force_released|fencing_rejected)|stats:[mh]:\d+|stats:folded)$/;
+    const perBucket = /^(idx|acq|names|events|events:(expired|lost|renew_failed|force_released|fencing_rejected)|stats:[mh]:\d+|stats:pending|totals)$/;
     const kinds = new Set<string>();
-    for (const key of keys) {
+    // The one key outside the buckets: the namespace's bucket count.
+    expect(keys).toContain(`${fresh.namespace}:buckets`);
+    for (const key of keys.filter((k) => k !== `${fresh.namespace}:buckets`)) {
       const match = new RegExp(`^${fresh.namespace}:\\{b(\\d+)\\}:(.+)$`).exec(key);
       expect(match, key).not.toBeNull();
       const bucket = Number(match![1]);
@@ -114,7 +146,7 @@ describe("RedisLeaseStore keys", () => {
       }
     }
     // Every kind of key was produced, so each was checked above.
-    expect([...kinds].sort()).toEqual(["acq", "ended", "events", "events:<kind>", "evids", "fence", "idx", "lease", "lock", "names", "stats"]);
+    expect([...kinds].sort()).toEqual(["acq", "ended", "events", "events:<kind>", "evids", "fence", "idx", "lease", "lock", "names", "stats", "totals"]);
   });
 });
 
@@ -200,6 +232,47 @@ describe("RedisLeaseStore expiry", () => {
     expected[holdBucketIndex(150)]! += 1;
     expect(histogram).toEqual(expected);
     expect(buckets.reduce((n, b) => n + b.holdMsSum, 0)).toBe(1_150);
+  });
+});
+
+describe("RedisLeaseStore lifetime counts", () => {
+  it("conserve acquired = released + expired + force_released + held after the streams are trimmed and the stats expire", async () => {
+    const { store, fresh } = openStore({ buckets: 4 });
+    for (let i = 0; i < 6; i++) {
+      const lease = await mustAcquire(store, `life:released:${i}`);
+      await store.release({ resource: `life:released:${i}`, leaseId: lease.leaseId });
+    }
+    for (let i = 0; i < 3; i++) {
+      const lease = await mustAcquire(store, `life:forced:${i}`);
+      await store.forceRelease({ resource: `life:forced:${i}`, leaseId: lease.leaseId, actor: "ops", reason: "test" });
+    }
+    for (let i = 0; i < 4; i++) await mustAcquire(store, `life:expired:${i}`, 150);
+    for (let i = 0; i < 2; i++) await mustAcquire(store, `life:held:${i}`);
+    await sleep(400);
+    expect(await store.sweep()).toEqual({ expired: 4 });
+    // Lapsed, not recorded yet: still "held" until a sweep or the next acquire records it.
+    await mustAcquire(store, "life:lapsed", 150);
+    await sleep(300);
+
+    const expected = { acquired: 16, released: 6, expired: 4, force_released: 3, held: 3 };
+    expect(await store.lifetimeCounts()).toEqual(expected);
+
+    // Retention does its work: every stream trimmed to nothing, every stats hash and history list gone.
+    const keys = await scanKeys(store.client, fresh.namespace);
+    const streams = keys.filter((k) => /:events(:[a-z_]+)?$/.test(k));
+    expect(streams.length).toBeGreaterThan(0);
+    for (const stream of streams) await store.client.xtrim(stream, "MAXLEN", 0);
+    const dropped = keys.filter((k) => /:(stats:|evids:)/.test(k));
+    expect(dropped.length).toBeGreaterThan(0);
+    await store.client.unlink(...dropped);
+    expect((await store.events({ limit: 10 })).items).toEqual([]);
+
+    expect(await store.lifetimeCounts()).toEqual(expected);
+    // The lapsed lease is recorded later, from the counters' point of view as from the events'.
+    expect(await store.sweep()).toEqual({ expired: 1 });
+    const after = await store.lifetimeCounts();
+    expect(after).toEqual({ ...expected, expired: 5, held: 2 });
+    expect(after.acquired).toBe(after.released + after.expired + after.force_released + after.held);
   });
 });
 
@@ -415,7 +488,7 @@ describe("RedisLeaseStore stats", () => {
 
     // Three earlier minutes as they would be left behind: two written by the scripts and not
     // folded yet (marked), and one already counted into its hour (unmarked, as the demo seeder
-    // writes history). The watermark is put back before them, as if no fold had run since.
+    // writes history). The marked two are pending, as if no fold had run since.
     const [seconds] = await store.client.time();
     const nowMinute = Math.floor(Number(seconds) / 60);
     const stats = `${fresh.namespace}:{b0}:stats:`;
@@ -424,7 +497,7 @@ describe("RedisLeaseStore stats", () => {
     await store.client.hset(`${stats}m:${nowMinute - 2}`, { acquired: 1, contended: 1, "cp:fold:b:1": 1, fold: 1 });
     await store.client.hset(`${stats}m:${seeded}`, { acquired: 7 });
     await store.client.hincrby(`${stats}h:${Math.floor(seeded / 60)}`, "acquired", 7);
-    await store.client.set(`${stats}folded`, String(nowMinute - 4));
+    await store.client.zadd(`${stats}pending`, nowMinute - 3, String(nowMinute - 3), nowMinute - 2, String(nowMinute - 2));
 
     const now = Number(seconds) * 1000;
     const range = { from: new Date(now - 2 * 3_600_000), to: new Date(now + 3_600_000), prefixDepth: 3 };
@@ -453,11 +526,12 @@ describe("RedisLeaseStore stats", () => {
     await store.sweep();
     expect(await store.client.hexists(`${stats}m:${nowMinute - 3}`, "fold")).toBe(0);
     expect(await store.client.hexists(`${stats}m:${nowMinute - 2}`, "fold")).toBe(0);
-    expect(Number(await store.client.get(`${stats}folded`))).toBeGreaterThanOrEqual(nowMinute - 1);
+    expect(await store.client.zrangebyscore(`${stats}pending`, "-inf", nowMinute - 1)).toEqual([]);
     expect(await totals(3_600_000)).toEqual(minutes);
-    // A watermark behind the marks (readers then look at folded minutes too) neither makes
-    // readers count folded minutes again nor a second fold add them again.
-    await store.client.set(`${stats}folded`, String(nowMinute - 10));
+    // Folded minutes listed as pending again (readers then look at them too) neither make
+    // readers count them again nor a second fold add them again.
+    const folded = [nowMinute - 3, nowMinute - 2, seeded];
+    await store.client.zadd(`${stats}pending`, ...folded.flatMap((m) => [m, String(m)]));
     expect(await totals(3_600_000)).toEqual(minutes);
     await store.sweep();
     expect(await totals(3_600_000)).toEqual(minutes);

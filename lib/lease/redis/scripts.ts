@@ -9,6 +9,9 @@ export const MINUTE_TTL_S = 172_800;
 export const HOUR_TTL_S = 1_296_000;
 export const FENCE_TTL_S = 31_536_000;
 export const EVIDS_TTL_S = 1_296_000;
+/** Closed minutes folded into hours at most per write (the first of each minute) and per sweep call, per bucket. */
+export const FOLD_PER_WRITE = 4;
+export const FOLD_PER_SWEEP = 120;
 
 /**
  * The Lua of the Redis store: one script per operation, loaded once and run by
@@ -85,6 +88,8 @@ local HOUR_TTL_S = '${HOUR_TTL_S}'
 local FENCE_TTL_S = '${FENCE_TTL_S}'
 local EVIDS_TTL_S = '${EVIDS_TTL_S}'
 local ENDED_GRACE_MS = 60000
+local FOLD_PER_WRITE = ${FOLD_PER_WRITE}
+local FOLD_PER_SWEEP = ${FOLD_PER_SWEEP}
 
 -- Kinds that are rare in a healthy system and that people filter on: each also gets a stream per bucket.
 local INDEXED_KINDS = { ${INDEXED_EVENT_KINDS.map((k) => `${k} = true`).join(", ")} }
@@ -95,6 +100,7 @@ local function context(base, resource, events_max, evids_max)
     lock = base .. 'lock:' .. resource, lease = base .. 'lease:' .. resource, ended = base .. 'ended:' .. resource,
     fence = base .. 'fence:' .. resource, evids = base .. 'evids:' .. resource,
     idx = base .. 'idx', acq = base .. 'acq', names = base .. 'names', events = base .. 'events', stats = base .. 'stats:',
+    totals = base .. 'totals',
     resource = resource, events_max = events_max, evids_max = tonumber(evids_max),
   }
 end
@@ -137,36 +143,39 @@ end
 
 -- Hour rollups are folded from closed minutes rather than written with every event (that
 -- doubled the counter writes of every operation). A minute hash written by these scripts
--- carries the field 'fold' until its counters have been added to its hour's hash; the fold
--- adds them and removes the mark in one atomic step, so each minute reaches its hour exactly
--- once whoever folds it (the first write of each new minute, or sweep), and a reader adds the
--- minutes still marked. <stats>folded is the last minute folded up to, which bounds the walk.
-local function fold_minutes(stats, up_to)
-  local watermark_key = stats .. 'folded'
-  local from = tonumber(redis.call('GET', watermark_key) or '')
-  -- No watermark: the bucket has no marked minute yet (the first one is being written now).
-  if from and from >= up_to then return end
-  if from then
-    -- Minute hashes live MINUTE_TTL_S: nothing older is left to fold.
-    for m = math.max(from + 1, up_to - 2880), up_to do
-      local key = stats .. 'm:' .. m
-      local flat = redis.call('HGETALL', key)
-      local is_marked = false
-      for i = 1, #flat, 2 do
-        if flat[i] == 'fold' then is_marked = true break end
-      end
-      if is_marked then
-        local hour_key = stats .. 'h:' .. math.floor(m / 60)
-        for i = 1, #flat, 2 do
-          if flat[i] ~= 'fold' then redis.call('HINCRBY', hour_key, flat[i], flat[i + 1]) end
-        end
-        redis.call('EXPIRE', hour_key, HOUR_TTL_S)
-        redis.call('HDEL', key, 'fold')
-      end
+-- carries the field 'fold' until its counters have been added to its hour's hash, and its
+-- minute is in the bucket's zset <stats>pending; the fold adds the counters, removes the mark
+-- and the zset entry in one atomic step, so each minute reaches its hour exactly once whoever
+-- folds it (the first write of each new minute, or sweep), and a reader adds the minutes still
+-- marked. The zset holds only minutes that had writes, so a bucket left idle for days has no
+-- empty minutes to walk, and each call folds at most \`limit\` of them: no script does unbounded
+-- work; sweep catches up on a backlog. Returns how many minutes it looked at.
+local function fold_minutes(stats, up_to, limit)
+  local pending_key = stats .. 'pending'
+  local due = redis.call('ZRANGEBYSCORE', pending_key, '-inf', tostring(up_to), 'LIMIT', '0', tostring(limit))
+  for _, m in ipairs(due) do
+    local key = stats .. 'm:' .. m
+    local flat = redis.call('HGETALL', key)
+    local is_marked = false
+    for i = 1, #flat, 2 do
+      if flat[i] == 'fold' then is_marked = true break end
     end
+    if is_marked then
+      local hour_key = stats .. 'h:' .. math.floor(tonumber(m) / 60)
+      for i = 1, #flat, 2 do
+        if flat[i] ~= 'fold' then redis.call('HINCRBY', hour_key, flat[i], flat[i + 1]) end
+      end
+      redis.call('EXPIRE', hour_key, HOUR_TTL_S)
+      redis.call('HDEL', key, 'fold')
+    end
+    redis.call('ZREM', pending_key, m)
   end
-  redis.call('SET', watermark_key, tostring(up_to), 'EX', HOUR_TTL_S)
+  return #due
 end
+
+-- Lifetime counters per bucket, no TTL: what conservation is checked against once the capped
+-- streams and expiring stats have dropped old history (acquired = ended + held).
+local LIFETIME_KINDS = { acquired = true, released = true, expired = true, force_released = true }
 
 -- Rollups for the charts, per minute, written with the event. A terminal event counts into
 -- '<kind>:h<hold bucket>' — its kind's count and the hold histogram in one field — plus holdSum.
@@ -179,10 +188,16 @@ local function count(c, kind, hold_ms)
   end
   if redis.call('HINCRBY', key, field, '1') == 1 then
     -- The first count of a field in a minute sets the key's TTL; later counts need not. The
-    -- first count in the minute at all marks it for folding and folds the minutes before it.
+    -- first count in the minute at all marks it for folding and folds (some of) the minutes before it.
     redis.call('EXPIRE', key, MINUTE_TTL_S)
-    if redis.call('HSETNX', key, 'fold', '1') == 1 then fold_minutes(c.stats, tonumber(MINUTE) - 1) end
+    if redis.call('HSETNX', key, 'fold', '1') == 1 then
+      local pending_key = c.stats .. 'pending'
+      redis.call('ZADD', pending_key, MINUTE, MINUTE)
+      redis.call('EXPIRE', pending_key, MINUTE_TTL_S)
+      fold_minutes(c.stats, tonumber(MINUTE) - 1, FOLD_PER_WRITE)
+    end
   end
+  if LIFETIME_KINDS[kind] then redis.call('HINCRBY', c.totals, kind, '1') end
   -- Only the 3-segment prefix is counted: depths 1 and 2 are sums over it, done on read.
   if kind == 'contended' then redis.call('HINCRBY', key, 'cp:' .. contention_prefix(c.resource), '1') end
 end
@@ -217,32 +232,41 @@ local function append_event(c, kind, ev)
   return ev
 end
 
--- Ends the lease described by \`lease\`: drops its state and index entries, remembers an expiry
--- or force-release (so a late renew/release by its holder gets "expired" rather than
--- "not_owner", and its renew_failed event still names the owner), records the terminal event
--- with holdMs and counts it. A plain release leaves no note: its holder knows it let go.
+-- Ends the lease described by \`lease\`: drops its state and index entries, records the
+-- terminal event with holdMs, counts it, and remembers in <ended> how it ended. That note
+-- lets a late renew/release by its holder get "expired" rather than "not_owner" (and its
+-- renew_failed event still name the owner), and lets the same release or force-release call
+-- (same \`call_id\`: sent again because its reply was lost) answer what it did the first time
+-- instead of running again; another call for that lease id is refused as before.
+-- \`lease_flat\`: the lease hash as HGETALL gave it, kept for a repeated force-release's reply.
 -- \`is_held\`: the lock key still holds this lease id (release, force-release) and is deleted
 -- with it. Otherwise the lock's TTL already removed it — or, on an acquire that takes over a
 -- lapsed lease, it is the new holder's — so it is left alone; no path deletes another's lock.
-local function end_lease(c, lease, kind, hold_ms, is_held, actor, reason)
+local function end_lease(c, lease, kind, hold_ms, is_held, actor, reason, call_id, lease_flat)
   if is_held then redis.call('DEL', c.lock, c.lease) else redis.call('DEL', c.lease) end
   redis.call('ZREM', c.idx, c.resource)
   redis.call('ZREM', c.acq, c.resource)
   redis.call('ZREM', c.names, c.resource)
-  if kind ~= 'released' then
-    redis.call('HSET', c.ended, 'leaseId', lease.leaseId, 'how', kind, 'owner', lease.owner or '', 'task', lease.task or '', 'token', lease.token or '')
-    redis.call('PEXPIRE', c.ended, tostring((tonumber(lease.ttlMs) or 0) + ENDED_GRACE_MS))
-  end
+  local hold = tostring(hold_ms)
   local ev = { '', 'kind', kind, 'resource', c.resource }
   put(ev, 'leaseId', lease.leaseId)
   put(ev, 'owner', lease.owner)
   put(ev, 'task', lease.task)
   put(ev, 'token', lease.token)
-  put(ev, 'holdMs', tostring(hold_ms))
+  put(ev, 'holdMs', hold)
   put(ev, 'actor', actor)
   put(ev, 'reason', reason)
   append_event(c, kind, ev)
   count(c, kind, hold_ms)
+  if lease_flat then
+    redis.call('HSET', c.ended, 'leaseId', lease.leaseId, 'how', kind, 'owner', lease.owner or '', 'task', lease.task or '',
+      'token', lease.token or '', 'holdMs', hold, 'eventId', ev[1], 'callId', call_id or '',
+      'lease', cjson.encode(lease_flat), 'event', cjson.encode(ev))
+  else
+    redis.call('HSET', c.ended, 'leaseId', lease.leaseId, 'how', kind, 'owner', lease.owner or '', 'task', lease.task or '',
+      'token', lease.token or '', 'holdMs', hold, 'eventId', ev[1], 'callId', call_id or '')
+  end
+  redis.call('PEXPIRE', c.ended, tostring((tonumber(lease.ttlMs) or 0) + ENDED_GRACE_MS))
   return ev
 end
 
@@ -267,6 +291,12 @@ local owner, task, ttl, lease_id = ARGV[4], ARGV[5], ARGV[6], ARGV[7]
 -- One call takes a free lock or, if it is taken, names its holder (and changes nothing).
 -- The PX on the lock key is the enforcement; the lease hash is bookkeeping without a TTL.
 local holder_id = redis.call('SET', c.lock, lease_id, 'NX', 'PX', ttl, 'GET')
+if holder_id == lease_id then
+  -- This very lease already holds it: the same acquire ran before (retried after its reply
+  -- was lost). Answer as it did, and record nothing twice.
+  local h = redis.call('HMGET', c.lease, 'token', 'acquiredAt', 'expiresAt')
+  return { 'acquired', '0', h[1] or '0', h[2] or NOW, h[3] or NOW }
+end
 if holder_id then
   local h = redis.call('HMGET', c.lease, 'owner', 'task', 'token', 'expiresAt')
   local expires = h[4] or tostring(NOW_MS + math.max(0, redis.call('PTTL', c.lock)))
@@ -371,7 +401,7 @@ return { 'refused', reason, events }
 );
 
 /**
- * release. ARGV[4] leaseId.
+ * release. ARGV[4] leaseId, ARGV[5] call id (the same for a call sent again).
  * Returns ["released", holdMs, event id, owner, task, token] — the released event is the
  * rest of what the caller sent, so only this goes back (owner/task/token nil if unknown) —
  * or ["refused", reason, events].
@@ -380,24 +410,30 @@ const RELEASE = defineScript(
   "release",
   `
 local c = resource_context()
-local lease_id = ARGV[4]
+local lease_id, call_id = ARGV[4], ARGV[5]
 
 local holder_id = redis.call('GET', c.lock)
 if holder_id == lease_id then
-  local v = redis.call('HMGET', c.lease, 'owner', 'task', 'token', 'acquiredAt')
-  local lease = { leaseId = lease_id, owner = v[1], task = v[2], token = v[3] }
+  local v = redis.call('HMGET', c.lease, 'owner', 'task', 'token', 'acquiredAt', 'ttlMs')
+  local lease = { leaseId = lease_id, owner = v[1], task = v[2], token = v[3], ttlMs = v[5] }
   local hold = math.max(0, NOW_MS - (tonumber(v[4]) or NOW_MS))
-  local ev = end_lease(c, lease, 'released', hold, true)
+  local ev = end_lease(c, lease, 'released', hold, true, nil, nil, call_id)
   return { 'released', tostring(hold), ev[1], v[1], v[2], v[3] }
 end
 
+local e = redis.call('HMGET', c.ended, 'leaseId', 'how', 'holdMs', 'eventId', 'owner', 'task', 'token', 'callId')
+if e[1] == lease_id and e[2] == 'released' and e[8] == call_id then
+  -- This very call released it already (sent again after its reply was lost): the same answer.
+  -- false (not nil, which would end the reply array) becomes a nil reply.
+  local function opt(v) if v == '' then return false end return v end
+  return { 'released', e[3], e[4], opt(e[5]), opt(e[6]), opt(e[7]) }
+end
 if not holder_id then
   local lease = read_lease(c.lease)
   if lease and lease.leaseId == lease_id then
     -- Released too late: the TTL already ended it. Record that expiry (exactly once).
     return { 'refused', 'expired', { record_expiry(c, lease) } }
   end
-  local e = redis.call('HMGET', c.ended, 'leaseId', 'how')
   if e[1] == lease_id and e[2] == 'expired' then
     return { 'refused', 'expired', {} }
   end
@@ -407,7 +443,7 @@ return { 'refused', 'not_owner', {} }
 );
 
 /**
- * forceRelease. ARGV[4] leaseId, ARGV[5] actor, ARGV[6] reason.
+ * forceRelease. ARGV[4] leaseId, ARGV[5] actor, ARGV[6] reason, ARGV[7] call id (the same for a call sent again).
  * Returns ["released", holdMs, lease fields, events] | ["lease_changed", current lease fields or [], events]
  * | ["not_found", events]. Lease fields are the hash as [field, value, …].
  */
@@ -415,7 +451,7 @@ const FORCE_RELEASE = defineScript(
   "forceRelease",
   `
 local c = resource_context()
-local lease_id, actor, reason = ARGV[4], ARGV[5], ARGV[6]
+local lease_id, actor, reason, call_id = ARGV[4], ARGV[5], ARGV[6], ARGV[7]
 
 local holder_id = redis.call('GET', c.lock)
 if holder_id == lease_id then
@@ -425,8 +461,13 @@ if holder_id == lease_id then
     flat = { 'leaseId', lease_id, 'acquiredAt', NOW }
   end
   local hold = math.max(0, NOW_MS - (tonumber(lease.acquiredAt) or NOW_MS))
-  local ev = end_lease(c, lease, 'force_released', hold, true, actor, reason)
+  local ev = end_lease(c, lease, 'force_released', hold, true, actor, reason, call_id, flat)
   return { 'released', tostring(hold), flat, { ev } }
+end
+local e = redis.call('HMGET', c.ended, 'leaseId', 'how', 'holdMs', 'lease', 'event', 'callId')
+if e[1] == lease_id and e[2] == 'force_released' and e[6] == call_id and e[4] and e[5] then
+  -- This very call force-released it already (sent again after its reply was lost): the same answer.
+  return { 'released', e[3], cjson.decode(e[4]), { cjson.decode(e[5]) } }
 end
 if holder_id then
   local _, flat = read_lease(c.lease)
@@ -482,7 +523,7 @@ return { 'recorded', { ev } }
 
 /**
  * sweep, one bucket. KEYS[1] bucket base. ARGV[1] events MAXLEN, ARGV[2] per-resource event id list length, ARGV[3] batch size.
- * Returns ["swept", expired, scanned] (integers).
+ * Returns ["swept", expired, scanned, minutes folded] (integers).
  */
 const SWEEP = defineScript(
   "sweep",
@@ -505,15 +546,23 @@ for _, resource in ipairs(due) do
   end
 end
 -- Buckets nobody writes to still get their closed minutes folded into hours.
-fold_minutes(KEYS[1] .. 'stats:', tonumber(MINUTE) - 1)
-return { 'swept', expired, #due }
+local folded = fold_minutes(KEYS[1] .. 'stats:', tonumber(MINUTE) - 1, FOLD_PER_SWEEP)
+return { 'swept', expired, #due, folded }
 `,
 );
+
+const IDEMPOTENT_OPERATIONS: ReadonlySet<LeaseOperation> = new Set(["acquire", "release", "forceRelease", "sweep"]);
 
 const BODIES: readonly ScriptBody[] = [ACQUIRE, RENEW, RELEASE, FORCE_RELEASE, FENCING_REJECTED, LOST, SWEEP];
 
 export interface LeaseScript {
   operation: LeaseOperation;
+  /**
+   * Running the same call twice has the effect and answer of running it once, so a call whose
+   * reply was lost to a dropped connection may be sent again: acquire (keyed by its new lease
+   * id), release and forceRelease (keyed by a call id), sweep.
+   */
+  isIdempotent: boolean;
   /** The full Lua text (what EVAL takes). */
   lua: string;
   /** SHA-1 of `lua` (what EVALSHA takes). */
@@ -523,7 +572,7 @@ export interface LeaseScript {
 function buildScript(b: ScriptBody): LeaseScript {
   // The top declares its own `local KEYS, ARGV`, so the script's globals are captured first.
   const lua = ["local SCRIPT_KEYS, SCRIPT_ARGV = KEYS, ARGV", LIBRARY_TOP, "start(SCRIPT_KEYS, SCRIPT_ARGV)", b.body].join("\n");
-  return { operation: b.operation, lua, sha: createHash("sha1").update(lua).digest("hex") };
+  return { operation: b.operation, isIdempotent: IDEMPOTENT_OPERATIONS.has(b.operation), lua, sha: createHash("sha1").update(lua).digest("hex") };
 }
 
 /** One script per operation. */

@@ -2,7 +2,7 @@ import { LeaseError } from "../errors";
 import { HOLD_HISTOGRAM_BOUNDS_MS, LEASE_EVENT_KINDS, type CounterKind, type StatsBucket, type StatsQuery } from "../types";
 import { resourcePrefix } from "../validation";
 import { execPipeline, parseTimeReply, type RedisContext } from "./connection";
-import { buildFoldWatermarkKey, buildStatsKey, type BucketKeys } from "./keys";
+import { buildFoldPendingKey, buildStatsKey, type BucketKeys } from "./keys";
 
 /** 7 days of minutes, or 420 days of hours: beyond that a chart needs a coarser bucketMs. */
 export const MAX_STATS_INTERVALS = 10_080;
@@ -10,8 +10,6 @@ export const DEFAULT_PREFIX_DEPTH = 2;
 const CONTENDED_FIELD = "cp:";
 /** Marks a minute hash whose counters are not in its hour's hash yet (see fold_minutes in scripts.ts). */
 const FOLD_MARK_FIELD = "fold";
-/** Minute hashes live 48 h: an unfolded minute older than that is gone. */
-const MINUTE_HASH_LIFETIME_MINUTES = 2_880;
 /** A terminal event's counter: its kind and hold-histogram bucket in one field. */
 const TERMINAL_FIELD = /^(released|expired|force_released):h(\d{1,2})$/;
 
@@ -62,20 +60,20 @@ export async function readStats(ctx: RedisContext, bucketKeys: readonly BucketKe
     return result;
   }
 
-  // Which minutes may still be unfolded: after each bucket's watermark, up to now.
+  // Which minutes may still be unfolded: each bucket's pending ones in range, and the current
+  // minute (its first write may mark it between this read and the next).
+  const firstMinute = first * 60;
+  const lastMinute = last * 60 + 59;
   const marks = await execPipeline(ctx, "stats", (p) => {
     p.time();
-    for (const keys of bucketKeys) p.get(buildFoldWatermarkKey(keys));
+    for (const keys of bucketKeys) p.zrangebyscore(buildFoldPendingKey(keys), firstMinute, lastMinute);
   });
   const nowMinute = Math.floor(parseTimeReply(marks[0]) / 60_000);
   const minuteReads: Array<{ bucket: number; minute: number }> = [];
   bucketKeys.forEach((_, b) => {
-    const watermark = marks[b + 1];
-    // No watermark: nothing in this bucket is marked (its first marked minute sets one).
-    if (watermark === null || watermark === undefined) return;
-    const from = Math.max(Number(watermark) + 1, nowMinute - MINUTE_HASH_LIFETIME_MINUTES, first * 60);
-    const to = Math.min(nowMinute, last * 60 + 59);
-    for (let minute = from; minute <= to; minute++) minuteReads.push({ bucket: b, minute });
+    const minutes = new Set(((marks[b + 1] ?? []) as string[]).map(Number));
+    if (nowMinute >= firstMinute && nowMinute <= lastMinute) minutes.add(nowMinute);
+    for (const minute of minutes) minuteReads.push({ bucket: b, minute });
   });
 
   const multi = ctx.client.multi();

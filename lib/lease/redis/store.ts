@@ -39,11 +39,11 @@ import {
   ZStoreName,
 } from "../validation";
 import { pairsToRecord, readScriptReply, replyEventsToRaw, toLease, toLeaseEvent, type RawEvent, type RawLease } from "./codec";
-import { callScript, execPipeline, RedisStoreError, type RedisContext } from "./connection";
+import { callScript, execPipeline, RedisStoreError, rejectUnansweredOnClose, type RedisContext } from "./connection";
 import { readEvents, type EventSourcePlan } from "./events";
-import { bucketOf, buildBucketKeys, buildKindStreamKey, buildResourceKeys, type BucketKeys } from "./keys";
+import { bucketOf, buildBucketKeys, buildKindStreamKey, buildNamespaceBucketsKey, buildResourceKeys, type BucketKeys } from "./keys";
 import { listLeases } from "./list";
-import { INDEXED_EVENT_KINDS, LEASE_SCRIPTS, type LeaseOperation } from "./scripts";
+import { FOLD_PER_SWEEP, INDEXED_EVENT_KINDS, LEASE_SCRIPTS, type LeaseOperation } from "./scripts";
 import { readStats } from "./stats";
 
 export const DEFAULT_NAMESPACE = "lw";
@@ -56,6 +56,16 @@ export const DEFAULT_EVENTS_MAX_LEN = 100_000;
 export const RESOURCE_EVENTS_MAX_LEN = 1_000;
 /** Expired leases recorded per bucket per sweep call (keeps each call short). */
 export const SWEEP_BATCH = 500;
+
+/** See RedisLeaseStore.lifetimeCounts. */
+export interface LifetimeCounts {
+  acquired: number;
+  released: number;
+  expired: number;
+  force_released: number;
+  /** Leases with state in the store now: held, or lapsed and not yet recorded as expired. */
+  held: number;
+}
 
 /** Structural check rather than instanceof, so a client from another copy of ioredis is accepted. */
 const ZRedisClient = z.custom<Redis>(
@@ -70,10 +80,19 @@ const ZRedisClient = z.custom<Redis>(
 
 /**
  * Options. Exactly one of `url` (the store creates and closes its client) or
- * `client` (the caller's, left open by close()). Every process sharing a
+ * `client` (the caller's, left open by close(); give it `autoResendUnfulfilledCommands: false`,
+ * or a report whose reply was lost to a reconnect is recorded twice — acquire, release and
+ * forceRelease answer a resent call as they did the first time either way). Every process sharing a
  * `namespace` must use the same `buckets`: a resource's keys live in bucket
  * hash(resource) % buckets. `eventsMaxLen` caps each bucket's event stream
  * (approximately: Redis trims whole stream nodes).
+ *
+ * Before its first operation the store checks, once: that the namespace was not set up with
+ * another `buckets` (the first store records it in `<namespace>:buckets`; a mismatch would put
+ * one resource's lock in two keys, so every operation is refused with a "misconfigured"
+ * LeaseError), and that the server's `maxmemory-policy` is `noeviction`. Any other policy may
+ * evict a lock key — the lease silently ends while its holder still works — so the store refuses
+ * it unless `allowEvictingMemoryPolicy: true` says the caller accepts that.
  */
 export const ZRedisLeaseStoreOptions = z
   .strictObject({
@@ -86,6 +105,7 @@ export const ZRedisLeaseStoreOptions = z
       .default(DEFAULT_NAMESPACE),
     buckets: z.number().int().min(1).max(1024, { error: "buckets must be between 1 and 1024" }).default(DEFAULT_BUCKETS),
     eventsMaxLen: z.number().int().min(1).max(100_000_000).default(DEFAULT_EVENTS_MAX_LEN),
+    allowEvictingMemoryPolicy: z.boolean().default(false),
   })
   .refine((o) => (o.url === undefined) !== (o.client === undefined), { error: "give exactly one of url or client" });
 export type TRedisLeaseStoreOptions = z.input<typeof ZRedisLeaseStoreOptions>;
@@ -101,6 +121,11 @@ export type TRedisLeaseStoreOptions = z.input<typeof ZRedisLeaseStoreOptions>;
 const RECONNECT_CAP_MS = 500;
 const CLIENT_OPTIONS = {
   connectTimeout: 3_000,
+  // Never run a command twice: a script sent again after a reconnect could acquire a second
+  // time, or find its own release done and answer "not_owner". rejectUnansweredOnClose rejects
+  // what a closed connection left unanswered, so nothing is left to resend; resending stays off
+  // as well. callScript retries only the idempotent scripts.
+  autoResendUnfulfilledCommands: false,
   // A server that accepts connections but stops answering (paused, swapping) still ends in an error.
   commandTimeout: 10_000,
   maxRetriesPerRequest: 1,
@@ -128,6 +153,11 @@ export class RedisLeaseStore implements LeaseStore {
   private readonly bucketKeys: readonly BucketKeys[];
   private readonly ctx: RedisContext;
   private lastConnectionError: string | undefined;
+  private readonly allowEvictingMemoryPolicy: boolean;
+  private isNamespaceChecked = false;
+  private namespaceCheck: Promise<void> | null = null;
+  /** A check that failed for good (not for a connection error): every operation throws it. */
+  private misconfiguration: LeaseError | null = null;
 
   constructor(options: TRedisLeaseStoreOptions) {
     const o = parseOrThrow(ZRedisLeaseStoreOptions, options, "RedisLeaseStore options");
@@ -135,6 +165,7 @@ export class RedisLeaseStore implements LeaseStore {
     this.namespace = o.namespace;
     this.buckets = o.buckets;
     this.eventsMaxLen = o.eventsMaxLen;
+    this.allowEvictingMemoryPolicy = o.allowEvictingMemoryPolicy;
     this.evidsMaxLen = Math.min(o.eventsMaxLen, RESOURCE_EVENTS_MAX_LEN);
     if (o.client) {
       this.client = o.client;
@@ -150,6 +181,7 @@ export class RedisLeaseStore implements LeaseStore {
       this.client.on("ready", () => {
         this.lastConnectionError = undefined;
       });
+      rejectUnansweredOnClose(this.client);
     }
     this.bucketKeys = Array.from({ length: this.buckets }, (_, b) => buildBucketKeys(this.namespace, b));
     this.ctx = { client: this.client, storeName: this.name, lastConnectionError: () => this.lastConnectionError };
@@ -197,7 +229,7 @@ export class RedisLeaseStore implements LeaseStore {
 
   async release(input: ReleaseInput): Promise<ReleaseResult> {
     const i = parseOrThrow(ZReleaseInput, input, "release");
-    const { reply, bucket } = await this.callResourceScript("release", i.resource, [i.leaseId]);
+    const { reply, bucket } = await this.callResourceScript("release", i.resource, [i.leaseId, randomUUID()]);
     // ["released", holdMs, event id, owner, task, token] | ["refused", reason, events]
     const r = readScriptReply(reply, "release");
     if (r[0] === "released") {
@@ -213,7 +245,7 @@ export class RedisLeaseStore implements LeaseStore {
 
   async forceRelease(input: ForceReleaseInput): Promise<ForceReleaseResult> {
     const i = parseOrThrow(ZForceReleaseInput, input, "forceRelease");
-    const { reply, bucket } = await this.callResourceScript("forceRelease", i.resource, [i.leaseId, i.actor, i.reason]);
+    const { reply, bucket } = await this.callResourceScript("forceRelease", i.resource, [i.leaseId, i.actor, i.reason, randomUUID()]);
     // ["released", holdMs, lease fields, events] | ["lease_changed", current lease fields, events] | ["not_found", events]
     const r = readScriptReply(reply, "forceRelease");
     if (r[0] === "released") {
@@ -229,6 +261,7 @@ export class RedisLeaseStore implements LeaseStore {
 
   async get(resource: string): Promise<Lease | null> {
     const r = parseOrThrow(ZResource, resource, "get");
+    if (!this.isNamespaceChecked) await this.checkNamespace("get");
     const keys = buildResourceKeys(this.namespace, this.buckets, r);
     const [hash] = await execPipeline(this.ctx, "get", (p) => p.hgetall(keys.lease));
     return toLease(this.name, r, (hash ?? {}) as RawLease);
@@ -236,24 +269,27 @@ export class RedisLeaseStore implements LeaseStore {
 
   async list(query: ListQuery = {}): Promise<LeasePage> {
     const q = parseOrThrow(ZListQuery, query, "list");
+    if (!this.isNamespaceChecked) await this.checkNamespace("list");
     return listLeases(this.ctx, this.bucketKeys, q, (resource) => buildResourceKeys(this.namespace, this.buckets, resource).lease);
   }
 
   async events(query: EventQuery = {}): Promise<Page<LeaseEvent>> {
     const q = parseOrThrow(ZEventQuery, query, "events");
+    if (!this.isNamespaceChecked) await this.checkNamespace("events");
     if (q.from && q.to && q.from.getTime() > q.to.getTime()) throw new LeaseError("events: from must not be after to");
     return readEvents(this.ctx, this.planEventSources(q), q);
   }
 
   async sweep(): Promise<{ expired: number }> {
+    if (!this.isNamespaceChecked) await this.checkNamespace("sweep");
     let expired = 0;
     let pending = this.bucketKeys.map((_, bucket) => bucket);
     // Each round calls sweep once per bucket (pipelined); a bucket goes again only
-    // while it filled a whole batch with expiries.
+    // while it filled a whole batch with expiries, or folded a whole batch of minutes.
     while (pending.length > 0) {
       const results = await Promise.all(pending.map((bucket) => this.sweepBucket(bucket)));
       expired += results.reduce((sum, r) => sum + r.expired, 0);
-      pending = pending.filter((_, i) => results[i]!.expired > 0 && results[i]!.scanned >= SWEEP_BATCH);
+      pending = pending.filter((_, i) => (results[i]!.expired > 0 && results[i]!.scanned >= SWEEP_BATCH) || results[i]!.folded >= FOLD_PER_SWEEP);
     }
     return { expired };
   }
@@ -271,15 +307,46 @@ export class RedisLeaseStore implements LeaseStore {
 
   async stats(query: StatsQuery): Promise<StatsBucket[]> {
     const q = parseOrThrow(ZStatsQuery, query, "stats");
+    if (!this.isNamespaceChecked) await this.checkNamespace("stats");
     if (q.from.getTime() > q.to.getTime()) throw new LeaseError("stats: from must not be after to");
     return readStats(this.ctx, this.bucketKeys, q);
   }
 
   async countActive(): Promise<number> {
+    if (!this.isNamespaceChecked) await this.checkNamespace("countActive");
     const counts = await execPipeline(this.ctx, "countActive", (p) => {
       for (const keys of this.bucketKeys) p.zcard(keys.idx);
     });
     return counts.reduce<number>((sum, n) => sum + Number(n), 0);
+  }
+
+  /**
+   * Lifetime counts of this namespace, from per-bucket counters without a TTL (so they survive
+   * the trimming of event streams and the expiry of stats hashes), and the leases held now
+   * (lapsed ones not yet recorded included), read in one snapshot:
+   * `acquired = released + expired + force_released + held` holds at any moment. Counts start
+   * again from zero when Redis loses its keys (a restart without persistence).
+   */
+  async lifetimeCounts(): Promise<LifetimeCounts> {
+    if (!this.isNamespaceChecked) await this.checkNamespace("lifetimeCounts");
+    const replies = await execPipeline(
+      this.ctx,
+      "lifetimeCounts",
+      (p) => {
+        for (const keys of this.bucketKeys) p.hgetall(keys.totals).zcard(keys.idx);
+      },
+      this.client.multi(),
+    );
+    const counts: LifetimeCounts = { acquired: 0, released: 0, expired: 0, force_released: 0, held: 0 };
+    for (let b = 0; b < this.bucketKeys.length; b++) {
+      const totals = (replies[2 * b] ?? {}) as Record<string, string>;
+      counts.acquired += Number(totals.acquired ?? 0);
+      counts.released += Number(totals.released ?? 0);
+      counts.expired += Number(totals.expired ?? 0);
+      counts.force_released += Number(totals.force_released ?? 0);
+      counts.held += Number(replies[2 * b + 1] ?? 0);
+    }
+    return counts;
   }
 
   async health(): Promise<StoreHealth> {
@@ -311,6 +378,45 @@ export class RedisLeaseStore implements LeaseStore {
   }
 
   /**
+   * The once-per-store check of the namespace's bucket count and the server's eviction policy
+   * (see the options). Concurrent first calls share one check; a connection error leaves it to
+   * the next call.
+   */
+  private async checkNamespace(operation: string): Promise<void> {
+    if (this.misconfiguration) throw this.misconfiguration;
+    this.namespaceCheck ??= this.runNamespaceCheck(operation).finally(() => {
+      this.namespaceCheck = null;
+    });
+    await this.namespaceCheck;
+  }
+
+  /** `operation`: the call that needs the check, named in a connection error. */
+  private async runNamespaceCheck(operation: string): Promise<void> {
+    const [recorded, memoryInfo] = await execPipeline(this.ctx, operation, (p) => {
+      p.set(buildNamespaceBucketsKey(this.namespace), String(this.buckets), "NX", "GET");
+      p.info("memory");
+    });
+    const where = `redis store "${this.name}"`;
+    if (recorded !== null && recorded !== undefined && String(recorded) !== String(this.buckets)) {
+      this.misconfiguration = new LeaseError(
+        `${where}: namespace "${this.namespace}" uses ${String(recorded)} buckets, this store was given ${this.buckets}; ` +
+          "every process sharing a namespace must use the same buckets (or another namespace)",
+        "misconfigured",
+      );
+    }
+    const policy = /^maxmemory_policy:(\S+)/m.exec(String(memoryInfo))?.[1];
+    if (!this.misconfiguration && policy && policy !== "noeviction" && !this.allowEvictingMemoryPolicy) {
+      this.misconfiguration = new LeaseError(
+        `${where}: the server's maxmemory-policy is ${policy}, which can evict lock keys and end leases silently; ` +
+          "set it to noeviction, or pass allowEvictingMemoryPolicy: true to accept that",
+        "misconfigured",
+      );
+    }
+    if (this.misconfiguration) throw this.misconfiguration;
+    this.isNamespaceChecked = true;
+  }
+
+  /**
    * A resource's history comes from its id list (one bucket, no scan); a filter on
    * rare kinds only reads those kinds' streams; anything else merges the bucket streams.
    */
@@ -327,6 +433,7 @@ export class RedisLeaseStore implements LeaseStore {
   }
 
   private async callResourceScript(operation: LeaseOperation, resource: string, extra: readonly (string | number)[]) {
+    if (!this.isNamespaceChecked) await this.checkNamespace(operation);
     const bucket = bucketOf(resource, this.buckets);
     const keys = [this.bucketKeys[bucket]!.base];
     const reply = await callScript(this.ctx, LEASE_SCRIPTS[operation], keys, [resource, this.eventsMaxLen, this.evidsMaxLen, ...extra]);
@@ -341,7 +448,7 @@ export class RedisLeaseStore implements LeaseStore {
     return event;
   }
 
-  private async sweepBucket(bucket: number): Promise<{ expired: number; scanned: number }> {
+  private async sweepBucket(bucket: number): Promise<{ expired: number; scanned: number; folded: number }> {
     const keys = this.bucketKeys[bucket]!;
     const reply = await callScript(
       this.ctx,
@@ -349,9 +456,9 @@ export class RedisLeaseStore implements LeaseStore {
       [keys.base],
       [this.eventsMaxLen, this.evidsMaxLen, SWEEP_BATCH],
     );
-    // ["swept", expired, scanned]
+    // ["swept", expired, scanned, minutes folded]
     const r = readScriptReply(reply, "sweep");
-    return { expired: Number(r[1]), scanned: Number(r[2]) };
+    return { expired: Number(r[1]), scanned: Number(r[2]), folded: Number(r[3]) };
   }
 
   /** Script reply events → LeaseEvents, in the order recorded: an operation's own event comes last (after any expiry it recorded on the way). */

@@ -433,23 +433,35 @@ export function describeLeaseStoreContract(label: string, makeStore: MakeStore):
       expect(ours((await allLeases({ prefix: ns, state: "held" })).items)).toEqual(names(() => true));
       expect((await store.list({ prefix: ns, state: "lapsed" })).items).toEqual([]);
 
-      // A lease that has missed its heartbeats: shows as overdue (or, on a slow machine, lapsed) — never as held.
+      // A lease that has missed its heartbeats (overdue, or on a slow machine lapsed) and one that ran out (lapsed, not swept yet).
       const late = await mustAcquire(res("late"), "owner-late", "task-late", 1_200);
+      const gone = await mustAcquire(res("gone"), "owner-gone", "task-gone", SHORT_TTL_MS);
       await sleep(850);
+      let lateListedIn: LeaseState | undefined;
       for (const state of ["held", "expiring", "overdue", "lapsed"] as LeaseState[]) {
-        const page = await store.list({ prefix: ns, state });
+        const page = await store.list({ prefix: ns, state, limit: 1000 });
         expect(page.now).toBeInstanceOf(Date);
         for (const item of page.items) {
           const actual = leaseStateAt(item, page.now);
           if (state === "held") expect(actual, item.resource).not.toBe("lapsed");
           else expect(actual, item.resource).toBe(state);
         }
-        // Overdue wins over expiring as a label, so the late lease is never listed as expiring.
-        if (state === "expiring") expect(page.items.some((l) => l.leaseId === late.lease.leaseId)).toBe(false);
+        // Each lease we know of is listed exactly where its state, at the page's own store time, puts it.
+        const listed = new Set(page.items.map((l) => l.leaseId));
+        const lateState = leaseStateAt(late.lease, page.now);
+        expect(listed.has(late.lease.leaseId), `${state}: the late lease is ${lateState} at ${page.now.toISOString()}`).toBe(
+          state === "held" ? lateState !== "lapsed" : lateState === state,
+        );
+        if (listed.has(late.lease.leaseId)) lateListedIn = state === "held" ? lateListedIn : state;
+        expect(listed.has(gone.lease.leaseId), `${state}: the lapsed lease`).toBe(state === "lapsed");
+        if (state === "held") for (const lease of created) expect(listed.has(lease.leaseId), `held: ${lease.resource}`).toBe(true);
+        // "expiring" cannot be asserted to contain a lease: a lease with under a quarter of its ttl
+        // left has gone two thirds of it unrenewed, and overdue wins as the label.
       }
-      const lateState = leaseStateAt(late.lease, (await store.list({ prefix: res("late") })).now);
-      expect(["overdue", "lapsed"]).toContain(lateState);
+      expect(["overdue", "lapsed"]).toContain(lateListedIn);
       await store.release({ resource: late.lease.resource, leaseId: late.lease.leaseId });
+      await store.sweep();
+      expect(await store.get(gone.lease.resource)).toBeNull();
 
       const everything = names(() => true);
       const checks: Array<[LeaseSort, (a: Lease, b: Lease) => boolean]> = [
@@ -661,6 +673,78 @@ export function describeLeaseStoreContract(label: string, makeStore: MakeStore):
       expect((await allEvents()).length).toBe(eventsBefore);
       expect(await store.countActive()).toBe(activeBefore);
       expect(await store.get(r)).toMatchObject({ leaseId: lease.leaseId, renewals: 0, expiresAt: lease.expiresAt });
+    });
+
+    it("accepts input at the exact limits, refuses one past each and surrounding whitespace, and writes nothing when refusing", async () => {
+      // Exactly `bytes` long in UTF-8, inside this test's namespace; `unit` may be multi-byte.
+      const resourceOf = (bytes: number, unit = "r") => {
+        const head = res("lim:");
+        const free = bytes - Buffer.byteLength(head, "utf8");
+        const unitBytes = Buffer.byteLength(unit, "utf8");
+        return head + unit.repeat(Math.floor(free / unitBytes)) + "r".repeat(free % unitBytes);
+      };
+      const acceptedCases: Array<[string, { resource: string; owner: string; task: string; ttlMs: number }]> = [
+        ["ttl 100 ms", { resource: res("lim:ttl-min"), owner: "o", task: "t", ttlMs: 100 }],
+        ["ttl 24 h", { resource: res("lim:ttl-max"), owner: "o", task: "t", ttlMs: 24 * 3_600_000 }],
+        ["resource 512 bytes", { resource: resourceOf(512), owner: "o", task: "t", ttlMs: 5_000 }],
+        ["resource 512 bytes, two-byte characters", { resource: resourceOf(512, "é"), owner: "o", task: "t", ttlMs: 5_000 }],
+        ["owner 256 bytes", { resource: res("lim:owner"), owner: "o".repeat(256), task: "t", ttlMs: 5_000 }],
+        ["owner 256 bytes, two-byte characters", { resource: res("lim:owner2"), owner: "é".repeat(128), task: "t", ttlMs: 5_000 }],
+        ["task 256 bytes", { resource: res("lim:task"), owner: "o", task: "t".repeat(256), ttlMs: 5_000 }],
+        ["inner spaces", { resource: res("lim:in ner"), owner: "an owner", task: "a task", ttlMs: 5_000 }],
+      ];
+      expect(Buffer.byteLength(resourceOf(512, "é"), "utf8")).toBe(512);
+      for (const [what, input] of acceptedCases) {
+        const got = await store.acquire(input);
+        expect(got.acquired, what).toBe(true);
+        if (!got.acquired) continue;
+        expect(got.lease, what).toMatchObject({ resource: input.resource, owner: input.owner, task: input.task, ttlMs: input.ttlMs });
+        // A 100 ms lease may lapse before the next call on a loaded machine; it is swept below.
+        if (input.ttlMs === 100) continue;
+        expect((await store.renew({ resource: input.resource, leaseId: got.lease.leaseId, ttlMs: input.ttlMs })).renewed, `${what}: renew`).toBe(true);
+        expect((await store.release({ resource: input.resource, leaseId: got.lease.leaseId })).released, `${what}: release`).toBe(true);
+      }
+      await sleep(PAST_SHORT_TTL_MS);
+      await store.sweep();
+      const held = await mustAcquire(res("lim:held"));
+      const renewAt = (ttlMs: number) => store.renew({ resource: held.lease.resource, leaseId: held.lease.leaseId, ttlMs });
+      expect((await renewAt(24 * 3_600_000)).renewed, "renew ttl 24 h").toBe(true);
+
+      const eventsBefore = (await allEvents()).length;
+      const activeBefore = await store.countActive();
+      const ok = { resource: res("lim:x"), owner: "o", task: "t", ttlMs: 5_000 };
+      const refused: Array<[string, () => Promise<unknown>]> = [
+        ["ttl 99 ms", () => store.acquire({ ...ok, ttlMs: 99 })],
+        ["ttl 24 h + 1 ms", () => store.acquire({ ...ok, ttlMs: 24 * 3_600_000 + 1 })],
+        ["resource 513 bytes", () => store.acquire({ ...ok, resource: resourceOf(513) })],
+        ["resource 513 bytes, two-byte characters", () => store.acquire({ ...ok, resource: resourceOf(511, "é") + "é" })],
+        ["owner 257 bytes", () => store.acquire({ ...ok, owner: "o".repeat(257) })],
+        ["owner 257 bytes, two-byte characters", () => store.acquire({ ...ok, owner: "é".repeat(128) + "o" })],
+        ["task 257 bytes", () => store.acquire({ ...ok, task: "t".repeat(257) })],
+        ["renew ttl 99 ms", () => renewAt(99)],
+        ["renew ttl 24 h + 1 ms", () => renewAt(24 * 3_600_000 + 1)],
+        ["leading space in resource", () => store.acquire({ ...ok, resource: ` ${ok.resource}` })],
+        ["trailing space in resource", () => store.acquire({ ...ok, resource: `${ok.resource} ` })],
+        ["leading space in owner", () => store.acquire({ ...ok, owner: " o" })],
+        ["trailing space in owner", () => store.acquire({ ...ok, owner: "o " })],
+        ["leading space in task", () => store.acquire({ ...ok, task: " t" })],
+        ["trailing no-break space in task", () => store.acquire({ ...ok, task: "t\u00a0" })],
+        ["leading ideographic space in resource", () => store.acquire({ ...ok, resource: `\u3000${ok.resource}` })],
+        ["trailing space in release's resource", () => store.release({ resource: `${held.lease.resource} `, leaseId: held.lease.leaseId })],
+        ["leading space in release's lease id", () => store.release({ resource: held.lease.resource, leaseId: ` ${held.lease.leaseId}` })],
+        ["trailing space in renew's lease id", () => store.renew({ resource: held.lease.resource, leaseId: `${held.lease.leaseId} `, ttlMs: 5_000 })],
+        ["surrounding spaces in force-release actor", () => store.forceRelease({ resource: held.lease.resource, leaseId: held.lease.leaseId, actor: " oncall ", reason: "r" })],
+      ];
+      for (const [what, call] of refused) {
+        const error = await call().then(
+          () => null,
+          (e: unknown) => e,
+        );
+        expect(error, what).toBeInstanceOf(LeaseError);
+      }
+      expect((await allEvents()).length, "a refused call writes no event").toBe(eventsBefore);
+      expect(await store.countActive()).toBe(activeBefore);
+      expect(await store.get(held.lease.resource)).toMatchObject({ leaseId: held.lease.leaseId, renewals: 1 });
     });
 
     it("counts active leases and reports health", async () => {
