@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createTestClock, hookStore } from "@/test/support/store-hooks";
 import { collectEvents, countKinds, createStoreFixture, type StoreFixture } from "@/test/support/stores";
 import { LeaseClient, type LeaseClientEvent } from "./client";
 import { AcquireTimeoutError, LeaseError, LeaseLostError } from "./errors";
@@ -25,12 +26,13 @@ describe.each(["redis", "postgres"] as const)("LeaseClient on %s", (kind) => {
   it("heartbeat keeps the lease alive past several TTLs, then releases it", async () => {
     const client = makeClient();
     const rival = makeClient("rival");
-    const ttlMs = 300;
+    // Long enough that a stalled event loop (a loaded 2-core machine) cannot lose it.
+    const ttlMs = 1_200;
     let rivalRefusals = 0;
     const value = await client.withLease(
       "job:heartbeat",
       async ({ signal, fencingToken }) => {
-        for (let i = 0; i < 5; i++) {
+        for (let i = 0; i < 3; i++) {
           await sleep(ttlMs);
           // Five TTLs in, nobody else can have it.
           await expect(rival.withLease("job:heartbeat", async () => "stolen", { task: "t", ttlMs })).rejects.toBeInstanceOf(AcquireTimeoutError);
@@ -41,18 +43,18 @@ describe.each(["redis", "postgres"] as const)("LeaseClient on %s", (kind) => {
       },
       { task: "long-job", ttlMs },
     );
-    expect(rivalRefusals).toBe(5);
+    expect(rivalRefusals).toBe(3);
     expect(seen.filter((e) => e.type === "renewed").length).toBeGreaterThanOrEqual(3);
     expect(seen.some((e) => e.type === "lost")).toBe(false);
     const counts = countKinds(await collectEvents(store, { resource: "job:heartbeat" }));
-    expect(counts).toMatchObject({ acquired: 1, released: 1, expired: 0, renew_failed: 0, lost: 0, contended: 5 });
+    expect(counts).toMatchObject({ acquired: 1, released: 1, expired: 0, renew_failed: 0, lost: 0, contended: 3 });
     expect(await store.get("job:heartbeat")).toBeNull();
     expect(typeof value).toBe("string");
   });
 
   it("force-release aborts the signal with LeaseLostError, records lost, and never renews again", async () => {
     const client = makeClient();
-    const ttlMs = 450;
+    const ttlMs = 1_200;
     let abortReason: unknown;
     const run = client.withLease(
       "job:forced",
@@ -91,7 +93,7 @@ describe.each(["redis", "postgres"] as const)("LeaseClient on %s", (kind) => {
         await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
         throw new Error("ledger refused the batch");
       },
-      { task: "t", ttlMs: 300 },
+      { task: "t", ttlMs: 1_200 },
     );
     await expect(run).rejects.toThrow("ledger refused the batch");
     expect(countKinds(await collectEvents(store, { resource: "job:specific" })).lost).toBe(1);
@@ -197,5 +199,193 @@ describe.each(["redis", "postgres"] as const)("LeaseClient on %s", (kind) => {
     await expect(handle.release()).rejects.toBeInstanceOf(LeaseLostError);
     await handle.settleLostReport(2_000);
     expect(countKinds(await collectEvents(store, { resource: "job:manual-lost" }))).toMatchObject({ renew_failed: 1, lost: 1, released: 0 });
+  });
+
+  it("the local deadline counts from before the acquire was sent: a reply later than ttl − margin never starts fn", async () => {
+    const clock = createTestClock();
+    const ttlMs = 10_000;
+    // The reply takes 9.6 s of client time: past ttl − margin (9.5 s), so the store may hand the resource on any moment.
+    const slow = hookStore(store, (real) => ({
+      acquire: async (input) => {
+        const result = await real.acquire(input);
+        clock.advance(9_600);
+        return result;
+      },
+    }));
+    const client = new LeaseClient(slow, { owner: "w", now: clock.now, onEvent: (e) => seen.push(e) });
+    let started = false;
+    const run = client.withLease(
+      "job:late-reply",
+      async () => {
+        started = true;
+        return "ran";
+      },
+      { task: "t", ttlMs },
+    );
+    await expect(run).rejects.toMatchObject({ name: "LeaseLostError", reason: "deadline_passed" });
+    expect(started).toBe(false);
+    // The store still held it: the client gave it back by lease id rather than leave it for a whole TTL.
+    expect(await store.get("job:late-reply")).toBeNull();
+    expect(countKinds(await collectEvents(store, { resource: "job:late-reply" }))).toMatchObject({ acquired: 1, released: 1, lost: 1, expired: 0 });
+  });
+
+  it("a slow reply leaves fn the remaining time from before the send, and the first renew is timed from the send", async () => {
+    const clock = createTestClock();
+    const ttlMs = 10_000;
+    const slow = hookStore(store, (real) => ({
+      acquire: async (input) => {
+        const result = await real.acquire(input);
+        clock.advance(8_000);
+        return result;
+      },
+    }));
+    const client = new LeaseClient(slow, { owner: "w", now: clock.now, onEvent: (e) => seen.push(e) });
+    const startedWith = await client.withLease(
+      "job:slow-reply",
+      async ({ signal, remainingMs, isValid }) => {
+        const atStart = { remaining: remainingMs(), valid: isValid(), aborted: signal.aborted };
+        // ttl/3 after the send is long past: the heartbeat renews at once, not 3.3 s after fn started.
+        const waitedFrom = performance.now();
+        while (!seen.some((e) => e.type === "renewed") && performance.now() - waitedFrom < 3_000) await sleep(10);
+        return { ...atStart, renewedAfterMs: performance.now() - waitedFrom, remainingAfterRenew: remainingMs() };
+      },
+      { task: "t", ttlMs },
+    );
+    // 10 s − 500 ms margin − 8 s of latency, less the real time that passed.
+    expect(startedWith.remaining).toBeGreaterThan(0);
+    expect(startedWith.remaining).toBeLessThanOrEqual(1_500);
+    expect(startedWith).toMatchObject({ valid: true, aborted: false });
+    expect(startedWith.renewedAfterMs).toBeLessThan(2_500);
+    expect(startedWith.remainingAfterRenew).toBeGreaterThan(8_000);
+  });
+
+  it("work that returns after the local deadline is not reported as a success", async () => {
+    const clock = createTestClock();
+    const client = new LeaseClient(store, { owner: "w", now: clock.now, onEvent: (e) => seen.push(e) });
+    const run = client.withLease(
+      "job:overran",
+      async ({ isValid }) => {
+        expect(isValid()).toBe(true);
+        // A stall the timers could not see (a synchronous pause): 20 s pass on the client's clock.
+        clock.advance(20_000);
+        expect(isValid()).toBe(false);
+        return "done";
+      },
+      { task: "t", ttlMs: 10_000 },
+    );
+    await expect(run).rejects.toMatchObject({ name: "LeaseLostError", reason: "deadline_passed" });
+    expect(countKinds(await collectEvents(store, { resource: "job:overran" }))).toMatchObject({ acquired: 1, released: 1, lost: 1 });
+  });
+
+  it("a renew whose reply arrives after the deadline never counts, and the lease is released by id", async () => {
+    const ttlMs = 1_000;
+    let delayedReplies = 0;
+    const late = hookStore(store, (real) => ({
+      renew: async (input) => {
+        const result = await real.renew(input);
+        // The store extended the lease; the client hears of it only after its deadline.
+        if (delayedReplies++ === 0) await sleep(900);
+        return result;
+      },
+    }));
+    const client = new LeaseClient(late, { owner: "w", onEvent: (e) => seen.push(e) });
+    const run = client.withLease(
+      "job:zombie",
+      async ({ signal }) => {
+        await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
+        return "stopped";
+      },
+      { task: "t", ttlMs },
+    );
+    await expect(run).rejects.toMatchObject({ name: "LeaseLostError", reason: "deadline_passed" });
+    const lostAt = seen.findIndex((e) => e.type === "lost");
+    expect(seen.slice(lostAt).filter((e) => e.type === "renewed")).toEqual([]);
+    // Without the release the extension would keep the resource for another TTL.
+    expect(await store.get("job:zombie")).toBeNull();
+    expect(countKinds(await collectEvents(store, { resource: "job:zombie" }))).toMatchObject({ acquired: 1, released: 1, lost: 1, expired: 0 });
+  });
+
+  it("a release waits for the renew in flight: no spurious renew_failed or lost", async () => {
+    const slowRenew = hookStore(store, (real) => ({
+      // The renew leaves late (a busy pooled connection)…
+      renew: async (input) => {
+        await sleep(150);
+        return real.renew(input);
+      },
+      // …and the release's reply comes back late.
+      release: async (input) => {
+        const result = await real.release(input);
+        await sleep(300);
+        return result;
+      },
+    }));
+    const client = new LeaseClient(slowRenew, { owner: "w", onEvent: (e) => seen.push(e) });
+    const handle = await client.acquire("job:ordered", { task: "t", ttlMs: 5_000 });
+    const renewing = handle.renew();
+    const releasing = handle.release();
+    expect(await renewing).toMatchObject({ renewed: true });
+    expect(await releasing).toMatchObject({ released: true });
+    expect(handle.isLost).toBe(false);
+    expect(seen.some((e) => e.type === "lost" || e.type === "renew_refused")).toBe(false);
+    expect(countKinds(await collectEvents(store, { resource: "job:ordered" }))).toMatchObject({ acquired: 1, released: 1, renew_failed: 0, lost: 0 });
+  });
+
+  it("a store that gives up on insert races counts as contention within waitMs", async () => {
+    let racesLost = 0;
+    const racy = hookStore(store, (real) => ({
+      acquire: async (input) => {
+        // What the Postgres store throws after losing MAX_ACQUIRE_ATTEMPTS insert races in a row.
+        if (racesLost < 2) {
+          racesLost += 1;
+          throw new LeaseError(`acquire of "${input.resource}" kept losing races with concurrent acquires; try again`, "contention");
+        }
+        return real.acquire(input);
+      },
+    }));
+    const client = new LeaseClient(racy, { owner: "w", backoff: { baseMs: 5, capMs: 20 } });
+    expect(await client.withLease("job:racy", async ({ lease }) => lease.owner, { task: "t", ttlMs: 2_000, waitMs: 5_000 })).toBe("w");
+    expect(racesLost).toBe(2);
+    // Without waitMs it is a timeout like any contended attempt, not a fatal error.
+    racesLost = 0;
+    await expect(client.withLease("job:racy", async () => "x", { task: "t", ttlMs: 2_000 })).rejects.toBeInstanceOf(AcquireTimeoutError);
+  });
+});
+
+/** Expiry is the store's: a client clock off by an hour changes nothing on the store. */
+describe.each(["redis", "postgres"] as const)("LeaseClient with a skewed clock on %s", (kind) => {
+  let fixture: StoreFixture;
+  beforeEach(async () => {
+    fixture = await createStoreFixture(kind);
+  });
+  afterEach(async () => {
+    await fixture.cleanup();
+  });
+
+  it.each([3_600_000, -3_600_000])("client clock jumps by %i ms: the lease still expires on the store's TTL, once, and tokens increase", async (skew) => {
+    const { store } = fixture;
+    const ttlMs = 1_000;
+    const clock = createTestClock();
+    const first = new LeaseClient(store, { owner: "first", now: clock.now });
+    const sentAt = performance.now();
+    const handle = await first.acquire("job:skew", { task: "t", ttlMs });
+    clock.advance(skew);
+    // The other client's clock is off the other way.
+    const otherClock = createTestClock();
+    otherClock.advance(-skew);
+    const second = new LeaseClient(store, { owner: "second", now: otherClock.now, backoff: { baseMs: 10, capMs: 40 } });
+    const next = await second.withLease("job:skew", async ({ lease }) => ({ token: lease.fencingToken, at: performance.now() }), {
+      task: "t",
+      ttlMs,
+      waitMs: 10_000,
+    });
+    // The store started the TTL after the request left, so no takeover can come sooner than ttl after sentAt.
+    const waited = next.at - sentAt;
+    expect(waited).toBeGreaterThanOrEqual(ttlMs - 5);
+    expect(waited).toBeLessThan(ttlMs + 1_500);
+    expect(BigInt(next.token) > BigInt(handle.fencingToken)).toBe(true);
+    // Whatever the first client's clock says, the store refuses its renew.
+    expect((await handle.renew()).renewed).toBe(false);
+    const counts = countKinds(await collectEvents(store, { resource: "job:skew" }));
+    expect(counts).toMatchObject({ acquired: 2, expired: 1, released: 1 });
   });
 });

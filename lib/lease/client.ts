@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { DEFAULT_BACKOFF, computeBackoffDelay, jitterAround, type BackoffPolicy } from "./backoff";
 import { AcquireTimeoutError, LeaseError, LeaseLostError } from "./errors";
-import type { Lease, LeaseHolder, LeaseStore, LostInput, ReleaseResult, RenewResult } from "./types";
+import type { AcquireResult, Lease, LeaseHolder, LeaseStore, LostInput, ReleaseResult, RenewResult } from "./types";
 import { MAX_TTL_MS, ZOwner, ZResource, ZTask, ZTtlMs, parseOrThrow } from "./validation";
 
 /**
@@ -96,6 +96,14 @@ export interface LeaseContext {
   /** Pass this to every downstream write (see fencing.ts). */
   fencingToken: string;
   lease: Lease;
+  /**
+   * Milliseconds left before the local deadline (≤ 0 once passed), read from the
+   * clock now. Check it right before a side effect: the abort timer may fire late
+   * on a busy event loop.
+   */
+  remainingMs(): number;
+  /** Not lost, not aborted, and the local deadline has not passed. */
+  isValid(): boolean;
 }
 
 export type AcquireOptions = Omit<WithLeaseOptions, "signal"> & { signal?: AbortSignal };
@@ -161,15 +169,23 @@ async function settleWithin(promise: Promise<unknown>, ms: number): Promise<bool
 
 /**
  * One held lease. Tracks the local deadline and whether the lease is lost;
- * `renew()`/`release()` talk to the store. Once lost it never contacts the store
- * for this lease again (except the one best-effort `lost` report).
+ * `renew()`/`release()` talk to the store, one at a time: a release never
+ * overtakes a renew still in flight on another pooled connection (which would
+ * refuse that renew and record a spurious `renew_failed` / `lost`).
+ * Once lost it never renews again; it sends only the best-effort `lost` report
+ * and, when the loss was the local deadline, a release by lease id.
  */
 export class LeaseHandle {
   readonly lease: Lease;
+  /** Monotonic time just before the acquire was sent. */
+  readonly sentAt: number;
   private deadline: number;
   private lostReason: LostReason | null = null;
   private releaseResult: ReleaseResult | null = null;
-  private lostReport: Promise<boolean> | null = null;
+  private releasing: Promise<ReleaseResult> | null = null;
+  /** Tail of this lease's store operations: each starts after the previous one settled. */
+  private queue: Promise<unknown> = Promise.resolve();
+  private readonly background: Array<Promise<unknown>> = [];
   private readonly lostListeners = new Set<(error: LeaseLostError) => void>();
 
   /** @internal created by LeaseClient */
@@ -179,6 +195,7 @@ export class LeaseHandle {
     sentAt: number,
   ) {
     this.lease = lease;
+    this.sentAt = sentAt;
     this.deadline = computeLocalDeadline(sentAt, lease.ttlMs);
   }
 
@@ -213,6 +230,19 @@ export class LeaseHandle {
     return this.lostReason ? new LeaseLostError(this.resource, this.lostReason) : null;
   }
 
+  /** Runs `operation` after every earlier operation on this lease has settled. */
+  private enqueue<T>(operation: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(operation, operation);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  /** `orRequested`: also refuse once a release was asked for (a renew asked for before it still goes first). */
+  private assertUsable(orRequested: boolean): void {
+    if (this.lostReason) throw new LeaseLostError(this.resource, this.lostReason);
+    if (this.releaseResult || (orRequested && this.releasing)) throw new LeaseError(`lease on "${this.resource}" was already released`, "lease_released");
+  }
+
   /**
    * Extends the lease on the store. The new local deadline is measured from just
    * before this request was sent. A refusal marks the handle lost (and records
@@ -220,36 +250,53 @@ export class LeaseHandle {
    * A thrown error (store unreachable) leaves the handle as it was.
    */
   async renew(): Promise<RenewResult> {
-    if (this.lostReason) throw new LeaseLostError(this.resource, this.lostReason);
-    if (this.releaseResult) throw new LeaseError(`lease on "${this.resource}" was already released`, "lease_released");
-    const sentAt = this.ctx.now();
-    const result = await this.ctx.store.renew({ resource: this.resource, leaseId: this.leaseId, ttlMs: this.lease.ttlMs });
-    if (result.renewed) {
-      // A success that arrives after we declared the lease lost changes nothing:
-      // the work was already told to stop, and we never un-lose a lease.
-      if (!this.lostReason) this.deadline = Math.max(this.deadline, computeLocalDeadline(sentAt, this.lease.ttlMs));
-      this.ctx.emit({ type: "renewed", resource: this.resource, leaseId: this.leaseId, expiresAt: result.expiresAt, renewals: result.renewals });
-    } else {
-      this.ctx.emit({ type: "renew_refused", resource: this.resource, leaseId: this.leaseId, reason: result.reason });
-      this.markLost(result.reason);
-    }
-    return result;
+    this.assertUsable(true);
+    return this.enqueue(async () => {
+      // Lost or released while waiting for an earlier operation: nothing is sent.
+      this.assertUsable(false);
+      const sentAt = this.ctx.now();
+      const result = await this.ctx.store.renew({ resource: this.resource, leaseId: this.leaseId, ttlMs: this.lease.ttlMs });
+      if (result.renewed) {
+        // A success that arrives after we declared the lease lost changes nothing:
+        // the work was already told to stop, and we never un-lose a lease. The
+        // release queued by the loss runs after this renew and ends the extension.
+        if (!this.lostReason) {
+          this.deadline = Math.max(this.deadline, computeLocalDeadline(sentAt, this.lease.ttlMs));
+          this.ctx.emit({ type: "renewed", resource: this.resource, leaseId: this.leaseId, expiresAt: result.expiresAt, renewals: result.renewals });
+        }
+      } else {
+        this.ctx.emit({ type: "renew_refused", resource: this.resource, leaseId: this.leaseId, reason: result.reason });
+        this.markLost(result.reason);
+      }
+      return result;
+    });
   }
 
   /**
-   * Gives the lease back (compare-by-lease-id on the store). Idempotent once it
-   * succeeded. A refusal means the lease had been lost without us knowing: the
-   * handle becomes lost and `lost` is recorded. Throws LeaseLostError when the
-   * handle already knew it was lost.
+   * Gives the lease back (compare-by-lease-id on the store), after any renew in
+   * flight. Idempotent once it succeeded. A refusal means the lease had been lost
+   * without us knowing: the handle becomes lost and `lost` is recorded. Throws
+   * LeaseLostError when the handle already knew it was lost.
    */
   async release(): Promise<ReleaseResult> {
     if (this.releaseResult) return this.releaseResult;
     if (this.lostReason) throw new LeaseLostError(this.resource, this.lostReason);
-    const result = await this.ctx.store.release({ resource: this.resource, leaseId: this.leaseId });
-    this.ctx.emit({ type: "released", resource: this.resource, leaseId: this.leaseId, result });
-    if (result.released) this.releaseResult = result;
-    else this.markLost(result.reason);
-    return result;
+    return this.sendRelease();
+  }
+
+  /** One release per handle; a failed send (store unreachable) may be tried again. */
+  private sendRelease(): Promise<ReleaseResult> {
+    this.releasing ??= this.enqueue(async () => {
+      const result = await this.ctx.store.release({ resource: this.resource, leaseId: this.leaseId });
+      this.ctx.emit({ type: "released", resource: this.resource, leaseId: this.leaseId, result });
+      if (result.released) this.releaseResult = result;
+      else this.markLost(result.reason);
+      return result;
+    }).catch((error: unknown) => {
+      this.releasing = null;
+      throw error;
+    });
+    return this.releasing;
   }
 
   /** @internal */
@@ -261,6 +308,10 @@ export class LeaseHandle {
   /**
    * @internal Marks the lease lost (first reason wins), tells listeners, and
    * records `lost` on the store in the background. Returns false if already lost.
+   * When the loss is our own deadline the store may still hold the lease (or a
+   * renew in flight may yet extend it): it is released by lease id, after that
+   * renew, so no zombie lease outlives us by another TTL. Release compares the id,
+   * so it can never end someone else's lease.
    */
   markLost(reason: LostReason): boolean {
     if (this.lostReason || this.releaseResult?.released) return false;
@@ -269,28 +320,33 @@ export class LeaseHandle {
     const error = new LeaseLostError(this.resource, reason);
     for (const listener of this.lostListeners) listener(error);
     // Best effort: the store may be the reason we lost it. Never throws.
-    this.lostReport = this.ctx.store
-      .reportLost({
-        resource: this.resource,
-        leaseId: this.leaseId,
-        owner: this.lease.owner,
-        task: this.lease.task,
-        fencingToken: this.fencingToken,
-        reason,
-      })
-      .then(
-        () => true,
-        (reportError: unknown) => {
+    this.background.push(
+      this.ctx.store
+        .reportLost({
+          resource: this.resource,
+          leaseId: this.leaseId,
+          owner: this.lease.owner,
+          task: this.lease.task,
+          fencingToken: this.fencingToken,
+          reason,
+        })
+        .catch((reportError: unknown) => {
           this.ctx.emit({ type: "report_lost_error", resource: this.resource, leaseId: this.leaseId, error: reportError });
-          return false;
-        },
+        }),
+    );
+    if (reason === "deadline_passed") {
+      this.background.push(
+        this.sendRelease().catch((releaseError: unknown) => {
+          this.ctx.emit({ type: "release_error", resource: this.resource, leaseId: this.leaseId, error: releaseError });
+        }),
       );
+    }
     return true;
   }
 
-  /** @internal Waits (bounded) for the `lost` report, so callers see it recorded when we return. */
+  /** @internal Waits (bounded) for the `lost` report and the release after a loss, so callers see them recorded when we return. */
   async settleLostReport(maxWaitMs: number): Promise<void> {
-    if (this.lostReport) await settleWithin(this.lostReport, maxWaitMs);
+    if (this.background.length > 0) await settleWithin(Promise.all(this.background), maxWaitMs);
   }
 }
 
@@ -298,7 +354,6 @@ export class LeaseHandle {
 class Heartbeat {
   private beatTimer: ReturnType<typeof setTimeout> | undefined;
   private deadlineTimer: ReturnType<typeof setTimeout> | undefined;
-  private inFlight: Promise<void> | null = null;
   private isStopped = false;
 
   constructor(
@@ -306,19 +361,20 @@ class Heartbeat {
     private readonly ctx: ClientContext,
   ) {}
 
+  /** The first beat is timed from when the acquire was sent, like the deadline, not from now. */
   start(): void {
     this.armDeadline();
-    this.scheduleBeat(this.nextBeatMs());
+    this.scheduleBeat(this.handle.sentAt + this.nextBeatMs() - this.ctx.now());
   }
 
-  /** Stops renewing; waits for an in-flight renew, but never past the local deadline. */
-  async stop(): Promise<void> {
+  /**
+   * Stops renewing and watching the deadline. A renew still in flight needs no
+   * waiting for: the handle runs the release after it.
+   */
+  stop(): void {
     this.isStopped = true;
     clearTimeout(this.beatTimer);
     clearTimeout(this.deadlineTimer);
-    // Waiting avoids a release overtaking our own renew on another pooled
-    // connection (which would record a spurious renew_failed).
-    if (this.inFlight) await settleWithin(this.inFlight, this.handle.remainingMs());
   }
 
   private nextBeatMs(): number {
@@ -332,7 +388,7 @@ class Heartbeat {
 
   private scheduleBeat(ms: number): void {
     if (this.isStopped || !this.handle.isValid()) return;
-    this.beatTimer = setTimeout(() => this.beat(), ms);
+    this.beatTimer = setTimeout(() => this.beat(), Math.max(0, ms));
   }
 
   /** The deadline is enforced by its own timer: a renew that hangs must not keep the lease "valid". */
@@ -354,9 +410,7 @@ class Heartbeat {
       this.handle.markLost("deadline_passed");
       return;
     }
-    this.inFlight = this.renewOnce().finally(() => {
-      this.inFlight = null;
-    });
+    void this.renewOnce();
   }
 
   private async renewOnce(): Promise<void> {
@@ -448,22 +502,38 @@ export class LeaseClient {
     const onCallerAbort = () => work.abort(opts.signal?.reason);
     opts.signal?.addEventListener("abort", onCallerAbort, { once: true });
     const heartbeat = new Heartbeat(handle, this.ctx);
+    // The reply may arrive after the local deadline (slow store, paused process):
+    // then the work must not start at all, whatever the timers say.
+    const checkDeadline = () => {
+      if (!handle.isLost && handle.remainingMs() <= 0) handle.markLost("deadline_passed");
+    };
+    checkDeadline();
     heartbeat.start();
+    const context: LeaseContext = {
+      signal: work.signal,
+      fencingToken: handle.fencingToken,
+      lease: handle.lease,
+      remainingMs: () => handle.remainingMs(),
+      isValid: () => handle.isValid() && !work.signal.aborted,
+    };
 
     let outcome: { ok: true; value: T } | { ok: false; error: unknown };
     try {
       const lostBeforeStart = handle.lostError;
       if (lostBeforeStart) throw lostBeforeStart;
-      outcome = { ok: true, value: await fn({ signal: work.signal, fencingToken: handle.fencingToken, lease: handle.lease }) };
+      outcome = { ok: true, value: await fn(context) };
     } catch (error) {
       outcome = { ok: false, error };
     } finally {
       opts.signal?.removeEventListener("abort", onCallerAbort);
-      await heartbeat.stop();
+      heartbeat.stop();
+      // Success is only reported for work that ended within the local deadline.
+      checkDeadline();
       stopListening();
     }
 
-    // Release unless lost: a lost lease is never touched again.
+    // Release unless lost: a lost lease is never renewed, and a lease lost to the
+    // deadline is already being released by id (see LeaseHandle.markLost).
     if (!handle.isLost) {
       try {
         await handle.release();
@@ -500,7 +570,15 @@ export class LeaseClient {
     for (let attempt = 0; ; attempt++) {
       // Taken BEFORE sending: the local deadline must not include our own latency.
       const sentAt = this.ctx.now();
-      const result = await this.store.acquire({ resource, owner: this.owner, task, ttlMs });
+      const result = await this.acquireOnce(resource, task, ttlMs);
+      if (result === CONTENTION) {
+        // The store gave up after losing races with concurrent acquires: that is
+        // contention like any other, so it waits and tries again within waitMs.
+        const remainingMs = waitMs - (this.ctx.now() - startedAt);
+        if (remainingMs <= 0) throw new AcquireTimeoutError(resource, waitMs);
+        await sleepFor(computeBackoffDelay(this.backoff, attempt, remainingMs, this.ctx.random), signal);
+        continue;
+      }
       if (result.acquired) {
         const handle = new LeaseHandle(this.ctx, result.lease, sentAt);
         this.ctx.emit({ type: "acquired", lease: result.lease, attempts: attempt + 1 });
@@ -519,6 +597,16 @@ export class LeaseClient {
     }
   }
 
+  /** One acquire; a store's `contention` error (it kept losing insert races) becomes CONTENTION. */
+  private async acquireOnce(resource: string, task: string, ttlMs: number): Promise<AcquireResult | typeof CONTENTION> {
+    try {
+      return await this.store.acquire({ resource, owner: this.owner, task, ttlMs });
+    } catch (error) {
+      if (error instanceof LeaseError && error.code === "contention") return CONTENTION;
+      throw error;
+    }
+  }
+
   /**
    * Contended acquires are where lapsed-but-unrecorded leases hurt (the console
    * shows them as held). Sweeping here is cheap and bounded by sweepEveryMs per client.
@@ -533,6 +621,8 @@ export class LeaseClient {
     );
   }
 }
+
+const CONTENTION = Symbol("contention");
 
 /** fn gave up because we aborted its signal (or rethrew our LeaseLostError). */
 function isCausedByAbort(error: unknown): boolean {

@@ -77,6 +77,39 @@ describe("fenced writes", () => {
     for (const r of results) if (!r.accepted) expect(BigInt(r.seenToken) > 0n).toBe(true);
   });
 
+  it("a write refused by a row that committed while it waited reports the token that won", async () => {
+    await createFencedTable({ pool, table, history: true });
+    // Two shapes of the race: the key is new, or it already holds an older token.
+    for (const [key, initial] of [["fresh", null], ["existing", "5"]] as const) {
+      if (initial) expect((await fencedWrite({ ...base, pool, table, history: true, key, value: 0, fencingToken: initial })).accepted).toBe(true);
+      const newer = await pool.connect();
+      try {
+        await newer.query("BEGIN");
+        expect((await fencedWrite({ ...base, pool: newer, table, history: true, key, value: 20, fencingToken: "20" })).accepted).toBe(true);
+        // The older write starts (and takes its snapshot) while the newer one is uncommitted, then waits on the row.
+        const older = fencedWrite({ ...base, pool, table, history: true, key, value: 10, fencingToken: "10" });
+        for (let i = 0; i < 200; i++) {
+          const { rows } = await pool.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%' || $1 || '%'`,
+            [schema.schema],
+          );
+          if (rows[0]!.n > 0) break;
+          await new Promise((r) => setTimeout(r, 10));
+        }
+        await newer.query("COMMIT");
+        expect(await older).toEqual({ accepted: false, seenToken: "20" });
+      } finally {
+        newer.release();
+      }
+    }
+    const history = await readFencedHistory({ pool, table });
+    expect(history.map((h) => [h.key, h.fencingToken])).toEqual([
+      ["fresh", "20"],
+      ["existing", "5"],
+      ["existing", "20"],
+    ]);
+  });
+
   it("bad input throws LeaseError and writes nothing", async () => {
     await createFencedTable({ pool, table });
     const bad: Array<Record<string, unknown>> = [
@@ -89,11 +122,19 @@ describe("fenced writes", () => {
       { resource: "" },
       { value: () => 1 },
       { extra: true },
+      // What the store or Postgres would refuse later must be refused before anything is sent.
+      { by: " ledger-db" },
+      { by: "ledger-db " },
+      { key: "tenant\u0000x" },
+      { value: { note: "a\u0000b" } },
+      { value: { "a\u0000": 1 } },
+      { value: ["\udc00"] },
     ];
     for (const patch of bad) {
       await expect(fencedWrite({ ...base, pool, table, value: 1, fencingToken: "5", ...patch } as never)).rejects.toBeInstanceOf(LeaseError);
     }
     await expect(createFencedTable({ pool, table: "a.b.c" })).rejects.toBeInstanceOf(LeaseError);
+    await expect(readFencedHistory({ pool, table, limit: 5 } as never)).rejects.toThrow(/unknown option.*limit/);
     expect((await pool.query(`SELECT count(*)::int AS n FROM ${table}`)).rows[0].n).toBe(0);
   });
 });

@@ -2,7 +2,7 @@ import type { QueryResultRow } from "pg";
 import { z } from "zod";
 import { LeaseError } from "./errors";
 import type { LeaseEvent, LeaseStore } from "./types";
-import { MAX_BIGINT, ZFencingToken, ZLeaseId, ZOwner, ZResource, ZTask, parseOrThrow } from "./validation";
+import { MAX_BIGINT, ZFencingRejectionInput, ZFencingToken, ZLeaseId, ZOwner, ZResource, ZTask, parseOrThrow } from "./validation";
 
 /**
  * Fencing for a Postgres-backed downstream.
@@ -16,10 +16,12 @@ import { MAX_BIGINT, ZFencingToken, ZLeaseId, ZOwner, ZResource, ZTask, parseOrT
  *
  * The check and the write are ONE statement (a guarded upsert), so there is no
  * window between "is my token fresh?" and "write": Postgres row locking on the
- * conflicting key serialises concurrent writers, and the WHERE of ON CONFLICT DO
- * UPDATE sees the latest committed row.
+ * conflicting key serialises concurrent writers, and ON CONFLICT DO UPDATE
+ * compares against the latest committed row, not the statement's snapshot.
  *
- * Equal tokens are accepted: that is the same holder writing again.
+ * Equal tokens are accepted: that is the same holder writing again. The fence's
+ * limit: a stale holder's write is refused only once a newer holder's write has
+ * reached the downstream; before that it is accepted (no one newer has written).
  *
  * ```ts
  * await createFencedTable({ pool, table: "billing.invoices_state" });
@@ -47,21 +49,40 @@ const ZQueryable = z.custom<Queryable>((v) => typeof (v as Queryable | null)?.qu
 const ZToken = ZFencingToken.refine((t) => /^[0-9]+$/.test(t) && BigInt(t) <= MAX_BIGINT, {
   error: "fencingToken must fit in a Postgres bigint",
 });
-const ZKey = z.string().min(1, { error: "key must not be empty" }).max(1024, { error: "key must be at most 1024 characters" });
+/**
+ * Postgres text and jsonb refuse NUL (and jsonb a lone surrogate): refuse them here,
+ * before anything is sent, rather than as a driver error halfway through.
+ */
+const isStorableText = (s: string) => !s.includes("\u0000") && s.isWellFormed();
+function isStorableJson(value: unknown): boolean {
+  if (typeof value === "string") return isStorableText(value);
+  if (Array.isArray(value)) return value.every(isStorableJson);
+  if (value !== null && typeof value === "object") return Object.entries(value).every(([k, v]) => isStorableText(k) && isStorableJson(v));
+  return true;
+}
+const ZKey = z
+  .string()
+  .min(1, { error: "key must not be empty" })
+  .max(1024, { error: "key must be at most 1024 characters" })
+  .refine(isStorableText, { error: "key must not contain NUL characters or lone surrogates" });
 const ZStoreLike = z.custom<Pick<LeaseStore, "reportFencingRejection">>(
   (v) => typeof (v as LeaseStore | null)?.reportFencingRejection === "function",
   { error: "store must be a LeaseStore" },
 );
 
 const ZCreateFencedTable = z.strictObject({ pool: ZQueryable, table: ZTableName, history: z.boolean().optional() });
+const ZReadFencedHistory = z.strictObject({ pool: ZQueryable, table: ZTableName });
 const ZFencedWrite = z.strictObject({
   pool: ZQueryable,
   table: ZTableName,
   key: ZKey,
-  value: z.json({ error: "value must be JSON-serialisable" }),
+  value: z
+    .json({ error: "value must be JSON-serialisable" })
+    .refine(isStorableJson, { error: "value must not contain NUL characters or lone surrogates" }),
   fencingToken: ZToken,
   resource: ZResource,
-  by: z.string().min(1).max(256),
+  // The store's own rule for `by`, so a refusal can always be reported.
+  by: ZFencingRejectionInput.shape.by,
   store: ZStoreLike.optional(),
   history: z.boolean().optional(),
   owner: ZOwner.optional(),
@@ -125,29 +146,31 @@ export function buildCreateFencedTableSql(table: string, withHistory: boolean): 
 
 /**
  * The guarded upsert. One statement: the freshness check, the write, the history
- * row (if any) and the answer. When refused, the second branch reads the token
- * that won. Params: $1 key, $2 value (json text), $3 token. Pure.
+ * row (if any) and the answer. A refused write still "updates" the row to itself
+ * (GREATEST / CASE keep the newer token and its value), so RETURNING always
+ * reports the row's current token: the one that actually won, read under the row
+ * lock. A separate read of the table would see the statement's snapshot instead,
+ * which under READ COMMITTED can be older than the row that refused us.
+ * Params: $1 key, $2 value (json text), $3 token. Pure.
  */
 export function buildFencedWriteSql(table: string, withHistory: boolean): string {
   const t = quoteTable(table);
   const history = withHistory
     ? `, logged AS (
         INSERT INTO ${historyTable(table)} (key, value, fencing_token)
-        SELECT key, value, fencing_token FROM written
+        SELECT key, value, fencing_token FROM written WHERE accepted
       )`
     : "";
   return `WITH written AS (
       INSERT INTO ${t} AS t (key, value, fencing_token, updated_at)
       VALUES ($1, $2::jsonb, $3::bigint, clock_timestamp())
       ON CONFLICT (key) DO UPDATE
-        SET value = EXCLUDED.value, fencing_token = EXCLUDED.fencing_token, updated_at = EXCLUDED.updated_at
-        WHERE t.fencing_token <= EXCLUDED.fencing_token
-      RETURNING t.key, t.value, t.fencing_token
+        SET value = CASE WHEN t.fencing_token <= EXCLUDED.fencing_token THEN EXCLUDED.value ELSE t.value END,
+            updated_at = CASE WHEN t.fencing_token <= EXCLUDED.fencing_token THEN EXCLUDED.updated_at ELSE t.updated_at END,
+            fencing_token = GREATEST(t.fencing_token, EXCLUDED.fencing_token)
+      RETURNING t.key, t.value, t.fencing_token, t.fencing_token = $3::bigint AS accepted
     )${history}
-    SELECT true AS accepted, fencing_token::text AS token FROM written
-    UNION ALL
-    SELECT false AS accepted, c.fencing_token::text AS token FROM ${t} c
-      WHERE c.key = $1 AND NOT EXISTS (SELECT 1 FROM written)`;
+    SELECT accepted, fencing_token::text AS token FROM written`;
 }
 
 /** Creates the fenced table (idempotent). Returns whether it had to be created. */
@@ -168,12 +191,7 @@ export async function fencedWrite(options: FencedWriteOptions): Promise<FencedWr
   const o = parseOrThrow(ZFencedWrite, options, "fencedWrite");
   const sql = buildFencedWriteSql(o.table, o.history ?? false);
   const params = [o.key, JSON.stringify(o.value), o.fencingToken];
-  let row = (await o.pool.query<{ accepted: boolean; token: string }>(sql, params)).rows[0];
-  if (!row) {
-    // Refused by a row inserted concurrently after our snapshot: the statement's
-    // read branch could not see it yet. Asking again sees it.
-    row = (await o.pool.query<{ accepted: boolean; token: string }>(sql, params)).rows[0];
-  }
+  const row = (await o.pool.query<{ accepted: boolean; token: string }>(sql, params)).rows[0];
   if (!row) throw new LeaseError(`fencedWrite: no answer for key "${o.key}" in ${o.table}`, "fencing_unknown");
   if (row.accepted) return { accepted: true, fencingToken: row.token };
 
@@ -197,12 +215,11 @@ export async function fencedWrite(options: FencedWriteOptions): Promise<FencedWr
 }
 
 /** Accepted writes in order (needs `history: true`). For audits and tests. */
-export async function readFencedHistory(options: {
-  pool: Queryable;
-  table: string;
-}): Promise<Array<{ id: string; key: string; fencingToken: string; value: unknown; writtenAt: Date }>> {
-  const table = parseOrThrow(ZTableName, options.table, "readFencedHistory");
-  const { rows } = await options.pool.query<{ id: string; key: string; token: string; value: unknown; written_at: Date }>(
+export async function readFencedHistory(
+  options: z.input<typeof ZReadFencedHistory>,
+): Promise<Array<{ id: string; key: string; fencingToken: string; value: unknown; writtenAt: Date }>> {
+  const { pool, table } = parseOrThrow(ZReadFencedHistory, options, "readFencedHistory");
+  const { rows } = await pool.query<{ id: string; key: string; token: string; value: unknown; written_at: Date }>(
     // ORDER BY h.id, not "id": the output column `id` is text and would sort "10" before "2".
     `SELECT h.id::text AS id, h.key, h.fencing_token::text AS token, h.value, h.written_at FROM ${historyTable(table)} h ORDER BY h.id`,
   );

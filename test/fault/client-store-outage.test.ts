@@ -18,15 +18,19 @@ describe("LeaseClient when the store goes away", () => {
     const fixture = await createStoreFixture("redis", server.url);
     const recorded = recordCalls(fixture.open());
     let callsAtLoss = -1;
+    let callsAtKill = -1;
+    const renewErrors: LeaseClientEvent[] = [];
     // `lost` is emitted before the client reports it to the store.
     const onEvent = (e: LeaseClientEvent) => {
       if (e.type === "lost") callsAtLoss = recorded.calls.length;
+      if (e.type === "renew_error") renewErrors.push(e);
     };
     const client = new LeaseClient(recorded.store, { owner: "w", onEvent });
     let reason: unknown;
     const run = client.withLease(
       "job:outage",
       async ({ signal }) => {
+        callsAtKill = recorded.calls.length;
         await server.kill9();
         await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
         reason = signal.reason;
@@ -36,11 +40,14 @@ describe("LeaseClient when the store goes away", () => {
     );
     await expect(run).rejects.toMatchObject({ name: "LeaseLostError", reason: "deadline_passed" });
     expect(reason).toBeInstanceOf(LeaseLostError);
+    // The client really tried to keep it: renews were sent while the store was gone, and they failed.
+    expect(recorded.calls.slice(callsAtKill, callsAtLoss).filter((c) => c === "renew").length).toBeGreaterThan(0);
+    expect(renewErrors.length).toBeGreaterThan(0);
     await server.restart();
     await sleep(600);
-    // After the loss: the best-effort `lost` report, and no renew, ever.
+    // After the loss: the best-effort `lost` report and the release by lease id, and no renew, ever.
     expect(callsAtLoss).toBeGreaterThan(0);
-    expect(recorded.calls.slice(callsAtLoss)).toEqual(["reportLost"]);
+    expect(recorded.calls.slice(callsAtLoss).sort()).toEqual(["release", "reportLost"]);
     await fixture.cleanup();
   });
 
@@ -49,6 +56,7 @@ describe("LeaseClient when the store goes away", () => {
     const fixture = await createStoreFixture("postgres", server.url);
     const recorded = recordCalls(fixture.open());
     let callsAtLoss = -1;
+    let callsAtPause = -1;
     // `lost` is emitted before the client reports it to the store.
     const onEvent = (e: LeaseClientEvent) => {
       if (e.type === "lost") callsAtLoss = recorded.calls.length;
@@ -57,6 +65,7 @@ describe("LeaseClient when the store goes away", () => {
     const run = client.withLease(
       "job:frozen",
       async ({ signal }) => {
+        callsAtPause = recorded.calls.length;
         server.pause();
         await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
         server.resume();
@@ -72,10 +81,13 @@ describe("LeaseClient when the store goes away", () => {
       lost = await collectEvents(fixture.store, { resource: "job:frozen", kinds: ["lost"] });
     }
     expect(lost.map((e) => e.reason)).toEqual(["deadline_passed"]);
-    // The hung renew may still have landed after the thaw, but nothing was *sent* after the loss.
+    // A renew was sent into the frozen server (it hung): the loss came from the deadline, not from never trying.
+    expect(recorded.calls.slice(callsAtPause, callsAtLoss)).toContain("renew");
+    // The hung renew may still have landed after the thaw, but after the loss only the report and a release by id were sent.
     await sleep(600);
     expect(callsAtLoss).toBeGreaterThan(0);
-    expect(recorded.calls.slice(callsAtLoss)).toEqual(["reportLost"]);
+    expect(recorded.calls.slice(callsAtLoss).sort()).toEqual(["release", "reportLost"]);
+    expect(await fixture.store.get("job:frozen")).toBeNull();
     await fixture.cleanup();
   });
 });

@@ -2,14 +2,17 @@ import pg from "pg";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { readFencedHistory } from "@/lib/lease/fencing";
 import { sleep, TEST_DATABASE_URL } from "@/lib/lease/testing/isolation";
+import { findRepeatedEnds, findStaleWrites, findTokenOrderViolations, holdsOnRecord } from "@/test/support/history-checks";
 import { checkConservation, collectEvents, createFencedDownstream, createStoreFixture, type FencedDownstream, type StoreFixture } from "@/test/support/stores";
 import { spawnWorker, stopAllWorkers } from "@/test/support/worker-process";
 
 /**
  * Eight worker processes compete for two resources with short TTLs; before some
  * writes a worker freezes entirely (longer than the TTL) right after checking its
- * signal — the classic stale-holder race. The fenced downstream's own history must
- * show that no stale write was ever accepted, and the store's books must balance.
+ * signal — the classic stale-holder race. Judged by the store's own events: tokens
+ * rise in acquisition order, and every write the downstream accepted after its
+ * lease had ended is one the fence could not yet refuse (no newer hold had
+ * written); the store's books must balance.
  */
 let pool: pg.Pool;
 beforeAll(() => {
@@ -36,7 +39,7 @@ describe.each(["redis", "postgres"] as const)("concurrent safety run (%s)", (kin
     await downstream.drop();
   });
 
-  it("0 stale writes accepted, every refusal recorded, conservation holds", async () => {
+  it("no stale write accepted that the fence could have refused, every refusal recorded, conservation holds", async () => {
     const ttlMs = 300;
     const resources = ["acct:0", "acct:1"];
     const workers = Array.from({ length: 8 }, (_, i) =>
@@ -67,18 +70,22 @@ describe.each(["redis", "postgres"] as const)("concurrent safety run (%s)", (kin
     const refused = writes.filter((l) => l.accepted === false);
     expect(accepted.length).toBeGreaterThan(20);
     // The pauses must actually have produced stale writes, or this run proved nothing.
-    expect(refused.length).toBeGreaterThan(0);
+    const lineCounts: Record<string, number> = {};
+    for (const line of workers.flatMap((w) => w.lines)) lineCounts[String(line.type)] = (lineCounts[String(line.type)] ?? 0) + 1;
+    expect(refused.length, `what the workers did: ${JSON.stringify(lineCounts)}`).toBeGreaterThan(0);
     for (const r of refused) expect(BigInt(String(r.seenToken)) > BigInt(String(r.token))).toBe(true);
 
-    // The downstream's own, append-only history of accepted writes.
+    // The downstream's own, append-only history of accepted writes, against the store's acquisition order.
     const history = await readFencedHistory({ pool, table });
     expect(history).toHaveLength(accepted.length);
-    for (const key of resources) {
-      const tokens = history.filter((h) => h.key === key).map((h) => BigInt(h.fencingToken));
-      for (let i = 1; i < tokens.length; i++) {
-        if (tokens[i]! < tokens[i - 1]!) throw new Error(`${key}: accepted token ${tokens[i]} after ${tokens[i - 1]}`);
-      }
-    }
+    const events = await collectEvents(fixture.store);
+    const holds = holdsOnRecord(events);
+    expect(findTokenOrderViolations(holds)).toEqual([]);
+    expect(findRepeatedEnds(events)).toEqual([]);
+    const { stale, unexplained } = findStaleWrites(holds, history);
+    expect(unexplained).toEqual([]);
+    // Stale writes the fence let through because no newer holder had written yet (its documented limit).
+    console.info(`${kind}: ${accepted.length} writes accepted, ${refused.length} refused, ${stale.length} accepted after their lease ended (before a newer holder wrote)`);
 
     const rejectedEvents = await collectEvents(fixture.store, { kinds: ["fencing_rejected"] });
     expect(rejectedEvents).toHaveLength(refused.length);
@@ -89,6 +96,7 @@ describe.each(["redis", "postgres"] as const)("concurrent safety run (%s)", (kin
     const books = await checkConservation(fixture.store);
     expect(books.acquired).toBe(books.ended + books.held);
     expect(books.held).toBe(0);
-    expect(books.acquired).toBe(workers.flatMap((w) => w.linesOf("acquired")).length);
+    // Granted, not started: a lease whose reply came after its local deadline is given back without running the work.
+    expect(books.acquired).toBe(workers.flatMap((w) => w.linesOf("granted")).length);
   });
 });

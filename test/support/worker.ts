@@ -5,7 +5,7 @@
  * per thing that happened to stdout, so a test can kill -9 / SIGSTOP / SIGCONT it
  * and check what it did:
  *
- *   {"type":"acquired","resource","leaseId","token"}   {"type":"renewed"|"renew_refused"|"renew_error"|"lost",…}
+ *   {"type":"acquired","resource","leaseId","token"} (work started)   {"type":"granted",…} (store granted it)   {"type":"renewed"|"renew_refused"|"renew_error"|"lost",…}
  *   {"type":"write","accepted",…,"token","seenToken"?}  {"type":"released"|"lost_error"|"timeout"|"error",…}  {"type":"done"}
  *
  * Modes:
@@ -68,6 +68,9 @@ function printClientEvent(event: LeaseClientEvent): void {
       return print({ type: "lost", resource: event.resource, leaseId: event.leaseId, reason: event.reason });
     case "released":
       return print({ type: "released", resource: event.resource, leaseId: event.leaseId, released: event.result.released });
+    // Every lease the store granted, including one whose reply came too late for the work to start.
+    case "acquired":
+      return print({ type: "granted", resource: event.lease.resource, leaseId: event.lease.leaseId, token: event.lease.fencingToken });
     default:
       return;
   }

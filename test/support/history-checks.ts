@@ -1,0 +1,121 @@
+/**
+ * Checks of a finished run against the store's own events (its clock, its order)
+ * and a fenced downstream's history of accepted writes. Each returns the
+ * violations it found, so a failing test prints what went wrong.
+ */
+import { TERMINAL_EVENT_KINDS, type LeaseEvent } from "@/lib/lease/types";
+
+/** One hold of a resource, as the store's events tell it. */
+export interface HoldOnRecord {
+  resource: string;
+  leaseId: string;
+  fencingToken: string;
+  /** Position in the resource's acquisition order (0 = first). */
+  order: number;
+  acquiredAt: Date;
+  /**
+   * The earliest moment the store's events show the hold was over: its terminal
+   * event, the expiry it records, or the next acquisition of the resource.
+   * Undefined while still held.
+   */
+  endedBy?: Date;
+}
+
+const isTerminal = (kind: string) => (TERMINAL_EVENT_KINDS as readonly string[]).includes(kind);
+
+function earlier(a: Date | undefined, b: Date): Date {
+  return a === undefined || b < a ? b : a;
+}
+
+/** Holds per resource in acquisition order. `events` must be in store order (oldest first). */
+export function holdsOnRecord(events: readonly LeaseEvent[]): Map<string, HoldOnRecord[]> {
+  const byResource = new Map<string, HoldOnRecord[]>();
+  const byLeaseId = new Map<string, HoldOnRecord>();
+  for (const e of events) {
+    if (e.kind === "acquired" && e.leaseId && e.fencingToken) {
+      const holds = byResource.get(e.resource) ?? [];
+      const previous = holds.at(-1);
+      if (previous) previous.endedBy = earlier(previous.endedBy, e.at);
+      const hold: HoldOnRecord = { resource: e.resource, leaseId: e.leaseId, fencingToken: e.fencingToken, order: holds.length, acquiredAt: e.at };
+      holds.push(hold);
+      byResource.set(e.resource, holds);
+      byLeaseId.set(e.leaseId, hold);
+    } else if (isTerminal(e.kind) && e.leaseId) {
+      const hold = byLeaseId.get(e.leaseId);
+      if (!hold) continue;
+      hold.endedBy = earlier(hold.endedBy, e.at);
+      // An `expired` event is recorded after the fact; when it says when the TTL ran out, that is the end.
+      const expiredAt = e.kind === "expired" ? e.detail?.expiredAt : undefined;
+      if (typeof expiredAt === "string" || typeof expiredAt === "number") hold.endedBy = earlier(hold.endedBy, new Date(expiredAt));
+    }
+  }
+  return byResource;
+}
+
+/** Tokens must strictly increase per resource in acquisition order. */
+export function findTokenOrderViolations(holds: Map<string, HoldOnRecord[]>): string[] {
+  const violations: string[] = [];
+  for (const [resource, list] of holds) {
+    for (let i = 1; i < list.length; i++) {
+      const [before, after] = [list[i - 1]!, list[i]!];
+      if (BigInt(after.fencingToken) <= BigInt(before.fencingToken)) {
+        violations.push(`${resource}: hold #${i} got token ${after.fencingToken} after ${before.fencingToken}`);
+      }
+    }
+  }
+  return violations;
+}
+
+/** Every lease ends at most once, and is recorded expired at most once. */
+export function findRepeatedEnds(events: readonly LeaseEvent[]): string[] {
+  const ends = new Map<string, string[]>();
+  for (const e of events) {
+    if (!isTerminal(e.kind) || !e.leaseId) continue;
+    ends.set(e.leaseId, [...(ends.get(e.leaseId) ?? []), e.kind]);
+  }
+  return [...ends].filter(([, kinds]) => kinds.length > 1).map(([leaseId, kinds]) => `${leaseId}: ended ${kinds.length} times (${kinds.join(", ")})`);
+}
+
+export interface AcceptedWrite {
+  id: string;
+  key: string;
+  fencingToken: string;
+  writtenAt: Date;
+}
+
+/**
+ * Stale writes the downstream accepted. A write is stale when, by the store's
+ * events, its lease had ended before the write was made (`writtenAt`, the
+ * downstream's clock at the write, no later than its commit; both clocks are
+ * this machine's). The fence only refuses a token once a newer one reached the
+ * downstream, so a stale write is *explained* when no write of a later hold of
+ * the resource had been accepted before it. Keys are resource names.
+ */
+export function findStaleWrites(
+  holds: Map<string, HoldOnRecord[]>,
+  history: readonly AcceptedWrite[],
+): { stale: AcceptedWrite[]; unexplained: string[] } {
+  const stale: AcceptedWrite[] = [];
+  const unexplained: string[] = [];
+  const latestOrderWritten = new Map<string, number>();
+  const sorted = [...history].sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
+  for (const write of sorted) {
+    const hold = holds.get(write.key)?.find((h) => h.fencingToken === write.fencingToken);
+    if (!hold) {
+      unexplained.push(`${write.key}: accepted write ${write.id} with token ${write.fencingToken}, which no hold on record had`);
+      continue;
+    }
+    const newest = latestOrderWritten.get(write.key) ?? -1;
+    const isStale = hold.endedBy !== undefined && hold.endedBy < write.writtenAt;
+    if (isStale) stale.push(write);
+    // Whether stale by the clocks or not, an older hold's write after a newer hold's is what the fence exists to refuse.
+    if (newest > hold.order) {
+      unexplained.push(
+        `${write.key}: write ${write.id} of hold #${hold.order} (token ${write.fencingToken}${isStale ? `, ended ${hold.endedBy!.toISOString()}` : ""}) ` +
+          `accepted at ${write.writtenAt.toISOString()} after hold #${newest} had written`,
+      );
+    }
+    latestOrderWritten.set(write.key, Math.max(newest, hold.order));
+  }
+  return { stale, unexplained };
+}
