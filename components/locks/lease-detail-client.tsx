@@ -12,6 +12,7 @@ import { buildQuery } from "@/lib/console/links";
 import { useLeaseDetailQuery, type LeaseDetailResponse } from "@/lib/console/queries/leases/lease-detail-query";
 import type { LeaseDetailView, LeaseView } from "@/lib/console/views";
 import { EXPIRING_FRACTION } from "@/lib/lease/types";
+import type { ForceReleaseAccess } from "@/components/release/access";
 import { ForceReleaseDialog } from "@/components/release/force-release-dialog";
 import { ReleaseHistory } from "@/components/release/release-history";
 import { ReleaseOutcome } from "@/components/release/release-outcome";
@@ -23,9 +24,6 @@ import { RENEWAL_DUE_LABEL } from "./labels";
 
 const SECTION = "rounded-lg border border-zinc-200 bg-white p-4 dark:border-zinc-800 dark:bg-zinc-900/40";
 const H2 = "mb-3 text-sm font-semibold";
-
-/** Who may force-release here: `canForceRelease`, or the reason they may not. */
-export type ForceReleaseAccess = { canForceRelease: true } | { canForceRelease: false; reason: string };
 
 export function LeaseDetailClient({
   store,
