@@ -4,7 +4,7 @@
  * Restarting loses its keys (no persistence). Tests that stop it must restart
  * it before they finish (try/finally) and should run serially.
  */
-import { CONTROL_URL, REDIS_STORE } from "./harness";
+import { CONTROL_URL, REDIS_STORE, type StackFacts } from "./harness";
 
 async function post(pathname: string): Promise<{ store: string; isRunning: boolean }> {
   const response = await fetch(`${CONTROL_URL}${pathname}`, { method: "POST", signal: AbortSignal.timeout(30_000) });
@@ -18,4 +18,11 @@ export function stopRedisStore(): Promise<{ store: string; isRunning: boolean }>
 
 export function startRedisStore(): Promise<{ store: string; isRunning: boolean }> {
   return post(`/stores/${REDIS_STORE}/start`);
+}
+
+/** Where the stack's stores and audit log are (see e2e-stack.ts), for specs that run real workers or check the database. */
+export async function getStackFacts(): Promise<StackFacts> {
+  const response = await fetch(`${CONTROL_URL}/facts`, { signal: AbortSignal.timeout(10_000) });
+  if (!response.ok) throw new Error(`e2e control /facts: HTTP ${response.status} ${await response.text()}`);
+  return (await response.json()) as StackFacts;
 }

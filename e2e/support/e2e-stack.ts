@@ -9,11 +9,13 @@
  *
  * Everything is torn down on SIGTERM/SIGINT (Playwright sends SIGTERM).
  */
+import { randomBytes } from "node:crypto";
 import http from "node:http";
+import pg from "pg";
 import { freshPgSchema } from "../../lib/lease/testing/isolation";
 import { startStack, type RunningStack } from "../../scripts/stack";
 import { startRedis, stopAllServers, type ThrowawayServer } from "../../test/support/servers";
-import { CONSOLE_PORT, CONTROL_PORT, OIDC_PORT, PG_STORE, REDIS_STORE } from "./harness";
+import { CONSOLE_PORT, CONTROL_PORT, OIDC_PORT, PG_STORE, REDIS_STORE, type StackFacts } from "./harness";
 
 const log = (line: string) => console.log(line);
 
@@ -23,6 +25,7 @@ async function main(): Promise<void> {
   let stack: RunningStack | undefined;
   let control: http.Server | undefined;
   let isStopping = false;
+  let dropConsoleSchema: (() => Promise<void>) | undefined;
 
   const shutdown = async (code: number) => {
     if (isStopping) return;
@@ -30,6 +33,7 @@ async function main(): Promise<void> {
     control?.close();
     await stack?.stop().catch((e: unknown) => log(`[e2e] stack stop: ${String(e)}`));
     await stopAllServers().catch(() => {});
+    await dropConsoleSchema?.().catch((e: unknown) => log(`[e2e] could not drop the console schema: ${String(e)}`));
     await schema.drop().catch((e: unknown) => log(`[e2e] could not drop schema ${schema.schema}: ${String(e)}`));
     process.exit(code);
   };
@@ -41,19 +45,37 @@ async function main(): Promise<void> {
       { name: PG_STORE, kind: "postgres", url: schema.connectionString, schema: schema.schema },
       { name: REDIS_STORE, kind: "redis", url: redis.url },
     ];
+    // The console's own tables (audit log, sessions) in a schema of this run, beside the store's:
+    // runs of other checkouts on the same Postgres never see (or lock) each other's audit log.
+    const consoleSchema = `${schema.schema}_console`;
+    dropConsoleSchema = () => dropSchema(schema.connectionString, consoleSchema);
     stack = await startStack({
       port: CONSOLE_PORT,
       oidcPort: OIDC_PORT,
-      env: { LEASEWATCH_STORES: JSON.stringify(stores) },
+      env: {
+        LEASEWATCH_STORES: JSON.stringify(stores),
+        LEASEWATCH_AUDIT_SCHEMA: consoleSchema,
+        LEASEWATCH_CONSOLE_SCHEMA: consoleSchema,
+        LEASEWATCH_AUDIT_KEY: process.env.LEASEWATCH_AUDIT_KEY || randomBytes(32).toString("base64url"),
+      },
       workload: true,
       log,
     });
+    const facts: StackFacts = {
+      stores: [
+        { kind: "postgres", name: PG_STORE, url: schema.connectionString, schema: schema.schema },
+        { kind: "redis", name: REDIS_STORE, url: redis.url, namespace: "lw" },
+      ],
+      audit: { url: schema.connectionString, schema: consoleSchema },
+    };
 
     control = http.createServer((req, res) => {
       const reply = (status: number, body: unknown) => {
         res.writeHead(status, { "content-type": "application/json" });
         res.end(JSON.stringify(body));
       };
+      // Where the stores and the audit log are, so specs can run real workers against them and check them.
+      if (req.method === "GET" && req.url === "/facts") return reply(200, facts);
       const match = /^\/stores\/([a-z0-9_-]+)\/(stop|start)$/.exec(req.url ?? "");
       if (req.method !== "POST" || !match) return reply(404, { error: "POST /stores/<store>/stop|start" });
       if (match[1] !== REDIS_STORE) return reply(404, { error: `only ${REDIS_STORE} can be stopped` });
@@ -68,6 +90,16 @@ async function main(): Promise<void> {
   } catch (error) {
     log(`[e2e] could not start: ${error instanceof Error ? error.message : String(error)}`);
     await shutdown(1);
+  }
+}
+
+async function dropSchema(connectionString: string, name: string): Promise<void> {
+  const client = new pg.Client({ connectionString });
+  await client.connect();
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS "${name}" CASCADE`);
+  } finally {
+    await client.end();
   }
 }
 

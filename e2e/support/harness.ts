@@ -22,6 +22,15 @@ export const CONTROL_URL = `http://127.0.0.1:${CONTROL_PORT}`;
 export const PG_STORE = "pg-main";
 export const REDIS_STORE = "redis-main";
 
+/** What GET <control>/facts answers: the stack's stores (as test/support/stores.ts specs) and its audit log. */
+export interface StackFacts {
+  stores: Array<
+    | { kind: "postgres"; name: string; url: string; schema: string }
+    | { kind: "redis"; name: string; url: string; namespace: string }
+  >;
+  audit: { url: string; schema: string };
+}
+
 /** Signed-in browser states written by the setup project (under test-results/, which is not committed). */
 export const AUTH_DIR = path.join(__dirname, "..", "..", "test-results", ".auth");
 export const OPERATOR_STATE = path.join(AUTH_DIR, "alice-operator.json");
