@@ -5,7 +5,11 @@
  *   - redis-main: a throwaway redis-server on a free port (so a test can stop it);
  *   - the local IdP on 4410, the workload generator when available, and the
  *     production console on 3100 (built first if missing or stale);
- *   - a loopback control endpoint on 3199 to stop/start the Redis store.
+ *   - a loopback control endpoint on 3199 to stop/start the Redis store and to
+ *     change a demo user's groups at the IdP (`POST /idp/users/<user>/groups`, JSON array).
+ *
+ * Sessions re-read groups from the IdP every 2 s here (LEASEWATCH_GROUPS_REFRESH)
+ * and access tokens last 30 s, so the revoked-role and token-refresh paths run within a test.
  *
  * Everything is torn down on SIGTERM/SIGINT (Playwright sends SIGTERM).
  */
@@ -44,16 +48,41 @@ async function main(): Promise<void> {
     stack = await startStack({
       port: CONSOLE_PORT,
       oidcPort: OIDC_PORT,
-      env: { LEASEWATCH_STORES: JSON.stringify(stores) },
+      env: {
+        LEASEWATCH_STORES: JSON.stringify(stores),
+        // The console's own tables (sessions, audit) go into the run's schema, dropped with it.
+        LEASEWATCH_CONSOLE_SCHEMA: schema.schema,
+        LEASEWATCH_GROUPS_REFRESH: "2",
+      },
+      accessTokenTtlS: 30,
       workload: true,
       log,
     });
 
+    const idp = stack.idp;
     control = http.createServer((req, res) => {
       const reply = (status: number, body: unknown) => {
         res.writeHead(status, { "content-type": "application/json" });
         res.end(JSON.stringify(body));
       };
+      const groupsRoute = /^\/idp\/users\/([a-z]+)\/groups$/.exec(req.url ?? "");
+      if (req.method === "POST" && groupsRoute) {
+        let raw = "";
+        req.on("data", (chunk: Buffer) => (raw += chunk.toString()));
+        req.on("end", () => {
+          let groups: unknown;
+          try {
+            groups = JSON.parse(raw);
+          } catch {
+            return reply(400, { error: "body must be a JSON array of group names" });
+          }
+          if (!Array.isArray(groups) || !groups.every((g) => typeof g === "string")) return reply(400, { error: "body must be a JSON array of group names" });
+          const user = groupsRoute[1]!;
+          if (!idp.setGroups(user, groups)) return reply(404, { error: `no demo user ${user}` });
+          reply(200, { user, groups });
+        });
+        return;
+      }
       const match = /^\/stores\/([a-z0-9_-]+)\/(stop|start)$/.exec(req.url ?? "");
       if (req.method !== "POST" || !match) return reply(404, { error: "POST /stores/<store>/stop|start" });
       if (match[1] !== REDIS_STORE) return reply(404, { error: `only ${REDIS_STORE} can be stopped` });
