@@ -3,6 +3,10 @@
  * redis-server, never the shared one) to see the console with a store down.
  * Restarting loses its keys (no persistence). Tests that stop it must restart
  * it before they finish (try/finally) and should run serially.
+ *
+ * Also: change a demo user's groups at the running IdP (`setIdpGroups`). Use
+ * carol for that (alice and bob are the shared signed-in sessions of the other
+ * tests), and put her groups back in a finally.
  */
 import { CONTROL_URL, REDIS_STORE, type StackFacts } from "./harness";
 
@@ -26,3 +30,17 @@ export async function getStackFacts(): Promise<StackFacts> {
   if (!response.ok) throw new Error(`e2e control /facts: HTTP ${response.status} ${await response.text()}`);
   return (await response.json()) as StackFacts;
 }
+
+/** Replaces `user`'s groups at the demo IdP; the console sees them at its next re-read (every 2 s in the e2e stack). */
+export async function setIdpGroups(user: string, groups: string[]): Promise<void> {
+  const response = await fetch(`${CONTROL_URL}/idp/users/${encodeURIComponent(user)}/groups`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(groups),
+    signal: AbortSignal.timeout(10_000),
+  });
+  if (!response.ok) throw new Error(`e2e control setIdpGroups(${user}): HTTP ${response.status} ${await response.text()}`);
+}
+
+/** The demo IdP's own groups for carol, to restore after a test changed them. */
+export const CAROL_GROUPS = ["leasewatch-operators"];

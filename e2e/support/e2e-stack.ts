@@ -5,7 +5,11 @@
  *   - redis-main: a throwaway redis-server on a free port (so a test can stop it);
  *   - the local IdP on 4410, the workload generator when available, and the
  *     production console on 3100 (built first if missing or stale);
- *   - a loopback control endpoint on 3199 to stop/start the Redis store.
+ *   - a loopback control endpoint on 3199 to stop/start the Redis store and to
+ *     change a demo user's groups at the IdP (`POST /idp/users/<user>/groups`, JSON array).
+ *
+ * Sessions re-read groups from the IdP every 2 s here (LEASEWATCH_GROUPS_REFRESH)
+ * and access tokens last 30 s, so the revoked-role and token-refresh paths run within a test.
  *
  * Everything is torn down on SIGTERM/SIGINT (Playwright sends SIGTERM).
  */
@@ -25,7 +29,7 @@ async function main(): Promise<void> {
   let stack: RunningStack | undefined;
   let control: http.Server | undefined;
   let isStopping = false;
-  let dropConsoleSchema: (() => Promise<void>) | undefined;
+  let dropAuditSchema: (() => Promise<void>) | undefined;
 
   const shutdown = async (code: number) => {
     if (isStopping) return;
@@ -33,7 +37,7 @@ async function main(): Promise<void> {
     control?.close();
     await stack?.stop().catch((e: unknown) => log(`[e2e] stack stop: ${String(e)}`));
     await stopAllServers().catch(() => {});
-    await dropConsoleSchema?.().catch((e: unknown) => log(`[e2e] could not drop the console schema: ${String(e)}`));
+    await dropAuditSchema?.().catch((e: unknown) => log(`[e2e] could not drop the audit schema: ${String(e)}`));
     await schema.drop().catch((e: unknown) => log(`[e2e] could not drop schema ${schema.schema}: ${String(e)}`));
     process.exit(code);
   };
@@ -45,19 +49,22 @@ async function main(): Promise<void> {
       { name: PG_STORE, kind: "postgres", url: schema.connectionString, schema: schema.schema },
       { name: REDIS_STORE, kind: "redis", url: redis.url },
     ];
-    // The console's own tables (audit log, sessions) in a schema of this run, beside the store's:
-    // runs of other checkouts on the same Postgres never see (or lock) each other's audit log.
-    const consoleSchema = `${schema.schema}_console`;
-    dropConsoleSchema = () => dropSchema(schema.connectionString, consoleSchema);
+    // The audit log in a schema of this run (runs of other checkouts on the same Postgres never see
+    // or lock each other's), not the store's own: both keep their migrations in `schema_migrations`.
+    const auditSchema = `${schema.schema}_audit`;
+    dropAuditSchema = () => dropSchema(schema.connectionString, auditSchema);
     stack = await startStack({
       port: CONSOLE_PORT,
       oidcPort: OIDC_PORT,
       env: {
         LEASEWATCH_STORES: JSON.stringify(stores),
-        LEASEWATCH_AUDIT_SCHEMA: consoleSchema,
-        LEASEWATCH_CONSOLE_SCHEMA: consoleSchema,
+        // Sessions go into the run's schema, dropped with it.
+        LEASEWATCH_CONSOLE_SCHEMA: schema.schema,
+        LEASEWATCH_AUDIT_SCHEMA: auditSchema,
         LEASEWATCH_AUDIT_KEY: process.env.LEASEWATCH_AUDIT_KEY || randomBytes(32).toString("base64url"),
+        LEASEWATCH_GROUPS_REFRESH: "2",
       },
+      accessTokenTtlS: 30,
       workload: true,
       log,
     });
@@ -66,9 +73,10 @@ async function main(): Promise<void> {
         { kind: "postgres", name: PG_STORE, url: schema.connectionString, schema: schema.schema },
         { kind: "redis", name: REDIS_STORE, url: redis.url, namespace: "lw" },
       ],
-      audit: { url: schema.connectionString, schema: consoleSchema },
+      audit: { url: schema.connectionString, schema: auditSchema },
     };
 
+    const idp = stack.idp;
     control = http.createServer((req, res) => {
       const reply = (status: number, body: unknown) => {
         res.writeHead(status, { "content-type": "application/json" });
@@ -76,6 +84,24 @@ async function main(): Promise<void> {
       };
       // Where the stores and the audit log are, so specs can run real workers against them and check them.
       if (req.method === "GET" && req.url === "/facts") return reply(200, facts);
+      const groupsRoute = /^\/idp\/users\/([a-z]+)\/groups$/.exec(req.url ?? "");
+      if (req.method === "POST" && groupsRoute) {
+        let raw = "";
+        req.on("data", (chunk: Buffer) => (raw += chunk.toString()));
+        req.on("end", () => {
+          let groups: unknown;
+          try {
+            groups = JSON.parse(raw);
+          } catch {
+            return reply(400, { error: "body must be a JSON array of group names" });
+          }
+          if (!Array.isArray(groups) || !groups.every((g) => typeof g === "string")) return reply(400, { error: "body must be a JSON array of group names" });
+          const user = groupsRoute[1]!;
+          if (!idp.setGroups(user, groups)) return reply(404, { error: `no demo user ${user}` });
+          reply(200, { user, groups });
+        });
+        return;
+      }
       const match = /^\/stores\/([a-z0-9_-]+)\/(stop|start)$/.exec(req.url ?? "");
       if (req.method !== "POST" || !match) return reply(404, { error: "POST /stores/<store>/stop|start" });
       if (match[1] !== REDIS_STORE) return reply(404, { error: `only ${REDIS_STORE} can be stopped` });
