@@ -20,6 +20,7 @@ import { z } from "zod";
 import { PostgresLeaseStore } from "@/lib/lease/postgres/store";
 import { ConfigError, parseStoresConfig, type TStoreConfig } from "@/lib/console/config";
 import { EnvError } from "@/lib/env";
+import { AuditConfigError } from "@/lib/audit/config";
 import { DEMO_USERS } from "./oidc-provider";
 import { setWorkloadStarter, startStack, type RunningStack } from "./stack";
 import { startWorkload, type Workload } from "./workload";
@@ -142,7 +143,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  const isConfig = error instanceof ConfigError || error instanceof EnvError || error instanceof z.ZodError;
+  const isConfig = error instanceof ConfigError || error instanceof EnvError || error instanceof AuditConfigError || error instanceof z.ZodError;
   console.error(isConfig ? `[demo] configuration problem: ${error instanceof z.ZodError ? z.prettifyError(error) : error.message}` : error);
   process.exit(1);
 });

@@ -19,7 +19,11 @@ import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseStoresConfig, ConfigError, type TStoreConfig } from "../lib/console/config";
 import { DEFAULT_ROLE_MAP, parseAuthEnv, EnvError } from "../lib/env";
+import { AuditConfigError, parseAuditConfig } from "../lib/audit/config";
 import { DEFAULT_CLIENT_ID, DEFAULT_CLIENT_SECRET, DEMO_USERS, startOidcProvider, type RunningOidcProvider } from "./oidc-provider";
+
+/** The demo's audit chain key: local data only, never for a real deployment. */
+export const DEMO_AUDIT_KEY = "leasewatch-demo-audit-key-local-only-000000";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const NEXT_BIN = path.join(ROOT, "node_modules", ".bin", "next");
@@ -196,6 +200,12 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
     OIDC_CLIENT_SECRET: consoleEnv.OIDC_CLIENT_SECRET || DEFAULT_CLIENT_SECRET,
     // A fresh secret per run unless one is given: sessions simply end with the stack.
     NEXTAUTH_SECRET: options.env?.NEXTAUTH_SECRET || randomBytes(32).toString("base64url"),
+    // The demo and the browser tests run the console with both duties on; production
+    // leaves them to `npm run migrate` and the workers (or `npm run sweeper`).
+    LEASEWATCH_MIGRATE: consoleEnv.LEASEWATCH_MIGRATE || "1",
+    LEASEWATCH_SWEEP: consoleEnv.LEASEWATCH_SWEEP || "1",
+    // A fixed key unless one is given, so the local audit log verifies across demo runs.
+    LEASEWATCH_AUDIT_KEY: consoleEnv.LEASEWATCH_AUDIT_KEY || DEMO_AUDIT_KEY,
   });
   delete consoleEnv.PORT;
   const childEnv = consoleEnv as NodeJS.ProcessEnv;
@@ -203,6 +213,7 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
   // Configuration problems are reported here, plainly, before anything starts.
   const stores = parseStoresConfig(childEnv);
   parseAuthEnv(childEnv);
+  parseAuditConfig(childEnv, stores);
 
   const stops: Array<() => Promise<void>> = [];
   const stop = async () => {
@@ -284,7 +295,7 @@ async function main(): Promise<void> {
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   main().catch((error: unknown) => {
-    const isConfig = error instanceof ConfigError || error instanceof EnvError;
+    const isConfig = error instanceof ConfigError || error instanceof EnvError || error instanceof AuditConfigError;
     console.error(isConfig ? `[stack] configuration problem: ${(error as Error).message}` : error);
     process.exit(1);
   });

@@ -3,9 +3,14 @@
  * LEASEWATCH_STORES (lib/console/config.ts). Kept on globalThis so dev-mode hot
  * reloads reuse the same pools instead of leaking connections.
  *
- * Postgres stores are migrated lazily, on their first use. Every store is swept
- * every SWEEP_INTERVAL_MS so leases whose TTL ran out get their `expired` event
- * even when no worker touches the resource again.
+ * Migrating and sweeping are duties of their own, each switched on by
+ * configuration (both on in the demo and the browser tests):
+ * - LEASEWATCH_MIGRATE=1: Postgres stores are migrated lazily, on their first use.
+ *   Off, the console needs no right to change the schema (a migration is run by
+ *   `npm run migrate` or the workers' `store.migrate()`).
+ * - LEASEWATCH_SWEEP=1: every store is swept every SWEEP_INTERVAL_MS so leases whose
+ *   TTL ran out get their `expired` event even when no worker touches the resource
+ *   again. Off, that is the workers' job (any `sweep()`), or `npm run sweeper`'s.
  */
 import type {
   AcquireInput,
@@ -44,7 +49,17 @@ export interface StoreEntry {
 interface Registry {
   entries: StoreEntry[];
   byName: Map<string, StoreEntry>;
-  sweepTimer: ReturnType<typeof setInterval>;
+  /** Null unless LEASEWATCH_SWEEP=1. */
+  sweepTimer: ReturnType<typeof setInterval> | null;
+}
+
+/** The console migrates its Postgres stores itself (LEASEWATCH_MIGRATE=1). */
+export function isMigrateEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env.LEASEWATCH_MIGRATE === "1";
+}
+/** The console sweeps its stores itself (LEASEWATCH_SWEEP=1). */
+export function isSweepEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env.LEASEWATCH_SWEEP === "1";
 }
 
 const GLOBAL_KEY = Symbol.for("leasewatch.console.registry");
@@ -137,22 +152,27 @@ class MigratingStore implements LeaseStore {
   close() { return this.inner.close(); }
 }
 
-/** Builds one store from its validated config; never throws (a failure becomes an UnavailableStore). */
-function createStore(config: TStoreConfig): LeaseStore {
+/**
+ * Builds one store from its validated config; never throws (a failure becomes an
+ * UnavailableStore). `migrate`: Postgres stores migrate themselves on first use.
+ */
+export function createStore(config: TStoreConfig, options: { migrate: boolean } = { migrate: isMigrateEnabled() }): LeaseStore {
   try {
-    return constructStore(config);
+    return constructStore(config, options.migrate);
   } catch (error) {
     return new UnavailableStore(config, errorText(error));
   }
 }
 
-function constructStore(config: TStoreConfig): LeaseStore {
+function constructStore(config: TStoreConfig, migrate: boolean): LeaseStore {
   switch (config.kind) {
-    case "postgres":
-      return new MigratingStore(
-        new PostgresLeaseStore({ name: config.name, connectionString: config.url, schema: config.schema }),
-      );
+    case "postgres": {
+      // TLS follows the URL: `?sslmode=require` / `verify-full` (with sslrootcert=…) are read by pg.
+      const store = new PostgresLeaseStore({ name: config.name, connectionString: config.url, schema: config.schema });
+      return migrate ? new MigratingStore(store) : store;
+    }
     case "redis":
+      // TLS follows the URL: `rediss://` connects over TLS (ioredis).
       return new RedisLeaseStore({ name: config.name, url: config.url, namespace: config.namespace });
   }
 }
@@ -193,6 +213,8 @@ function buildRegistry(): Registry {
   // Throws ConfigError with a message that says what to fix; nothing is cached on failure.
   const configs = parseStoresConfig();
   const entries: StoreEntry[] = configs.map((config) => ({ config, store: createStore(config) }));
+  const byName = new Map(entries.map((e) => [e.config.name, e]));
+  if (!isSweepEnabled()) return { entries, byName, sweepTimer: null };
   // Each store has its own in-flight flag: a store that hangs until its command
   // timeout neither piles up overlapping sweeps nor delays the other stores' sweeps.
   const sweeping = new Set<string>();
@@ -205,7 +227,7 @@ function buildRegistry(): Registry {
   }, SWEEP_INTERVAL_MS);
   // The sweeper must never keep a process (build worker, test, script) alive on its own.
   sweepTimer.unref();
-  return { entries, byName: new Map(entries.map((e) => [e.config.name, e])), sweepTimer };
+  return { entries, byName, sweepTimer };
 }
 
 function getRegistry(): Registry {

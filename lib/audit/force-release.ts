@@ -1,0 +1,419 @@
+/**
+ * The audited force-release: the one write the console makes. Framework-free;
+ * the caller (a server action or route) has already checked the session and the
+ * operator role, and passes the actor from the session, never from the form.
+ *
+ * Fail closed: no audit entry, no release.
+ * - A Postgres store in the audit log's database: the `requested` entry, the
+ *   release (through the database's force_release() function) and the outcome
+ *   entry are one transaction.
+ * - Any other store (Redis, Postgres elsewhere): a `requested` entry is committed
+ *   before the release and its outcome after. An entry left `requested` (the
+ *   process died in between) is resolved later from the store's own events
+ *   (resolvePendingForceReleases), so a release never lacks its entry.
+ */
+import { z } from "zod";
+import type { Lease, LeaseStore } from "@/lib/lease/types";
+import { ZLeaseId, ZResource } from "@/lib/lease/validation";
+import type { TStoreConfig } from "@/lib/console/config";
+import { DEFAULT_SCHEMA as DEFAULT_LEASE_SCHEMA } from "@/lib/lease/postgres/sql";
+import type { AuditOutcome } from "./chain";
+import { isSameDatabase } from "./config";
+import type { AuditDraft, AuditEntry, AuditLog } from "./log";
+
+export interface AuditActor {
+  id: string;
+  email: string | null;
+  roles: string[];
+}
+export interface RequestMeta {
+  requestId: string;
+  ip: string | null;
+  userAgent: string | null;
+}
+export interface ForceReleaseRequest {
+  /** From the session, never from the form. */
+  actor: AuditActor;
+  store: string;
+  resource: string;
+  leaseId: string;
+  reason: string;
+  request: RequestMeta;
+}
+export interface CurrentHolder {
+  leaseId: string;
+  owner: string;
+  task: string;
+  fencingToken: string;
+  expiresAt: string;
+}
+export type ForceReleaseOutcome =
+  | { outcome: "released"; auditId: string; lease: { owner: string; task: string; fencingToken: string } }
+  /** Nothing released: the lease id no longer holds the resource; `current` is whoever does (null: nobody). */
+  | { outcome: "lease_changed"; auditId: string; current: CurrentHolder | null }
+  /** Fail closed: the audit log could not be written, nothing was released. */
+  | { outcome: "audit_unavailable"; message: string }
+  | { outcome: "failed"; auditId: string | null; message: string };
+
+export type RefusedOutcome = "denied_role" | "reauth_required" | "rate_limited" | "invalid_input";
+export type RecordRefusedResult = { auditId: string } | { outcome: "audit_unavailable"; message: string };
+
+/** A store the audited release can reach, with its configuration when it came from the registry. */
+export interface AuditTarget {
+  store: LeaseStore;
+  config?: TStoreConfig;
+}
+
+/** What the audited release runs against; the console's defaults come from ./context. */
+export interface AuditDeps {
+  /** The audit log, migrated. Throws (with a message for the operator) when it is not configured or reachable. */
+  getAuditLog(): Promise<AuditLog>;
+  getTarget(store: string): AuditTarget | undefined;
+  /** How long a `requested` entry may stay open before another caller resolves it from the store's events. */
+  pendingGraceMs?: number;
+}
+
+/** Longer than any store command timeout, so an entry is never resolved while its release is still in flight elsewhere. */
+export const DEFAULT_PENDING_GRACE_MS = 60_000;
+/** How far before the `requested` entry (audit clock) to look for the store's event (store clock). */
+const EVENT_LOOKBACK_MS = 10 * 60_000;
+
+/** The lease library's field limits, for what goes into the store's event. */
+const MAX_STORE_REASON_BYTES = 1000;
+
+const ZActor = z.strictObject({
+  id: z.string().min(1).max(256),
+  email: z.string().min(1).max(256).nullable(),
+  roles: z.array(z.string().max(128)).max(64),
+});
+const ZRequestMeta = z.strictObject({
+  requestId: z.string().min(1).max(128),
+  ip: z.string().max(64).nullable(),
+  userAgent: z.string().max(1024).nullable(),
+});
+const ZForceReleaseRequest = z.strictObject({
+  actor: ZActor,
+  store: z.string().min(1).max(64),
+  resource: ZResource,
+  leaseId: ZLeaseId,
+  reason: z
+    .string()
+    .trim()
+    .min(10, { error: "reason must be at least 10 characters" })
+    .max(500, { error: "reason must be at most 500 characters" }),
+  request: ZRequestMeta,
+});
+
+/** The actor as the store's event names it (and as force_release() checks it). */
+export function actorLabel(actor: { id: string; email: string | null }): string {
+  return actor.email ?? actor.id;
+}
+
+/** The lease library takes one printable line of at most 1000 bytes; the audit keeps the reason as typed. */
+function storeReason(reason: string): string {
+  let line = reason.replace(/[\s\u0000-\u001f\u007f-\u009f]+/g, " ").trim();
+  while (Buffer.byteLength(line, "utf8") > MAX_STORE_REASON_BYTES) line = Array.from(line).slice(0, -1).join("");
+  return line;
+}
+
+function clip(value: string | null | undefined, max: number): string | null {
+  if (value === null || value === undefined) return null;
+  return value.length > max ? value.slice(0, max) : value;
+}
+
+function errorText(error: unknown): string {
+  if (error instanceof AggregateError && error.errors.length > 0) return errorText(error.errors[0]);
+  if (error instanceof Error) return error.message || error.name;
+  return String(error);
+}
+
+function holderOf(lease: Lease): CurrentHolder {
+  return { leaseId: lease.leaseId, owner: lease.owner, task: lease.task, fencingToken: lease.fencingToken, expiresAt: lease.expiresAt.toISOString() };
+}
+
+/** The entry every attempt starts from: who, from where, which lease. Over-long input is clipped, never refused. */
+function baseDraft(req: ForceReleaseRequest, outcome: AuditOutcome, shown: Lease | null): AuditDraft {
+  return {
+    requestId: clip(req.request?.requestId, 128),
+    actorSub: clip(req.actor?.id, 256) ?? "(unknown)",
+    actorEmail: clip(req.actor?.email, 256),
+    actorRoles: Array.isArray(req.actor?.roles) ? req.actor.roles.slice(0, 64).map((r) => String(r).slice(0, 128)) : [],
+    action: "force_release",
+    store: clip(String(req.store ?? ""), 64) ?? "",
+    resource: clip(String(req.resource ?? ""), 1024) ?? "",
+    leaseId: clip(req.leaseId, 128),
+    owner: shown?.owner ?? null,
+    task: shown?.task ?? null,
+    fencingToken: shown?.fencingToken ?? null,
+    reason: clip(req.reason, 2000),
+    outcome,
+    newHolder: null,
+    ip: clip(req.request?.ip, 64),
+    userAgent: clip(req.request?.userAgent, 1024),
+    resolvesId: null,
+    detail: null,
+  };
+}
+
+const AUDIT_UNAVAILABLE = { outcome: "audit_unavailable", message: "The audit log cannot be written right now, so nothing was released. Try again shortly." } as const;
+
+function unavailable(error: unknown): { outcome: "audit_unavailable"; message: string } {
+  console.error(`[leasewatch] audit log unavailable: ${errorText(error)}`);
+  return { ...AUDIT_UNAVAILABLE };
+}
+
+/** Appends in its own transaction; null (logged) when the audit log cannot be written. */
+async function tryAppend(audit: AuditLog, draft: AuditDraft): Promise<AuditEntry | null> {
+  try {
+    const entry = await audit.append(draft);
+    if (!entry) console.error("[leasewatch] audit entry was not written");
+    return entry;
+  } catch (error) {
+    console.error(`[leasewatch] audit log unavailable: ${errorText(error)}`);
+    return null;
+  }
+}
+
+/** The lease the form showed, if that lease id still holds the resource (best effort: null when unknown). */
+async function readShownLease(target: AuditTarget | undefined, resource: string, leaseId: string): Promise<{ current: Lease | null; shown: Lease | null }> {
+  if (!target) return { current: null, shown: null };
+  const current = await target.store.get(resource);
+  return { current, shown: current && current.leaseId === leaseId ? current : null };
+}
+
+/**
+ * Ends the lease only if `leaseId` still holds `resource`, with every attempt in
+ * the audit log. Never throws for an expected failure: the result says what happened.
+ */
+export async function forceReleaseAudited(req: ForceReleaseRequest, deps?: AuditDeps): Promise<ForceReleaseOutcome> {
+  const d = deps ?? (await import("./context")).defaultAuditDeps();
+  let audit: AuditLog;
+  try {
+    audit = await d.getAuditLog();
+  } catch (error) {
+    return unavailable(error);
+  }
+  // Entries a crashed process left `requested` get their outcome before anything new happens.
+  await resolvePendingForceReleases(d, audit).catch((error: unknown) => console.error(`[leasewatch] resolving open audit entries failed: ${errorText(error)}`));
+
+  const parsed = ZForceReleaseRequest.safeParse(req);
+  const target = parsed.success ? d.getTarget(parsed.data.store) : undefined;
+  if (!parsed.success || !target) {
+    const detail = parsed.success ? `unknown store "${req.store}"` : parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+    const entry = await tryAppend(audit, { ...baseDraft(req, "invalid_input", null), detail: clip(detail, 1000) });
+    if (!entry) return { ...AUDIT_UNAVAILABLE };
+    return { outcome: "failed", auditId: entry.id, message: `Invalid request: ${detail}` };
+  }
+  const r = parsed.data;
+
+  // What holds the resource now. A store that cannot answer is a failed attempt (audited), nothing released.
+  let current: Lease | null;
+  try {
+    current = await target.store.get(r.resource);
+  } catch (error) {
+    const entry = await tryAppend(audit, { ...baseDraft(req, "failed", null), detail: clip(`store read failed: ${errorText(error)}`, 1000) });
+    if (!entry) return { ...AUDIT_UNAVAILABLE };
+    return { outcome: "failed", auditId: entry.id, message: `Store "${r.store}" did not answer, so nothing was released.` };
+  }
+  if (!current || current.leaseId !== r.leaseId) {
+    const holder = current ? holderOf(current) : null;
+    const entry = await tryAppend(audit, { ...baseDraft(req, "lease_changed", null), newHolder: holder });
+    if (!entry) return { ...AUDIT_UNAVAILABLE };
+    return { outcome: "lease_changed", auditId: entry.id, current: holder };
+  }
+
+  const config = target.config;
+  if (config?.kind === "postgres" && audit.connectionString !== undefined && isSameDatabase(audit.connectionString, config.url)) {
+    return releaseInOneTransaction(audit, r, current, config.schema ?? DEFAULT_LEASE_SCHEMA);
+  }
+  return releaseInTwoSteps(audit, target.store, r, current);
+}
+
+/** Same database: `requested`, the release and its outcome commit together, or none of them does. */
+async function releaseInOneTransaction(audit: AuditLog, req: ForceReleaseRequest, shown: Lease, leaseSchema: string): Promise<ForceReleaseOutcome> {
+  try {
+    return await audit.inChain(async (tx) => {
+      const requested = (await tx.append(baseDraft(req, "requested", shown)))!;
+      const row = await tx.forceRelease({
+        requestId: requested.id,
+        leaseSchema,
+        resource: req.resource,
+        leaseId: req.leaseId,
+        actor: actorLabel(req.actor),
+        reason: storeReason(req.reason),
+      });
+      if (row.verdict === "ok") {
+        const done = (await tx.append({ ...baseDraft(req, "released", shown), resolvesId: requested.id, detail: row.eventId ? `store event ${row.eventId}` : null }))!;
+        return { outcome: "released", auditId: done.id, lease: { owner: shown.owner, task: shown.task, fencingToken: shown.fencingToken } } as const;
+      }
+      const holder: CurrentHolder | null =
+        row.verdict === "lease_changed" && row.leaseId && row.owner && row.task && row.fencingToken && row.expiresAt
+          ? { leaseId: row.leaseId, owner: row.owner, task: row.task, fencingToken: row.fencingToken, expiresAt: row.expiresAt.toISOString() }
+          : null;
+      const changed = (await tx.append({ ...baseDraft(req, "lease_changed", shown), resolvesId: requested.id, newHolder: holder, detail: row.verdict === "expired" ? "the lease had expired" : null }))!;
+      return { outcome: "lease_changed", auditId: changed.id, current: holder } as const;
+    });
+  } catch (error) {
+    // Rolled back: neither the entries nor the release happened.
+    return unavailable(error);
+  }
+}
+
+/** Requested entries whose release is running in this process: never resolved from outside meanwhile. */
+const inFlight = new Set<string>();
+
+/** Any other store: `requested` committed first (no entry, no release), the outcome after. */
+async function releaseInTwoSteps(audit: AuditLog, store: LeaseStore, req: ForceReleaseRequest, shown: Lease): Promise<ForceReleaseOutcome> {
+  let requested: AuditEntry;
+  try {
+    requested = (await audit.append(baseDraft(req, "requested", shown)))!;
+  } catch (error) {
+    return unavailable(error);
+  }
+  inFlight.add(requested.id);
+  try {
+    let draft: AuditDraft;
+    let result: ForceReleaseOutcome;
+    try {
+      const released = await store.forceRelease({ resource: req.resource, leaseId: req.leaseId, actor: actorLabel(req.actor), reason: storeReason(req.reason) });
+      if (released.released) {
+        draft = { ...baseDraft(req, "released", shown), resolvesId: requested.id, detail: `store event ${released.event.id}` };
+        result = { outcome: "released", auditId: "", lease: { owner: shown.owner, task: shown.task, fencingToken: shown.fencingToken } };
+      } else {
+        const holder = released.current ? holderOf(released.current) : null;
+        draft = { ...baseDraft(req, "lease_changed", shown), resolvesId: requested.id, newHolder: holder };
+        result = { outcome: "lease_changed", auditId: "", current: holder };
+      }
+    } catch (error) {
+      // Unknown whether the store applied it (the reply may be what was lost): leave the entry
+      // `requested` for the resolver, which asks the store's events once the store answers.
+      console.error(`[leasewatch] force-release on store "${store.name}" failed: ${errorText(error)}`);
+      return { outcome: "failed", auditId: requested.id, message: `Store "${store.name}" did not confirm the release; the audit entry will record what happened once the store answers.` };
+    }
+    try {
+      const outcome = await audit.append(draft);
+      const auditId = outcome?.id ?? requested.id;
+      return { ...result, auditId };
+    } catch (error) {
+      // The release is done and its `requested` entry stands; the outcome is recorded by the resolver.
+      console.error(`[leasewatch] recording the outcome of audit entry ${requested.id} failed: ${errorText(error)}`);
+      return { ...result, auditId: requested.id };
+    }
+  } finally {
+    inFlight.delete(requested.id);
+  }
+}
+
+/**
+ * Records a refused attempt (wrong role, stale sign-in, rate limit, bad input).
+ * Nothing is released either way; the caller shows the refusal even when this
+ * returns audit_unavailable.
+ */
+export async function recordRefusedAttempt(
+  req: ForceReleaseRequest & { outcome: RefusedOutcome; detail?: string },
+  deps?: AuditDeps,
+): Promise<RecordRefusedResult> {
+  const d = deps ?? (await import("./context")).defaultAuditDeps();
+  let audit: AuditLog;
+  try {
+    audit = await d.getAuditLog();
+  } catch (error) {
+    return unavailable(error);
+  }
+  // The lease shown, for the entry; a store that is down or input that is not a lease name just leaves it blank.
+  let shown: Lease | null = null;
+  if (typeof req.resource === "string" && typeof req.leaseId === "string" && typeof req.store === "string") {
+    shown = await readShownLease(d.getTarget(req.store), req.resource, req.leaseId).then(
+      (r) => r.shown,
+      () => null,
+    );
+  }
+  try {
+    const entry = await audit.append({ ...baseDraft(req, req.outcome, shown), detail: clip(req.detail, 1000) });
+    return entry ? { auditId: entry.id } : unavailable(new Error("entry was not written"));
+  } catch (error) {
+    return unavailable(error);
+  }
+}
+
+export interface ResolveResult {
+  /** Entries given an outcome by this call. */
+  resolved: Array<{ id: string; outcome: AuditOutcome }>;
+  /** Entries left open (store unknown or not answering). */
+  open: string[];
+}
+
+/**
+ * Gives each `requested` entry older than the grace period its outcome from the
+ * store's own record: a `force_released` event for that lease id by that actor
+ * means it was released; otherwise nothing was. Idempotent and safe to run from
+ * several processes (an entry gets at most one outcome: unique index).
+ */
+export async function resolvePendingForceReleases(deps: AuditDeps, audit?: AuditLog): Promise<ResolveResult> {
+  const log = audit ?? (await deps.getAuditLog());
+  const pending = await log.pendingRequests(deps.pendingGraceMs ?? DEFAULT_PENDING_GRACE_MS);
+  const result: ResolveResult = { resolved: [], open: [] };
+  for (const entry of pending) {
+    if (inFlight.has(entry.id)) continue;
+    const target = deps.getTarget(entry.store);
+    if (!target || entry.leaseId === null) {
+      result.open.push(entry.id);
+      continue;
+    }
+    try {
+      const event = await findForceReleasedEvent(target.store, entry);
+      const shown = { owner: entry.owner, task: entry.task, fencingToken: entry.fencingToken };
+      const draft: AuditDraft = event
+        ? { ...entryDraft(entry), ...shown, outcome: "released", resolvesId: entry.id, detail: `resolved from store event ${event.id}` }
+        : { ...entryDraft(entry), ...shown, outcome: "failed", resolvesId: entry.id, detail: "resolved: the store has no force_released event for this lease; nothing was released" };
+      const written = await log.append(draft);
+      if (written) result.resolved.push({ id: entry.id, outcome: draft.outcome });
+    } catch (error) {
+      console.error(`[leasewatch] audit entry ${entry.id} stays open: ${errorText(error)}`);
+      result.open.push(entry.id);
+    }
+  }
+  return result;
+}
+
+function entryDraft(e: AuditEntry): AuditDraft {
+  return {
+    requestId: e.requestId,
+    actorSub: e.actorSub,
+    actorEmail: e.actorEmail,
+    actorRoles: e.actorRoles,
+    action: e.action,
+    store: e.store,
+    resource: e.resource,
+    leaseId: e.leaseId,
+    owner: e.owner,
+    task: e.task,
+    fencingToken: e.fencingToken,
+    reason: e.reason,
+    outcome: e.outcome,
+    newHolder: null,
+    ip: e.ip,
+    userAgent: e.userAgent,
+    resolvesId: null,
+    detail: null,
+  };
+}
+
+async function findForceReleasedEvent(store: LeaseStore, entry: AuditEntry) {
+  const actor = actorLabel({ id: entry.actorSub, email: entry.actorEmail });
+  let cursor: string | undefined;
+  for (let page = 0; page < 20; page++) {
+    const { items, nextCursor } = await store.events({
+      resource: entry.resource,
+      kinds: ["force_released"],
+      from: new Date(entry.at.getTime() - EVENT_LOOKBACK_MS),
+      limit: 100,
+      ...(cursor ? { cursor } : {}),
+    });
+    const match = items.find((e) => e.leaseId === entry.leaseId && e.actor === actor);
+    if (match) return match;
+    if (!nextCursor) return null;
+    cursor = nextCursor;
+  }
+  return null;
+}

@@ -1,0 +1,59 @@
+import type pg from "pg";
+import { buildLeaseStatements, buildMigrationStatements } from "@/lib/lease/postgres/sql";
+import { inTransaction } from "@/lib/lease/postgres/transaction";
+import { auditLogTableSql, forceReleaseFunctionSql, migrateLockKey, registerForceReleaseSql } from "./sql";
+
+/**
+ * The console's own schema (default `leasewatch_console`), versioned like the
+ * lease store's (lib/lease/postgres/migrations.ts): one transaction under an
+ * advisory lock of its own, recorded in the schema's `schema_migrations`.
+ * Never edit a released migration: append a new one.
+ */
+export interface AuditMigration {
+  version: number;
+  name: string;
+  sql: (schema: string) => string;
+}
+
+export const AUDIT_MIGRATIONS: readonly AuditMigration[] = [
+  { version: 1, name: "append-only, hash-chained audit_log", sql: auditLogTableSql },
+  { version: 2, name: "force_release(): the console's one way to change lease state", sql: forceReleaseFunctionSql },
+];
+
+export interface AuditMigrateResult {
+  applied: number[];
+  version: number;
+  /** Lease schemas whose force-release statement was (re)registered by this call. */
+  registered: string[];
+}
+
+/**
+ * Applies pending migrations, then registers the lease library's force-release
+ * statement for each lease schema in this database (re-registered when the
+ * library's SQL changed), all in one transaction. Needs a role that may create
+ * objects; the console's least-privilege role never runs this.
+ */
+export async function runAuditMigrations(pool: pg.Pool, schema: string, leaseSchemas: readonly string[] = []): Promise<AuditMigrateResult> {
+  const sql = buildMigrationStatements(schema);
+  return inTransaction(pool, async (client) => {
+    await client.query(sql.lock, [migrateLockKey(schema)]);
+    await client.query(sql.createSchema);
+    await client.query(sql.createLedger);
+    const done = await client.query<{ version: number }>(sql.appliedVersions);
+    const have = new Set(done.rows.map((r) => r.version));
+    const applied: number[] = [];
+    for (const migration of [...AUDIT_MIGRATIONS].sort((x, y) => x.version - y.version)) {
+      if (have.has(migration.version)) continue;
+      await client.query(migration.sql(schema));
+      await client.query(sql.recordVersion, [migration.version, migration.name]);
+      applied.push(migration.version);
+      have.add(migration.version);
+    }
+    const registered: string[] = [];
+    for (const leaseSchema of new Set(leaseSchemas)) {
+      const { rowCount } = await client.query(registerForceReleaseSql(schema), [leaseSchema, buildLeaseStatements(leaseSchema).forceRelease]);
+      if ((rowCount ?? 0) > 0) registered.push(leaseSchema);
+    }
+    return { applied, version: Math.max(0, ...have), registered };
+  });
+}

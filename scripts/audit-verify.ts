@@ -1,0 +1,39 @@
+/**
+ * `npm run audit:verify`: checks the audit log's HMAC chain and names the first
+ * entry that was changed, removed or reordered. Exit 0: intact; 1: broken; 2: could
+ * not check (configuration, database). Reads LEASEWATCH_AUDIT_URL (or the first
+ * Postgres store), LEASEWATCH_AUDIT_SCHEMA and LEASEWATCH_AUDIT_KEY.
+ */
+import pg from "pg";
+import { AuditConfigError, parseAuditConfig } from "../lib/audit/config";
+import { verifyAuditChain } from "../lib/audit/verify";
+
+async function main(): Promise<number> {
+  let config;
+  try {
+    config = parseAuditConfig();
+  } catch (error) {
+    console.error(error instanceof AuditConfigError ? error.message : String(error));
+    return 2;
+  }
+  const pool = new pg.Pool({ connectionString: config.url, max: 2, connectionTimeoutMillis: 5_000 });
+  pool.on("error", () => {});
+  try {
+    const result = await verifyAuditChain({ pool, schema: config.schema, key: config.key });
+    if (result.ok) {
+      const head = result.head ? `; head #${result.head.id} ${result.head.hash}` : "";
+      console.log(`audit chain intact: ${result.entries} entries in ${config.schema}.audit_log${head}`);
+      return 0;
+    }
+    console.error(`audit chain BROKEN (${result.problem}): ${result.message}`);
+    console.error(`(${result.entries} entries before it verified)`);
+    return 1;
+  } catch (error) {
+    console.error(`could not verify the audit log: ${error instanceof Error ? error.message : String(error)}`);
+    return 2;
+  } finally {
+    await pool.end();
+  }
+}
+
+void main().then((code) => process.exit(code));
