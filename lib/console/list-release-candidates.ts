@@ -6,7 +6,7 @@
  * every lease it is asked to end is still one of them.
  */
 import type { LeaseState } from "@/lib/lease/types";
-import { fanOutStores, resolveEntries, selectEntries, type ReadOptions } from "./fan-out";
+import { fanOutStores, resolveEntries, selectEntries, STORE_TIMEOUT_MS, withTimeout, type ReadOptions } from "./fan-out";
 import { reshapeLease } from "./reshape";
 import type { LeaseView, ReadResult, StoreOutcome } from "./views";
 
@@ -55,4 +55,12 @@ export async function listReleaseCandidates(
       stores: outcomes.map((o) => (o.ok ? { ...o, data: { count: o.data.length } } : o)),
     },
   };
+}
+
+/** The lease id holding `resource` in store `storeName` now, or null (free, or the store is unknown). */
+export async function readCurrentLeaseId(storeName: string, resource: string, options: ReadOptions = {}): Promise<string | null> {
+  const selected = selectEntries(await resolveEntries(options), storeName);
+  if (!selected.ok) return null;
+  const lease = await withTimeout(selected.entries[0]!.store.get(resource), options.timeoutMs ?? STORE_TIMEOUT_MS, `store "${storeName}"`).catch(() => null);
+  return lease?.leaseId ?? null;
 }

@@ -1,0 +1,14 @@
+import { NextResponse } from "next/server";
+import { forceReleaseFromRequest } from "@/lib/actions/force-release";
+
+export const dynamic = "force-dynamic";
+
+/**
+ * Force-releases one lease (body: store, resource, leaseId, reason, confirm).
+ * 401 without a session; every other answer is a typed result (see
+ * lib/actions/force-release-schema.ts) with a status that says which.
+ */
+export async function POST(request: Request) {
+  const answer = await forceReleaseFromRequest(request);
+  return NextResponse.json(answer.body, { status: answer.status, headers: { "cache-control": "no-store" } });
+}
