@@ -334,3 +334,130 @@ test("new API routes answer 401 without a session", async ({ playwright }) => {
     await anonymous.dispose();
   }
 });
+
+async function expectFitsAndPassesAxe(page: Page, what: string): Promise<void> {
+  const clipped = await page.evaluate(() =>
+    [...document.querySelectorAll<HTMLElement>('[role="region"]')]
+      .filter((region) => region.scrollWidth > region.clientWidth + 1 && region.closest("dialog") === null)
+      .map((region) => `${region.getAttribute("aria-label")}: ${region.scrollWidth}px in ${region.clientWidth}px`),
+  );
+  expect(clipped, `${what}: every column fits`).toEqual([]);
+  expect(await page.evaluate(() => document.documentElement.scrollWidth), `${what} scrolls sideways`).toBeLessThanOrEqual(1280);
+  const axe = await new AxeBuilder({ page }).analyze();
+  const serious = axe.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+  expect(serious.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`), what).toEqual([]);
+}
+
+/** With SHOTS_DIR set, keeps a full-page screenshot there for a person to look at. */
+async function shoot(page: Page, name: string): Promise<void> {
+  const dir = process.env.SHOTS_DIR;
+  if (dir) await page.screenshot({ path: `${dir}/${name}.png` });
+}
+
+const isFocusInDialog = (page: Page) => page.evaluate(() => document.activeElement?.closest("dialog[open]") !== null);
+
+for (const colorScheme of ["light", "dark"] as const) {
+  test(`the dialogs and /audit fit 1280×800, pass axe and work by keyboard (${colorScheme})`, async ({ page }) => {
+    test.setTimeout(90_000);
+    await page.emulateMedia({ colorScheme });
+    const resource = `e2e-fr-${RUN}:look-${colorScheme}`;
+    const lease = await hold(resource, `holder-${RUN}`);
+    const prefix = `e2e-look-${RUN}-${colorScheme}:`;
+    const stuck = await hold(`${prefix}stuck`, "stuck-worker");
+    await pool.query(
+      `UPDATE "${pgSpec().schema}".leases SET acquired_at = now() - interval '100 seconds', renewed_at = now() - interval '100 seconds', expires_at = now() + interval '20 seconds' WHERE resource = $1`,
+      [stuck.resource],
+    );
+    try {
+      // The lease page by keyboard: Tab to the button, Enter opens the dialog, focus stays inside it.
+      await page.goto(leasePath(resource));
+      const button = page.getByRole("button", { name: "Force release" });
+      await expect(button).toBeVisible();
+      let polls = 0;
+      page.on("request", (r) => {
+        if (r.url().includes("/api/leases/")) polls += 1;
+      });
+      await button.focus();
+      await page.keyboard.press("Enter");
+      const dialog = page.getByRole("dialog", { name: "Force release this lease" });
+      await expect(dialog).toBeVisible();
+      expect(await isFocusInDialog(page)).toBe(true);
+      for (let i = 0; i < 12; i++) {
+        await page.keyboard.press("Tab");
+        expect(await isFocusInDialog(page), `focus after ${i + 1} Tab presses`).toBe(true);
+      }
+      await expectFitsAndPassesAxe(page, "lease page with the dialog open");
+      await shoot(page, `lease-dialog-${colorScheme}`);
+      // Live updates pause while it is open (they poll every 4 s otherwise).
+      polls = 0;
+      await page.waitForTimeout(9_000);
+      expect(polls, "lease polls while the dialog was open").toBe(0);
+      await page.keyboard.press("Escape");
+      await expect(dialog).toBeHidden();
+      await expect(button).toBeFocused();
+      await expect.poll(() => polls, { timeout: 10_000 }).toBeGreaterThan(0);
+      await expectFitsAndPassesAxe(page, "lease page");
+
+      // The leases page with the bulk dialog.
+      await page.goto(`/locks?${new URLSearchParams({ prefix })}`);
+      await page.getByRole("button", { name: /Release lapsed & overdue under/ }).click();
+      const bulk = page.getByRole("dialog", { name: "Force release lapsed and overdue leases" });
+      await expect(bulk.getByRole("table", { name: "Leases that will end" }).locator("tbody tr")).toHaveCount(1);
+      await expectFitsAndPassesAxe(page, "leases page with the bulk dialog open");
+      await shoot(page, `bulk-dialog-${colorScheme}`);
+      await page.keyboard.press("Escape");
+      await expect(bulk).toBeHidden();
+
+      // The audit log, with its filters in the URL.
+      await page.goto("/audit");
+      await expect(page.getByRole("heading", { name: "Audit log", level: 1 })).toBeVisible();
+      await expectFitsAndPassesAxe(page, "/audit");
+      await shoot(page, `audit-${colorScheme}`);
+      await page.getByLabel("Outcome").selectOption("released");
+      await page.getByRole("button", { name: "Apply" }).click();
+      await expect(page).toHaveURL(/outcome=released/);
+      await expect(page.getByRole("heading", { name: "Audit log", level: 1 })).toBeVisible();
+    } finally {
+      await store.release({ resource, leaseId: lease.leaseId });
+      await store.release({ resource: stuck.resource, leaseId: stuck.leaseId });
+    }
+  });
+}
+
+test("the audit export streams every matching entry as CSV and JSON", async ({ page }) => {
+  const csv = await page.request.get("/api/audit/export?format=csv&outcome=released");
+  expect(csv.status()).toBe(200);
+  expect(csv.headers()["content-type"]).toContain("text/csv");
+  const lines = (await csv.text()).trim().split("\n");
+  expect(lines[0]).toMatch(/outcome/);
+  const json = await page.request.get("/api/audit/export?format=json&outcome=released");
+  expect(json.status()).toBe(200);
+  const parsed = JSON.parse(await json.text()) as unknown;
+  expect(Array.isArray(parsed)).toBe(true);
+  expect((parsed as unknown[]).length).toBe(lines.length - 1);
+  expect((await page.request.get("/api/audit/export?format=xml")).status()).toBe(400);
+});
+
+test("force-release is rate-limited per user, and each refusal is audited", async ({ browser, page: alicePage }) => {
+  test.setTimeout(60_000);
+  // carol: the bucket is per user, and alice's must stay full for the other tests.
+  const context = await browser.newContext({ storageState: { cookies: [], origins: [] } });
+  const page = await context.newPage();
+  const resource = `e2e-fr-${RUN}:rate`;
+  try {
+    await signInThroughIdp(page, "carol");
+    const body = { store: PG_STORE, resource, leaseId: randomUUID(), reason: "short", confirm: resource };
+    const codes: string[] = [];
+    for (let i = 0; i < 11; i++) {
+      const response = await page.request.post("/api/force-release", { data: body, headers: { origin: BASE_URL } });
+      codes.push(`${response.status()} ${((await response.json()) as { code: string }).code}`);
+    }
+    expect(codes.slice(0, 10)).toEqual(Array(10).fill("400 invalid_input"));
+    expect(codes[10]).toBe("429 rate_limited");
+    const outcomes = (await auditEntries(alicePage.request, resource)).map((e) => e.outcome);
+    expect(outcomes.filter((o) => o === "invalid_input")).toHaveLength(10);
+    expect(outcomes.filter((o) => o === "rate_limited")).toHaveLength(1);
+  } finally {
+    await context.close();
+  }
+});

@@ -4,9 +4,28 @@ import { cx } from "./cx";
 
 /**
  * A modal dialog on the native `<dialog>` element: `showModal()` makes the rest
- * of the page inert (focus stays inside), Esc closes it, and it is labelled by
- * its title. Focus goes back to whatever opened it when it closes.
+ * of the page inert, Esc closes it, and it is labelled by its title. Tab wraps
+ * from the last control to the first (and Shift+Tab back): the native dialog
+ * alone lets focus leave for the browser's own toolbar. Focus goes back to
+ * whatever opened it when it closes.
  */
+
+const FOCUSABLE = 'a[href], button:not([disabled]), input:not([disabled]), textarea:not([disabled]), select:not([disabled]), [tabindex]:not([tabindex="-1"])';
+
+function trapTab(event: React.KeyboardEvent<HTMLDialogElement>): void {
+  if (event.key !== "Tab") return;
+  const focusable = [...event.currentTarget.querySelectorAll<HTMLElement>(FOCUSABLE)].filter((el) => el.offsetParent !== null || el === document.activeElement);
+  const first = focusable[0];
+  const last = focusable.at(-1);
+  if (!first || !last) return;
+  if (event.shiftKey && document.activeElement === first) {
+    event.preventDefault();
+    last.focus();
+  } else if (!event.shiftKey && document.activeElement === last) {
+    event.preventDefault();
+    first.focus();
+  }
+}
 export function ModalDialog({
   open,
   onClose,
@@ -54,6 +73,7 @@ export function ModalDialog({
         onCloseRef.current();
       }}
       onClose={() => onCloseRef.current()}
+      onKeyDown={trapTab}
       className={cx(
         "m-auto w-full max-w-2xl rounded-lg border border-zinc-200 bg-white p-0 text-zinc-900 shadow-xl backdrop:bg-zinc-950/50 dark:border-zinc-700 dark:bg-zinc-900 dark:text-zinc-100",
         className,
