@@ -137,8 +137,8 @@ function LeaseFacts({ lease, clockOffsetMs }: { lease: LeaseView; clockOffsetMs:
   const now = useNow() + clockOffsetMs;
   const expiresIn = Date.parse(lease.expiresAt) - now;
   const rows: Array<[string, React.ReactNode, boolean?]> = [
-    ["Store", lease.store, true],
     ["Resource", lease.resource, true],
+    ["Store", lease.store, true],
     ["Lease id", lease.leaseId, true],
     ["Owner", lease.owner, true],
     ["Task", lease.task, true],
@@ -154,9 +154,9 @@ function LeaseFacts({ lease, clockOffsetMs }: { lease: LeaseView; clockOffsetMs:
     ["State", <LeaseStatePill key="s" state={lease.state} />],
   ];
   return (
-    <dl aria-label="The lease that will end" className="grid grid-cols-2 gap-x-4 gap-y-2 rounded-md border border-zinc-200 bg-zinc-50 p-3 text-sm dark:border-zinc-700 dark:bg-zinc-950/60">
+    <dl aria-label="The lease that will end" className="grid grid-cols-3 gap-x-4 gap-y-2 rounded-md border border-zinc-200 bg-zinc-50 p-3 text-sm dark:border-zinc-700 dark:bg-zinc-950/60">
       {rows.map(([label, value, isMono]) => (
-        <div key={label} className={label === "Resource" || label === "Lease id" ? "col-span-2 min-w-0" : "min-w-0"}>
+        <div key={label} className={label === "Resource" ? "col-span-3 min-w-0" : label === "Lease id" ? "col-span-2 min-w-0" : "min-w-0"}>
           <dt className="text-xs text-zinc-600 dark:text-zinc-400">{label}</dt>
           <dd className={isMono ? "break-all font-mono text-[13px]" : ""}>{value}</dd>
         </div>

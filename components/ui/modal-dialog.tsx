@@ -75,7 +75,7 @@ export function ModalDialog({
       onClose={() => onCloseRef.current()}
       onKeyDown={trapTab}
       className={cx(
-        "m-auto w-full max-w-2xl rounded-lg border border-zinc-200 bg-white p-0 text-zinc-900 shadow-xl backdrop:bg-zinc-950/50 dark:border-zinc-700 dark:bg-zinc-900 dark:text-zinc-100",
+        "m-auto w-full max-w-2xl rounded-lg border border-zinc-200 bg-white p-0 text-zinc-900 shadow-xl dark:border-zinc-700 dark:bg-zinc-900 dark:text-zinc-100",
         className,
       )}
     >
