@@ -81,8 +81,7 @@ function AuditTable({ items, marked }: { items: AuditEntryView[]; marked: string
           <Th>When</Th>
           <Th>Outcome</Th>
           <Th>Actor</Th>
-          <Th>Resource</Th>
-          <Th>Store</Th>
+          <Th>Resource · store</Th>
           <Th>Holder shown</Th>
           <Th align="right">Token</Th>
           <Th>Reason</Th>
@@ -97,33 +96,37 @@ function AuditTable({ items, marked }: { items: AuditEntryView[]; marked: string
                 <RelativeTime value={entry.at} />
               </span>
             </Td>
-            <Td>
+            <Td className="max-w-48">
               <AuditOutcomeBadge outcome={entry.outcome} />
-              {entry.detail ? <span className="ml-1 text-xs text-zinc-600 dark:text-zinc-400">{entry.detail}</span> : null}
+              {entry.detail ? (
+                <span className="block truncate text-xs text-zinc-600 dark:text-zinc-400" title={entry.detail}>
+                  {entry.detail}
+                </span>
+              ) : null}
               {entry.newHolder ? (
-                <span className="block text-xs text-zinc-600 dark:text-zinc-400">
+                <span className="block truncate text-xs text-zinc-600 dark:text-zinc-400">
                   now <span className="font-mono">{entry.newHolder.owner ?? "?"}</span> (token <span className="font-mono">{entry.newHolder.fencingToken ?? "?"}</span>)
                 </span>
               ) : null}
             </Td>
-            <Td mono className="max-w-40 truncate" title={`${entry.actorEmail ?? ""} ${entry.actorId} · roles: ${entry.actorRoles.join(", ") || "none"}`}>
+            <Td mono className="max-w-36 truncate" title={`${entry.actorEmail ?? ""} ${entry.actorId} · roles: ${entry.actorRoles.join(", ") || "none"}`}>
               {entry.actorEmail ?? entry.actorId}
             </Td>
-            <Td mono className="max-w-56 truncate" title={entry.resource ?? undefined}>
+            <Td mono className="max-w-48" title={entry.resource ?? undefined}>
               {entry.store && entry.resource ? (
-                <Link href={leaseHref(entry.store, entry.resource)} className="text-sky-700 underline-offset-2 hover:underline dark:text-sky-300">
+                <Link href={leaseHref(entry.store, entry.resource)} className="block truncate text-sky-700 underline-offset-2 hover:underline dark:text-sky-300">
                   {entry.resource}
                 </Link>
               ) : (
-                (entry.resource ?? "—")
+                <span className="block truncate">{entry.resource ?? "—"}</span>
               )}
+              <span className="block truncate text-[11px] text-zinc-600 dark:text-zinc-400">{entry.store ?? "—"}</span>
             </Td>
-            <Td mono>{entry.store ?? "—"}</Td>
-            <Td mono className="max-w-36 truncate" title={entry.leaseId ? `lease id ${entry.leaseId} · task ${entry.task ?? "—"}` : undefined}>
+            <Td mono className="max-w-32 truncate" title={entry.leaseId ? `lease id ${entry.leaseId} · task ${entry.task ?? "—"}` : undefined}>
               {entry.owner ?? "—"}
             </Td>
             <Td mono align="right">{entry.fencingToken ?? "—"}</Td>
-            <Td className="max-w-64 truncate" title={entry.reason ?? undefined}>
+            <Td className="max-w-52 truncate" title={entry.reason ?? undefined}>
               {entry.reason ?? "—"}
             </Td>
             <Td mono align="right" title={entry.requestId ? `request ${entry.requestId}` : undefined}>
