@@ -6,7 +6,8 @@ import { SCHEMA_PATTERN } from "@/lib/lease/postgres/sql";
  * Where the audit log lives and how it is chained, from the environment:
  * - LEASEWATCH_AUDIT_URL: a postgres:// URL; default the first Postgres store's.
  *   Redis stores are audited in Postgres too.
- * - LEASEWATCH_AUDIT_SCHEMA: default "leasewatch_console".
+ * - LEASEWATCH_AUDIT_SCHEMA: default LEASEWATCH_CONSOLE_SCHEMA (the schema of the
+ *   console's own tables, such as its sessions), else "leasewatch_console".
  * - LEASEWATCH_AUDIT_KEY: the HMAC key of the chain, ≥ 32 characters. Kept out of
  *   the database on purpose: whoever can rewrite the table cannot re-forge the chain.
  */
@@ -37,6 +38,10 @@ const ZAuditEnv = z.object({
     .string()
     .regex(SCHEMA_PATTERN, { error: "LEASEWATCH_AUDIT_SCHEMA must be a lower-case identifier: a-z, 0-9, _ (max 63)" })
     .optional(),
+  LEASEWATCH_CONSOLE_SCHEMA: z
+    .string()
+    .regex(SCHEMA_PATTERN, { error: "LEASEWATCH_CONSOLE_SCHEMA must be a lower-case identifier: a-z, 0-9, _ (max 63)" })
+    .optional(),
 });
 const ZAuditKeyEnv = z.object({
   LEASEWATCH_AUDIT_KEY: z
@@ -48,7 +53,9 @@ type Env = Readonly<Record<string, string | undefined>>;
 
 function parseOrThrow<T>(schema: z.ZodType<T>, env: Env): T {
   // Empty strings count as unset.
-  const input = Object.fromEntries(Object.entries(env).filter(([k, v]) => k.startsWith("LEASEWATCH_AUDIT_") && v !== undefined && v !== ""));
+  const input = Object.fromEntries(
+    Object.entries(env).filter(([k, v]) => (k.startsWith("LEASEWATCH_AUDIT_") || k === "LEASEWATCH_CONSOLE_SCHEMA") && v !== undefined && v !== ""),
+  );
   const parsed = schema.safeParse(input);
   if (!parsed.success) throw new AuditConfigError(`The audit log is not configured: ${parsed.error.issues.map((i) => i.message).join("; ")}`);
   return parsed.data;
@@ -61,7 +68,7 @@ export function parseAuditLocation(env: Env = process.env, stores?: readonly TSt
   if (url === undefined) {
     throw new AuditConfigError("The audit log is not configured: set LEASEWATCH_AUDIT_URL (no Postgres store is configured to default to)");
   }
-  return { url, schema: e.LEASEWATCH_AUDIT_SCHEMA ?? DEFAULT_AUDIT_SCHEMA };
+  return { url, schema: e.LEASEWATCH_AUDIT_SCHEMA ?? e.LEASEWATCH_CONSOLE_SCHEMA ?? DEFAULT_AUDIT_SCHEMA };
 }
 
 /** Parse the audit configuration or throw an AuditConfigError that says what to fix. Pure: no caching. */

@@ -9,7 +9,7 @@ import { parseStoresConfig } from "@/lib/console/config";
 import { getStoreEntries, isMigrateEnabled } from "@/lib/console/registry";
 import { DEFAULT_SCHEMA as DEFAULT_LEASE_SCHEMA } from "@/lib/lease/postgres/sql";
 import { isSameDatabase, parseAuditConfig } from "./config";
-import { resolvePendingForceReleases, DEFAULT_PENDING_GRACE_MS, type AuditDeps } from "./force-release";
+import { resolvePendingForceReleases, DEFAULT_PENDING_GRACE_MS, type AuditDeps, type ResolveResult } from "./force-release";
 import { AuditLog } from "./log";
 
 interface ProcessAudit {
@@ -62,16 +62,30 @@ export function defaultAuditDeps(): AuditDeps {
 /**
  * At console start-up: give entries a crashed process left `requested` their
  * outcome. Entries younger than the grace period may still be in flight in
- * another replica, so a second pass runs once that has passed.
+ * another replica, so a second pass runs once that has passed. Resolves with
+ * the first pass (never rejects: problems are logged).
  */
-export function startAuditHousekeeping(): void {
+export function startAuditHousekeeping(options: { graceMs?: number } = {}): Promise<ResolveResult | null> {
+  const graceMs = options.graceMs ?? DEFAULT_PENDING_GRACE_MS;
   const run = () =>
-    resolvePendingForceReleases(defaultAuditDeps())
-      .then(({ resolved, open }) => {
-        if (resolved.length > 0) console.info(`[leasewatch] audit: recorded the outcome of ${resolved.length} open force-release entries`);
-        if (open.length > 0) console.warn(`[leasewatch] audit: ${open.length} force-release entries stay open (their store is not answering)`);
+    resolvePendingForceReleases({ ...defaultAuditDeps(), pendingGraceMs: graceMs })
+      .then((result) => {
+        if (result.resolved.length > 0) console.info(`[leasewatch] audit: recorded the outcome of ${result.resolved.length} open force-release entries`);
+        if (result.open.length > 0) console.warn(`[leasewatch] audit: ${result.open.length} force-release entries stay open (their store is not answering)`);
+        return result;
       })
-      .catch((error: unknown) => console.error(`[leasewatch] audit: resolving open entries failed: ${error instanceof Error ? error.message : String(error)}`));
-  void run();
-  setTimeout(run, DEFAULT_PENDING_GRACE_MS + 1_000).unref();
+      .catch((error: unknown) => {
+        console.error(`[leasewatch] audit: resolving open entries failed: ${error instanceof Error ? error.message : String(error)}`);
+        return null;
+      });
+  setTimeout(() => void run(), graceMs + 1_000).unref();
+  return run();
+}
+
+/** Closes the process-wide audit log (tests, and scripts that end). */
+export async function closeProcessAuditLog(): Promise<void> {
+  const g = globalThis as GlobalWithAudit;
+  const audit = g[GLOBAL_KEY];
+  delete g[GLOBAL_KEY];
+  await audit?.log.close();
 }

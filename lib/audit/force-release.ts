@@ -17,6 +17,7 @@ import type { Lease, LeaseStore } from "@/lib/lease/types";
 import { ZLeaseId, ZResource } from "@/lib/lease/validation";
 import type { TStoreConfig } from "@/lib/console/config";
 import { DEFAULT_SCHEMA as DEFAULT_LEASE_SCHEMA } from "@/lib/lease/postgres/sql";
+import { withTimeout } from "@/lib/console/fan-out";
 import type { AuditOutcome } from "./chain";
 import { isSameDatabase } from "./config";
 import type { AuditDraft, AuditEntry, AuditLog } from "./log";
@@ -77,6 +78,10 @@ export interface AuditDeps {
 export const DEFAULT_PENDING_GRACE_MS = 60_000;
 /** How far before the `requested` entry (audit clock) to look for the store's event (store clock). */
 const EVENT_LOOKBACK_MS = 10 * 60_000;
+
+const RESOLVE_INTERVAL_MS = 30_000;
+const SHOWN_LEASE_TIMEOUT_MS = 2_000;
+let lastResolveAt = Number.NEGATIVE_INFINITY;
 
 /** The lease library's field limits, for what goes into the store's event. */
 const MAX_STORE_REASON_BYTES = 1000;
@@ -177,7 +182,8 @@ async function tryAppend(audit: AuditLog, draft: AuditDraft): Promise<AuditEntry
 /** The lease the form showed, if that lease id still holds the resource (best effort: null when unknown). */
 async function readShownLease(target: AuditTarget | undefined, resource: string, leaseId: string): Promise<{ current: Lease | null; shown: Lease | null }> {
   if (!target) return { current: null, shown: null };
-  const current = await target.store.get(resource);
+  // A refusal is recorded promptly even when the store hangs: the lease fields just stay blank.
+  const current = await withTimeout(target.store.get(resource), SHOWN_LEASE_TIMEOUT_MS, `store "${target.store.name}"`);
   return { current, shown: current && current.leaseId === leaseId ? current : null };
 }
 
@@ -193,8 +199,12 @@ export async function forceReleaseAudited(req: ForceReleaseRequest, deps?: Audit
   } catch (error) {
     return unavailable(error);
   }
-  // Entries a crashed process left `requested` get their outcome before anything new happens.
-  await resolvePendingForceReleases(d, audit).catch((error: unknown) => console.error(`[leasewatch] resolving open audit entries failed: ${errorText(error)}`));
+  // Entries a crashed process left `requested` get their outcome before anything new happens
+  // (at most every RESOLVE_INTERVAL_MS, so a bulk release or a store that is down costs one look).
+  if (performance.now() - lastResolveAt >= RESOLVE_INTERVAL_MS) {
+    lastResolveAt = performance.now();
+    await resolvePendingForceReleases(d, audit).catch((error: unknown) => console.error(`[leasewatch] resolving open audit entries failed: ${errorText(error)}`));
+  }
 
   const parsed = ZForceReleaseRequest.safeParse(req);
   const target = parsed.success ? d.getTarget(parsed.data.store) : undefined;

@@ -13,7 +13,9 @@
 import { Counter, Gauge, Registry } from "prom-client";
 import { histogramQuantile } from "@/lib/lease/histogram";
 import { HOLD_HISTOGRAM_BOUNDS_MS, LEASE_EVENT_KINDS, type CounterKind, type LeaseStore, type StatsBucket } from "@/lib/lease/types";
-import { fanOutStores, resolveEntries, type ReadOptions } from "./fan-out";
+import { AUDIT_OUTCOMES } from "@/lib/audit/chain";
+import type { AuditLog } from "@/lib/audit/log";
+import { fanOutStores, resolveEntries, STORE_TIMEOUT_MS, withTimeout, type ReadOptions } from "./fan-out";
 import { DEFAULT_DEPTH, MINUTE_MS } from "./params";
 
 /** Gauges such as the contention rate are over this window. */
@@ -47,6 +49,21 @@ interface StoreScrape {
 
 export interface MetricsOptions extends ReadOptions {
   counterState?: CounterState;
+  /**
+   * The audit log to count force-releases from. Default: the console's own
+   * (lib/audit/context) when LEASEWATCH_AUDIT_KEY is set; null leaves those series out.
+   */
+  audit?: AuditLog | null;
+}
+
+/** Force-release outcomes, as counted from the audit log (every replica reads the same table, so they agree). */
+const FORCE_RELEASE_OUTCOMES = AUDIT_OUTCOMES.filter((o) => o !== "requested");
+
+async function resolveAudit(options: MetricsOptions): Promise<AuditLog | null> {
+  if (options.audit !== undefined) return options.audit;
+  if (!process.env.LEASEWATCH_AUDIT_KEY) return null;
+  const { getProcessAuditLog } = await import("@/lib/audit/context");
+  return getProcessAuditLog();
 }
 
 export interface MetricsText {
@@ -61,6 +78,13 @@ export async function getMetricsText(options: MetricsOptions = {}): Promise<Metr
   const from = new Date(Math.floor((nowMs - COUNTER_LOOKBACK_MS) / MINUTE_MS) * MINUTE_MS);
   const to = new Date(nowMs);
 
+  // The audit log is read alongside the stores, with the same time limit; down, it reports audit_up 0.
+  const forceReleases = resolveAudit(options).then(
+    (audit) => (audit ? withTimeout(audit.countForceReleasesByOutcome(), options.timeoutMs ?? STORE_TIMEOUT_MS, "audit log") : null),
+  ).then(
+    (counts) => ({ ok: true as const, counts }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
   const outcomes = await fanOutStores(
     entries,
     async (store: LeaseStore): Promise<StoreScrape> => {
@@ -117,6 +141,20 @@ export async function getMetricsText(options: MetricsOptions = {}): Promise<Metr
       .sort((a, b) => b[1] - a[1])
       .slice(0, TOP_PREFIX_SERIES)
       .forEach(([prefix, n]) => prefixContention.set({ store, prefix }, n));
+  }
+
+  const audited = await forceReleases;
+  if (!audited.ok || audited.counts !== null) {
+    new Gauge({ name: "leasewatch_audit_up", help: "1 when the console could read the audit log in this scrape, else 0", registers: [registry] }).set(audited.ok ? 1 : 0);
+  }
+  if (audited.ok && audited.counts !== null) {
+    const total = new Counter({
+      name: "leasewatch_force_releases_total",
+      help: "Force-release attempts by outcome, counted from the audit log (released, lease_changed, refused: denied_role, reauth_required, rate_limited, invalid_input; failed)",
+      labelNames: ["outcome"],
+      registers: [registry],
+    });
+    for (const outcome of FORCE_RELEASE_OUTCOMES) total.inc({ outcome }, audited.counts.get(outcome) ?? 0);
   }
 
   return { contentType: registry.contentType, body: await registry.metrics() };

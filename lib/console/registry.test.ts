@@ -7,10 +7,10 @@ import { getStore, getStoreEntries, getStoreNames, wrapWithLazyMigration } from 
 const REGISTRY_KEY = Symbol.for("leasewatch.console.registry");
 
 function resetRegistry(): void {
-  const g = globalThis as Record<symbol, { entries: Array<{ store: { close(): Promise<void> } }>; sweepTimer: NodeJS.Timeout } | undefined>;
+  const g = globalThis as Record<symbol, { entries: Array<{ store: { close(): Promise<void> } }>; sweepTimer: NodeJS.Timeout | null } | undefined>;
   const current = g[REGISTRY_KEY];
   if (current) {
-    clearInterval(current.sweepTimer);
+    if (current.sweepTimer) clearInterval(current.sweepTimer);
     for (const e of current.entries) void e.store.close();
   }
   delete g[REGISTRY_KEY];
@@ -42,6 +42,34 @@ describe("registry configuration", () => {
     expect(getStore("redis-b")?.kind).toBe("redis");
     expect(getStore("nope")).toBeUndefined();
     expect(getStore("redis-b")).toBe(getStoreEntries()[1]!.store);
+  });
+});
+
+describe("migrating and sweeping are switched on by configuration", () => {
+  const fresh = freshPgSchema();
+  afterEach(() => {
+    vi.unstubAllEnvs();
+    resetRegistry();
+  });
+  afterAll(async () => {
+    await fresh.drop();
+  });
+  const registryTimer = () => (globalThis as Record<symbol, { sweepTimer: NodeJS.Timeout | null } | undefined>)[REGISTRY_KEY]?.sweepTimer;
+
+  it("off by default: no sweep timer, and a fresh schema is not created by the console", async () => {
+    vi.stubEnv("LEASEWATCH_MIGRATE", "");
+    vi.stubEnv("LEASEWATCH_SWEEP", "");
+    vi.stubEnv("LEASEWATCH_STORES", JSON.stringify([{ name: "pg-a", kind: "postgres", url: fresh.connectionString, schema: fresh.schema }]));
+    await expect(getStore("pg-a")!.list()).rejects.toThrow(/does not exist/);
+    expect(registryTimer()).toBeNull();
+  });
+
+  it("LEASEWATCH_MIGRATE=1 migrates on first use; LEASEWATCH_SWEEP=1 starts the sweeper", async () => {
+    vi.stubEnv("LEASEWATCH_MIGRATE", "1");
+    vi.stubEnv("LEASEWATCH_SWEEP", "1");
+    vi.stubEnv("LEASEWATCH_STORES", JSON.stringify([{ name: "pg-a", kind: "postgres", url: fresh.connectionString, schema: fresh.schema }]));
+    expect((await getStore("pg-a")!.list()).items).toEqual([]);
+    expect(registryTimer()).not.toBeNull();
   });
 });
 
