@@ -17,7 +17,7 @@ import http from "node:http";
 import { freshPgSchema } from "../../lib/lease/testing/isolation";
 import { startStack, type RunningStack } from "../../scripts/stack";
 import { startRedis, stopAllServers, type ThrowawayServer } from "../../test/support/servers";
-import { CONSOLE_PORT, CONTROL_PORT, OIDC_PORT, PG_STORE, REDIS_STORE } from "./harness";
+import { CONSOLE_PORT, CONTROL_PORT, E2E_NEXTAUTH_SECRET, OIDC_PORT, PG_STORE, REDIS_STORE } from "./harness";
 
 const log = (line: string) => console.log(line);
 
@@ -53,6 +53,7 @@ async function main(): Promise<void> {
         // The console's own tables (sessions, audit) go into the run's schema, dropped with it.
         LEASEWATCH_CONSOLE_SCHEMA: schema.schema,
         LEASEWATCH_GROUPS_REFRESH: "2",
+        NEXTAUTH_SECRET: E2E_NEXTAUTH_SECRET,
       },
       accessTokenTtlS: 30,
       workload: true,
