@@ -140,7 +140,16 @@ export async function resolveSession(claims: SessionTokenClaims | null, options:
   let isGroupsFresh = false;
   let idpProblem: string | undefined;
   if (fresh || now - record.groupsCheckedAt.getTime() >= env.groupsRefreshS * 1000) {
-    const lookup = await lookUpGroupsOnce(env, record);
+    let lookup = await lookUpGroupsOnce(env, record);
+    if (!lookup.ok && lookup.reason === "grant_revoked") {
+      // Another console replica may have just refreshed (and an IdP that rotates refresh
+      // tokens then refuses the old one): retry once with what the database holds now.
+      const latest = await loadRecord(record.id, true);
+      if (latest && latest.revokedAt === null && latest.refreshToken !== record.refreshToken) {
+        record = latest;
+        lookup = await lookUpGroupsOnce(env, record);
+      }
+    }
     if (lookup.ok) {
       const checkedAt = new Date();
       await getSessionStore().updateGroups(record.id, { groups: lookup.groups, checkedAt, tokens: lookup.refreshed });
