@@ -19,7 +19,7 @@ import pg from "pg";
 import { freshPgSchema } from "../../lib/lease/testing/isolation";
 import { startStack, type RunningStack } from "../../scripts/stack";
 import { startRedis, stopAllServers, type ThrowawayServer } from "../../test/support/servers";
-import { CONSOLE_PORT, CONTROL_PORT, OIDC_PORT, PG_STORE, REDIS_STORE, type StackFacts } from "./harness";
+import { CONSOLE_PORT, CONTROL_PORT, E2E_NEXTAUTH_SECRET, OIDC_PORT, PG_STORE, REDIS_STORE, type StackFacts } from "./harness";
 
 const log = (line: string) => console.log(line);
 
@@ -63,6 +63,7 @@ async function main(): Promise<void> {
         LEASEWATCH_AUDIT_SCHEMA: auditSchema,
         LEASEWATCH_AUDIT_KEY: process.env.LEASEWATCH_AUDIT_KEY || randomBytes(32).toString("base64url"),
         LEASEWATCH_GROUPS_REFRESH: "2",
+        NEXTAUTH_SECRET: E2E_NEXTAUTH_SECRET,
       },
       accessTokenTtlS: 30,
       workload: true,

@@ -39,6 +39,7 @@ export interface SessionTokenClaims {
 /**
  * Records are cached in this process for 5 s: a sign-out handled by this process
  * takes effect at once (it drops the entry), one handled by another replica within 5 s.
+ * A fresh check (force-release) always reads the record from the database.
  */
 const RECORD_CACHE_MS = 5_000;
 const RECORD_CACHE_MAX = 10_000;
@@ -48,19 +49,34 @@ const RECORD_CACHE_MAX = 10_000;
  */
 export const GROUPS_MAX_STALE_MS = 5 * 60_000;
 
-let store: SessionStore | undefined;
+/**
+ * Next.js bundles pages and route handlers separately, each with its own copy of this
+ * module; keeping the state on globalThis gives the whole process one pool, one cache
+ * and one in-flight IdP lookup per session, so a sign-out handled by the auth route
+ * is seen at once by pages too.
+ */
+interface ProcessSessionState {
+  store?: SessionStore;
+  recordCache: Map<string, { record: SessionRecord; fetchedAt: number }>;
+  groupLookups: Map<string, Promise<GroupsLookup>>;
+}
+const STATE_KEY = Symbol.for("leasewatch.console.session-state");
+const shared: ProcessSessionState = ((globalThis as Record<symbol, unknown>)[STATE_KEY] as ProcessSessionState | undefined) ?? {
+  recordCache: new Map(),
+  groupLookups: new Map(),
+};
+(globalThis as Record<symbol, unknown>)[STATE_KEY] = shared;
+const recordCache = shared.recordCache;
+const groupLookups = shared.groupLookups;
 
 export function getSessionStore(): SessionStore {
-  if (!store) {
+  if (!shared.store) {
     const env = getAuthEnv();
     const db = resolveConsoleDbConfig();
-    store = new SessionStore({ url: db.url, schema: db.schema, secret: env.secret });
+    shared.store = new SessionStore({ url: db.url, schema: db.schema, secret: env.secret });
   }
-  return store;
+  return shared.store;
 }
-
-const recordCache = new Map<string, { record: SessionRecord; fetchedAt: number }>();
-const groupLookups = new Map<string, Promise<GroupsLookup>>();
 
 function cacheRecord(record: SessionRecord): void {
   recordCache.delete(record.id);
@@ -124,7 +140,16 @@ export async function resolveSession(claims: SessionTokenClaims | null, options:
   let isGroupsFresh = false;
   let idpProblem: string | undefined;
   if (fresh || now - record.groupsCheckedAt.getTime() >= env.groupsRefreshS * 1000) {
-    const lookup = await lookUpGroupsOnce(env, record);
+    let lookup = await lookUpGroupsOnce(env, record);
+    if (!lookup.ok && lookup.reason === "grant_revoked") {
+      // Another console replica may have just refreshed (and an IdP that rotates refresh
+      // tokens then refuses the old one): retry once with what the database holds now.
+      const latest = await loadRecord(record.id, true);
+      if (latest && latest.revokedAt === null && latest.refreshToken !== record.refreshToken) {
+        record = latest;
+        lookup = await lookUpGroupsOnce(env, record);
+      }
+    }
     if (lookup.ok) {
       const checkedAt = new Date();
       await getSessionStore().updateGroups(record.id, { groups: lookup.groups, checkedAt, tokens: lookup.refreshed });
