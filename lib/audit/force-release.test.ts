@@ -91,6 +91,43 @@ describe("forceReleaseAudited, Postgres store in the audit log's database (one t
     expect(entries[0]!.newHolder).toMatchObject({ leaseId: now.leaseId });
   });
 
+  it("is one transaction: when the outcome entry cannot be written, the release and the requested entry roll back", async () => {
+    const lease = await acquire(pg.store, "audit:pg:atomic");
+    // Make the database refuse the outcome row, after force_release() already ran in the transaction.
+    const a = `"${audit.schema}"`;
+    await audit.admin.query(`
+      CREATE FUNCTION ${a}.refuse_released() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF NEW.outcome = 'released' AND NEW.resource = 'audit:pg:atomic' THEN RAISE EXCEPTION 'disk full (test)'; END IF; RETURN NEW; END $$;
+      CREATE TRIGGER refuse_released BEFORE INSERT ON ${a}.audit_log FOR EACH ROW EXECUTE FUNCTION ${a}.refuse_released();`);
+    try {
+      const result = await forceReleaseAudited(
+        { actor: ALICE, store: "pg-test", resource: lease.resource, leaseId: lease.leaseId, reason: REASON, request: REQUEST },
+        auditDeps(audit.log, { "pg-test": target() }),
+      );
+      expect(result.outcome).toBe("audit_unavailable");
+    } finally {
+      await audit.admin.query(`DROP TRIGGER refuse_released ON ${a}.audit_log; DROP FUNCTION ${a}.refuse_released();`);
+    }
+    expect((await pg.store.get(lease.resource))?.leaseId).toBe(lease.leaseId);
+    expect((await pg.store.events({ resource: lease.resource, kinds: ["force_released"] })).items).toEqual([]);
+    expect(await entriesFor(audit, lease.resource)).toEqual([]);
+  });
+
+  it("fails closed when the audit schema is not migrated (force_release() missing): nothing is released", async () => {
+    const lease = await acquire(pg.store, "audit:pg:unmigrated");
+    const unmigrated = new AuditLog({ connectionString: TEST_DATABASE_URL, schema: "lw_test_000000000000", key: audit.key });
+    try {
+      const result = await forceReleaseAudited(
+        { actor: ALICE, store: "pg-test", resource: lease.resource, leaseId: lease.leaseId, reason: REASON, request: REQUEST },
+        auditDeps(unmigrated, { "pg-test": target() }),
+      );
+      expect(result.outcome).toBe("audit_unavailable");
+      expect((await pg.store.get(lease.resource))?.leaseId).toBe(lease.leaseId);
+    } finally {
+      await unmigrated.close();
+    }
+  });
+
   it("records a refused attempt with the lease shown", async () => {
     const lease = await acquire(pg.store, "audit:pg:denied");
     const result = await recordRefusedAttempt(
