@@ -25,7 +25,7 @@ export interface ConsoleDbConfig {
 }
 
 /** Where the console keeps its own tables. Throws EnvError when there is nowhere to keep them. */
-export function resolveConsoleDbConfig(env: NodeJS.ProcessEnv = process.env): ConsoleDbConfig {
+export function resolveConsoleDbConfig(env: Readonly<Record<string, string | undefined>> = process.env): ConsoleDbConfig {
   const parsedSchema = ZSchemaName.safeParse(env.LEASEWATCH_CONSOLE_SCHEMA || DEFAULT_CONSOLE_SCHEMA);
   if (!parsedSchema.success) throw new EnvError(parsedSchema.error.issues[0]?.message ?? "LEASEWATCH_CONSOLE_SCHEMA is invalid");
   const explicit = env.LEASEWATCH_AUDIT_URL?.trim();
@@ -33,7 +33,7 @@ export function resolveConsoleDbConfig(env: NodeJS.ProcessEnv = process.env): Co
     if (!/^postgres(ql)?:\/\//.test(explicit)) throw new EnvError("LEASEWATCH_AUDIT_URL must be a postgres:// URL");
     return { url: explicit, schema: parsedSchema.data };
   }
-  const firstPostgres = parseStoresConfig(env).find((store) => store.kind === "postgres");
+  const firstPostgres = parseStoresConfig(env as NodeJS.ProcessEnv).find((store) => store.kind === "postgres");
   if (!firstPostgres) {
     throw new EnvError("Sessions need a PostgreSQL database: set LEASEWATCH_AUDIT_URL (no Postgres store is configured to default to)");
   }

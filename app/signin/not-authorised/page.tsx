@@ -5,7 +5,8 @@ export const metadata: Metadata = { title: "Not authorised" };
 
 /**
  * Where a user lands when the IdP signed them in but none of their groups maps
- * to a Leasewatch role. No session was created; nothing here reveals lease data,
+ * to a Leasewatch role (at sign-in, or later when the IdP took their group away).
+ * Nothing here reveals lease data,
  * nor which IdP groups grant access (that is for the identity administrators to know).
  */
 export default function NotAuthorisedPage() {
