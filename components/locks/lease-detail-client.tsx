@@ -16,7 +16,7 @@ import type { ForceReleaseAccess } from "@/components/release/access";
 import { ForceReleaseDialog } from "@/components/release/force-release-dialog";
 import { ReleaseHistory } from "@/components/release/release-history";
 import { ReleaseOutcome } from "@/components/release/release-outcome";
-import type { ForceReleaseResult } from "@/lib/actions/force-release-schema";
+import type { ForceReleaseResult } from "@/lib/actions/force-release-types";
 import { EventTable } from "./event-table";
 import { HolderTimeline } from "./holder-timeline";
 import { LeaseStatePill } from "./lease-state-pill";

@@ -4,7 +4,7 @@ import { useId, useState } from "react";
 import { DataTable, TBody, THead, Td, Th, Tr } from "@/components/ui/data-table";
 import { formatDuration } from "@/components/ui/format";
 import { ModalDialog } from "@/components/ui/modal-dialog";
-import { auditEntryHref, MAX_BULK_LEASES, MAX_REASON_CHARS, MIN_REASON_CHARS, type BulkLeaseOutcome, type BulkReleaseResult } from "@/lib/actions/force-release-schema";
+import { auditEntryHref, MAX_BULK_LEASES, MAX_REASON_CHARS, MIN_REASON_CHARS, type BulkLeaseOutcome, type BulkReleaseResult } from "@/lib/actions/force-release-types";
 import { leaseHref } from "@/lib/console/links";
 import type { ReleaseCandidatesView } from "@/lib/console/list-release-candidates";
 import { useReleaseCandidatesQuery } from "@/lib/console/queries/release/candidates-query";

@@ -4,7 +4,7 @@ import { formatDuration, formatUtc } from "@/components/ui/format";
 import { ModalDialog } from "@/components/ui/modal-dialog";
 import { RelativeTime } from "@/components/ui/relative-time";
 import { useNow } from "@/components/ui/use-now";
-import { MAX_REASON_CHARS, MIN_REASON_CHARS, type ForceReleaseResult } from "@/lib/actions/force-release-schema";
+import { MAX_REASON_CHARS, MIN_REASON_CHARS, type ForceReleaseResult } from "@/lib/actions/force-release-types";
 import { useForceReleaseMutation } from "@/lib/console/queries/release/force-release-mutation";
 import type { LeaseView } from "@/lib/console/views";
 import { LeaseStatePill } from "@/components/locks/lease-state-pill";

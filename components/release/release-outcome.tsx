@@ -1,6 +1,6 @@
 "use client";
 import Link from "next/link";
-import { auditEntryHref, type ForceReleaseResult } from "@/lib/actions/force-release-schema";
+import { auditEntryHref, type ForceReleaseResult } from "@/lib/actions/force-release-types";
 import { leaseHref } from "@/lib/console/links";
 import { cx } from "@/components/ui/cx";
 

@@ -1,18 +1,14 @@
 /**
- * What the force-release form sends and what the server answers, shared by the
- * route handlers (app/api/force-release) and the dialogs. Client-safe: zod only.
- *
- * Answers are typed results, never bare error strings: `code` says what happened,
- * `message` says it in words for the person at the keyboard.
+ * What the force-release routes accept (zod), server side. The answers' types and
+ * the limits the dialogs share are in force-release-types.ts, which stays free of
+ * zod so the browser bundle never carries it (zod probes `new Function`, which the
+ * console's CSP reports as a violation).
  */
 import { z } from "zod";
+import { MAX_BULK_LEASES, MAX_REASON_CHARS, MIN_REASON_CHARS } from "./force-release-types";
 
-export const MIN_REASON_CHARS = 10;
-export const MAX_REASON_CHARS = 500;
-/** The bulk dialog lists, and the server accepts, at most this many leases. */
-export const MAX_BULK_LEASES = 100;
-/** A force-release needs a sign-in at most this old (re-authentication otherwise). */
-export const FORCE_RELEASE_MAX_AUTH_AGE_MS = 15 * 60_000;
+export * from "./force-release-types";
+
 
 const MAX_RESOURCE_BYTES = 512;
 const NON_PRINTABLE = /[\u0000-\u001f\u007f-\u009f]/;
@@ -62,68 +58,3 @@ export const ZBulkReleaseForm = z
   .refine((f) => f.leases.every((l) => l.resource.startsWith(f.prefix)), { error: "every lease must be under the prefix", path: ["leases"] });
 export type TBulkReleaseForm = z.infer<typeof ZBulkReleaseForm>;
 
-/** The holder as the lease page showed it, or the one found instead. */
-export interface HolderView {
-  leaseId: string;
-  owner: string;
-  task: string;
-  fencingToken: string;
-  expiresAt?: string;
-}
-
-export type RefusalCode =
-  | "not_signed_in"
-  | "forbidden"
-  | "reauth_required"
-  | "idp_unavailable"
-  | "cross_origin"
-  | "rate_limited"
-  | "invalid_input"
-  | "audit_unavailable"
-  | "failed";
-
-export interface FieldIssue {
-  field: string;
-  message: string;
-}
-
-export type ForceReleaseResult =
-  | { ok: true; outcome: "released"; store: string; resource: string; auditId: string; released: Omit<HolderView, "leaseId" | "expiresAt"> & { leaseId: string } }
-  | { ok: false; outcome: "lease_changed"; store: string; resource: string; auditId: string; current: HolderView | null; message: string }
-  | {
-      ok: false;
-      outcome: "refused";
-      code: RefusalCode;
-      message: string;
-      /** Audit entry of the refusal, when one was written. */
-      auditId?: string;
-      issues?: FieldIssue[];
-      /** For reauth_required: where to sign in again and come back. */
-      reauthUrl?: string;
-      retryAfterSeconds?: number;
-    };
-
-/** Per-lease outcome of a bulk release (same shape as one force-release, plus which lease). */
-export type BulkLeaseOutcome = { store: string; resource: string; leaseId: string; result: ForceReleaseResult };
-
-export type BulkReleaseResult =
-  | { ok: true; outcome: "done"; results: BulkLeaseOutcome[] }
-  | Extract<ForceReleaseResult, { outcome: "refused" }>;
-
-/** HTTP status for each refusal, so scripts and tests can tell them apart without parsing words. */
-export const REFUSAL_STATUS: Record<RefusalCode, number> = {
-  not_signed_in: 401,
-  forbidden: 403,
-  reauth_required: 403,
-  idp_unavailable: 503,
-  cross_origin: 403,
-  rate_limited: 429,
-  invalid_input: 400,
-  audit_unavailable: 503,
-  failed: 500,
-};
-
-/** `/audit` filtered to one lease's entries, with the given entry marked: the link the dialog shows afterwards. */
-export function auditEntryHref(entry: { auditId: string; store: string; resource: string }): string {
-  return `/audit?${new URLSearchParams({ store: entry.store, resource: entry.resource, entry: entry.auditId })}#audit-${entry.auditId}`;
-}

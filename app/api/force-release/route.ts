@@ -6,7 +6,7 @@ export const dynamic = "force-dynamic";
 /**
  * Force-releases one lease (body: store, resource, leaseId, reason, confirm).
  * 401 without a session; every other answer is a typed result (see
- * lib/actions/force-release-schema.ts) with a status that says which.
+ * lib/actions/force-release-types.ts) with a status that says which.
  */
 export async function POST(request: Request) {
   const answer = await forceReleaseFromRequest(request);

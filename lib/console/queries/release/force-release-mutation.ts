@@ -1,6 +1,6 @@
 "use client";
 import { useMutation, useQueryClient } from "@tanstack/react-query";
-import type { BulkReleaseResult, ForceReleaseResult } from "@/lib/actions/force-release-schema";
+import type { BulkReleaseResult, ForceReleaseResult } from "@/lib/actions/force-release-types";
 import { auditKeys } from "../audit/keys";
 import { leaseKeys } from "../leases/keys";
 
