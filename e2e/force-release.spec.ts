@@ -360,6 +360,14 @@ for (const colorScheme of ["light", "dark"] as const) {
   test(`the dialogs and /audit fit 1280×800, pass axe and work by keyboard (${colorScheme})`, async ({ page }) => {
     test.setTimeout(90_000);
     await page.emulateMedia({ colorScheme });
+    // The dialogs and /audit run under the console's CSP too (nothing in their bundle may need eval).
+    const violations: string[] = [];
+    page.on("console", (message) => {
+      if (/content security policy/i.test(message.text())) violations.push(message.text());
+    });
+    await page.addInitScript(() => {
+      document.addEventListener("securitypolicyviolation", (event) => console.error(`Content Security Policy violation: ${event.violatedDirective} ${event.blockedURI}`));
+    });
     const resource = `e2e-fr-${RUN}:look-${colorScheme}`;
     const lease = await hold(resource, `holder-${RUN}`);
     const prefix = `e2e-look-${RUN}-${colorScheme}:`;
@@ -417,6 +425,7 @@ for (const colorScheme of ["light", "dark"] as const) {
       await page.getByRole("button", { name: "Apply" }).click();
       await expect(page).toHaveURL(/outcome=released/);
       await expect(page.getByRole("heading", { name: "Audit log", level: 1 })).toBeVisible();
+      expect(violations).toEqual([]);
     } finally {
       await store.release({ resource, leaseId: lease.leaseId });
       await store.release({ resource: stuck.resource, leaseId: stuck.leaseId }).catch(() => undefined);
