@@ -321,6 +321,7 @@ test("new API routes answer 401 without a session", async ({ playwright }) => {
   try {
     for (const [method, path] of [
       ["POST", "/api/force-release"],
+      ["GET", "/api/force-release"],
       ["POST", "/api/force-release/bulk"],
       ["GET", "/api/force-release/bulk?prefix=a"],
       ["GET", "/api/audit"],
