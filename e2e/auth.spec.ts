@@ -135,6 +135,8 @@ test.describe("sessions that can be taken away", () => {
   });
 
   test("roles follow the IdP: a removed group takes effect on every page without signing out", async ({ browser }) => {
+    // A sign-in plus two waits of up to 15 s for the change to show.
+    test.setTimeout(90_000);
     // carol is the one user whose groups tests change (see e2e/support/control.ts).
     const context = await browser.newContext({ storageState: SIGNED_OUT });
     const page = await context.newPage();
@@ -199,6 +201,8 @@ test.describe("callbackUrl", () => {
   ];
 
   test("a signed-in visit to /signin never sends the browser off the console", async ({ page }) => {
+    // Seven full navigations, each ending on the overview with its charts.
+    test.setTimeout(90_000);
     // The requests the browser makes anywhere but the console are failed on the spot and recorded.
     const offConsole: string[] = [];
     await page.route((url) => url.origin !== BASE_URL, (route) => {
