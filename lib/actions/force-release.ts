@@ -40,6 +40,7 @@ import { checkSameOrigin } from "./same-origin";
 
 /** Bodies are a few hundred bytes; anything much larger is not a form of ours. */
 const MAX_BODY_BYTES = 64 * 1024;
+/** Matches forceReleaseLimiter's capacity: a bulk release is charged at most the whole bucket. */
 const RATE_LIMIT_CAPACITY = 10;
 
 type Refusal = Extract<ForceReleaseResult, { outcome: "refused" }>;
@@ -82,6 +83,8 @@ function actorOf(session: AppSession): AuditActor {
 }
 
 async function readJsonBody(request: Request): Promise<unknown> {
+  const declared = Number(request.headers.get("content-length") ?? 0);
+  if (declared > MAX_BODY_BYTES) return undefined;
   const text = await request.text().catch(() => "");
   if (text.length > MAX_BODY_BYTES) return undefined;
   try {

@@ -43,8 +43,8 @@ export class TokenBucketLimiter {
 }
 
 /**
- * Force-releases per user: a burst of 10, then one every 6 s. A bulk release
- * takes one token per lease, so a full bulk of 100 needs an emptier hand: it is
- * charged min(leases, capacity) — bulk is one decision, not a hundred.
+ * Force-releases per user: a burst of 10, then one every 6 s. A bulk release is
+ * charged one token per lease, capped at the whole bucket: a bulk of 100 needs a
+ * full bucket (it is one decision), not ten minutes of waiting.
  */
 export const forceReleaseLimiter = new TokenBucketLimiter({ capacity: 10, refillPerSecond: 1 / 6 });
