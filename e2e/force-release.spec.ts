@@ -114,12 +114,12 @@ test("operator force-releases a held lease: the holder's signal aborts, its fenc
     const token = String(acquired.token);
 
     const dialog = await openDialog(page, resource);
-    const facts = dialog.getByRole("definition");
+    const definitions = dialog.getByRole("definition");
     await expect(dialog.getByLabel("The lease that will end")).toContainText(leaseId);
     await expect(dialog.getByLabel("The lease that will end")).toContainText(`holder-${RUN}`);
     await expect(dialog.getByLabel("The lease that will end")).toContainText("export-run");
     await expect(dialog.getByLabel("The lease that will end")).toContainText(token);
-    await expect(facts.filter({ hasText: PG_STORE }).first()).toBeVisible();
+    await expect(definitions.filter({ hasText: PG_STORE }).first()).toBeVisible();
     // The submit stays disabled until the reason is long enough and the name matches.
     await dialog.getByLabel(/^Reason/).fill("too short");
     await dialog.getByLabel(/Type the resource name to confirm/).fill(resource);
@@ -152,6 +152,10 @@ test("operator force-releases a held lease: the holder's signal aborts, its fenc
     expect(released!.reason).toBe(REASON);
     expect(released!.actorId).toBe("alice");
 
+    // The lease's own event list shows the force-release, with who and why.
+    const forced = page.getByRole("region", { name: "Events of this resource" }).locator("tr", { hasText: "force-released" });
+    await expect(forced).toContainText("by alice@example.test");
+    await expect(forced).toContainText(REASON);
     await outcome.getByRole("link", { name: "See the audit entry" }).click();
     await expect(page).toHaveURL(/\/audit\?/);
     const row = page.locator(`tr:has(#audit-${released!.id})`);
