@@ -1,34 +1,67 @@
 import { getToken } from "next-auth/jwt";
 import { NextResponse, type NextRequest } from "next/server";
+import {
+  ASSET_CSP,
+  buildContentSecurityPolicy,
+  buildStaticSecurityHeaders,
+  createNonce,
+  isHttpsRequest,
+  NONCE_HEADER,
+} from "@/lib/auth/security-headers";
 
 /**
- * Defence in depth only: pages without a session cookie are sent to sign-in
- * before rendering anything. Every page, route handler and server action still
- * checks the session (and role) itself — this proxy is not the security boundary.
- * API routes are not matched: they answer 401 JSON on their own.
+ * Runs before every request:
+ *
+ *   - security headers on every response (pages, API routes, assets), with a fresh
+ *     CSP nonce per page request (lib/auth/security-headers.ts);
+ *   - defence in depth only: pages without a session cookie are sent to sign-in
+ *     before rendering anything. Every page, route handler and server action still
+ *     checks the session (and role) itself — this proxy is not the security boundary.
+ *     API routes answer 401 JSON on their own.
  */
 
 const SIGNIN_PATH = "/signin";
 // Mirrors REQUEST_PATH_HEADER in lib/auth/session.ts (the proxy stays free of server-only imports).
 const REQUEST_PATH_HEADER = "x-leasewatch-path";
+const ASSET_PATH = /^\/(_next\/static|_next\/image|favicon\.ico|robots\.txt)/;
+const NO_SIGN_IN_NEEDED = /^\/(api\/|signin(\/|$))/;
+
+function withHeaders(response: NextResponse, headers: Record<string, string>): NextResponse {
+  for (const [name, value] of Object.entries(headers)) response.headers.set(name, value);
+  return response;
+}
 
 export async function proxy(request: NextRequest) {
   const { pathname, search } = request.nextUrl;
+  const isHttps = isHttpsRequest(request.nextUrl, request.headers.get("x-forwarded-proto"), process.env.NEXTAUTH_URL);
+  const headers = buildStaticSecurityHeaders(isHttps);
+
+  if (ASSET_PATH.test(pathname)) return withHeaders(NextResponse.next(), { ...headers, "content-security-policy": ASSET_CSP });
+
+  const nonce = createNonce();
+  const csp = buildContentSecurityPolicy({ nonce, isHttps, isDev: process.env.NODE_ENV === "development" });
+  const responseHeaders = { ...headers, "content-security-policy": csp };
+  const requestHeaders = new Headers(request.headers);
+  // Next.js takes the nonce for its own inline scripts from the request's CSP header.
+  requestHeaders.set("content-security-policy", csp);
+  requestHeaders.set(NONCE_HEADER, nonce);
   const requestedPath = `${pathname}${search}`;
-  const secret = process.env.NEXTAUTH_SECRET;
-  // A missing secret is a configuration error the pages explain; treat the visitor as signed out.
-  const token = secret ? await getToken({ req: request, secret }).catch(() => null) : null;
-  if (!token) {
-    const url = new URL(SIGNIN_PATH, request.url);
-    url.search = new URLSearchParams({ callbackUrl: requestedPath }).toString();
-    return NextResponse.redirect(url);
+  requestHeaders.set(REQUEST_PATH_HEADER, requestedPath);
+
+  if (!NO_SIGN_IN_NEEDED.test(pathname)) {
+    const secret = process.env.NEXTAUTH_SECRET;
+    // A missing secret is a configuration error the pages explain; treat the visitor as signed out.
+    const token = secret ? await getToken({ req: request, secret }).catch(() => null) : null;
+    if (!token) {
+      const url = new URL(SIGNIN_PATH, request.url);
+      url.search = new URLSearchParams({ callbackUrl: requestedPath }).toString();
+      return withHeaders(NextResponse.redirect(url), responseHeaders);
+    }
   }
-  const headers = new Headers(request.headers);
-  headers.set(REQUEST_PATH_HEADER, requestedPath);
-  return NextResponse.next({ request: { headers } });
+  return withHeaders(NextResponse.next({ request: { headers: requestHeaders } }), responseHeaders);
 }
 
 export const config = {
-  // Everything except sign-in pages, API routes (they check for themselves), and static assets.
-  matcher: ["/((?!api/|signin|_next/static|_next/image|favicon\\.ico|robots\\.txt).*)"],
+  // Every request: the headers go on all of them.
+  matcher: ["/:path*"],
 };

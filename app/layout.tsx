@@ -6,6 +6,7 @@ import { ConfigProblem } from "@/components/shell/config-problem";
 import type { HealthResponse } from "@/components/shell/health-query";
 import { SkipLink } from "@/components/shell/skip-link";
 import { StoreDownBanner } from "@/components/shell/store-down-banner";
+import { logServerError } from "@/lib/auth/server-error";
 import { getAppSession, type AppSession } from "@/lib/auth/session";
 import { ConfigError, parseStoresConfig } from "@/lib/console/config";
 import { getStoresHealth } from "@/lib/console/health";
@@ -20,7 +21,7 @@ export const viewport: Viewport = { colorScheme: "light dark" };
 type Shell =
   | { kind: "signed-in"; session: AppSession; health: HealthResponse }
   | { kind: "anonymous" }
-  | { kind: "config-problem"; message: string };
+  | { kind: "config-problem"; correlationId: string };
 
 /**
  * Decides what frames the page. The shell (header, nav, store health) is only
@@ -36,7 +37,8 @@ async function loadShell(): Promise<Shell> {
     const stores = await getStoresHealth();
     return { kind: "signed-in", session, health: { checkedAt: new Date().toISOString(), stores } };
   } catch (error) {
-    if (error instanceof ConfigError || error instanceof EnvError) return { kind: "config-problem", message: error.message };
+    // The details are for the server log; the browser gets a reference to find them by.
+    if (error instanceof ConfigError || error instanceof EnvError) return { kind: "config-problem", correlationId: logServerError(error, "configuration problem") };
     throw error;
   }
 }
@@ -48,7 +50,7 @@ export default async function RootLayout({ children }: { children: React.ReactNo
       <body className="min-h-screen bg-zinc-50 text-zinc-900 antialiased dark:bg-zinc-950 dark:text-zinc-100">
         <SkipLink />
         {shell.kind === "config-problem" ? (
-          <ConfigProblem message={shell.message} />
+          <ConfigProblem correlationId={shell.correlationId} />
         ) : shell.kind === "anonymous" ? (
           <Providers>
             <main id="main" tabIndex={-1} className="outline-none">

@@ -11,6 +11,14 @@ export const DEFAULT_ROLE_MAP = "leasewatch-operators:operator,leasewatch-viewer
 export const DEFAULT_GROUPS_CLAIM = "groups";
 /** Most IdPs only release group membership when asked for a `groups` scope. */
 export const DEFAULT_SCOPE = "openid email profile groups";
+/** The local demo IdP's client secret (scripts/oidc-provider.ts); refused in production outside the demo. */
+export const DEMO_CLIENT_SECRET = "leasewatch-demo-secret";
+/** A session ends this long after sign-in, however often it is refreshed. */
+export const DEFAULT_SESSION_MAX_AGE_S = 8 * 60 * 60;
+/** Groups are re-read from the IdP at most this often per session (roles follow within this, well under 5 minutes). */
+export const DEFAULT_GROUPS_REFRESH_S = 60;
+/** Longest allowed refresh interval: the promise is that a removed group takes effect within 5 minutes. */
+export const MAX_GROUPS_REFRESH_S = 300;
 
 const ZHttpUrl = (name: string) =>
   z
@@ -32,6 +40,18 @@ const ZAuthEnv = z.object({
     .refine((v) => v.split(" ").includes("openid"), { error: "OIDC_SCOPE must include openid" })
     .default(DEFAULT_SCOPE),
   LEASEWATCH_ROLE_MAP: z.string().default(DEFAULT_ROLE_MAP),
+  LEASEWATCH_SESSION_MAX_AGE: z.coerce
+    .number({ error: "LEASEWATCH_SESSION_MAX_AGE must be a number of seconds" })
+    .int({ error: "LEASEWATCH_SESSION_MAX_AGE must be a whole number of seconds" })
+    .min(10, { error: "LEASEWATCH_SESSION_MAX_AGE must be at least 10 seconds" })
+    .max(7 * 24 * 60 * 60, { error: "LEASEWATCH_SESSION_MAX_AGE must be at most 7 days (604800 seconds)" })
+    .default(DEFAULT_SESSION_MAX_AGE_S),
+  LEASEWATCH_GROUPS_REFRESH: z.coerce
+    .number({ error: "LEASEWATCH_GROUPS_REFRESH must be a number of seconds" })
+    .int({ error: "LEASEWATCH_GROUPS_REFRESH must be a whole number of seconds" })
+    .min(1, { error: "LEASEWATCH_GROUPS_REFRESH must be at least 1 second" })
+    .max(MAX_GROUPS_REFRESH_S, { error: `LEASEWATCH_GROUPS_REFRESH must be at most ${MAX_GROUPS_REFRESH_S} seconds (roles must follow the IdP within 5 minutes)` })
+    .default(DEFAULT_GROUPS_REFRESH_S),
   NEXTAUTH_URL: ZHttpUrl("NEXTAUTH_URL"),
   // Signs and encrypts the session cookie; short secrets are guessable.
   NEXTAUTH_SECRET: z
@@ -48,6 +68,12 @@ export interface AuthEnv {
   roleMap: RoleMap;
   nextAuthUrl: string;
   secret: string;
+  /** Absolute session lifetime from sign-in, seconds. */
+  sessionMaxAgeS: number;
+  /** How often a session's groups are re-read from the IdP, seconds. */
+  groupsRefreshS: number;
+  /** LEASEWATCH_DEMO=1: the demo / e2e stack (local IdP over http on loopback). */
+  isDemo: boolean;
 }
 
 export class EnvError extends Error {
@@ -74,6 +100,17 @@ export function parseAuthEnv(env: Readonly<Record<string, string | undefined>> =
     const why = err instanceof RoleMapError ? err.message : String(err);
     throw new EnvError(`LEASEWATCH_ROLE_MAP is invalid (${why}); expected e.g. "${DEFAULT_ROLE_MAP}"`);
   }
+  const isDemo = env.LEASEWATCH_DEMO === "1";
+  if (env.NODE_ENV === "production") {
+    const refusals = findProductionRefusals({
+      issuer: e.OIDC_ISSUER,
+      consoleUrl: e.NEXTAUTH_URL,
+      clientSecret: e.OIDC_CLIENT_SECRET,
+      hasRoleMap: input.LEASEWATCH_ROLE_MAP !== undefined,
+      isDemo,
+    });
+    if (refusals.length > 0) throw new EnvError(`Refusing to start in production: ${refusals.join("; ")}`);
+  }
   return {
     issuer: e.OIDC_ISSUER.replace(/\/+$/, ""),
     clientId: e.OIDC_CLIENT_ID,
@@ -83,7 +120,43 @@ export function parseAuthEnv(env: Readonly<Record<string, string | undefined>> =
     roleMap,
     nextAuthUrl: e.NEXTAUTH_URL,
     secret: e.NEXTAUTH_SECRET,
+    sessionMaxAgeS: e.LEASEWATCH_SESSION_MAX_AGE,
+    groupsRefreshS: e.LEASEWATCH_GROUPS_REFRESH,
+    isDemo,
   };
+}
+
+/** 127.0.0.0/8, ::1 and localhost: an IdP there is a developer's or the demo's, never a real one. */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, "").toLowerCase();
+  return host === "localhost" || host.endsWith(".localhost") || host === "::1" || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
+/**
+ * What production must not run with. The demo (LEASEWATCH_DEMO=1) may use the local
+ * IdP, its secret and plain http, but only on loopback, where nothing crosses a network.
+ */
+export function findProductionRefusals(c: { issuer: string; consoleUrl: string; clientSecret: string; hasRoleMap: boolean; isDemo: boolean }): string[] {
+  const refusals: string[] = [];
+  const issuer = new URL(c.issuer);
+  const consoleUrl = new URL(c.consoleUrl);
+  const isLocalDemo = (url: URL) => c.isDemo && isLoopbackHost(url.hostname);
+  if (consoleUrl.protocol !== "https:" && !isLocalDemo(consoleUrl)) {
+    refusals.push("NEXTAUTH_URL must be an https:// URL (session cookies and tokens would cross the network in clear)");
+  }
+  if (issuer.protocol !== "https:" && !isLocalDemo(issuer)) {
+    refusals.push("OIDC_ISSUER must be an https:// URL");
+  }
+  if (isLoopbackHost(issuer.hostname) && !c.isDemo) {
+    refusals.push("OIDC_ISSUER points at this machine (the demo IdP?); use your organisation's identity provider, or set LEASEWATCH_DEMO=1 for the demo");
+  }
+  if (c.clientSecret === DEMO_CLIENT_SECRET && !c.isDemo) {
+    refusals.push("OIDC_CLIENT_SECRET is the public demo secret; register the console with your IdP and use its secret");
+  }
+  if (!c.hasRoleMap) {
+    refusals.push(`LEASEWATCH_ROLE_MAP must be set explicitly (which IdP groups are operators and viewers), e.g. "${DEFAULT_ROLE_MAP}"`);
+  }
+  return refusals;
 }
 
 let cached: AuthEnv | undefined;

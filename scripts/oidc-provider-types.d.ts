@@ -31,6 +31,8 @@ declare module "oidc-provider" {
     pkce?: { required?: (ctx: KoaContextWithOIDC, client: unknown) => boolean };
     cookies?: { keys?: string[] };
     ttl?: Record<string, number>;
+    issueRefreshToken?: (ctx: KoaContextWithOIDC, client: { grantTypeAllowed(type: string): boolean }, code: unknown) => Promise<boolean>;
+    rotateRefreshToken?: (ctx: KoaContextWithOIDC) => boolean;
     features?: Record<string, { enabled: boolean }>;
     findAccount?: (ctx: KoaContextWithOIDC, id: string) => Promise<Account | undefined>;
     loadExistingGrant?: (ctx: KoaContextWithOIDC) => Promise<Grant | undefined>;

@@ -7,8 +7,17 @@
  *   bob      groups ["leasewatch-viewers"]    → viewer
  *   mallory  groups ["contractors"]           → no Leasewatch role ("not authorised")
  *
+ *   carol    groups ["leasewatch-operators"]  → operator (the browser tests take her
+ *                                                groups away; alice stays an operator)
+ *
  * DEMO ONLY: its development login form accepts ANY password for these users.
- * Never point a real deployment at it; use your organisation's IdP instead.
+ * Never point a real deployment at it; use your organisation's IdP instead. It
+ * refuses to start with NODE_ENV=production unless LEASEWATCH_DEMO=1.
+ *
+ * It issues refresh tokens and answers userinfo with the user's *current*
+ * groups, so the console can re-read them after sign-in; `setGroups` on the
+ * running provider changes a user's groups (the e2e stack's control endpoint
+ * exposes it to tests; there is no HTTP route for it here).
  *
  * CLI: `tsx scripts/oidc-provider.ts` — OIDC_PORT (default 4400), OIDC_CLIENT_ID,
  * OIDC_CLIENT_SECRET, OIDC_REDIRECT_URIS (comma-separated; default the console on :3000).
@@ -16,10 +25,11 @@
 import { randomBytes } from "node:crypto";
 import type { Server } from "node:http";
 import { pathToFileURL } from "node:url";
+import { DEMO_CLIENT_SECRET } from "../lib/env";
 
 export const DEFAULT_OIDC_PORT = 4400;
 export const DEFAULT_CLIENT_ID = "leasewatch-console";
-export const DEFAULT_CLIENT_SECRET = "leasewatch-demo-secret";
+export const DEFAULT_CLIENT_SECRET = DEMO_CLIENT_SECRET;
 
 export interface DemoUser {
   sub: string;
@@ -32,7 +42,20 @@ export const DEMO_USERS: Record<string, DemoUser> = {
   alice: { sub: "alice", name: "alice", email: "alice@example.test", groups: ["leasewatch-operators"] },
   bob: { sub: "bob", name: "bob", email: "bob@example.test", groups: ["leasewatch-viewers"] },
   mallory: { sub: "mallory", name: "mallory", email: "mallory@example.test", groups: ["contractors"] },
+  carol: { sub: "carol", name: "carol", email: "carol@example.test", groups: ["leasewatch-operators"] },
 };
+
+export class DemoIdpRefusedError extends Error {
+  constructor() {
+    super("the demo identity provider accepts any password and must not run in production: set LEASEWATCH_DEMO=1 only for the demo");
+    this.name = "DemoIdpRefusedError";
+  }
+}
+
+/** Throws unless this is plainly not production, or the demo flag is set. */
+export function assertDemoIdpAllowed(env: Readonly<Record<string, string | undefined>> = process.env): void {
+  if (env.NODE_ENV === "production" && env.LEASEWATCH_DEMO !== "1") throw new DemoIdpRefusedError();
+}
 
 const GRANTED_SCOPE = "openid email profile groups";
 const GRANTED_CLAIMS = ["sub", "email", "email_verified", "name", "preferred_username", "groups"];
@@ -46,6 +69,10 @@ export interface OidcProviderOptions {
   redirectUris: string[];
   /** Where the console sends people after sign-out. */
   postLogoutRedirectUris?: string[];
+  /** Access-token lifetime (default 1 h); short in tests so the refresh path runs. */
+  accessTokenTtlS?: number;
+  /** Checked by assertDemoIdpAllowed (default process.env). */
+  env?: Readonly<Record<string, string | undefined>>;
 }
 
 export interface RunningOidcProvider {
@@ -53,11 +80,16 @@ export interface RunningOidcProvider {
   port: number;
   clientId: string;
   clientSecret: string;
+  /** Replaces a demo user's groups; the next userinfo answer carries them. Returns false for an unknown user. */
+  setGroups(username: string, groups: string[]): boolean;
   close(): Promise<void>;
 }
 
 /** Starts the IdP; resolves once it listens. */
 export async function startOidcProvider(options: OidcProviderOptions): Promise<RunningOidcProvider> {
+  assertDemoIdpAllowed(options.env);
+  // This provider's own copy: changing a user's groups in one stack never touches another.
+  const users = new Map(Object.entries(DEMO_USERS).map(([name, user]) => [name, { ...user, groups: [...user.groups] }]));
   const port = options.port ?? DEFAULT_OIDC_PORT;
   const host = options.host ?? "127.0.0.1";
   const clientId = options.clientId ?? DEFAULT_CLIENT_ID;
@@ -73,9 +105,12 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<R
         client_secret: clientSecret,
         redirect_uris: options.redirectUris,
         post_logout_redirect_uris: options.postLogoutRedirectUris ?? [],
-        grant_types: ["authorization_code"],
+        // refresh_token: the console re-reads the user's groups (userinfo) for the life of the session.
+        grant_types: ["authorization_code", "refresh_token"],
         response_types: ["code"],
         token_endpoint_auth_method: "client_secret_basic",
+        // auth_time in every id token: the console checks how recent a sign-in is before a force-release.
+        require_auth_time: true,
       },
     ],
     claims: {
@@ -88,10 +123,22 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<R
     conformIdTokenClaims: false,
     pkce: { required: () => true },
     cookies: { keys: [randomBytes(32).toString("hex")] },
-    ttl: { AccessToken: 3600, AuthorizationCode: 60, IdToken: 3600, Interaction: 600, Session: 86_400, Grant: 86_400 },
+    ttl: {
+      AccessToken: options.accessTokenTtlS ?? 3600,
+      AuthorizationCode: 60,
+      IdToken: 3600,
+      Interaction: 600,
+      Session: 86_400,
+      Grant: 86_400,
+      RefreshToken: 86_400,
+    },
+    // Without offline_access the console still gets a refresh token (it is a confidential first-party client).
+    issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed("refresh_token"),
+    // The same refresh token stays valid, so two console requests refreshing at once do not invalidate each other.
+    rotateRefreshToken: () => false,
     features: { devInteractions: { enabled: true } },
     async findAccount(_ctx, id) {
-      const user = DEMO_USERS[id];
+      const user = users.get(id);
       if (!user) return undefined;
       return {
         accountId: user.sub,
@@ -122,6 +169,12 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<R
     port,
     clientId,
     clientSecret,
+    setGroups(username, groups) {
+      const user = users.get(username);
+      if (!user) return false;
+      user.groups = [...groups];
+      return true;
+    },
     close: () => new Promise<void>((resolve) => {
       server.closeAllConnections();
       server.close(() => resolve());

@@ -18,7 +18,7 @@ import { existsSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseStoresConfig, ConfigError, type TStoreConfig } from "../lib/console/config";
-import { parseAuthEnv, EnvError } from "../lib/env";
+import { DEFAULT_ROLE_MAP, parseAuthEnv, EnvError } from "../lib/env";
 import { AuditConfigError, parseAuditConfig } from "../lib/audit/config";
 import { DEFAULT_CLIENT_ID, DEFAULT_CLIENT_SECRET, DEMO_USERS, startOidcProvider, type RunningOidcProvider } from "./oidc-provider";
 
@@ -66,6 +66,8 @@ export interface StackOptions {
   env?: Record<string, string | undefined>;
   /** Start the workload generator when it is available (default false). */
   workload?: boolean;
+  /** IdP access-token lifetime in seconds (default 1 h); tests shorten it so token refresh is exercised. */
+  accessTokenTtlS?: number;
   /** "auto" (default): build when missing or stale; "always"; "never". */
   build?: "auto" | "always" | "never";
   log?: (line: string) => void;
@@ -77,6 +79,8 @@ export interface RunningStack {
   env: Record<string, string>;
   stores: TStoreConfig[];
   isWorkloadRunning: boolean;
+  /** The running demo IdP (tests change users' groups through it). */
+  idp: RunningOidcProvider;
   stop(): Promise<void>;
 }
 
@@ -185,6 +189,10 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
   for (const [k, v] of Object.entries({ ...process.env, ...options.env })) if (v !== undefined) consoleEnv[k] = v;
   Object.assign(consoleEnv, {
     NODE_ENV: "production",
+    // The local IdP, its public secret and plain http on loopback are allowed only with this flag.
+    LEASEWATCH_DEMO: "1",
+    // Production refuses an unset role map; the demo states the default one explicitly.
+    LEASEWATCH_ROLE_MAP: consoleEnv.LEASEWATCH_ROLE_MAP || DEFAULT_ROLE_MAP,
     NEXT_TELEMETRY_DISABLED: "1",
     NEXTAUTH_URL: url,
     OIDC_ISSUER: issuer,
@@ -219,6 +227,8 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
       clientSecret: consoleEnv.OIDC_CLIENT_SECRET,
       redirectUris: [`${url}/api/auth/callback/oidc`],
       postLogoutRedirectUris: [`${url}/signin`],
+      ...(options.accessTokenTtlS !== undefined ? { accessTokenTtlS: options.accessTokenTtlS } : {}),
+      env: childEnv,
     });
     stops.push(() => idp.close());
     log(`[stack] identity provider at ${issuer} (demo users: ${Object.keys(DEMO_USERS).join(", ")}; any password)`);
@@ -245,7 +255,7 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
     await waitForHttp(`${url}/signin`, server.child, server.tail);
     log(`[stack] console ready at ${url}`);
 
-    return { url, issuer, env: consoleEnv, stores, isWorkloadRunning, stop };
+    return { url, issuer, env: consoleEnv, stores, isWorkloadRunning, idp, stop };
   } catch (error) {
     await stop();
     throw error;

@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import { LeasesClient } from "@/components/locks/leases-client";
 import { ParamProblemNotice } from "@/components/locks/read-notices";
-import { requirePermission, requireSession } from "@/lib/auth/session";
+import { canSession, requirePermission, requireSession } from "@/lib/auth/session";
 import { toSearchString } from "@/lib/console/links";
 import { listLeasesFromSearch } from "@/lib/console/list-leases";
 
@@ -15,5 +15,9 @@ export default async function LeasesPage({ searchParams }: { searchParams: Promi
   const params = await searchParams;
   const result = await listLeasesFromSearch(params);
   if (!result.ok) return <ParamProblemNotice problem={result.problem} resetHref="/locks" what="leases" />;
-  return <LeasesClient search={toSearchString(params)} initialData={result.view} />;
+  // Display only: the bulk release route re-checks the role with the IdP itself.
+  const access = canSession(session, "leases:force_release")
+    ? ({ canForceRelease: true } as const)
+    : ({ canForceRelease: false, reason: "Force release needs the operator role." } as const);
+  return <LeasesClient search={toSearchString(params)} initialData={result.view} access={access} />;
 }

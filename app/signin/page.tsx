@@ -1,7 +1,9 @@
 import type { Metadata } from "next";
 import { redirect } from "next/navigation";
 import { NOT_AUTHORISED_PATH } from "@/lib/auth/options";
+import { toSafeCallbackPath } from "@/lib/auth/callback-url";
 import { getAppSession } from "@/lib/auth/session";
+import { getAuthEnv } from "@/lib/env";
 import { LogoMark } from "@/components/shell/logo-mark";
 import { SignInButton } from "./sign-in-button";
 
@@ -22,20 +24,10 @@ function firstParam(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-/**
- * Only paths on this console come back from sign-in (no open redirect). next-auth
- * sometimes passes an absolute URL; it is accepted only on our own origin.
- */
+/** Only paths on this console come back from sign-in (no open redirect), and never the sign-in pages or the API. */
 function toSafeCallback(value: string | undefined): string {
-  if (!value) return "/";
-  let path = value;
-  if (!value.startsWith("/")) {
-    const ownOrigin = URL.canParse(process.env.NEXTAUTH_URL ?? "") ? new URL(process.env.NEXTAUTH_URL!).origin : null;
-    if (!URL.canParse(value) || new URL(value).origin !== ownOrigin) return "/";
-    const url = new URL(value);
-    path = `${url.pathname}${url.search}`;
-  }
-  return path.startsWith("//") || path.startsWith("/\\") || path.startsWith("/signin") || path.startsWith("/api/") ? "/" : path;
+  const path = toSafeCallbackPath(value, getAuthEnv().nextAuthUrl);
+  return path.startsWith("/signin") || path.startsWith("/api/") ? "/" : path;
 }
 
 export default async function SignInPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {

@@ -1,6 +1,6 @@
 "use client";
 import Link from "next/link";
-import { useMemo } from "react";
+import { useMemo, useState } from "react";
 import { Countdown } from "@/components/ui/countdown";
 import { DataTable, TBody, THead, Td, Th, Tr } from "@/components/ui/data-table";
 import { EmptyState } from "@/components/ui/empty-state";
@@ -12,6 +12,11 @@ import { buildQuery } from "@/lib/console/links";
 import { useLeaseDetailQuery, type LeaseDetailResponse } from "@/lib/console/queries/leases/lease-detail-query";
 import type { LeaseDetailView, LeaseView } from "@/lib/console/views";
 import { EXPIRING_FRACTION } from "@/lib/lease/types";
+import type { ForceReleaseAccess } from "@/components/release/access";
+import { ForceReleaseDialog } from "@/components/release/force-release-dialog";
+import { ReleaseHistory } from "@/components/release/release-history";
+import { ReleaseOutcome } from "@/components/release/release-outcome";
+import type { ForceReleaseResult } from "@/lib/actions/force-release-types";
 import { EventTable } from "./event-table";
 import { HolderTimeline } from "./holder-timeline";
 import { LeaseStatePill } from "./lease-state-pill";
@@ -20,8 +25,21 @@ import { RENEWAL_DUE_LABEL } from "./labels";
 const SECTION = "rounded-lg border border-zinc-200 bg-white p-4 dark:border-zinc-800 dark:bg-zinc-900/40";
 const H2 = "mb-3 text-sm font-semibold";
 
-export function LeaseDetailClient({ store, resource, initialData }: { store: string; resource: string; initialData: LeaseDetailResponse }) {
-  const query = useLeaseDetailQuery(store, resource, initialData);
+export function LeaseDetailClient({
+  store,
+  resource,
+  initialData,
+  access,
+}: {
+  store: string;
+  resource: string;
+  initialData: LeaseDetailResponse;
+  access: ForceReleaseAccess;
+}) {
+  // The lease the dialog shows, frozen when it opened; polling stops while it is open.
+  const [releasing, setReleasing] = useState<{ lease: LeaseView; offsetMs: number } | null>(null);
+  const [lastResult, setLastResult] = useState<ForceReleaseResult | null>(null);
+  const query = useLeaseDetailQuery(store, resource, initialData, { paused: releasing !== null });
   const outcome = query.data ?? initialData;
   const parent = resource.includes(":") ? resource.slice(0, resource.lastIndexOf(":")) : null;
 
@@ -48,8 +66,17 @@ export function LeaseDetailClient({ store, resource, initialData }: { store: str
         <h1 className="mt-1 break-all font-mono text-lg font-semibold">{resource}</h1>
         {query.isError ? <p className="text-sm text-amber-700 dark:text-amber-300">Live update failed: {query.error.message}</p> : null}
       </div>
+      {lastResult ? <ReleaseOutcome result={lastResult} /> : null}
       {outcome.ok ? (
-        <LeaseDetailBody view={outcome.data} updatedAt={query.dataUpdatedAt} />
+        <LeaseDetailBody
+          view={outcome.data}
+          updatedAt={query.dataUpdatedAt}
+          access={access}
+          onForceRelease={(lease, offsetMs) => {
+            setLastResult(null);
+            setReleasing({ lease, offsetMs });
+          }}
+        />
       ) : (
         <div role="alert" className="rounded-lg border border-red-300 bg-red-50 p-4 text-sm text-red-900 dark:border-red-800 dark:bg-red-950 dark:text-red-100">
           <p className="font-semibold">
@@ -59,19 +86,45 @@ export function LeaseDetailClient({ store, resource, initialData }: { store: str
           <p className="mt-1">This page refreshes by itself and shows the lease again once the store answers.</p>
         </div>
       )}
+      <ReleaseHistory store={store} resource={resource} isPaused={releasing !== null} />
+      {releasing ? (
+        <ForceReleaseDialog
+          open
+          lease={releasing.lease}
+          clockOffsetMs={releasing.offsetMs}
+          onClose={() => setReleasing(null)}
+          onDone={(result) => {
+            setLastResult(result);
+            setReleasing(null);
+          }}
+        />
+      ) : null}
     </div>
   );
 }
 
-function LeaseDetailBody({ view, updatedAt }: { view: LeaseDetailView; updatedAt: number }) {
+function LeaseDetailBody({
+  view,
+  updatedAt,
+  access,
+  onForceRelease,
+}: {
+  view: LeaseDetailView;
+  updatedAt: number;
+  access: ForceReleaseAccess;
+  onForceRelease: (lease: LeaseView, offsetMs: number) => void;
+}) {
   // Store clock minus browser clock, measured when this data arrived: countdowns run on the store's clock.
   const offset = useMemo(() => Date.parse(view.storeNow) - (updatedAt || Date.parse(view.readAt)), [view.storeNow, view.readAt, updatedAt]);
   return (
     <>
       <section aria-labelledby="current" className={SECTION}>
-        <h2 id="current" className={H2}>
-          Current lease
-        </h2>
+        <div className="mb-3 flex items-start justify-between gap-4">
+          <h2 id="current" className="text-sm font-semibold">
+            Current lease
+          </h2>
+          {view.lease ? <ForceReleaseButton access={access} onClick={() => onForceRelease(view.lease!, offset)} /> : null}
+        </div>
         {view.lease ? (
           <CurrentLease lease={view.lease} offsetMs={offset} readAt={view.readAt} />
         ) : (
@@ -196,5 +249,30 @@ function CurrentLease({ lease, offsetMs, readAt }: { lease: LeaseView; offsetMs:
         </div>
       ))}
     </dl>
+  );
+}
+
+function ForceReleaseButton({ access, onClick }: { access: ForceReleaseAccess; onClick: () => void }) {
+  const base = "rounded-md border px-3 py-1.5 text-sm font-semibold";
+  if (!access.canForceRelease) {
+    return (
+      <div className="flex items-center gap-2">
+        <span id="force-release-why-not" className="text-xs text-zinc-600 dark:text-zinc-400">
+          {access.reason}
+        </span>
+        <button type="button" disabled aria-describedby="force-release-why-not" className={`${base} cursor-not-allowed border-zinc-300 text-zinc-500 dark:border-zinc-700 dark:text-zinc-400`}>
+          Force release
+        </button>
+      </div>
+    );
+  }
+  return (
+    <button
+      type="button"
+      onClick={onClick}
+      className={`${base} border-red-300 text-red-800 hover:bg-red-50 dark:border-red-800 dark:text-red-200 dark:hover:bg-red-950`}
+    >
+      Force release
+    </button>
   );
 }

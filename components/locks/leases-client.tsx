@@ -1,6 +1,6 @@
 "use client";
 import Link from "next/link";
-import { useMemo } from "react";
+import { useMemo, useState } from "react";
 import { Countdown } from "@/components/ui/countdown";
 import { DataTable, SortableTh, TBody, THead, Td, Th, Tr } from "@/components/ui/data-table";
 import { EmptyState } from "@/components/ui/empty-state";
@@ -11,7 +11,9 @@ import { leaseHref, withParams } from "@/lib/console/links";
 import { useLeasesQuery } from "@/lib/console/queries/leases/leases-query";
 import type { EndedLeaseView, LeaseView, LeasesView } from "@/lib/console/views";
 import { EXPIRING_FRACTION } from "@/lib/lease/types";
+import { BulkReleaseDialog } from "@/components/release/bulk-release-dialog";
 import { RENEWAL_DUE_LABEL } from "./labels";
+import type { ForceReleaseAccess } from "@/components/release/access";
 import { LeaseFilters } from "./lease-filters";
 import { LeaseStatePill } from "./lease-state-pill";
 import { Pager } from "./pager";
@@ -20,10 +22,12 @@ import { StoreReadProblems } from "./read-notices";
 const FILTER_KEYS = ["store", "prefix", "owner", "task", "state"] as const;
 
 
-export function LeasesClient({ search, initialData }: { search: string; initialData: LeasesView }) {
-  const query = useLeasesQuery(search, initialData);
+export function LeasesClient({ search, initialData, access }: { search: string; initialData: LeasesView; access: ForceReleaseAccess }) {
+  const [isBulkOpen, setBulkOpen] = useState(false);
+  const query = useLeasesQuery(search, initialData, { paused: isBulkOpen });
   const view = query.data ?? initialData;
   const params = useMemo(() => new URLSearchParams(search), [search]);
+  const prefix = params.get("prefix") ?? "";
   const hasFilters = FILTER_KEYS.some((k) => params.get(k));
   const count = view.mode === "current" ? view.items.length : view.expired.length;
 
@@ -37,6 +41,7 @@ export function LeasesClient({ search, initialData }: { search: string; initialD
         </p>
       </div>
       <LeaseFilters values={params} storeNames={view.storeNames} />
+      {view.mode === "current" ? <BulkReleaseBar access={access} prefix={prefix} onOpen={() => setBulkOpen(true)} /> : null}
       <StoreReadProblems stores={view.stores} />
       {count === 0 ? (
         <NoLeases mode={view.mode} hasFilters={hasFilters} isLaterPage={params.has("cursor")} />
@@ -48,6 +53,30 @@ export function LeasesClient({ search, initialData }: { search: string; initialD
       <div className="flex justify-end">
         <Pager basePath="/locks" search={search} nextCursor={view.nextCursor} label="Leases" />
       </div>
+      {isBulkOpen ? <BulkReleaseDialog open prefix={prefix} store={params.get("store")} onClose={() => setBulkOpen(false)} /> : null}
+    </div>
+  );
+}
+
+/** Bulk release of lapsed and overdue leases: only under a prefix, only for operators (others see why not). */
+function BulkReleaseBar({ access, prefix, onOpen }: { access: ForceReleaseAccess; prefix: string; onOpen: () => void }) {
+  const whyNot = !access.canForceRelease ? access.reason : !prefix ? "Filter by a prefix first: bulk release applies to one prefix at a time." : null;
+  return (
+    <div className="flex items-center justify-end gap-3">
+      {whyNot ? (
+        <span id="bulk-release-why-not" className="text-xs text-zinc-600 dark:text-zinc-400">
+          {whyNot}
+        </span>
+      ) : null}
+      <button
+        type="button"
+        onClick={onOpen}
+        disabled={whyNot !== null}
+        aria-describedby={whyNot ? "bulk-release-why-not" : undefined}
+        className="rounded-md border border-red-300 px-3 py-1.5 text-sm font-semibold text-red-800 hover:bg-red-50 disabled:cursor-not-allowed disabled:border-zinc-300 disabled:text-zinc-500 disabled:hover:bg-transparent dark:border-red-800 dark:text-red-200 dark:hover:bg-red-950 dark:disabled:border-zinc-700 dark:disabled:text-zinc-400"
+      >
+        Release lapsed &amp; overdue{prefix ? <> under <span className="font-mono">{prefix}</span></> : null}…
+      </button>
     </div>
   );
 }

@@ -8,6 +8,7 @@ export const NAV_ITEMS = [
   { href: "/", label: "Overview" },
   { href: "/locks", label: "Leases" },
   { href: "/events", label: "Events" },
+  { href: "/audit", label: "Audit" },
 ] as const;
 
 function isActive(pathname: string, href: string): boolean {

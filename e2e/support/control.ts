@@ -1,4 +1,5 @@
 /**
+/**
  * For specs: the e2e stack's control endpoint (loopback only, see e2e-stack.ts).
  *
  * - Stop and start its Redis store (a throwaway redis-server, never the shared
@@ -7,12 +8,15 @@
  * - Pause and resume it (SIGSTOP/SIGCONT): a store that hangs instead of refusing.
  * - Read the stores' configuration, to write and count through the lease library.
  * - Wait until the workload has produced every kind of event the specs look for.
+ * - Change a demo user's groups at the running IdP (`setIdpGroups`). Use carol for
+ *   that (alice and bob are the shared signed-in sessions of the other tests), and
+ *   put her groups back in a finally.
  *
  * Tests that stop or pause the store must undo it before they finish
  * (try/finally) and should run serially.
  */
 import type { TStoreConfig } from "../../lib/console/config";
-import { CONTROL_URL, REDIS_STORE } from "./harness";
+import { CONTROL_URL, REDIS_STORE, type StackFacts } from "./harness";
 import type { EventKindsReady } from "./stores";
 
 interface StoreState {
@@ -52,3 +56,24 @@ export function readStoreConfigs(): Promise<TStoreConfig[]> {
 export function waitForWorkloadData(timeoutMs: number): Promise<EventKindsReady> {
   return call("GET", `/data-ready?timeoutMs=${timeoutMs}`, timeoutMs + 10_000);
 }
+
+/** Where the stack's stores and audit log are (see e2e-stack.ts), for specs that run real workers or check the database. */
+export async function getStackFacts(): Promise<StackFacts> {
+  const response = await fetch(`${CONTROL_URL}/facts`, { signal: AbortSignal.timeout(10_000) });
+  if (!response.ok) throw new Error(`e2e control /facts: HTTP ${response.status} ${await response.text()}`);
+  return (await response.json()) as StackFacts;
+}
+
+/** Replaces `user`'s groups at the demo IdP; the console sees them at its next re-read (every 2 s in the e2e stack). */
+export async function setIdpGroups(user: string, groups: string[]): Promise<void> {
+  const response = await fetch(`${CONTROL_URL}/idp/users/${encodeURIComponent(user)}/groups`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(groups),
+    signal: AbortSignal.timeout(10_000),
+  });
+  if (!response.ok) throw new Error(`e2e control setIdpGroups(${user}): HTTP ${response.status} ${await response.text()}`);
+}
+
+/** The demo IdP's own groups for carol, to restore after a test changed them. */
+export const CAROL_GROUPS = ["leasewatch-operators"];

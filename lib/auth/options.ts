@@ -1,14 +1,17 @@
+import { randomUUID } from "node:crypto";
 import type { AuthOptions } from "next-auth";
 import type { OAuthConfig } from "next-auth/providers/oauth";
 import { getAuthEnv, type AuthEnv } from "@/lib/env";
-import { isRole, mapGroupsToRoles, readGroupsClaim, type Role } from "./roles";
+import { toSafeCallbackPath } from "./callback-url";
+import { mapGroupsToRoles, readGroupsClaim, type Role } from "./roles";
+import { recordSignIn, resolveSession, revokeSession } from "./session-state";
 
 /** The id of the one sign-in provider; `/api/auth/signin/oidc`, `/api/auth/callback/oidc`. */
 export const OIDC_PROVIDER_ID = "oidc";
 export const SIGNIN_PATH = "/signin";
 export const NOT_AUTHORISED_PATH = "/signin/not-authorised";
-/** Sessions last one working day; roles are re-read from the IdP at the next sign-in. */
-const SESSION_MAX_AGE_S = 8 * 60 * 60;
+/** Starts a sign-in that makes the IdP authenticate the user again (for force-release). */
+export const REAUTH_PATH = "/signin/reauth";
 
 declare module "next-auth" {
   interface Session {
@@ -17,11 +20,14 @@ declare module "next-auth" {
 }
 declare module "next-auth/jwt" {
   interface JWT {
-    roles?: Role[];
+    /** Id of the server-side session record (lib/auth/session-store.ts). */
+    sid?: string;
+    /** Sign-in time, ms since epoch: the absolute lifetime counts from here. */
+    signedInAt?: number;
   }
 }
 
-type OidcProfile = Record<string, unknown> & { sub: string; email?: string; name?: string; preferred_username?: string };
+type OidcProfile = Record<string, unknown> & { sub: string; email?: string; name?: string; preferred_username?: string; auth_time?: number };
 
 function buildOidcProvider(env: AuthEnv): OAuthConfig<OidcProfile> {
   return {
@@ -46,34 +52,60 @@ function buildOidcProvider(env: AuthEnv): OAuthConfig<OidcProfile> {
 
 /** next-auth options from the validated environment. Throws EnvError when sign-in is misconfigured. */
 export function buildAuthOptions(env: AuthEnv): AuthOptions {
-  const rolesOf = (profile: unknown): Role[] =>
-    profile && typeof profile === "object"
-      ? mapGroupsToRoles(readGroupsClaim(profile as Record<string, unknown>, env.groupsClaim), env.roleMap)
-      : [];
+  const groupsOf = (profile: unknown): string[] =>
+    profile && typeof profile === "object" ? readGroupsClaim(profile as Record<string, unknown>, env.groupsClaim) : [];
 
   return {
     secret: env.secret,
     providers: [buildOidcProvider(env)],
-    session: { strategy: "jwt", maxAge: SESSION_MAX_AGE_S },
+    // The cookie's own expiry slides with every refresh; the absolute limit is enforced in resolveSession.
+    session: { strategy: "jwt", maxAge: env.sessionMaxAgeS },
     pages: { signIn: SIGNIN_PATH, error: SIGNIN_PATH },
     callbacks: {
       // No mapped group, no session: the user is sent to a page that says so instead of an empty console.
       signIn({ profile }) {
-        return rolesOf(profile).length > 0 ? true : NOT_AUTHORISED_PATH;
+        return mapGroupsToRoles(groupsOf(profile), env.roleMap).length > 0 ? true : NOT_AUTHORISED_PATH;
       },
-      jwt({ token, profile }) {
-        // `profile` is only present on the sign-in request; afterwards the roles ride in the token.
-        if (profile) token.roles = rolesOf(profile);
+      // Only paths on this console, whatever next-auth was handed as callbackUrl.
+      redirect({ url, baseUrl }) {
+        return `${baseUrl}${toSafeCallbackPath(url, baseUrl)}`;
+      },
+      async jwt({ token, account, profile }) {
+        if (account && profile) {
+          // A sign-in: start a server-side record; the cookie carries only its id and the sign-in time.
+          const signedInAt = Date.now();
+          const sid = randomUUID();
+          const p = profile as OidcProfile;
+          await recordSignIn({
+            id: sid,
+            subject: p.sub,
+            email: typeof p.email === "string" ? p.email : null,
+            signedInAt: new Date(signedInAt),
+            authTime: typeof p.auth_time === "number" ? new Date(p.auth_time * 1000) : null,
+            expiresAt: new Date(signedInAt + env.sessionMaxAgeS * 1000),
+            groups: groupsOf(profile),
+            accessToken: account.access_token ?? null,
+            accessTokenExpiresAt: typeof account.expires_at === "number" ? new Date(account.expires_at * 1000) : null,
+            refreshToken: account.refresh_token ?? null,
+          });
+          return { sub: p.sub, name: token.name, email: token.email, sid, signedInAt };
+        }
+        // /api/auth/session: a revoked or expired session is no session (next-auth then clears the cookie).
+        const resolved = await resolveSession(token);
+        if (resolved.status !== "ok") throw new Error("session ended");
         return token;
       },
-      session({ session, token }) {
-        session.user = {
-          id: token.sub ?? "",
-          email: token.email ?? null,
-          name: token.name ?? null,
-          roles: (token.roles ?? []).filter(isRole),
-        };
+      async session({ session, token }) {
+        const resolved = await resolveSession(token);
+        const roles = resolved.status === "ok" ? resolved.session.user.roles : [];
+        session.user = { id: token.sub ?? "", email: token.email ?? null, name: token.name ?? null, roles };
         return session;
+      },
+    },
+    events: {
+      // Awaited by next-auth before it answers the sign-out, so the cookie is dead before the browser moves on.
+      async signOut({ token }) {
+        if (typeof token?.sid === "string") await revokeSession(token.sid, "signed out");
       },
     },
   };

@@ -1,15 +1,15 @@
-import { getServerSession } from "next-auth";
-import { headers } from "next/headers";
+import { getToken } from "next-auth/jwt";
+import { cookies, headers } from "next/headers";
 import { redirect } from "next/navigation";
 import { connection, NextResponse } from "next/server";
-import { EnvError } from "@/lib/env";
-import { getAuthOptions, NOT_AUTHORISED_PATH, SIGNIN_PATH } from "./options";
-import { hasPermission, type Permission, type Role } from "./roles";
+import { getAuthEnv } from "@/lib/env";
+import { toSafeCallbackPath } from "./callback-url";
+import { NOT_AUTHORISED_PATH, SIGNIN_PATH } from "./options";
+import { hasPermission, type Permission } from "./roles";
+import { resolveSession, type AppSession, type ResolvedSession } from "./session-state";
+import { respondWithServerError } from "./server-error";
 
-/** The signed-in user as pages and handlers see it. */
-export interface AppSession {
-  user: { id: string; email: string | null; name: string | null; roles: Role[] };
-}
+export type { AppSession } from "./session-state";
 
 /** Request header the proxy sets with the requested path + query, so guards can send people back there. */
 export const REQUEST_PATH_HEADER = "x-leasewatch-path";
@@ -26,23 +26,33 @@ export class PermissionError extends Error {
   }
 }
 
-/** The current session, or null when nobody is signed in. */
-export async function getAppSession(): Promise<AppSession | null> {
+/**
+ * The session of this request, checked against its server-side record, with roles
+ * mapped from the user's current groups (see lib/auth/session-state.ts).
+ */
+export async function resolveRequestSession(options: { fresh?: boolean } = {}): Promise<ResolvedSession> {
   // Per-request by nature: this also keeps `next build` from prerendering (and reading
   // the sign-in environment) for any page that asks for the session.
   await connection();
-  const session = await getServerSession(getAuthOptions());
-  if (!session?.user?.id) return null;
-  return { user: session.user };
+  const env = getAuthEnv();
+  const claims = await getToken({
+    // Only the cookie: next-auth would also take a bearer token from an Authorization header.
+    req: { cookies: await cookies(), headers: {} } as unknown as Parameters<typeof getToken>[0]["req"],
+    secret: env.secret,
+    secureCookie: env.nextAuthUrl.startsWith("https://"),
+  });
+  return resolveSession(claims, options);
 }
 
-/** Only same-origin paths may be a callback target (no open redirects). */
-function toSafePath(path: string | null | undefined): string {
-  return path && path.startsWith("/") && !path.startsWith("//") && !path.startsWith("/\\") ? path : "/";
+/** The current session, or null when nobody is signed in (or the session ended or was revoked). */
+export async function getAppSession(): Promise<AppSession | null> {
+  const resolved = await resolveRequestSession();
+  return resolved.status === "ok" ? resolved.session : null;
 }
 
+/** `/signin?callbackUrl=…`, with only a same-origin path as the target. */
 export function buildSignInUrl(callbackPath: string): string {
-  return `${SIGNIN_PATH}?${new URLSearchParams({ callbackUrl: toSafePath(callbackPath) })}`;
+  return `${SIGNIN_PATH}?${new URLSearchParams({ callbackUrl: toSafeCallbackPath(callbackPath, getAuthEnv().nextAuthUrl) })}`;
 }
 
 /**
@@ -53,8 +63,8 @@ export function buildSignInUrl(callbackPath: string): string {
 export async function requireSession(callbackPath?: string): Promise<AppSession> {
   const session = await getAppSession();
   if (!session) {
-    const requested = callbackPath ?? (await headers()).get(REQUEST_PATH_HEADER);
-    redirect(buildSignInUrl(toSafePath(requested)));
+    const requested = callbackPath ?? (await headers()).get(REQUEST_PATH_HEADER) ?? "/";
+    redirect(buildSignInUrl(requested));
   }
   if (session.user.roles.length === 0) redirect(NOT_AUTHORISED_PATH);
   return session;
@@ -62,15 +72,14 @@ export async function requireSession(callbackPath?: string): Promise<AppSession>
 
 export type ApiSessionResult = { ok: true; session: AppSession } | { ok: false; response: NextResponse };
 
-/** For route handlers: `{ ok: true, session }`, or a 401 (not signed in) / 403 (no role) JSON response to return as is. */
+/** For route handlers: `{ ok: true, session }`, or a 401 (not signed in) / 403 (no role) / 500 JSON response to return as is. */
 export async function requireApiSession(): Promise<ApiSessionResult> {
   let session: AppSession | null;
   try {
     session = await getAppSession();
   } catch (error) {
-    // Misconfigured sign-in: say what to fix instead of a bare 500.
-    if (error instanceof EnvError) return { ok: false, response: NextResponse.json({ error: error.message }, { status: 500 }) };
-    throw error;
+    // Misconfigured sign-in or session database down: the details go to the server log, not the browser.
+    return { ok: false, response: respondWithServerError(error, "could not check your session") };
   }
   if (!session) return { ok: false, response: NextResponse.json({ error: "not signed in" }, { status: 401 }) };
   if (session.user.roles.length === 0) {

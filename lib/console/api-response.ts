@@ -1,11 +1,12 @@
 /**
  * The edge of the console's read routes: permission check, then the read, then
  * its outcome as HTTP — 200 with the view, 400 with `{ error, param }` for a bad
- * URL parameter, 403 without the permission, 500 with the message for a bad
- * stores configuration. Store outages are not errors here: they are part of the
+ * URL parameter, 403 without the permission, 500 with a correlation id for a bad
+ * stores configuration (the details go to the server log). Store outages are not errors here: they are part of the
  * view (`{ store, ok: false, error }`), so the rest still renders.
  */
 import { NextResponse } from "next/server";
+import { respondWithServerError } from "@/lib/auth/server-error";
 import { requirePermission, toPermissionResponse, type AppSession } from "@/lib/auth/session";
 import type { Permission } from "@/lib/auth/roles";
 import { ConfigError } from "./config";
@@ -23,7 +24,7 @@ export async function respondWithRead<T>(session: AppSession, permission: Permis
   } catch (error) {
     const forbidden = toPermissionResponse(error);
     if (forbidden) return forbidden;
-    if (error instanceof ConfigError) return NextResponse.json({ error: error.message }, { status: 500 });
+    if (error instanceof ConfigError) return respondWithServerError(error, "the console is misconfigured; see the server log");
     throw error;
   }
 }

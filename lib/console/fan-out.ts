@@ -5,6 +5,7 @@
  * store being down must never blank a page.
  */
 import type { LeaseStore } from "@/lib/lease/types";
+import { toPublicStoreError } from "./public-error";
 import type { ParamProblem, StoreOutcome } from "./views";
 
 /** Long enough for a 7-day chart read, short enough that a hung store doesn't stall the page. */
@@ -67,7 +68,7 @@ export async function fanOutStores<T>(
     const { name, kind } = entries[i]!.store;
     return result.status === "fulfilled"
       ? { store: name, kind, ok: true, data: result.value }
-      : { store: name, kind, ok: false, error: describeError(result.reason) };
+      : { store: name, kind, ok: false, error: toPublicStoreError(result.reason, name) };
   });
 }
 

@@ -4,7 +4,8 @@
  * the fencing tokens it handed out.
  */
 import type { LeaseEvent, LeaseStore, TerminalEventKind } from "@/lib/lease/types";
-import { describeError, resolveEntries, selectEntries, withTimeout, STORE_TIMEOUT_MS, type ReadOptions } from "./fan-out";
+import { toPublicStoreError } from "./public-error";
+import { resolveEntries, selectEntries, withTimeout, STORE_TIMEOUT_MS, type ReadOptions } from "./fan-out";
 import { parseLeaseDetailParams, type LeaseDetailParams } from "./params";
 import { reshapeEvent, reshapeLease } from "./reshape";
 import type { HoldBar, LeaseDetailView, ReadResult, StoreOutcome, TokenView, WaiterView } from "./views";
@@ -30,7 +31,7 @@ export async function getLeaseDetail(
     const view = await withTimeout(readDetail(store, params.resource, options.nowMs), timeoutMs, `store "${store.name}"`);
     return { ok: true, view: { store: store.name, kind: store.kind, ok: true, data: view } };
   } catch (error) {
-    return { ok: true, view: { store: store.name, kind: store.kind, ok: false, error: describeError(error) } };
+    return { ok: true, view: { store: store.name, kind: store.kind, ok: false, error: toPublicStoreError(error, store.name) } };
   }
 }
 

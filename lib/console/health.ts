@@ -5,14 +5,11 @@
  * shared for HEALTH_CACHE_MS so many pages and pollers cost one check per store.
  */
 import type { StoreHealth } from "@/lib/lease/types";
+import { toPublicStoreError } from "./public-error";
 import { getStoreEntries, type StoreEntry } from "./registry";
 
 export const HEALTH_TIMEOUT_MS = 1_500;
 export const HEALTH_CACHE_MS = 2_000;
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
 
 /** One store's health; never throws, never takes longer than `timeoutMs`. */
 export async function checkStoreHealth(entry: StoreEntry, timeoutMs = HEALTH_TIMEOUT_MS): Promise<StoreHealth> {
@@ -22,8 +19,10 @@ export async function checkStoreHealth(entry: StoreEntry, timeoutMs = HEALTH_TIM
     timer = setTimeout(() => resolve({ store: name, kind, ok: false, error: `no answer within ${timeoutMs} ms` }), timeoutMs);
   });
   const check = entry.store.health().then(
-    (health) => ({ ...health, store: name, kind }),
-    (error: unknown): StoreHealth => ({ store: name, kind, ok: false, error: errorText(error) }),
+    (health): StoreHealth =>
+      health.ok ? { ...health, store: name, kind } : { ...health, store: name, kind, error: toPublicStoreError(health.error ?? "unknown", name) },
+    // The browser gets a short reason and a reference; the driver's message goes to the server log.
+    (error: unknown): StoreHealth => ({ store: name, kind, ok: false, error: toPublicStoreError(error, name) }),
   );
   try {
     return await Promise.race([check, timeout]);

@@ -26,7 +26,7 @@ describe("metrics access by bearer token", () => {
 
   it("rejects a weak METRICS_TOKEN with a message that says what to set", () => {
     expect(() => readMetricsToken({ METRICS_TOKEN: "short" })).toThrow(MetricsTokenError);
-    expect(() => readMetricsToken({ METRICS_TOKEN: "has spaces in it but is long enough" })).toThrow(/24-256 printable characters/);
+    expect(() => readMetricsToken({ METRICS_TOKEN: "has spaces in it but is long enough" })).toThrow(/32-256 printable characters/);
     expect(readMetricsToken({})).toBeNull();
   });
 });

@@ -5,48 +5,41 @@
  * METRICS_TOKEN unset only sessions are accepted. A wrong token is refused
  * outright rather than falling back to the session.
  */
-import { timingSafeEqual } from "node:crypto";
 import { NextResponse } from "next/server";
-import { z } from "zod";
 import { requireApiSession, requirePermission, toPermissionResponse } from "@/lib/auth/session";
+import { respondWithServerError } from "@/lib/auth/server-error";
+import { clientAddressOf, FailureLimiter, isSameToken, readMetricsToken } from "./metrics-token";
 
-/** Long enough not to be guessed; printable, no spaces (it travels in a header). */
-const ZMetricsToken = z.string().regex(/^[\x21-\x7e]{24,256}$/);
+export { MetricsTokenError, readMetricsToken } from "./metrics-token";
 
-export class MetricsTokenError extends Error {
-  constructor() {
-    super("METRICS_TOKEN must be 24-256 printable characters without spaces (e.g. `openssl rand -hex 24`)");
-    this.name = "MetricsTokenError";
-  }
-}
-
-/** The configured token, or null when unset. Throws MetricsTokenError when set but unusable. */
-export function readMetricsToken(env: Record<string, string | undefined> = process.env): string | null {
-  const raw = env.METRICS_TOKEN;
-  if (raw === undefined || raw === "") return null;
-  const parsed = ZMetricsToken.safeParse(raw);
-  if (!parsed.success) throw new MetricsTokenError();
-  return parsed.data;
-}
-
-function isSameToken(given: string, expected: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
+/** One per process: repeated wrong tokens from one address are answered 429 for the rest of the minute. */
+const failures = new FailureLimiter();
 
 export type MetricsAccess = { ok: true; via: "token" | "session" } | { ok: false; response: NextResponse };
 
-export async function requireMetricsAccess(request: Request, env: Record<string, string | undefined> = process.env): Promise<MetricsAccess> {
+export async function requireMetricsAccess(
+  request: Request,
+  env: Record<string, string | undefined> = process.env,
+  limiter: FailureLimiter = failures,
+): Promise<MetricsAccess> {
   const bearer = /^bearer(?:\s+(.*))?$/i.exec(request.headers.get("authorization") ?? "");
   if (bearer) {
     let expected: string | null;
     try {
       expected = readMetricsToken(env);
     } catch (error) {
-      return { ok: false, response: NextResponse.json({ error: (error as Error).message }, { status: 500 }) };
+      return { ok: false, response: respondWithServerError(error, "metrics access is misconfigured") };
+    }
+    const client = clientAddressOf(request);
+    const retryAfterS = limiter.retryAfterS(client);
+    if (retryAfterS > 0) {
+      return {
+        ok: false,
+        response: NextResponse.json({ error: "too many invalid metrics tokens; try again later" }, { status: 429, headers: { "retry-after": String(retryAfterS) } }),
+      };
     }
     if (expected !== null && isSameToken((bearer[1] ?? "").trim(), expected)) return { ok: true, via: "token" };
+    limiter.recordFailure(client);
     return {
       ok: false,
       response: NextResponse.json({ error: "invalid metrics token" }, { status: 401, headers: { "www-authenticate": "Bearer" } }),

@@ -8,7 +8,7 @@ import { z } from "zod";
 import { LEASE_EVENT_KINDS, type LeaseEventKind, type LeaseSort } from "@/lib/lease/types";
 import { ZCursor, ZOwner, ZPrefix, ZResource, ZStoreName, ZTask } from "@/lib/lease/validation";
 import { MAX_PREV_CURSORS } from "./links";
-import type { ParamProblem, WindowName } from "./views";
+import { AUDIT_OUTCOMES, type AuditOutcome, type ParamProblem, type WindowName } from "./views";
 
 export type SearchParamsInput = URLSearchParams | Record<string, string | string[] | undefined>;
 
@@ -280,4 +280,38 @@ function safeDecode(segment: string, param: string): string {
   } catch {
     fail(param, "is not valid percent-encoding");
   }
+}
+
+export interface AuditParams {
+  actor?: string;
+  prefix?: string;
+  /** One resource exactly (the lease page's history links here). */
+  resource?: string;
+  store?: string;
+  outcome?: AuditOutcome;
+  /** An entry to mark in the list (the link a force-release outcome shows). */
+  entry?: string;
+  range: TimeRange | null;
+  cursor?: string;
+  prev: string[];
+  limit: number;
+}
+
+const ZAuditOutcome = z.enum(AUDIT_OUTCOMES, { error: `must be one of ${AUDIT_OUTCOMES.join(", ")}` });
+const ZActor = z.string().min(1).max(320, { error: "must be at most 320 characters" });
+const ZEntryId = z.string().regex(/^\d{1,20}$/, { error: "must be an audit entry id (a number)" });
+
+export function parseAuditParams(input: SearchParamsInput, nowMs = Date.now()): ParseResult<AuditParams> {
+  return parseWith(input, (raw) => ({
+    actor: readOne(raw, "actor", ZActor),
+    prefix: readOne(raw, "prefix", ZPrefix),
+    resource: readOne(raw, "resource", ZResource),
+    store: readOne(raw, "store", ZStoreParam),
+    outcome: readOne(raw, "outcome", ZAuditOutcome),
+    entry: readOne(raw, "entry", ZEntryId),
+    range: resolveRange(raw, nowMs, null),
+    cursor: readOne(raw, "cursor", ZCursor),
+    prev: readOne(raw, "prev", ZPrevCursors) ?? [],
+    limit: readOne(raw, "limit", ZPageSize) ?? DEFAULT_PAGE_SIZE,
+  }));
 }

@@ -238,3 +238,48 @@ export interface OverviewView {
   /** How many leading segments the resource table's names keep (longer names are grouped under them). */
   resourceDepth: number;
 }
+
+// ---------------------------------------------------------------- audit
+
+/** Outcomes an audit entry can record (lib/audit writes them). */
+export const AUDIT_OUTCOMES = [
+  "requested",
+  "released",
+  "lease_changed",
+  "denied_role",
+  "reauth_required",
+  "rate_limited",
+  "invalid_input",
+  "failed",
+] as const;
+export type AuditOutcome = (typeof AUDIT_OUTCOMES)[number];
+
+export interface AuditEntryView {
+  id: string;
+  at: string;
+  requestId: string | null;
+  actorId: string;
+  actorEmail: string | null;
+  actorRoles: string[];
+  action: string;
+  store: string | null;
+  resource: string | null;
+  leaseId: string | null;
+  owner: string | null;
+  task: string | null;
+  fencingToken: string | null;
+  reason: string | null;
+  outcome: string;
+  /** Who held the lease instead, when the outcome is lease_changed. */
+  newHolder: { leaseId: string | null; owner: string | null; task: string | null; fencingToken: string | null } | null;
+  /** Why a refusal or failure happened, in words. */
+  detail: string | null;
+  ip: string | null;
+  userAgent: string | null;
+}
+
+export interface AuditView {
+  readAt: string;
+  items: AuditEntryView[];
+  nextCursor: string | null;
+}

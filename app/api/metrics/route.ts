@@ -1,4 +1,4 @@
-import { NextResponse } from "next/server";
+import { respondWithServerError } from "@/lib/auth/server-error";
 import { ConfigError } from "@/lib/console/config";
 import { getMetricsText } from "@/lib/console/get-metrics-text";
 import { requireMetricsAccess } from "@/lib/console/metrics-access";
@@ -16,7 +16,7 @@ export async function GET(request: Request): Promise<Response> {
     const metrics = await getMetricsText();
     return new Response(metrics.body, { headers: { "content-type": metrics.contentType, "cache-control": "no-store" } });
   } catch (error) {
-    if (error instanceof ConfigError) return NextResponse.json({ error: error.message }, { status: 500 });
+    if (error instanceof ConfigError) return respondWithServerError(error, "the console is misconfigured; see the server log");
     throw error;
   }
 }

@@ -1,6 +1,6 @@
 import NextAuth from "next-auth";
 import type { NextRequest } from "next/server";
-import { NextResponse } from "next/server";
+import { respondWithServerError } from "@/lib/auth/server-error";
 import { getAuthOptions } from "@/lib/auth/options";
 import { EnvError } from "@/lib/env";
 
@@ -12,7 +12,7 @@ async function handleAuth(request: NextRequest, context: RouteContext): Promise<
   try {
     options = getAuthOptions();
   } catch (error) {
-    if (error instanceof EnvError) return NextResponse.json({ error: error.message }, { status: 500 });
+    if (error instanceof EnvError) return respondWithServerError(error, "sign-in is misconfigured; see the server log");
     throw error;
   }
   return NextAuth(request, context, options) as Promise<Response>;

@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import { LeaseDetailClient } from "@/components/locks/lease-detail-client";
 import { ParamProblemNotice } from "@/components/locks/read-notices";
-import { requirePermission, requireSession } from "@/lib/auth/session";
+import { canSession, requirePermission, requireSession } from "@/lib/auth/session";
 import { getLeaseDetailFromRoute } from "@/lib/console/get-lease-detail";
 
 export const metadata: Metadata = { title: "Lease" };
@@ -16,7 +16,11 @@ export default async function LeasePage({ params }: { params: Promise<RouteParam
   if (!result.ok) return <ParamProblemNotice problem={result.problem} resetHref="/locks" what="this lease" />;
   const outcome = result.view;
   const resource = outcome.ok ? outcome.data.resource : route.resource.map((s) => safeDecode(s)).join("/");
-  return <LeaseDetailClient store={outcome.store} resource={resource} initialData={outcome} />;
+  // Display only: the force-release route re-checks the role with the IdP itself.
+  const access = canSession(session, "leases:force_release")
+    ? ({ canForceRelease: true } as const)
+    : ({ canForceRelease: false, reason: "Force release needs the operator role." } as const);
+  return <LeaseDetailClient store={outcome.store} resource={resource} initialData={outcome} access={access} />;
 }
 
 function safeDecode(segment: string): string {

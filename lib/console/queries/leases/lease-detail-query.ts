@@ -11,13 +11,16 @@ export function fetchLeaseDetail(store: string, resource: string, signal?: Abort
   return fetchView<LeaseDetailResponse>(leaseApiHref(store, resource), signal);
 }
 
-export function useLeaseDetailQuery(store: string, resource: string, initialData?: LeaseDetailResponse) {
+/** `paused`: no polling (the force-release dialog is open and must keep showing what it showed). */
+export function useLeaseDetailQuery(store: string, resource: string, initialData?: LeaseDetailResponse, options: { paused?: boolean } = {}) {
+  const isPaused = options.paused === true;
   return useQuery({
     queryKey: leaseKeys.detail(store, resource),
     queryFn: ({ signal }) => fetchLeaseDetail(store, resource, signal),
     initialData,
     initialDataUpdatedAt: initialData?.ok ? Date.parse(initialData.data.readAt) : undefined,
-    refetchInterval: LIVE_POLL_MS,
+    enabled: !isPaused,
+    refetchInterval: isPaused ? false : LIVE_POLL_MS,
     refetchIntervalInBackground: false,
   });
 }

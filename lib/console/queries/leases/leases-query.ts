@@ -8,10 +8,14 @@ export function fetchLeases(search: string, signal?: AbortSignal): Promise<Lease
   return fetchView<LeasesView>(withSearch("/api/leases", search), signal);
 }
 
-export function useLeasesQuery(search: string, initialData?: LeasesView) {
+/** `paused`: no polling while the bulk release dialog is open. */
+export function useLeasesQuery(search: string, initialData?: LeasesView, options: { paused?: boolean } = {}) {
+  const isPaused = options.paused === true;
   return useQuery({
     queryKey: leaseKeys.list(search),
     queryFn: ({ signal }) => fetchLeases(search, signal),
     ...liveOptions(initialData),
+    enabled: !isPaused,
+    ...(isPaused ? { refetchInterval: false as const } : {}),
   });
 }

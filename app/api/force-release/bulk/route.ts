@@ -1,0 +1,23 @@
+import { NextResponse, type NextRequest } from "next/server";
+import { bulkReleaseFromRequest } from "@/lib/actions/force-release";
+import { requireApiSession } from "@/lib/auth/session";
+import { respondWithRead } from "@/lib/console/api-response";
+import { listReleaseCandidates } from "@/lib/console/list-release-candidates";
+
+export const dynamic = "force-dynamic";
+
+/** The leases a bulk release under `prefix` (optionally in `store`) would end: lapsed or overdue, at most 100. */
+export async function GET(request: NextRequest) {
+  const auth = await requireApiSession();
+  if (!auth.ok) return auth.response;
+  const search = request.nextUrl.searchParams;
+  return respondWithRead(auth.session, "leases:read", () =>
+    listReleaseCandidates({ prefix: search.get("prefix") ?? "", ...(search.get("store") ? { store: search.get("store")! } : {}) }),
+  );
+}
+
+/** Ends the listed leases (body: prefix, reason, confirm, leases), each checked and audited on its own. 401 without a session. */
+export async function POST(request: Request) {
+  const answer = await bulkReleaseFromRequest(request);
+  return NextResponse.json(answer.body, { status: answer.status, headers: { "cache-control": "no-store" } });
+}

@@ -1,0 +1,31 @@
+import type { Metadata } from "next";
+import { AuditClient } from "@/components/audit/audit-client";
+import { ParamProblemNotice } from "@/components/locks/read-notices";
+import { requirePermission, requireSession } from "@/lib/auth/session";
+import { toSearchString } from "@/lib/console/links";
+import { listAuditFromSearch } from "@/lib/console/list-audit";
+
+export const metadata: Metadata = { title: "Audit" };
+
+type SearchParams = Record<string, string | string[] | undefined>;
+
+export default async function AuditPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
+  const session = await requireSession();
+  requirePermission(session, "audit:read");
+  const params = await searchParams;
+  let result: Awaited<ReturnType<typeof listAuditFromSearch>>;
+  try {
+    result = await listAuditFromSearch(params);
+  } catch (error) {
+    // The audit database is down or not configured: say so here; the rest of the console still works.
+    console.error("[audit] could not read the audit log", error);
+    return (
+      <div role="alert" className="rounded-lg border border-red-300 bg-red-50 p-4 text-sm text-red-900 dark:border-red-800 dark:bg-red-950 dark:text-red-100">
+        <p className="font-semibold">The audit log could not be read.</p>
+        <p className="mt-1">Its database did not answer. Force-releases are refused until it is back (nothing is released without an audit entry).</p>
+      </div>
+    );
+  }
+  if (!result.ok) return <ParamProblemNotice problem={result.problem} resetHref="/audit" what="the audit log" />;
+  return <AuditClient search={toSearchString(params)} initialData={result.view} />;
+}

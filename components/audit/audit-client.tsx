@@ -1,0 +1,140 @@
+"use client";
+import Link from "next/link";
+import { useMemo } from "react";
+import { DataTable, TBody, THead, Td, Th, Tr } from "@/components/ui/data-table";
+import { cx } from "@/components/ui/cx";
+import { EmptyState } from "@/components/ui/empty-state";
+import { RelativeTime } from "@/components/ui/relative-time";
+import { Pager } from "@/components/locks/pager";
+import { buildQuery, leaseHref } from "@/lib/console/links";
+import { useAuditQuery } from "@/lib/console/queries/audit/audit-query";
+import type { AuditEntryView, AuditView } from "@/lib/console/views";
+import { AuditFilters } from "./audit-filters";
+import { AuditOutcomeBadge } from "./audit-outcome-badge";
+
+const FILTER_KEYS = ["actor", "prefix", "resource", "store", "outcome", "window", "from", "to"] as const;
+const EXPORT_LINK = "rounded-md border border-zinc-300 px-2.5 py-1 text-sm font-medium hover:bg-zinc-100 dark:border-zinc-700 dark:hover:bg-zinc-800";
+
+export function AuditClient({ search, initialData }: { search: string; initialData: AuditView }) {
+  const query = useAuditQuery(search, initialData);
+  const view = query.data ?? initialData;
+  const params = useMemo(() => new URLSearchParams(search), [search]);
+  const hasFilters = FILTER_KEYS.some((k) => params.get(k));
+  const marked = params.get("entry");
+  // Exports take the filters, never the page: they stream every matching entry.
+  const exportQuery = buildQuery(Object.fromEntries(FILTER_KEYS.map((k) => [k, params.get(k)])));
+
+  return (
+    <div className="space-y-4">
+      <div className="flex flex-wrap items-baseline justify-between gap-2">
+        <div>
+          <h1 className="text-lg font-semibold tracking-tight">Audit log</h1>
+          <p className="text-sm text-zinc-600 dark:text-zinc-400">
+            Every force-release attempt, allowed or refused. Append-only and hash-chained; <code className="font-mono">npm run audit:verify</code> checks it.
+          </p>
+        </div>
+        <div className="flex items-center gap-2">
+          <span className="text-sm text-zinc-600 dark:text-zinc-400">Export all matching:</span>
+          <a className={EXPORT_LINK} href={`/api/audit/export${exportQuery ? `${exportQuery}&` : "?"}format=csv`} download>
+            CSV
+          </a>
+          <a className={EXPORT_LINK} href={`/api/audit/export${exportQuery ? `${exportQuery}&` : "?"}format=json`} download>
+            JSON
+          </a>
+        </div>
+      </div>
+      <AuditFilters values={params} />
+      {query.isError ? (
+        <p role="alert" className="text-sm text-amber-800 dark:text-amber-300">
+          Live update failed: {query.error.message}
+        </p>
+      ) : null}
+      {view.items.length === 0 ? (
+        hasFilters ? (
+          <EmptyState title="No audit entry matches these filters" action={<Link className="underline" href="/audit">Clear the filters</Link>}>
+            Actor matches the email or subject exactly; prefix matches the start of the resource name.
+          </EmptyState>
+        ) : (
+          <EmptyState title="Nobody has force-released anything yet">
+            Entries appear here when an operator uses <strong>Force release</strong> on a lease page, or bulk release on the{" "}
+            <Link className="underline" href="/locks">
+              leases
+            </Link>{" "}
+            page — refused attempts included.
+          </EmptyState>
+        )
+      ) : (
+        <AuditTable items={view.items} marked={marked} />
+      )}
+      <div className="flex justify-end">
+        <Pager basePath="/audit" search={search} nextCursor={view.nextCursor} label="Audit log" />
+      </div>
+    </div>
+  );
+}
+
+function AuditTable({ items, marked }: { items: AuditEntryView[]; marked: string | null }) {
+  return (
+    <DataTable caption="Audit entries, newest first">
+      <THead>
+        <tr>
+          <Th>When</Th>
+          <Th>Outcome</Th>
+          <Th>Actor</Th>
+          <Th>Resource · store</Th>
+          <Th>Holder shown</Th>
+          <Th align="right">Token</Th>
+          <Th>Reason</Th>
+          <Th align="right">Entry</Th>
+        </tr>
+      </THead>
+      <TBody>
+        {items.map((entry) => (
+          <Tr key={entry.id} className={cx(marked === entry.id && "bg-sky-50 outline-2 outline-sky-500 dark:bg-sky-950/60")}>
+            <Td>
+              <span id={`audit-${entry.id}`}>
+                <RelativeTime value={entry.at} />
+              </span>
+            </Td>
+            <Td className="max-w-48">
+              <AuditOutcomeBadge outcome={entry.outcome} />
+              {entry.detail ? (
+                <span className="block truncate text-xs text-zinc-600 dark:text-zinc-400" title={entry.detail}>
+                  {entry.detail}
+                </span>
+              ) : null}
+              {entry.newHolder ? (
+                <span className="block truncate text-xs text-zinc-600 dark:text-zinc-400">
+                  now <span className="font-mono">{entry.newHolder.owner ?? "?"}</span> (token <span className="font-mono">{entry.newHolder.fencingToken ?? "?"}</span>)
+                </span>
+              ) : null}
+            </Td>
+            <Td mono className="max-w-36 truncate" title={`${entry.actorEmail ?? ""} ${entry.actorId} · roles: ${entry.actorRoles.join(", ") || "none"}`}>
+              {entry.actorEmail ?? entry.actorId}
+            </Td>
+            <Td mono className="max-w-48" title={entry.resource ?? undefined}>
+              {entry.store && entry.resource ? (
+                <Link href={leaseHref(entry.store, entry.resource)} className="block truncate text-sky-700 underline-offset-2 hover:underline dark:text-sky-300">
+                  {entry.resource}
+                </Link>
+              ) : (
+                <span className="block truncate">{entry.resource ?? "—"}</span>
+              )}
+              <span className="block truncate text-[11px] text-zinc-600 dark:text-zinc-400">{entry.store ?? "—"}</span>
+            </Td>
+            <Td mono className="max-w-32 truncate" title={entry.leaseId ? `lease id ${entry.leaseId} · task ${entry.task ?? "—"}` : undefined}>
+              {entry.owner ?? "—"}
+            </Td>
+            <Td mono align="right">{entry.fencingToken ?? "—"}</Td>
+            <Td className="max-w-52 truncate" title={entry.reason ?? undefined}>
+              {entry.reason ?? "—"}
+            </Td>
+            <Td mono align="right" title={entry.requestId ? `request ${entry.requestId}` : undefined}>
+              {entry.id}
+            </Td>
+          </Tr>
+        ))}
+      </TBody>
+    </DataTable>
+  );
+}

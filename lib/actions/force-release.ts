@@ -1,0 +1,288 @@
+/**
+ * The force-release mutation behind POST /api/force-release and
+ * POST /api/force-release/bulk. Route handlers are public POST endpoints, so
+ * this checks everything itself, in this order:
+ *
+ *   1. the session and the operator role, freshly from the IdP, with a recent
+ *      sign-in (checkFreshPermission) — before anything else is read;
+ *   2. same origin (a browser always sends Origin on POST; none means not ours);
+ *   3. the per-user rate limit;
+ *   4. the input (zod), the store name against the configured stores;
+ *
+ * then calls forceReleaseAudited, which ends the lease only if that lease id
+ * still holds it and writes the audit entry (no audit write, no release). The
+ * actor always comes from the session. Every refusal after sign-in is audited
+ * through recordRefusedAttempt. Answers are typed results; the server log keeps
+ * whatever an exception said, the browser gets a short message.
+ */
+import { randomUUID } from "node:crypto";
+import { forceReleaseAudited, recordRefusedAttempt, type AuditActor, type ForceReleaseOutcome, type RequestMeta } from "@/lib/audit/force-release";
+import { buildReauthUrl, checkFreshPermission } from "@/lib/auth/fresh";
+import type { AppSession } from "@/lib/auth/session";
+import { getAuthEnv } from "@/lib/env";
+import { leaseHref } from "@/lib/console/links";
+import { listReleaseCandidates, readCurrentLeaseId } from "@/lib/console/list-release-candidates";
+import { getStoreNames } from "@/lib/console/registry";
+import {
+  FORCE_RELEASE_MAX_AUTH_AGE_MS,
+  MAX_BULK_LEASES,
+  REFUSAL_STATUS,
+  ZBulkReleaseForm,
+  ZForceReleaseForm,
+  type BulkLeaseOutcome,
+  type BulkReleaseResult,
+  type FieldIssue,
+  type ForceReleaseResult,
+  type RefusalCode,
+} from "./force-release-schema";
+import { forceReleaseLimiter } from "./rate-limit";
+import { checkSameOrigin } from "./same-origin";
+
+/** Bodies are a few hundred bytes; anything much larger is not a form of ours. */
+const MAX_BODY_BYTES = 64 * 1024;
+/** Matches forceReleaseLimiter's capacity: a bulk release is charged at most the whole bucket. */
+const RATE_LIMIT_CAPACITY = 10;
+
+type Refusal = Extract<ForceReleaseResult, { outcome: "refused" }>;
+export interface ReleaseAnswer<T> {
+  status: number;
+  body: T;
+}
+
+/** What the audit entry of a refused attempt can say about the lease, taken from the body as sent (trimmed). */
+interface AttemptContext {
+  store: string;
+  resource: string;
+  leaseId: string;
+  reason: string;
+}
+
+interface Authorised {
+  actor: AuditActor;
+  meta: RequestMeta;
+  body: unknown;
+}
+
+function refusal(code: RefusalCode, message: string, extra: Partial<Refusal> = {}): ReleaseAnswer<Refusal> {
+  return { status: REFUSAL_STATUS[code], body: { ok: false, outcome: "refused", code, message, ...extra } };
+}
+
+function requestMeta(request: Request): RequestMeta {
+  const h = request.headers;
+  // The first X-Forwarded-For hop is the client as the nearest proxy saw it; without a proxy there is none.
+  const forwarded = h.get("x-forwarded-for")?.split(",")[0]?.trim() || h.get("x-real-ip");
+  return {
+    requestId: h.get("x-request-id")?.slice(0, 100) || randomUUID(),
+    ip: forwarded ? forwarded.slice(0, 100) : null,
+    userAgent: h.get("user-agent")?.slice(0, 500) ?? null,
+  };
+}
+
+function actorOf(session: AppSession): AuditActor {
+  return { id: session.user.id, email: session.user.email, roles: [...session.user.roles] };
+}
+
+async function readJsonBody(request: Request): Promise<unknown> {
+  const declared = Number(request.headers.get("content-length") ?? 0);
+  if (declared > MAX_BODY_BYTES) return undefined;
+  const text = await request.text().catch(() => "");
+  if (text.length > MAX_BODY_BYTES) return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+function field(body: unknown, key: string, max: number): string {
+  const value = typeof body === "object" && body !== null ? (body as Record<string, unknown>)[key] : undefined;
+  return typeof value === "string" ? value.slice(0, max) : "";
+}
+
+function contextOf(body: unknown): AttemptContext {
+  return { store: field(body, "store", 64), resource: field(body, "resource", 512) || field(body, "prefix", 512), leaseId: field(body, "leaseId", 128), reason: field(body, "reason", 500) };
+}
+
+function issuesOf(error: { issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }> }): FieldIssue[] {
+  return error.issues.slice(0, 10).map((i) => ({ field: i.path.map(String).join(".") || "body", message: i.message }));
+}
+
+/** Audits a refused attempt; the refusal stands whether or not the audit log took it. */
+async function auditRefusal(
+  auth: Authorised,
+  context: AttemptContext,
+  outcome: "denied_role" | "reauth_required" | "rate_limited" | "invalid_input",
+  detail: string,
+  answer: ReleaseAnswer<Refusal>,
+): Promise<ReleaseAnswer<Refusal>> {
+  try {
+    const recorded = await recordRefusedAttempt({ actor: auth.actor, request: auth.meta, ...context, outcome, detail });
+    if ("auditId" in recorded) return { ...answer, body: { ...answer.body, auditId: recorded.auditId } };
+    return { ...answer, body: { ...answer.body, message: `${answer.body.message} (The audit log could not record this refusal.)` } };
+  } catch (error) {
+    console.error("[force-release] could not audit a refused attempt", error);
+    return answer;
+  }
+}
+
+/**
+ * Steps 1–3 for both routes. Returns the refusal to send, or who is asking and
+ * the parsed body. `cost`: rate-limit tokens this request takes (bulk: per lease).
+ */
+async function authorise(request: Request, cost: (body: unknown) => number): Promise<{ ok: false; answer: ReleaseAnswer<Refusal> } | { ok: true; auth: Authorised }> {
+  const fresh = await checkFreshPermission("leases:force_release", { maxAuthAgeMs: FORCE_RELEASE_MAX_AUTH_AGE_MS });
+  if (!fresh.ok && !fresh.session) {
+    // Nobody to audit: either nobody is signed in, or the session itself could not be checked.
+    return { ok: false, answer: fresh.code === "idp_unavailable" ? refusal("idp_unavailable", fresh.message) : refusal("not_signed_in", "You are not signed in. Sign in and try again.") };
+  }
+  if (!fresh.ok && fresh.code === "not_signed_in") return { ok: false, answer: refusal("not_signed_in", "You are not signed in. Sign in and try again.") };
+  const session = fresh.session!;
+  const auth: Authorised = { actor: actorOf(session), meta: requestMeta(request), body: await readJsonBody(request) };
+  const context = contextOf(auth.body);
+
+  const origin = checkSameOrigin(request.headers, getAuthEnv().nextAuthUrl);
+  if (!origin.ok) {
+    return { ok: false, answer: await auditRefusal(auth, context, "invalid_input", `cross-origin: ${origin.message}`, refusal("cross_origin", origin.message)) };
+  }
+  if (!fresh.ok) {
+    if (fresh.code === "forbidden") {
+      return { ok: false, answer: await auditRefusal(auth, context, "denied_role", fresh.message, refusal("forbidden", "Force release needs the operator role; your current roles do not include it.")) };
+    }
+    const back = context.store && context.resource ? safeLeaseHref(context.store, context.resource) : "/locks";
+    if (fresh.code === "reauth_required") {
+      return {
+        ok: false,
+        answer: await auditRefusal(auth, context, "reauth_required", fresh.message, refusal("reauth_required", "A force-release needs a sign-in from the last 15 minutes.", { reauthUrl: buildReauthUrl(back) })),
+      };
+    }
+    return {
+      ok: false,
+      answer: await auditRefusal(auth, context, "reauth_required", `identity provider unavailable: ${fresh.message}`, refusal("idp_unavailable", "Your role could not be confirmed with the identity provider right now. Try again in a minute.")),
+    };
+  }
+  const taken = forceReleaseLimiter.take(auth.actor.id, Math.min(RATE_LIMIT_CAPACITY, Math.max(1, cost(auth.body))));
+  if (!taken.allowed) {
+    return {
+      ok: false,
+      answer: await auditRefusal(
+        auth,
+        context,
+        "rate_limited",
+        `rate limited; retry after ${taken.retryAfterSeconds} s`,
+        refusal("rate_limited", `Too many force-releases in a short time. Try again in ${taken.retryAfterSeconds} s.`, { retryAfterSeconds: taken.retryAfterSeconds }),
+      ),
+    };
+  }
+  return { ok: true, auth };
+}
+
+function safeLeaseHref(store: string, resource: string): string {
+  try {
+    return leaseHref(store, resource);
+  } catch {
+    return "/locks";
+  }
+}
+
+function toResult(store: string, resource: string, outcome: ForceReleaseOutcome): ReleaseAnswer<ForceReleaseResult> {
+  switch (outcome.outcome) {
+    case "released":
+      return { status: 200, body: { ok: true, outcome: "released", store, resource, auditId: outcome.auditId, released: { leaseId: "", ...outcome.lease } } };
+    case "lease_changed":
+      return {
+        status: 409,
+        body: {
+          ok: false,
+          outcome: "lease_changed",
+          store,
+          resource,
+          auditId: outcome.auditId,
+          current: outcome.current,
+          message: outcome.current ? "The lease changed: another lease holds the resource now. Nothing was released." : "Nobody holds the resource any more. Nothing was released.",
+        },
+      };
+    case "audit_unavailable":
+      return refusal("audit_unavailable", "The audit log cannot be written right now, so nothing was released (every force-release must be recorded first).");
+    case "failed":
+      return refusal("failed", "The store did not complete the force-release; nothing is known to have been released. The audit log has the details.", outcome.auditId ? { auditId: outcome.auditId } : {});
+  }
+}
+
+/** POST /api/force-release: one lease. */
+export async function forceReleaseFromRequest(request: Request): Promise<ReleaseAnswer<ForceReleaseResult>> {
+  const authorised = await authorise(request, () => 1);
+  if (!authorised.ok) return authorised.answer;
+  const { auth } = authorised;
+  const context = contextOf(auth.body);
+  const parsed = ZForceReleaseForm.safeParse(auth.body);
+  if (!parsed.success) {
+    const issues = issuesOf(parsed.error);
+    return auditRefusal(auth, context, "invalid_input", issues.map((i) => `${i.field}: ${i.message}`).join("; "), refusal("invalid_input", "The form has problems.", { issues }));
+  }
+  const form = parsed.data;
+  if (!getStoreNames().includes(form.store)) {
+    return auditRefusal(auth, context, "invalid_input", `unknown store "${form.store}"`, refusal("invalid_input", `This console watches no store called "${form.store}".`, { issues: [{ field: "store", message: "unknown store" }] }));
+  }
+  try {
+    const outcome = await forceReleaseAudited({ actor: auth.actor, request: auth.meta, store: form.store, resource: form.resource, leaseId: form.leaseId, reason: form.reason });
+    const answer = toResult(form.store, form.resource, outcome);
+    if (answer.body.outcome === "released") answer.body.released.leaseId = form.leaseId;
+    return answer;
+  } catch (error) {
+    console.error(`[force-release] request ${auth.meta.requestId} failed`, error);
+    return refusal("failed", `The force-release failed before the store answered; nothing is known to have been released (request ${auth.meta.requestId}).`);
+  }
+}
+
+/** POST /api/force-release/bulk: the lapsed or overdue leases under a prefix, each on its own. */
+export async function bulkReleaseFromRequest(request: Request): Promise<ReleaseAnswer<BulkReleaseResult>> {
+  const leaseCount = (body: unknown) => {
+    const leases = typeof body === "object" && body !== null ? (body as { leases?: unknown }).leases : undefined;
+    return Array.isArray(leases) ? Math.min(leases.length, MAX_BULK_LEASES) : 1;
+  };
+  const authorised = await authorise(request, leaseCount);
+  if (!authorised.ok) return authorised.answer;
+  const { auth } = authorised;
+  const context = contextOf(auth.body);
+  const parsed = ZBulkReleaseForm.safeParse(auth.body);
+  if (!parsed.success) {
+    const issues = issuesOf(parsed.error);
+    return auditRefusal(auth, context, "invalid_input", `bulk: ${issues.map((i) => `${i.field}: ${i.message}`).join("; ")}`, refusal("invalid_input", "The bulk release request has problems.", { issues }));
+  }
+  const form = parsed.data;
+  const stores = getStoreNames();
+  // Read the candidates again now: only leases still lapsed or overdue may be ended this way.
+  const candidates = await listReleaseCandidates({ prefix: form.prefix });
+  const stillCandidates = new Set(candidates.ok ? candidates.view.items.map((l) => `${l.store}\u0000${l.resource}\u0000${l.leaseId}`) : []);
+
+  const results: BulkLeaseOutcome[] = [];
+  let isAuditDown = false;
+  for (const lease of form.leases) {
+    if (isAuditDown) {
+      results.push({ ...lease, result: refusal("audit_unavailable", "Not attempted: the audit log became unavailable during this bulk release.").body });
+      continue;
+    }
+    const single = { ...lease, reason: form.reason };
+    let answer: ReleaseAnswer<ForceReleaseResult>;
+    if (!stores.includes(lease.store)) {
+      answer = await auditRefusal(auth, single, "invalid_input", `bulk: unknown store "${lease.store}"`, refusal("invalid_input", `No store is called "${lease.store}".`));
+    } else if (!stillCandidates.has(`${lease.store}\u0000${lease.resource}\u0000${lease.leaseId}`) && (await readCurrentLeaseId(lease.store, lease.resource)) === lease.leaseId) {
+      // Same lease, but renewed since the dialog read it: its holder is alive again, so it is not ours to end in bulk.
+      answer = await auditRefusal(auth, single, "invalid_input", "bulk: no longer lapsed or overdue (renewed since listed)", refusal("invalid_input", "Renewed since it was listed: no longer lapsed or overdue, so not released."));
+    } else {
+      // Still a candidate, or another lease (or none) holds it now: the per-lease id check answers "lease changed".
+      try {
+        const outcome = await forceReleaseAudited({ actor: auth.actor, request: auth.meta, ...single });
+        answer = toResult(lease.store, lease.resource, outcome);
+        if (answer.body.outcome === "released") answer.body.released.leaseId = lease.leaseId;
+      } catch (error) {
+        console.error(`[force-release] bulk request ${auth.meta.requestId} failed on one lease`, error);
+        answer = refusal("failed", "The force-release of this lease failed before the store answered.");
+      }
+    }
+    results.push({ ...lease, result: answer.body });
+    // Fail closed for the rest too: without an audit log nothing else is attempted.
+    if (answer.body.outcome === "refused" && answer.body.code === "audit_unavailable") isAuditDown = true;
+  }
+  return { status: 200, body: { ok: true, outcome: "done", results } };
+}

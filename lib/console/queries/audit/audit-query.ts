@@ -1,0 +1,30 @@
+"use client";
+import { useQuery } from "@tanstack/react-query";
+import { buildQuery } from "@/lib/console/links";
+import type { AuditView } from "@/lib/console/views";
+import { fetchView, liveOptions, withSearch } from "../fetch-view";
+import { auditKeys } from "./keys";
+
+export function fetchAudit(search: string, signal?: AbortSignal): Promise<AuditView> {
+  return fetchView<AuditView>(withSearch("/api/audit", search), signal, "audit read");
+}
+
+export function useAuditQuery(search: string, initialData?: AuditView) {
+  return useQuery({
+    queryKey: auditKeys.list(search),
+    queryFn: ({ signal }) => fetchAudit(search, signal),
+    ...liveOptions(initialData),
+  });
+}
+
+/** Force-release history of one lease: its audit entries, newest first. */
+export function useLeaseAuditQuery(store: string, resource: string, options: { enabled: boolean }) {
+  const search = buildQuery({ store, resource, limit: 20 });
+  return useQuery({
+    queryKey: auditKeys.lease(store, resource),
+    queryFn: ({ signal }) => fetchAudit(search, signal),
+    enabled: options.enabled,
+    refetchInterval: options.enabled ? 15_000 : false,
+    refetchIntervalInBackground: false,
+  });
+}

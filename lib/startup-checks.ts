@@ -1,0 +1,38 @@
+/**
+ * Configuration checks at server start (called from instrumentation.ts, Node.js
+ * runtime only). Problems are logged in plain words. In production a sign-in or
+ * METRICS_TOKEN problem stops the server: it must not serve with an http:// URL,
+ * the demo IdP or secret, an unset role map, or a guessable scrape token.
+ * Elsewhere the pages show a reference to the logged problem instead.
+ */
+import { parseStoresConfig } from "@/lib/console/config";
+import { readMetricsToken } from "@/lib/console/metrics-token";
+import { parseAuthEnv } from "@/lib/env";
+
+export function findStartupProblems(env: NodeJS.ProcessEnv = process.env): { problems: string[]; isFatal: boolean } {
+  const problems: string[] = [];
+  let isFatal = false;
+  const checks: Array<{ check: () => unknown; isFatalInProduction: boolean }> = [
+    { check: () => parseStoresConfig(env), isFatalInProduction: false },
+    { check: () => parseAuthEnv(env), isFatalInProduction: true },
+    { check: () => readMetricsToken(env), isFatalInProduction: true },
+  ];
+  for (const { check, isFatalInProduction } of checks) {
+    try {
+      check();
+    } catch (error) {
+      problems.push(error instanceof Error ? error.message : String(error));
+      if (isFatalInProduction && env.NODE_ENV === "production") isFatal = true;
+    }
+  }
+  return { problems, isFatal };
+}
+
+export function runStartupChecks(): void {
+  const { problems, isFatal } = findStartupProblems();
+  for (const problem of problems) console.error(`[leasewatch] configuration problem: ${problem}`);
+  if (isFatal) {
+    console.error("[leasewatch] refusing to start in production until this is fixed");
+    process.exit(1);
+  }
+}
