@@ -36,6 +36,13 @@ const REQUESTS: Record<string, ApiRequest[]> = {
     // A wrong scrape token is refused outright, session or not.
     { path: "/api/metrics", headers: { authorization: "Bearer not-the-metrics-token-0123456789" }, isFineWithSession: false },
   ],
+  "GET /api/audit": [{ path: "/api/audit", isFineWithSession: true }],
+  "GET /api/audit/export": [{ path: "/api/audit/export?format=csv", isFineWithSession: true }],
+  // Mutations: without a session, 401 comes before the origin, rate and input checks.
+  "POST /api/force-release": [{ path: "/api/force-release", isFineWithSession: false }],
+  "GET /api/force-release": [{ path: "/api/force-release", isFineWithSession: false }],
+  "POST /api/force-release/bulk": [{ path: "/api/force-release/bulk", isFineWithSession: false }],
+  "GET /api/force-release/bulk": [{ path: "/api/force-release/bulk?prefix=e2e-auth", isFineWithSession: true }],
 };
 
 /** "METHOD /api/…" for every exported method of every route.ts under app/api. */

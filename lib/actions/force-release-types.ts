@@ -47,6 +47,8 @@ export type ForceReleaseResult =
       outcome: "refused";
       code: RefusalCode;
       message: string;
+      /** The same words as `message`, under the key every API error response carries. */
+      error: string;
       /** Audit entry of the refusal, when one was written. */
       auditId?: string;
       issues?: FieldIssue[];

@@ -64,7 +64,7 @@ interface Authorised {
 }
 
 function refusal(code: RefusalCode, message: string, extra: Partial<Refusal> = {}): ReleaseAnswer<Refusal> {
-  return { status: REFUSAL_STATUS[code], body: { ok: false, outcome: "refused", code, message, ...extra } };
+  return { status: REFUSAL_STATUS[code], body: { ok: false, outcome: "refused", code, message, error: message, ...extra } };
 }
 
 function requestMeta(request: Request): RequestMeta {

@@ -1,4 +1,5 @@
 import { createHmac } from "node:crypto";
+import { AUDIT_OUTCOMES, type AuditOutcome } from "@/lib/console/views";
 
 /**
  * The audit log's HMAC chain. Each entry's hash is HMAC(key, prev_hash ||
@@ -15,17 +16,8 @@ export const GENESIS_HASH = "0".repeat(64);
 export const AUDIT_ACTIONS = ["force_release"] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
-export const AUDIT_OUTCOMES = [
-  "requested",
-  "released",
-  "lease_changed",
-  "denied_role",
-  "reauth_required",
-  "rate_limited",
-  "invalid_input",
-  "failed",
-] as const;
-export type AuditOutcome = (typeof AUDIT_OUTCOMES)[number];
+// One list for the log and the pages that filter by it (views.ts is safe to import in the browser).
+export { AUDIT_OUTCOMES, type AuditOutcome };
 
 /** The holder a `lease_changed` entry found instead of the lease shown. */
 export interface AuditHolder {

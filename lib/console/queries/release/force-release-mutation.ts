@@ -25,6 +25,11 @@ export interface BulkReleaseInput {
  * result in JSON; anything else (a proxy's HTML error page, a dropped connection)
  * becomes a "failed" result so the dialog always has something to say.
  */
+/** A "failed" result made in the browser, when the server gave none. */
+function failedHere(message: string): Extract<ForceReleaseResult, { outcome: "refused" }> {
+  return { ok: false, outcome: "refused", code: "failed", message, error: message };
+}
+
 async function postRelease<T>(path: string, body: unknown): Promise<T> {
   let response: Response;
   try {
@@ -35,11 +40,11 @@ async function postRelease<T>(path: string, body: unknown): Promise<T> {
       cache: "no-store",
     });
   } catch {
-    return { ok: false, outcome: "refused", code: "failed", message: "The console could not be reached; nothing was sent to the store." } as T;
+    return failedHere("The console could not be reached; nothing was sent to the store.") as T;
   }
   const parsed = (await response.json().catch(() => null)) as T | null;
   if (parsed && typeof parsed === "object" && "outcome" in parsed) return parsed;
-  return { ok: false, outcome: "refused", code: "failed", message: `The console answered HTTP ${response.status} without a result.` } as T;
+  return failedHere(`The console answered HTTP ${response.status} without a result.`) as T;
 }
 
 export function postForceRelease(input: ForceReleaseInput): Promise<ForceReleaseResult> {
