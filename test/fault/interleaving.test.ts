@@ -27,7 +27,8 @@ import { checkConservation, collectEvents, countKinds, createFencedDownstream, c
  * failure message); LW_INTERLEAVING_MS sets the time budget per store.
  */
 const BASE_SEED = Number(process.env.LW_INTERLEAVING_SEED ?? Math.floor(Math.random() * 1_000_000_000));
-const BUDGET_MS = Number(process.env.LW_INTERLEAVING_MS ?? 25_000);
+// 30 s per store: a minute of interleavings in every `npm test`.
+const BUDGET_MS = Number(process.env.LW_INTERLEAVING_MS ?? 30_000);
 const CLIENTS = 8;
 const RESOURCES = 4;
 const ROUND_MS = 3_000;
