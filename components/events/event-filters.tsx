@@ -1,9 +1,8 @@
 "use client";
 import Form from "next/form";
-import { useState } from "react";
 import { EVENT_KIND_STYLE } from "@/components/locks/event-kind-badge";
+import { TimeWindowFields } from "@/components/locks/time-window-fields";
 import { FIELD, FilterActions, LABEL, StoreSelect } from "@/components/locks/filter-fields";
-import { WINDOW_LABELS } from "@/components/locks/labels";
 import { LEASE_EVENT_KINDS } from "@/lib/lease/types";
 
 /**
@@ -13,8 +12,6 @@ import { LEASE_EVENT_KINDS } from "@/lib/lease/types";
  */
 export function EventFilters({ values, storeNames }: { values: URLSearchParams; storeNames: readonly string[] }) {
   const kinds = new Set(values.getAll("kind").flatMap((k) => k.split(",")));
-  const [window, setWindow] = useState(values.get("window") ?? (values.get("from") ? "custom" : ""));
-  const isCustom = window === "custom";
   return (
     <Form action="/events" className="space-y-3 rounded-lg border border-zinc-200 bg-white p-3 dark:border-zinc-800 dark:bg-zinc-900/40">
       <fieldset>
@@ -44,24 +41,7 @@ export function EventFilters({ values, storeNames }: { values: URLSearchParams; 
           <label htmlFor="e-owner" className={LABEL}>Owner</label>
           <input id="e-owner" name="owner" defaultValue={values.get("owner") ?? ""} className={`${FIELD} font-mono`} />
         </div>
-        <div className="w-32">
-          <label htmlFor="e-window" className={LABEL}>Window</label>
-          <select id="e-window" name="window" value={window} onChange={(e) => setWindow(e.target.value)} className={FIELD}>
-            <option value="">Any time</option>
-            {Object.entries(WINDOW_LABELS).map(([value, label]) => (
-              <option key={value} value={value}>{label}</option>
-            ))}
-            <option value="custom">Custom (from/to)</option>
-          </select>
-        </div>
-        <div className="w-44">
-          <label htmlFor="e-from" className={LABEL}>From (UTC)</label>
-          <input id="e-from" name="from" type="datetime-local" step="1" disabled={!isCustom} required={isCustom} defaultValue={(values.get("from") ?? "").slice(0, 19)} className={`${FIELD} disabled:opacity-50`} />
-        </div>
-        <div className="w-44">
-          <label htmlFor="e-to" className={LABEL}>To (UTC)</label>
-          <input id="e-to" name="to" type="datetime-local" step="1" disabled={!isCustom} defaultValue={(values.get("to") ?? "").slice(0, 19)} className={`${FIELD} disabled:opacity-50`} />
-        </div>
+        <TimeWindowFields idPrefix="e" values={values} />
         <FilterActions clearHref="/events" />
       </div>
     </Form>

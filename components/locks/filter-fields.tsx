@@ -1,6 +1,6 @@
 import Link from "next/link";
 
-/** Shared look of the GET filter forms (leases and events). */
+/** Shared look of the GET filter forms (leases, events and audit). */
 export const FIELD = "block w-full rounded-md border border-zinc-300 bg-white px-2 py-1 text-sm dark:border-zinc-700 dark:bg-zinc-900";
 export const LABEL = "block text-xs font-medium text-zinc-600 dark:text-zinc-400";
 
