@@ -20,7 +20,7 @@ import { DEFAULT_SCHEMA as DEFAULT_LEASE_SCHEMA } from "@/lib/lease/postgres/sql
 import { withTimeout } from "@/lib/console/fan-out";
 import type { AuditOutcome } from "./chain";
 import { isSameDatabase } from "./config";
-import type { AuditDraft, AuditEntry, AuditLog } from "./log";
+import { hashedFields, type AuditDraft, type AuditEntry, type AuditLog } from "./log";
 
 export interface AuditActor {
   id: string;
@@ -387,26 +387,8 @@ export async function resolvePendingForceReleases(deps: AuditDeps, audit?: Audit
 }
 
 function entryDraft(e: AuditEntry): AuditDraft {
-  return {
-    requestId: e.requestId,
-    actorSub: e.actorSub,
-    actorEmail: e.actorEmail,
-    actorRoles: e.actorRoles,
-    action: e.action,
-    store: e.store,
-    resource: e.resource,
-    leaseId: e.leaseId,
-    owner: e.owner,
-    task: e.task,
-    fencingToken: e.fencingToken,
-    reason: e.reason,
-    outcome: e.outcome,
-    newHolder: null,
-    ip: e.ip,
-    userAgent: e.userAgent,
-    resolvesId: null,
-    detail: null,
-  };
+  // The entry's own fields as a new draft that resolves nothing yet; append() sets its own `at`.
+  return { ...hashedFields(e), newHolder: null, resolvesId: null, detail: null };
 }
 
 async function findForceReleasedEvent(store: LeaseStore, entry: AuditEntry) {
