@@ -167,6 +167,16 @@ function unavailable(error: unknown): { outcome: "audit_unavailable"; message: s
   return { ...AUDIT_UNAVAILABLE };
 }
 
+/** The dependencies and the migrated audit log, or audit_unavailable (logged): every audited call starts here. */
+async function openAuditLog(deps?: AuditDeps): Promise<{ d: AuditDeps; audit: AuditLog } | { outcome: "audit_unavailable"; message: string }> {
+  const d = deps ?? (await import("./context")).defaultAuditDeps();
+  try {
+    return { d, audit: await d.getAuditLog() };
+  } catch (error) {
+    return unavailable(error);
+  }
+}
+
 /** Appends in its own transaction; null (logged) when the audit log cannot be written. */
 async function tryAppend(audit: AuditLog, draft: AuditDraft): Promise<AuditEntry | null> {
   try {
@@ -192,13 +202,9 @@ async function readShownLease(target: AuditTarget | undefined, resource: string,
  * the audit log. Never throws for an expected failure: the result says what happened.
  */
 export async function forceReleaseAudited(req: ForceReleaseRequest, deps?: AuditDeps): Promise<ForceReleaseOutcome> {
-  const d = deps ?? (await import("./context")).defaultAuditDeps();
-  let audit: AuditLog;
-  try {
-    audit = await d.getAuditLog();
-  } catch (error) {
-    return unavailable(error);
-  }
+  const opened = await openAuditLog(deps);
+  if ("outcome" in opened) return opened;
+  const { d, audit } = opened;
   // Entries a crashed process left `requested` get their outcome before anything new happens
   // (at most every RESOLVE_INTERVAL_MS, so a bulk release or a store that is down costs one look).
   if (performance.now() - lastResolveAt >= RESOLVE_INTERVAL_MS) {
@@ -323,13 +329,9 @@ export async function recordRefusedAttempt(
   req: ForceReleaseRequest & { outcome: RefusedOutcome; detail?: string },
   deps?: AuditDeps,
 ): Promise<RecordRefusedResult> {
-  const d = deps ?? (await import("./context")).defaultAuditDeps();
-  let audit: AuditLog;
-  try {
-    audit = await d.getAuditLog();
-  } catch (error) {
-    return unavailable(error);
-  }
+  const opened = await openAuditLog(deps);
+  if ("outcome" in opened) return opened;
+  const { d, audit } = opened;
   // The lease shown, for the entry; a store that is down or input that is not a lease name just leaves it blank.
   let shown: Lease | null = null;
   if (typeof req.resource === "string" && typeof req.leaseId === "string" && typeof req.store === "string") {
