@@ -67,3 +67,35 @@ export function toSearchString(params: Record<string, string | string[] | undefi
   }
   return search.toString();
 }
+
+/** Filters the list pages accept in their URL (see params.ts); unset keys are left out. */
+export interface ListLinkFilters {
+  store?: string;
+  prefix?: string;
+  owner?: string;
+  task?: string;
+  resource?: string;
+  state?: string;
+  kind?: string | readonly string[];
+  token?: string;
+  lease?: string;
+  window?: string;
+  from?: string;
+  to?: string;
+  at?: string;
+}
+
+/** The leases page (`/locks`) narrowed to `filters`. */
+export function locksHref(filters: ListLinkFilters = {}): string {
+  return `/locks${buildQuery({ ...filters })}`;
+}
+
+/** The events page (`/events`) narrowed to `filters`. */
+export function eventsHref(filters: ListLinkFilters = {}): string {
+  return `/events${buildQuery({ ...filters })}`;
+}
+
+/** One owner's page: what it holds now, its last events, renewal failures, when it was last seen. */
+export function ownerHref(owner: string, filters: Pick<ListLinkFilters, "store" | "window" | "from" | "to"> = {}): string {
+  return `/owners/${encodeURIComponent(owner)}${buildQuery({ ...filters })}`;
+}
