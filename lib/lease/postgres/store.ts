@@ -8,6 +8,8 @@ import type {
   EventQuery,
   FencingRejectionInput,
   ForceReleaseInput,
+  HeldAtQuery,
+  HeldAtResult,
   ForceReleaseResult,
   Lease,
   LeaseEvent,
@@ -30,6 +32,7 @@ import {
   ZAcquireInput,
   ZEventQuery,
   ZFencingRejectionInput,
+  ZHeldAtQuery,
   ZForceReleaseInput,
   ZListQuery,
   ZLostInput,
@@ -38,6 +41,7 @@ import {
   ZResource,
   ZStoreName,
 } from "../validation";
+import { readHeldAt } from "./held-at";
 import { runMigrations, type MigrateResult } from "./migrations";
 import { readStats, refreshRollups, type RefreshRollupsResult } from "./rollups";
 import {
@@ -82,6 +86,7 @@ const ZPostgresLeaseStoreOptions = z
 
 const DEFAULT_LIST_LIMIT = 100;
 const DEFAULT_EVENTS_LIMIT = 100;
+const DEFAULT_HELD_AT_LIMIT = 100;
 /**
  * acquire re-runs only when its insert met a row committed after its snapshot that had
  * already lapsed (a live one is answered as contention in the same statement), so a
@@ -253,6 +258,12 @@ export class PostgresLeaseStore implements LeaseStore {
     const items = rows.slice(0, limit).map((r) => toEvent(this.name, r));
     const last = items[items.length - 1];
     return rows.length > limit && last ? { items, nextCursor: encodeEventCursor(order, last.id) } : { items };
+  }
+
+  /** What was held at a past instant: one indexed statement, see ./held-at.ts. */
+  async heldAt(query: HeldAtQuery): Promise<HeldAtResult> {
+    const q = parseOrThrow(ZHeldAtQuery, query, "heldAt");
+    return readHeldAt(this.pool, this.schema, this.name, q, q.limit ?? DEFAULT_HELD_AT_LIMIT);
   }
 
   /**

@@ -3,6 +3,8 @@ import { Redis } from "ioredis";
 import { z } from "zod";
 import { LeaseError } from "../errors";
 import type {
+  HeldAtQuery,
+  HeldAtResult,
   AcquireInput,
   AcquireResult,
   EventQuery,
@@ -25,6 +27,7 @@ import type {
   StoreHealth,
 } from "../types";
 import {
+  ZHeldAtQuery,
   parseOrThrow,
   ZAcquireInput,
   ZEventQuery,
@@ -42,6 +45,7 @@ import { pairsToRecord, readScriptReply, replyEventsToRaw, toLease, toLeaseEvent
 import { callScript, execPipeline, RedisStoreError, rejectUnansweredOnClose, type RedisContext } from "./connection";
 import { readEvents, type EventSourcePlan } from "./events";
 import { bucketOf, buildBucketKeys, buildKindStreamKey, buildNamespaceBucketsKey, buildResourceKeys, type BucketKeys } from "./keys";
+import { projectBucketHolds, readHeldAt, type HeldAtDeps } from "./held-at";
 import { listLeases } from "./list";
 import { FOLD_PER_SWEEP, INDEXED_EVENT_KINDS, LEASE_SCRIPTS, type LeaseOperation } from "./scripts";
 import { readStats } from "./stats";
@@ -53,6 +57,7 @@ export const DEFAULT_EVENTS_MAX_LEN = 100_000;
  * How many recent event ids each resource's history list keeps (the detail page's history).
  * The list is trimmed back to this once it is max(16, 1/16 of it) over, so it may briefly hold that many more.
  */
+const DEFAULT_HELD_AT_LIMIT = 100;
 export const RESOURCE_EVENTS_MAX_LEN = 1_000;
 /** Expired leases recorded per bucket per sweep call (keeps each call short). */
 export const SWEEP_BATCH = 500;
@@ -280,6 +285,28 @@ export class RedisLeaseStore implements LeaseStore {
     return readEvents(this.ctx, this.planEventSources(q), q);
   }
 
+  /** What was held at a past instant: the hold index plus current leases, see ./held-at.ts. */
+  async heldAt(query: HeldAtQuery): Promise<HeldAtResult> {
+    const q = parseOrThrow(ZHeldAtQuery, query, "heldAt");
+    if (!this.isNamespaceChecked) await this.checkNamespace("heldAt");
+    const deps: HeldAtDeps = {
+      listOldestFirst: (l) => this.list({ ...l, sort: "held_longest" }),
+      get: (resource) => this.get(resource),
+      bucketOf: (resource) => bucketOf(resource, this.buckets),
+    };
+    return readHeldAt(this.ctx, this.bucketKeys, deps, q, q.limit ?? DEFAULT_HELD_AT_LIMIT);
+  }
+
+  /**
+   * Folds new terminal events into the hold index heldAt() reads (sweep() does this too).
+   * Returns how many holds were added.
+   */
+  async projectHolds(): Promise<{ projected: number }> {
+    if (!this.isNamespaceChecked) await this.checkNamespace("projectHolds");
+    const counts = await Promise.all(this.bucketKeys.map((keys) => projectBucketHolds(this.ctx, keys)));
+    return { projected: counts.reduce((a, b) => a + b, 0) };
+  }
+
   async sweep(): Promise<{ expired: number }> {
     if (!this.isNamespaceChecked) await this.checkNamespace("sweep");
     let expired = 0;
@@ -291,6 +318,7 @@ export class RedisLeaseStore implements LeaseStore {
       expired += results.reduce((sum, r) => sum + r.expired, 0);
       pending = pending.filter((_, i) => (results[i]!.expired > 0 && results[i]!.scanned >= SWEEP_BATCH) || results[i]!.folded >= FOLD_PER_SWEEP);
     }
+    await this.projectHolds();
     return { expired };
   }
 
