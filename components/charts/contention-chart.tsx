@@ -3,6 +3,7 @@ import { Area, AreaChart, CartesianGrid, Legend, Tooltip, XAxis, YAxis } from "r
 import { formatCompact } from "@/lib/console/format";
 import type { OverviewPoint } from "@/lib/console/views";
 import { ChartFrame } from "./chart-frame";
+import { renderInstantLine } from "./instant-line";
 import { AXIS_TICK, GRID_STROKE, OTHER_COLOR, SERIES_COLORS, TOOLTIP_STYLE } from "./chart-theme";
 import { formatBucketLabel, timeAxisProps } from "./time-axis";
 
@@ -12,11 +13,14 @@ export function ContentionChart({
   stackKeys,
   bucketMs,
   depth,
+  markAt,
 }: {
   points: OverviewPoint[];
   stackKeys: { key: string; prefix: string }[];
   bucketMs: number;
   depth: number;
+  /** The past view's instant, marked on the chart. */
+  markAt?: number | null;
 }) {
   const data = points.map((p) => ({ t: p.t, ...p.stack }));
   const total = points.reduce((n, p) => n + p.contended, 0);
@@ -32,6 +36,7 @@ export function ContentionChart({
       <AreaChart data={data} responsive style={{ width: "100%", height: "100%" }} margin={{ top: 4, right: 8, bottom: 0, left: -8 }}>
         <CartesianGrid stroke={GRID_STROKE} vertical={false} />
         <XAxis {...timeAxisProps(bucketMs)} tick={AXIS_TICK} stroke={GRID_STROKE} />
+        {renderInstantLine(markAt, bucketMs)}
         <YAxis allowDecimals={false} tick={AXIS_TICK} stroke={GRID_STROKE} width={44} tickFormatter={(v: number) => formatCompact(v)} />
         <Tooltip {...TOOLTIP_STYLE} labelFormatter={(label) => formatBucketLabel(label, bucketMs)} />
         <Legend wrapperStyle={{ fontSize: 11 }} />

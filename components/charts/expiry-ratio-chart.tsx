@@ -3,6 +3,7 @@ import { Bar, CartesianGrid, ComposedChart, Legend, Line, Tooltip, XAxis, YAxis 
 import { formatRatio } from "@/lib/console/format";
 import type { OverviewPoint } from "@/lib/console/views";
 import { ChartFrame } from "./chart-frame";
+import { renderInstantLine } from "./instant-line";
 import { AXIS_TICK, ENDING_COLORS, GRID_STROKE, TOOLTIP_STYLE } from "./chart-theme";
 import { formatBucketLabel, timeAxisProps } from "./time-axis";
 
@@ -10,7 +11,7 @@ import { formatBucketLabel, timeAxisProps } from "./time-axis";
  * Expired ÷ released per bucket (a clean system releases; expiries are crash
  * reports), with force-releases as separate bars on their own axis.
  */
-export function ExpiryRatioChart({ points, bucketMs }: { points: OverviewPoint[]; bucketMs: number }) {
+export function ExpiryRatioChart({ points, bucketMs, markAt }: { points: OverviewPoint[]; bucketMs: number; markAt?: number | null }) {
   const data = points.map((p) => ({ t: p.t, ratio: p.expiredToReleased, forceReleased: p.forceReleased, expired: p.expired, released: p.released }));
   const expired = points.reduce((n, p) => n + p.expired, 0);
   const released = points.reduce((n, p) => n + p.released, 0);
@@ -26,6 +27,7 @@ export function ExpiryRatioChart({ points, bucketMs }: { points: OverviewPoint[]
       <ComposedChart data={data} responsive style={{ width: "100%", height: "100%" }} margin={{ top: 4, right: 0, bottom: 0, left: -8 }}>
         <CartesianGrid stroke={GRID_STROKE} vertical={false} />
         <XAxis {...timeAxisProps(bucketMs)} tick={AXIS_TICK} stroke={GRID_STROKE} />
+        {renderInstantLine(markAt, bucketMs)}
         <YAxis yAxisId="ratio" tick={AXIS_TICK} stroke={GRID_STROKE} width={44} tickFormatter={(v: number) => formatRatio(v)} />
         <YAxis yAxisId="count" orientation="right" allowDecimals={false} tick={AXIS_TICK} stroke={GRID_STROKE} width={32} />
         <Tooltip

@@ -4,6 +4,7 @@ import { formatDuration } from "@/components/ui/format";
 import { formatAxisDuration } from "@/lib/console/format";
 import type { OverviewPoint } from "@/lib/console/views";
 import { ChartFrame } from "./chart-frame";
+import { renderInstantLine } from "./instant-line";
 import { AXIS_TICK, GRID_STROKE, SERIES_COLORS, TOOLTIP_STYLE } from "./chart-theme";
 import { formatBucketLabel, timeAxisProps } from "./time-axis";
 
@@ -19,7 +20,7 @@ const LOG_TICKS = [1, 10, 100, 1_000, 10_000, 60_000, 600_000, 3_600_000];
 const FLOOR_MS = 1;
 
 /** Hold duration quantiles per bucket, estimated from each bucket's histogram. */
-export function HoldQuantilesChart({ points, bucketMs }: { points: OverviewPoint[]; bucketMs: number }) {
+export function HoldQuantilesChart({ points, bucketMs, markAt }: { points: OverviewPoint[]; bucketMs: number; markAt?: number | null }) {
   const floor = (v: number | null) => (v === null ? null : Math.max(FLOOR_MS, v));
   const data = points.map((p) => ({ t: p.t, p50: floor(p.p50), p95: floor(p.p95), p99: floor(p.p99) }));
   const highest = points.reduce((m, p) => Math.max(m, p.p99 ?? 0), FLOOR_MS);
@@ -37,6 +38,7 @@ export function HoldQuantilesChart({ points, bucketMs }: { points: OverviewPoint
       <LineChart data={data} responsive style={{ width: "100%", height: "100%" }} margin={{ top: 4, right: 8, bottom: 0, left: -4 }}>
         <CartesianGrid stroke={GRID_STROKE} vertical={false} />
         <XAxis {...timeAxisProps(bucketMs)} tick={AXIS_TICK} stroke={GRID_STROKE} />
+        {renderInstantLine(markAt, bucketMs)}
         <YAxis
           scale="log"
           domain={[FLOOR_MS, "auto"]}

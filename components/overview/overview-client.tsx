@@ -5,6 +5,9 @@ import { ExpiryRatioChart } from "@/components/charts/expiry-ratio-chart";
 import { HoldHistogramChart } from "@/components/charts/hold-histogram-chart";
 import { HoldQuantilesChart } from "@/components/charts/hold-quantiles-chart";
 import { StoreReadProblems } from "@/components/locks/read-notices";
+import { ShareLink } from "@/components/past/share-link";
+import { TimeScrubber } from "@/components/past/time-scrubber";
+import { UtcRange } from "@/components/past/utc-range";
 import { formatUtc } from "@/components/ui/format";
 import { buildQuery } from "@/lib/console/links";
 import { useOverviewQuery } from "@/lib/console/queries/overview/overview-query";
@@ -28,6 +31,9 @@ export function OverviewClient({ search, initialData }: { search: string; initia
   const view = query.data ?? initialData;
   // Drill-down links carry the same window (custom from/to included).
   const windowQuery = buildQuery(view.window === "custom" ? { window: "custom", from: view.from, to: view.to } : { window: view.window }).slice(1);
+  // `at=` (the time scrubber): the instant every chart marks.
+  const at = new URLSearchParams(search).get("at");
+  const markAt = at ? Date.parse(at) : null;
 
   return (
     <div className="space-y-5">
@@ -44,6 +50,11 @@ export function OverviewClient({ search, initialData }: { search: string; initia
         </div>
         <OverviewControls view={view} search={search} />
       </div>
+      <UtcRange from={view.from} to={view.to} />
+      <div className="flex flex-wrap items-center justify-between gap-3">
+        <TimeScrubber path="/" search={search} from={view.from} to={view.to} at={at} store={view.selectedStore} />
+        <ShareLink path="/" search={search} from={view.from} to={view.to} />
+      </div>
       <StoreReadProblems stores={view.stores} />
       <OverviewTiles tiles={view.total} windowQuery={windowQuery} />
       {/* The tiles per store, full width: ten columns do not fit beside a chart at 1280 px. */}
@@ -54,10 +65,10 @@ export function OverviewClient({ search, initialData }: { search: string; initia
         <StoreBreakdown stores={view.stores} />
       </section>
       <div className="grid gap-4 lg:grid-cols-2">
-        <ContentionChart points={view.points} stackKeys={view.stackKeys} bucketMs={view.bucketMs} depth={view.depth} />
-        <HoldQuantilesChart points={view.points} bucketMs={view.bucketMs} />
-        <ExpiryRatioChart points={view.points} bucketMs={view.bucketMs} />
-        <ActiveLeasesChart points={view.points} bucketMs={view.bucketMs} />
+        <ContentionChart points={view.points} stackKeys={view.stackKeys} bucketMs={view.bucketMs} depth={view.depth} markAt={markAt} />
+        <HoldQuantilesChart points={view.points} bucketMs={view.bucketMs} markAt={markAt} />
+        <ExpiryRatioChart points={view.points} bucketMs={view.bucketMs} markAt={markAt} />
+        <ActiveLeasesChart points={view.points} bucketMs={view.bucketMs} markAt={markAt} />
         <HoldHistogramChart bars={view.histogram} className="lg:col-span-2" />
       </div>
       <TopContention
