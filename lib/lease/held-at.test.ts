@@ -163,6 +163,8 @@ describe.each<StoreKind>(["postgres", "redis"])("heldAt on %s", (kind) => {
     for (const T of instants) {
       const result = await fx.store.heldAt({ at: new Date(T), prefix: P });
       expect(actualOf(result), `at ${new Date(T).toISOString()}`).toEqual(expectedAt(holds, T));
+      // Without a prefix (the store holds nothing else): the path that merges every bucket's leases.
+      expect(actualOf(await fx.store.heldAt({ at: new Date(T) })), `at ${new Date(T).toISOString()}, no prefix`).toEqual(expectedAt(holds, T));
     }
     // Not vacuous: the instants cover every way a hold ends.
     const endings = new Set(instants.flatMap((T) => expectedAt(holds, T).map((h) => h.ending)));

@@ -25,7 +25,7 @@
  */
 import { LeaseError } from "../errors";
 import { TERMINAL_EVENT_KINDS, type HeldAtQuery, type HeldAtResult, type Lease, type PastHold, type TerminalEventKind } from "../types";
-import { parseStreamId, streamEntryToRaw, type RawEvent } from "./codec";
+import { parseStreamId, streamEntryToRaw, toLease, type RawEvent, type RawLease } from "./codec";
 import { execPipeline, parseTimeReply, type RedisContext } from "./connection";
 import type { BucketKeys } from "./keys";
 
@@ -193,12 +193,16 @@ interface BucketState {
   pos: string | null;
   firstMs: number | null;
   deletedMs: number;
+  /** Current leases of the bucket acquired before the instant. */
+  liveBefore: number;
 }
 
 export interface HeldAtDeps {
   /** Current leases in acquiredAt order (the store's list with sort "held_longest"). */
   listOldestFirst: (q: { prefix?: string; owner?: string; task?: string; limit: number; cursor?: string }) => Promise<{ items: Lease[]; nextCursor?: string }>;
   get: (resource: string) => Promise<Lease | null>;
+  /** Key of a resource's lease hash. */
+  leaseKey: (resource: string) => string;
   /** Bucket of a resource, so a one-resource read touches one bucket. */
   bucketOf: (resource: string) => number;
 }
@@ -219,13 +223,15 @@ export async function readHeldAt(
       const keys = bucketKeys[b]!;
       p.get(buildHoldKeys(keys).pos);
       p.xrange(keys.events, "-", "+", "COUNT", 1);
+      p.zcount(keys.acq, "-inf", `(${tn}`);
     }
   });
   const nowMs = parseTimeReply(replies[0]);
   const states: BucketState[] = buckets.map((bucket, i) => {
-    const pos = replies[1 + i * 2] as string | null;
-    const first = parseEntries(replies[2 + i * 2])[0];
-    return { keys: bucketKeys[bucket]!, bucket, pos, firstMs: first?.id ? parseStreamId(first.id).ms : null, deletedMs: 0 };
+    const pos = replies[1 + i * 3] as string | null;
+    const first = parseEntries(replies[2 + i * 3])[0];
+    const liveBefore = Number(replies[3 + i * 3]);
+    return { keys: bucketKeys[bucket]!, bucket, pos, firstMs: first?.id ? parseStreamId(first.id).ms : null, deletedMs: 0, liveBefore };
   });
   const withStream = states.filter((s) => s.firstMs !== null);
   if (withStream.length > 0) {
@@ -253,7 +259,7 @@ export async function readHeldAt(
 
   // Current leases first, ended holds second: a release in between then shows in both
   // reads (and is kept once, as ended) rather than in neither.
-  const live = await readLiveAt(deps, q, tn, limit + 1);
+  const live = await readLiveAt(ctx, states, deps, q, tn, limit + 1);
   const ended = new Map<string, HoldRecord>();
   const classReplies = await execPipeline(ctx, "heldAt", (p) => {
     for (const s of states) {
@@ -270,27 +276,30 @@ export async function readHeldAt(
       if (h.s < tn && h.e >= tn && matches({ resource: h.r, owner: h.o, task: h.t })) ended.set(h.i, h);
     }
   }
-  // The projector's lag: events after `pos`, read from the stream itself.
-  for (const s of states) {
-    const hk = buildHoldKeys(s.keys);
-    let from = s.pos === null ? "-" : `(${s.pos}`;
-    const tail: RawEvent[] = [];
-    for (;;) {
-      const [reply] = await execPipeline(ctx, "heldAt", (p) => p.xrange(s.keys.events, from, "+", "COUNT", 5_000));
-      const entries = parseEntries(reply);
-      tail.push(...entries);
-      const last = entries[entries.length - 1];
-      if (!last?.id || entries.length < 5_000) break;
+  // The projector's lag: events after `pos`, read from the stream itself (one pipeline
+  // for every bucket; a bucket further behind than one read continues on its own).
+  const TAIL_BATCH = 5_000;
+  const firstReads = await execPipeline(ctx, "heldAt", (p) => {
+    for (const s of states) p.xrange(s.keys.events, s.pos === null ? "-" : `(${s.pos}`, "+", "COUNT", TAIL_BATCH);
+  });
+  for (const [i, s] of states.entries()) {
+    const tail = parseEntries(firstReads[i]);
+    let last = tail[tail.length - 1];
+    while (last?.id && tail.length % TAIL_BATCH === 0) {
       if (tail.length >= MAX_UNPROJECTED_EVENTS) {
         throw new LeaseError(
           `heldAt: the hold index of bucket ${s.bucket} is more than ${MAX_UNPROJECTED_EVENTS} events behind; sweep() brings it up to date`,
           "index_behind",
         );
       }
-      from = `(${last.id}`;
+      const [reply] = await execPipeline(ctx, "heldAt", (p) => p.xrange(s.keys.events, `(${last!.id}`, "+", "COUNT", TAIL_BATCH));
+      const more = parseEntries(reply);
+      if (more.length === 0) break;
+      tail.push(...more);
+      last = more[more.length - 1];
     }
     if (tail.length === 0) continue;
-    const starts = await loadOpenStarts(ctx, hk, tail);
+    const starts = await loadOpenStarts(ctx, buildHoldKeys(s.keys), tail);
     for (const h of holdsFromEntries(tail, starts).holds) {
       if (h.s < tn && h.e >= tn && matches({ resource: h.r, owner: h.o, task: h.t })) ended.set(h.i, h);
     }
@@ -332,24 +341,86 @@ export async function readHeldAt(
   return { covered: true, at: q.at, items: items.slice(0, limit), hasMore: items.length > limit, now, historyStartsAt: historyStartsAt! };
 }
 
-/** Current leases acquired before `tn` that had not lapsed by then, oldest first. */
-async function readLiveAt(deps: HeldAtDeps, q: HeldAtQuery, tn: number, want: number): Promise<Lease[]> {
+/** Current leases acquired before `tn` that had not lapsed by then, oldest first (at most `want`). */
+async function readLiveAt(
+  ctx: RedisContext,
+  states: readonly BucketState[],
+  deps: HeldAtDeps,
+  q: HeldAtQuery,
+  tn: number,
+  want: number,
+): Promise<Lease[]> {
   const isLiveAt = (l: Lease) => l.acquiredAt.getTime() < tn && l.expiresAt.getTime() >= tn;
   if (q.resource !== undefined) {
     const lease = await deps.get(q.resource);
     return lease && isLiveAt(lease) ? [lease] : [];
   }
+  // No current lease was acquired before the instant (the usual case for an older one): nothing to read.
+  if (states.every((s) => s.liveBefore === 0)) return [];
   const found: Lease[] = [];
-  let cursor: string | undefined;
-  for (;;) {
-    const page = await deps.listOldestFirst({ prefix: q.prefix, owner: q.owner, task: q.task, limit: Math.min(1000, Math.max(want, 100)), cursor });
-    for (const lease of page.items) {
-      // acquiredAt order: the first lease acquired at or after tn ends the scan.
-      if (lease.acquiredAt.getTime() >= tn) return found;
-      if (isLiveAt(lease)) found.push(lease);
-      if (found.length >= want) return found;
+  if (q.prefix !== undefined) {
+    // A prefix narrows by the names zset (the store's own list); its oldest-first order ends the scan.
+    let cursor: string | undefined;
+    for (;;) {
+      const page = await deps.listOldestFirst({ prefix: q.prefix, owner: q.owner, task: q.task, limit: Math.min(1000, Math.max(want, 100)), cursor });
+      for (const lease of page.items) {
+        if (lease.acquiredAt.getTime() >= tn) return found;
+        if (isLiveAt(lease)) found.push(lease);
+        if (found.length >= want) return found;
+      }
+      if (!page.nextCursor) return found;
+      cursor = page.nextCursor;
     }
-    if (!page.nextCursor) return found;
-    cursor = page.nextCursor;
   }
+  // Otherwise merge the buckets' `acq` zsets below tn (oldest first) and read only the
+  // hashes of the candidates next in that order: about `want` of them without filters.
+  const batch = Math.min(500, Math.max(50, want));
+  const sources = states
+    .filter((s) => s.liveBefore > 0)
+    .map((s) => ({ state: s, offset: 0, buffer: [] as { resource: string; score: number }[], isExhausted: false }));
+  while (found.length < want) {
+    const needy = sources.filter((s) => s.buffer.length === 0 && !s.isExhausted);
+    if (needy.length > 0) {
+      const replies = await execPipeline(ctx, "heldAt", (p) => {
+        for (const s of needy) p.zrangebyscore(s.state.keys.acq, "-inf", `(${tn}`, "WITHSCORES", "LIMIT", s.offset, batch);
+      });
+      needy.forEach((s, i) => {
+        const flat = replies[i] as string[];
+        for (let j = 0; j + 1 < flat.length; j += 2) s.buffer.push({ resource: flat[j]!, score: Number(flat[j + 1]) });
+        s.offset += flat.length / 2;
+        if (flat.length / 2 < batch) s.isExhausted = true;
+      });
+    }
+    const candidates: string[] = [];
+    while (candidates.length < batch) {
+      let best: (typeof sources)[number] | undefined;
+      for (const s of sources) {
+        const head = s.buffer[0];
+        if (!head) {
+          if (!s.isExhausted) break;
+          continue;
+        }
+        const b = best?.buffer[0];
+        if (!b || head.score < b.score || (head.score === b.score && head.resource < b.resource)) best = s;
+      }
+      // A bucket that may still have older entries must be refilled before anything is taken past it.
+      if (!best || sources.some((s) => s.buffer.length === 0 && !s.isExhausted)) break;
+      candidates.push(best.buffer.shift()!.resource);
+    }
+    if (candidates.length === 0) {
+      if (sources.every((s) => s.buffer.length === 0 && s.isExhausted)) break;
+      continue;
+    }
+    const hashes = await execPipeline(ctx, "heldAt", (p) => {
+      for (const resource of candidates) p.hgetall(deps.leaseKey(resource));
+    });
+    candidates.forEach((resource, i) => {
+      const lease = toLease(ctx.storeName, resource, (hashes[i] ?? {}) as RawLease);
+      if (!lease || !isLiveAt(lease)) return;
+      if (q.owner !== undefined && lease.owner !== q.owner) return;
+      if (q.task !== undefined && lease.task !== q.task) return;
+      if (found.length < want) found.push(lease);
+    });
+  }
+  return found;
 }

@@ -292,6 +292,7 @@ export class RedisLeaseStore implements LeaseStore {
     const deps: HeldAtDeps = {
       listOldestFirst: (l) => this.list({ ...l, sort: "held_longest" }),
       get: (resource) => this.get(resource),
+      leaseKey: (resource) => buildResourceKeys(this.namespace, this.buckets, resource).lease,
       bucketOf: (resource) => bucketOf(resource, this.buckets),
     };
     return readHeldAt(this.ctx, this.bucketKeys, deps, q, q.limit ?? DEFAULT_HELD_AT_LIMIT);
