@@ -13,6 +13,7 @@
  *   <ns>:{b7}:holds:open   hash leaseId → acquired ms, for holds not ended yet (an
  *                          expiry's event carries its length, not its start)
  *   <ns>:{b7}:holds:pos    the last stream id projected
+ *   <ns>:{b7}:holds:classes  set of the classes in use (a read probes only those)
  *
  * A hold of class k that spans T ends within (T, T + 2^(k+1)], so each class is one
  * ZRANGEBYSCORE over a window no wider than twice its holds: at least about half of
@@ -39,12 +40,13 @@ const TERMINAL = new Set<string>(TERMINAL_EVENT_KINDS);
 export interface HoldKeys {
   pos: string;
   open: string;
+  classes: string;
   classKey: (k: number) => string;
 }
 
 export function buildHoldKeys(keys: BucketKeys): HoldKeys {
   const base = `${keys.base}holds:`;
-  return { pos: `${base}pos`, open: `${base}open`, classKey: (k) => `${base}c${k}` };
+  return { pos: `${base}pos`, open: `${base}open`, classes: `${base}classes`, classKey: (k) => `${base}c${k}` };
 }
 
 /** One ended hold as the index stores it (short names: there is one per terminal event). */
@@ -168,7 +170,14 @@ export async function projectBucketHolds(ctx: RedisContext, keys: BucketKeys): P
     await execPipeline(ctx, "projectHolds", (p) => {
       if (acquired.size > 0) p.hset(hk.open, Object.fromEntries([...acquired].map(([l, ms]) => [l, String(ms)])));
       if (ended.length > 0) p.hdel(hk.open, ...ended);
-      for (const h of holds) p.zadd(hk.classKey(holdClass(h.e - h.s)), h.e, JSON.stringify(h));
+      const classes = new Set<number>();
+      for (const h of holds) {
+        const k = holdClass(h.e - h.s);
+        classes.add(k);
+        p.zadd(hk.classKey(k), h.e, JSON.stringify(h));
+      }
+      // Before pos moves on: a reader that sees the new pos also sees every class it used.
+      if (classes.size > 0) p.sadd(hk.classes, ...[...classes].map(String));
       p.set(hk.pos, last.id!);
     });
     projected += holds.length;
@@ -179,8 +188,9 @@ export async function projectBucketHolds(ctx: RedisContext, keys: BucketKeys): P
     const [info] = await execPipeline(ctx, "projectHolds", (p) => p.xinfo("STREAM", keys.events));
     const deleted = parseStreamId(maxDeletedId(info)).ms;
     if (deleted > 0) {
+      const [classes] = await execPipeline(ctx, "projectHolds", (p) => p.smembers(hk.classes));
       await execPipeline(ctx, "projectHolds", (p) => {
-        for (let k = 0; k < HOLD_CLASSES; k++) p.zremrangebyscore(hk.classKey(k), "-inf", `(${deleted}`);
+        for (const k of (classes as string[]) ?? []) p.zremrangebyscore(hk.classKey(Number(k)), "-inf", `(${deleted}`);
       });
     }
   }
@@ -195,6 +205,8 @@ interface BucketState {
   deletedMs: number;
   /** Current leases of the bucket acquired before the instant. */
   liveBefore: number;
+  /** Duration classes the bucket's hold index has. */
+  classes: number[];
 }
 
 export interface HeldAtDeps {
@@ -224,14 +236,16 @@ export async function readHeldAt(
       p.get(buildHoldKeys(keys).pos);
       p.xrange(keys.events, "-", "+", "COUNT", 1);
       p.zcount(keys.acq, "-inf", `(${tn}`);
+      p.smembers(buildHoldKeys(keys).classes);
     }
   });
   const nowMs = parseTimeReply(replies[0]);
   const states: BucketState[] = buckets.map((bucket, i) => {
-    const pos = replies[1 + i * 3] as string | null;
-    const first = parseEntries(replies[2 + i * 3])[0];
-    const liveBefore = Number(replies[3 + i * 3]);
-    return { keys: bucketKeys[bucket]!, bucket, pos, firstMs: first?.id ? parseStreamId(first.id).ms : null, deletedMs: 0, liveBefore };
+    const pos = replies[1 + i * 4] as string | null;
+    const first = parseEntries(replies[2 + i * 4])[0];
+    const liveBefore = Number(replies[3 + i * 4]);
+    const classes = ((replies[4 + i * 4] as string[]) ?? []).map(Number).filter((k) => Number.isInteger(k) && k >= 0 && k < HOLD_CLASSES);
+    return { keys: bucketKeys[bucket]!, bucket, pos, firstMs: first?.id ? parseStreamId(first.id).ms : null, deletedMs: 0, liveBefore, classes };
   });
   const withStream = states.filter((s) => s.firstMs !== null);
   if (withStream.length > 0) {
@@ -264,7 +278,7 @@ export async function readHeldAt(
   const classReplies = await execPipeline(ctx, "heldAt", (p) => {
     for (const s of states) {
       const hk = buildHoldKeys(s.keys);
-      for (let k = 0; k < HOLD_CLASSES; k++) {
+      for (const k of s.classes) {
         const max = k === HOLD_CLASSES - 1 ? "+inf" : String(T + 2 ** (k + 1));
         p.zrangebyscore(hk.classKey(k), tn, max);
       }

@@ -19,7 +19,7 @@
  *   <ns>:{b7}:stats:h:<hour>      hash of counters per epoch hour (~15 days), folded from closed minutes
  *   <ns>:{b7}:stats:pending       zset of minutes not folded into hours yet (see fold_minutes in scripts.ts)
  *   <ns>:{b7}:totals              hash of lifetime counts (acquired, released, expired, force_released), no TTL
- *   <ns>:{b7}:holds:c<k> / open / pos   the hold index heldAt() reads, projected from the
+ *   <ns>:{b7}:holds:c<k> / open / pos / classes   the hold index heldAt() reads, projected from the
  *                                 events stream by sweep() (see held-at.ts)
  *   <ns>:buckets                  the namespace's bucket count, set by the first store to use it, no TTL
  */
