@@ -100,7 +100,7 @@ export const MIGRATIONS: readonly Migration[] = [
     },
   },
   {
-    version: 3,
+    version: 5,
     name: "hold spans for past-state reads",
     sql: (schema) => {
       const s = quoteSchema(schema);
