@@ -8,5 +8,5 @@ export type { PostgresLeaseStoreOptions } from "./postgres/store";
 export { RedisLeaseStore } from "./redis/store";
 export { LeaseClient, LeaseHandle, computeLocalDeadline } from "./client";
 export type { LeaseClientOptions, LeaseClientEvent, LeaseContext, WithLeaseOptions, AcquireOptions, LostReason } from "./client";
-export { createFencedTable, fencedWrite, readFencedHistory } from "./fencing";
+export { createFencedTable, fencedKey, fencedWrite, readFencedHistory } from "./fencing";
 export type { FencedWriteOptions, FencedWriteResult, CreateFencedTableOptions } from "./fencing";
