@@ -119,3 +119,106 @@ export function findStaleWrites(
   }
   return { stale, unexplained };
 }
+
+/** Whole-millisecond slack between an event's `at` and `acquiredAt + holdMs` (stores round to the millisecond). */
+const HOLD_MS_SLACK = 2;
+
+/**
+ * Holds that overlap, holdMs that disagrees with the times, and acquires that
+ * never ended. Per resource, each hold lasts from its `acquired` event to
+ * `acquired.at + holdMs` of its terminal event (the release, or the moment the
+ * TTL ran out for an expiry): the next acquisition of the resource must not
+ * start before that. A hold with no terminal event must be in `heldLeaseIds`
+ * (held now) and be the resource's last. `events` are in store order.
+ */
+export function findHoldViolations(events: readonly LeaseEvent[], heldLeaseIds: ReadonlySet<string> = new Set()): string[] {
+  const violations: string[] = [];
+  const acquiredById = new Map<string, LeaseEvent>();
+  const terminalById = new Map<string, LeaseEvent>();
+  const acquisitions = new Map<string, LeaseEvent[]>();
+  for (const e of events) {
+    if (!e.leaseId) continue;
+    if (e.kind === "acquired") {
+      acquiredById.set(e.leaseId, e);
+      acquisitions.set(e.resource, [...(acquisitions.get(e.resource) ?? []), e]);
+    } else if (isTerminal(e.kind) && !terminalById.has(e.leaseId)) {
+      terminalById.set(e.leaseId, e);
+      const acquired = acquiredById.get(e.leaseId);
+      if (!acquired) {
+        violations.push(`${e.resource}: ${e.kind} of lease ${e.leaseId}, which was never acquired`);
+        continue;
+      }
+      if (e.holdMs === undefined) {
+        violations.push(`${e.resource}: ${e.kind} of lease ${e.leaseId} has no holdMs`);
+        continue;
+      }
+      const endedAt = acquired.at.getTime() + e.holdMs;
+      // A release ends the hold when it is recorded; an expiry is recorded at or after the TTL ran out.
+      const isConsistent =
+        e.kind === "expired" ? e.at.getTime() >= endedAt - HOLD_MS_SLACK : Math.abs(e.at.getTime() - endedAt) <= HOLD_MS_SLACK;
+      if (!isConsistent || e.holdMs < 0) {
+        violations.push(`${e.resource}: ${e.kind} at ${e.at.toISOString()} says held ${e.holdMs} ms from ${acquired.at.toISOString()}`);
+      }
+    }
+  }
+  for (const [resource, list] of acquisitions) {
+    list.forEach((acquired, i) => {
+      const leaseId = acquired.leaseId!;
+      const terminal = terminalById.get(leaseId);
+      const next = list[i + 1];
+      if (!terminal) {
+        if (!heldLeaseIds.has(leaseId)) violations.push(`${resource}: lease ${leaseId} acquired ${acquired.at.toISOString()} never ended and is not held`);
+        if (next) violations.push(`${resource}: acquired again at ${next.at.toISOString()} by ${next.owner} while ${acquired.owner} still held it`);
+        return;
+      }
+      if (!next || terminal.holdMs === undefined) return;
+      const endedAt = acquired.at.getTime() + terminal.holdMs;
+      if (next.at.getTime() < endedAt) {
+        violations.push(
+          `${resource}: ${acquired.owner} held it ${acquired.at.toISOString()}–${new Date(endedAt).toISOString()}, ` +
+            `overlapping ${next.owner} from ${next.at.toISOString()}`,
+        );
+      }
+    });
+  }
+  return violations;
+}
+
+/**
+ * Fencing rejections that compared tokens the store never issued for that
+ * resource: the refused token and the token the downstream had seen must both
+ * be holds of the same resource in this store, the seen one acquired before the
+ * rejection and higher. A rejection that "saw" another store's token is a
+ * false alarm: tokens are only comparable within one store.
+ */
+export function findForeignFencingRejections(events: readonly LeaseEvent[]): string[] {
+  const issued = new Map<string, Date>();
+  const violations: string[] = [];
+  for (const e of events) {
+    if (e.kind === "acquired" && e.fencingToken) issued.set(`${e.resource} ${e.fencingToken}`, e.at);
+    if (e.kind !== "fencing_rejected") continue;
+    const seen = String(e.detail?.seenToken);
+    const seenAcquiredAt = issued.get(`${e.resource} ${seen}`);
+    const isOwnToken = e.fencingToken !== null && issued.has(`${e.resource} ${e.fencingToken}`);
+    const isNewer = e.fencingToken !== null && /^[0-9]+$/.test(seen) && BigInt(seen) > BigInt(e.fencingToken);
+    if (!isOwnToken || seenAcquiredAt === undefined || seenAcquiredAt > e.at || !isNewer) {
+      violations.push(`${e.resource}: token ${e.fencingToken} refused at ${e.at.toISOString()}, having seen ${seen}`);
+    }
+  }
+  return violations;
+}
+
+/**
+ * Every invariant a complete history (nothing trimmed) must keep: tokens
+ * increase per resource, each lease ends at most once, holds never overlap and
+ * their holdMs agrees with the times, every acquire ended or is held now
+ * (conservation), and fencing rejections compare one store's tokens.
+ */
+export function findHistoryViolations(events: readonly LeaseEvent[], heldLeaseIds: ReadonlySet<string> = new Set()): string[] {
+  return [
+    ...findTokenOrderViolations(holdsOnRecord(events)),
+    ...findRepeatedEnds(events),
+    ...findHoldViolations(events, heldLeaseIds),
+    ...findForeignFencingRejections(events),
+  ];
+}
