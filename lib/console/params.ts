@@ -106,7 +106,25 @@ class ParamError extends Error {
 }
 
 function fail(param: string, message: string): never {
-  throw new ParamError({ param, message });
+  throw new ParamError({ param, message: toProblemSentence(param, message) });
+}
+
+/**
+ * A ParamProblem's message is a sentence a person can act on, naming the
+ * parameter, since it is shown on its own ("Can't show the leases. <message>").
+ * Our checks say what the value must be ("must be one of …", "was given more
+ * than once …") and get "The <param> parameter" in front; the lease library's
+ * schemas already start with their field ("prefix must not be empty") and only
+ * get a capital letter; zod's own wording ("Too small: …") is quoted as a reason.
+ */
+export function toProblemSentence(param: string, message: string): string {
+  const text = message.startsWith(`${param} `)
+    ? message
+    : /^[A-Z]/.test(message)
+      ? `The ${param} parameter is not valid (${message})`
+      : `The ${param} parameter ${message}`;
+  const capitalised = text.charAt(0).toUpperCase() + text.slice(1);
+  return /[.!?]$/.test(capitalised) ? capitalised : `${capitalised}.`;
 }
 
 /** A single-valued parameter; empty means absent (forms submit empty fields). */
@@ -126,14 +144,13 @@ function readKinds(raw: RawParams): LeaseEventKind[] | undefined {
   const kinds: LeaseEventKind[] = [];
   for (const value of values) {
     const parsed = ZKind.safeParse(value);
-    if (!parsed.success) fail("kind", `"${value.slice(0, 40)}" ${parsed.error.issues[0]?.message ?? "is invalid"}`);
+    if (!parsed.success) fail("kind", `has "${value.slice(0, 40)}", which is not an event kind; use ${LEASE_EVENT_KINDS.join(", ")}`);
     if (!kinds.includes(parsed.data)) kinds.push(parsed.data);
   }
   return kinds;
 }
 
-// Lease-library schemas name their field ("prefix must not be empty"); the URL
-// parameter name is already in ParamProblem.param, so keep their wording.
+// Lease-library schemas name their field ("store name must be …"); toProblemSentence keeps their wording.
 const ZStoreParam = ZStoreName;
 
 // ---------------------------------------------------------------- time windows
@@ -153,7 +170,7 @@ function resolveRange(raw: RawParams, nowMs: number, defaultWindow: Exclude<Wind
     if (!from) fail("from", "is needed for a custom window (ISO 8601, e.g. 2026-04-01T10:00:00Z)");
     const end = to ?? new Date(nowMs);
     if (end.getTime() <= from.getTime()) fail("to", "must be later than from");
-    if (end.getTime() - from.getTime() > MAX_CUSTOM_RANGE_MS) fail("from", "a custom window can span at most 14 days");
+    if (end.getTime() - from.getTime() > MAX_CUSTOM_RANGE_MS) fail("from", "must be at most 14 days before to (a custom window spans at most 14 days)");
     return { window: "custom", from, to: end, bucketMs: bucketFor(end.getTime() - from.getTime()) };
   }
   if (window !== undefined && (from || to)) fail(from ? "from" : "to", `only applies with window=custom (window is ${window})`);

@@ -133,7 +133,7 @@ describe("listLeases", () => {
       [{ sort: "random" }, "sort", /must be one of/],
       [{ limit: "0" }, "limit", /from 1 to 200/],
       [{ prefix: "bad\u0001prefix" }, "prefix", /printable/],
-      [{ store: "nope" }, "store", /no store is called "nope"; this console watches: pg-t, redis-t/],
+      [{ store: "nope" }, "store", /^No store is called "nope"\. Known stores: pg-t, redis-t\.$/],
       [{ cursor: "not-a-cursor" }, "cursor", /not a page link/],
       [{ state: "expired", window: "2h" }, "window", /15m, 1h, 6h, 24h, 7d, custom/],
     ];
@@ -146,7 +146,7 @@ describe("listLeases", () => {
       }
     }
     const repeated = await listLeasesFromSearch(new URLSearchParams("owner=a&owner=b"), { entries: both() });
-    expect(repeated.ok ? null : repeated.problem).toEqual({ param: "owner", message: "was given more than once; give it once" });
+    expect(repeated.ok ? null : repeated.problem).toEqual({ param: "owner", message: "The owner parameter was given more than once; give it once." });
   });
 });
 
@@ -187,11 +187,11 @@ describe("listEvents", () => {
   it("rejects bad kinds and windows with the parameter named", async () => {
     const badKind = await listEventsFromSearch({ kind: "acquired,exploded" }, { entries: both() });
     expect(badKind.ok ? null : badKind.problem.param).toBe("kind");
-    expect(badKind.ok ? "" : badKind.problem.message).toMatch(/"exploded" must be event kinds from acquired/);
+    expect(badKind.ok ? "" : badKind.problem.message).toMatch(/^The kind parameter has "exploded", which is not an event kind; use acquired, /);
     const badCustom = await listEventsFromSearch({ window: "custom" }, { entries: both() });
     expect(badCustom.ok ? null : badCustom.problem).toMatchObject({ param: "from" });
     const backwards = await listEventsFromSearch({ from: "2026-04-02T00:00:00Z", to: "2026-04-01T00:00:00Z" }, { entries: both() });
-    expect(backwards.ok ? null : backwards.problem).toEqual({ param: "to", message: "must be later than from" });
+    expect(backwards.ok ? null : backwards.problem).toEqual({ param: "to", message: "The to parameter must be later than from." });
     const badDate = await listEventsFromSearch({ from: "yesterday" }, { entries: both() });
     expect(badDate.ok ? null : badDate.problem.message).toMatch(/ISO 8601/);
   });
@@ -301,7 +301,7 @@ describe("getOverview", () => {
     expect(week.total.acquired).toBe(1);
 
     const bad = await getOverviewFromSearch({ depth: "4" }, { entries: both() });
-    expect(bad.ok ? null : bad.problem).toEqual({ param: "depth", message: "must be 1, 2 or 3 (how many ':' segments make a prefix)" });
+    expect(bad.ok ? null : bad.problem).toEqual({ param: "depth", message: "The depth parameter must be 1, 2 or 3 (how many ':' segments make a prefix)." });
 
     const partial = viewOf(await getOverviewFromSearch({}, { entries: [{ store: down }, { store: redis }], timeoutMs: DOWN_TIMEOUT_MS }));
     expect(partial.stores.map((s) => [s.store, s.ok])).toEqual([

@@ -15,7 +15,11 @@ export type StoreOutcome<T> =
 
 export type StoreFailure = { store: string; kind: StoreKind; error: string };
 
-/** A read that failed on the request itself (bad URL parameter, unknown store). */
+/**
+ * A read that failed on the request itself (bad URL parameter, unknown store).
+ * `message` is a whole sentence naming the parameter, shown as it is:
+ * `No store is called "x". Known stores: pg-main, redis-main.`
+ */
 export type ParamProblem = { param: string; message: string };
 
 export type ReadResult<T> = { ok: true; view: T } | { ok: false; problem: ParamProblem };
