@@ -8,9 +8,9 @@ import { formatDuration, formatUtc } from "@/components/ui/format";
 import { RelativeTime } from "@/components/ui/relative-time";
 import { StatusPill } from "@/components/ui/status-pill";
 import { useNow } from "@/components/ui/use-now";
-import { buildQuery } from "@/lib/console/links";
+import { buildQuery, eventsHref, leaseHref } from "@/lib/console/links";
 import { useLeaseDetailQuery, type LeaseDetailResponse } from "@/lib/console/queries/leases/lease-detail-query";
-import type { LeaseDetailView, LeaseView } from "@/lib/console/views";
+import type { LeaseDetailView, LeaseView, ResourceElsewhere } from "@/lib/console/views";
 import { EXPIRING_FRACTION } from "@/lib/lease/types";
 import type { ForceReleaseAccess } from "@/components/release/access";
 import { ForceReleaseDialog } from "@/components/release/force-release-dialog";
@@ -118,6 +118,7 @@ function LeaseDetailBody({
   const offset = useMemo(() => Date.parse(view.storeNow) - (updatedAt || Date.parse(view.readAt)), [view.storeNow, view.readAt, updatedAt]);
   return (
     <>
+      {view.elsewhere.length > 0 ? <ElsewhereNote resource={view.resource} elsewhere={view.elsewhere} /> : null}
       <section aria-labelledby="current" className={SECTION}>
         <div className="mb-3 flex items-start justify-between gap-4">
           <h2 id="current" className="text-sm font-semibold">
@@ -127,9 +128,18 @@ function LeaseDetailBody({
         </div>
         {view.lease ? (
           <CurrentLease lease={view.lease} offsetMs={offset} readAt={view.readAt} />
+        ) : view.hasHistory ? (
+          <p className="flex flex-wrap items-center gap-2 text-sm">
+            <StatusPill tone="neutral" label="free" /> Nobody holds this resource now; the next acquire gets it at once.{" "}
+            <Link href={eventsHref({ store: view.store, resource: view.resource })} className="text-sky-700 hover:underline dark:text-sky-300">
+              See its history →
+            </Link>
+          </p>
         ) : (
-          <p className="flex items-center gap-2 text-sm">
-            <StatusPill tone="neutral" label="free" /> Nobody holds this resource; the next acquire gets it at once.
+          // Not "free": nothing here says this name is the one the workers use (a typo, or another store).
+          <p className="flex flex-wrap items-center gap-2 text-sm">
+            <StatusPill tone="neutral" label="never seen" /> Never seen in this store: no lease and no recorded event for this resource in{" "}
+            <span className="font-mono">{view.store}</span>. Check the name, or the store.
           </p>
         )}
       </section>
@@ -221,6 +231,25 @@ function LeaseDetailBody({
         )}
       </section>
     </>
+  );
+}
+
+/** The same resource name in other stores: separate leases, separate tokens, one link each. */
+function ElsewhereNote({ resource, elsewhere }: { resource: string; elsewhere: readonly ResourceElsewhere[] }) {
+  return (
+    <p className="rounded-lg border border-sky-200 bg-sky-50 px-4 py-2 text-sm text-sky-950 dark:border-sky-800 dark:bg-sky-950 dark:text-sky-100">
+      Also in {elsewhere.length === 1 ? "another store" : "other stores"}:{" "}
+      {elsewhere.map((e, i) => (
+        <span key={e.store}>
+          {i > 0 ? ", " : null}
+          <Link href={leaseHref(e.store, resource)} className="font-mono font-medium underline underline-offset-2">
+            {e.store}
+          </Link>{" "}
+          ({e.isHeld ? "held now" : "has history"})
+        </span>
+      ))}
+      . A separate lease there, with its own fencing tokens.
+    </p>
   );
 }
 

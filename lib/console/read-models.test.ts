@@ -229,12 +229,32 @@ describe("getLeaseDetail", () => {
     expect(tokens).toHaveLength(3);
     expect(tokens[0]! > tokens[1]! && tokens[1]! > tokens[2]!).toBe(true);
     expect(view.events.length).toBeGreaterThanOrEqual(7);
+    expect(view.hasHistory).toBe(true);
+    expect(view.elsewhere).toEqual([]);
+  });
+
+  it("names the other stores where the same resource is held or has history", async () => {
+    const resource = "tenant_9:across-stores";
+    const held = await mustAcquire(redis, resource, "erin");
+    const lease = (store: string) => getLeaseDetailFromRoute({ store, resource: [resource] }, { entries: both() }).then(viewOf);
+    const fromPg = await lease("pg-t");
+    if (!fromPg.ok) throw new Error(fromPg.error);
+    // Never seen in pg-t, held in redis-t.
+    expect(fromPg.data).toMatchObject({ lease: null, hasHistory: false, elsewhere: [{ store: "redis-t", kind: "redis", isHeld: true }] });
+
+    await redis.release({ resource, leaseId: held.leaseId });
+    const afterRelease = await lease("pg-t");
+    expect(afterRelease.ok && afterRelease.data.elsewhere).toEqual([{ store: "redis-t", kind: "redis", isHeld: false }]);
+    // And the other way round: redis-t has it (free, with history), pg-t never saw it.
+    const fromRedis = await lease("redis-t");
+    expect(fromRedis.ok && fromRedis.data).toMatchObject({ lease: null, hasHistory: true, elsewhere: [] });
   });
 
   it("says free for a resource nobody holds, and isolates a down store", async () => {
     const free = viewOf(await getLeaseDetailFromRoute({ store: "pg-t", resource: ["never:held"] }, { entries: both() }));
     expect(free.ok && free.data.lease).toBe(null);
     expect(free.ok && free.data.timeline).toEqual([]);
+    expect(free.ok && free.data.hasHistory).toBe(false);
 
     const downResult = viewOf(
       await getLeaseDetailFromRoute({ store: "redis-down", resource: ["a"] }, { entries: [{ store: down }, ...both()], timeoutMs: DOWN_TIMEOUT_MS }),

@@ -150,6 +150,17 @@ export interface LeaseDetailView {
   hasMoreEvents: boolean;
   waiting: WaiterView[];
   tokens: TokenView[];
+  /** Whether this store has any event of the resource (false with no lease: never seen here, or trimmed away). */
+  hasHistory: boolean;
+  /** Other configured stores where the same resource name is held now or has history. */
+  elsewhere: ResourceElsewhere[];
+}
+
+/** The same resource name in another store: a different lease, with tokens not comparable to this store's. */
+export interface ResourceElsewhere {
+  store: string;
+  kind: StoreKind;
+  isHeld: boolean;
 }
 
 // ---------------------------------------------------------------- overview
