@@ -99,3 +99,11 @@ test("a free resource with history says free and links to its history; one never
   await expect(current(page).getByText("free", { exact: true })).toHaveCount(0);
   await expect(page.getByText(/Also in (another store|other stores):/)).toHaveCount(0);
 });
+
+test("a lease link to a store that does not exist says so in a sentence, naming the stores that do", async ({ page }) => {
+  await page.goto(leaseHref("nope", "tenant_1:ledger"));
+  const notice = page.getByRole("alert").filter({ hasText: "Can’t show this lease." });
+  await expect(notice).toContainText(`No store is called "nope". Known stores: ${PG_STORE}, ${REDIS_STORE}.`);
+  await expect(notice).not.toContainText("URL parameter");
+  await expect(notice.getByRole("link", { name: "start again without filters" })).toHaveAttribute("href", "/locks");
+});
