@@ -201,6 +201,18 @@ export interface StatsBucket {
   contendedByPrefix: Record<string, number>;
 }
 
+/**
+ * Everything the store has counted since it began, from durable records (never trimmed, never
+ * expiring), so every reader gets the same numbers and none resets them: what Prometheus counters
+ * need. Read in one step of the store; a reader a moment later only ever sees them grow.
+ */
+export interface LifetimeTotals {
+  counts: Record<CounterKind, number>;
+  /** Counts per HOLD_HISTOGRAM_BOUNDS_MS bucket (last is +Inf) over terminal events, and their holdMs total. */
+  holdHistogram: number[];
+  holdMsSum: number;
+}
+
 export interface StoreHealth {
   store: string;
   kind: StoreKind;
@@ -226,6 +238,7 @@ export interface LeaseStore {
   stats(query: StatsQuery): Promise<StatsBucket[]>;
   /** Number of leases currently stored (held or lapsed-unswept). */
   countActive(): Promise<number>;
+  lifetimeTotals(): Promise<LifetimeTotals>;
   health(): Promise<StoreHealth>;
   close(): Promise<void>;
 }

@@ -599,6 +599,14 @@ export function buildStatsCountersQuery(schema: string, unit: RollupUnit): strin
   return parts.join("\nUNION ALL\n");
 }
 
+/**
+ * Lifetime totals: the counters query over all time, summed into one row. $2 hourCut and
+ * $3 minuteCut as for stats; $1 and $4 are -infinity and infinity.
+ */
+export function buildLifetimeTotalsQuery(schema: string): string {
+  return `SELECT ${ROLLUP_SUMS} FROM (${buildStatsCountersQuery(schema, "hour")}) m`;
+}
+
 /** Contended counts per bucket and prefix (top `$6` per bucket). $1..$4 as above, $5 depth, $6 top. */
 export function buildStatsContentionQuery(schema: string, unit: RollupUnit): string {
   const s = quoteSchema(schema);
