@@ -188,6 +188,7 @@ export async function getMetricsText(options: MetricsOptions = {}): Promise<Metr
   const prefixContention = new Gauge({ name: "leasewatch_prefix_contended_5m", help: `Failed acquires in the last 5 minutes for the ${config.maxGroups} most contended prefix groups (first ${config.prefixDepth} ':' segments)`, labelNames: ["store", "prefix"], registers: [registry] });
   const overdue = new Gauge({ name: "leasewatch_lease_overdue", help: `Zombie leases: overdue (a missed heartbeat, not yet expired) or lapsed (past expiry, not yet recorded), counted up to ${OVERDUE_READ_LIMIT}`, labelNames: ["store", "state"], registers: [registry] });
   const oldest = new Gauge({ name: "leasewatch_oldest_lease_age_seconds", help: `Age of the longest-held lease per prefix group (first ${config.prefixDepth} ':' segments; past ${config.maxGroups} groups, "${OTHER_GROUP}")`, labelNames: ["store", "prefix_group"], registers: [registry] });
+  const releaseFailures = new Counter({ name: "leasewatch_release_failures_total", help: "Releases the store refused: not_owner (the lease id no longer held the resource), expired (its lease had lapsed); absent for stores that do not count them (Redis)", labelNames: ["store", "reason"], registers: [registry] });
   // Renewal slack (leasewatch_renewal_slack, a histogram of remaining TTL ÷ TTL at renewal) goes here, next to the hold histogram.
 
   const histograms: Array<{ store: string; totals: LifetimeTotals }> = [];
@@ -201,6 +202,7 @@ export async function getMetricsText(options: MetricsOptions = {}): Promise<Metr
     for (const kind of LEASE_EVENT_KINDS) events.inc({ store, kind }, data.totals.counts[kind]);
     renewals.inc({ store }, data.totals.counts.renewed);
     histograms.push({ store, totals: data.totals });
+    for (const [reason, n] of Object.entries(data.totals.releaseFailures ?? {})) releaseFailures.inc({ store, reason }, n);
 
     const recent = data.recent.filter((b) => b.start.getTime() >= nowMs - METRICS_WINDOW_MS);
     const sum = (kind: CounterKind) => recent.reduce((n, b) => n + (b.counts[kind] ?? 0), 0);

@@ -211,6 +211,11 @@ export interface LifetimeTotals {
   /** Counts per HOLD_HISTOGRAM_BOUNDS_MS bucket (last is +Inf) over terminal events, and their holdMs total. */
   holdHistogram: number[];
   holdMsSum: number;
+  /**
+   * Releases the store refused, by reason (the lease id did not hold the resource, or its lease
+   * had lapsed). Absent when the store does not count them (Redis, for now).
+   */
+  releaseFailures?: Record<"not_owner" | "expired", number>;
 }
 
 export interface StoreHealth {

@@ -2,7 +2,7 @@ import type pg from "pg";
 import { LeaseError } from "../errors";
 import { HOLD_HISTOGRAM_BOUNDS_MS, type CounterKind, type LifetimeTotals, type StatsBucket } from "../types";
 import { parseOrThrow, ZStatsQuery } from "../validation";
-import { buildLifetimeTotalsQuery, buildRollupStatements, buildStatsContentionQuery, buildStatsCountersQuery, COUNTER_COLUMNS, type RollupUnit } from "./sql";
+import { buildLifetimeTotalsQuery, buildReleaseFailuresQuery, buildRollupStatements, buildStatsContentionQuery, buildStatsCountersQuery, COUNTER_COLUMNS, type RollupUnit } from "./sql";
 import { inTransaction } from "./transaction";
 
 /**
@@ -146,12 +146,17 @@ export async function readLifetimeTotals(pool: pg.Pool, schema: string): Promise
   const refreshedAt = state.rows[0]?.refreshed_at;
   const minuteCut = refreshedAt ? new Date(floorTo(refreshedAt.getTime(), MINUTE_MS) - ROLLUP_SAFETY_MARGIN_MS) : "-infinity";
   const hourCut = typeof minuteCut === "string" ? minuteCut : new Date(floorTo(minuteCut.getTime(), HOUR_MS));
-  const { rows } = await pool.query<Record<string, unknown>>(buildLifetimeTotalsQuery(schema), ["-infinity", hourCut, minuteCut, "infinity"]);
+  const [{ rows }, failures] = await Promise.all([
+    pool.query<Record<string, unknown>>(buildLifetimeTotalsQuery(schema), ["-infinity", hourCut, minuteCut, "infinity"]),
+    pool.query<{ reason: string; n: string }>(buildReleaseFailuresQuery(schema)),
+  ]);
+  const refused = new Map(failures.rows.map((r) => [r.reason, Number(r.n)]));
   const row = rows[0] ?? {};
   const histogram = (row.hold_histogram as Array<string | number> | null) ?? [];
   return {
     counts: Object.fromEntries(COUNTER_COLUMNS.map((k) => [k, Number(row[k] ?? 0)])) as Record<CounterKind, number>,
     holdHistogram: Array.from({ length: HOLD_HISTOGRAM_BOUNDS_MS.length + 1 }, (_, i) => Number(histogram[i] ?? 0)),
     holdMsSum: Number(row.hold_ms_sum ?? 0),
+    releaseFailures: { not_owner: refused.get("not_owner") ?? 0, expired: refused.get("expired") ?? 0 },
   };
 }
