@@ -123,7 +123,7 @@ ${users.replace(/^/gm, "  │")}
   │
   │ Metrics:             ${stack.url}/api/metrics
   │   METRICS_TOKEN=${prometheus.token}
-  │   curl -H "Authorization: Bearer $METRICS_TOKEN" ${stack.url}/api/metrics
+  │   curl -H "Authorization: Bearer ${prometheus.token}" ${stack.url}/api/metrics
   │ A local Prometheus (scrapes it, loads ops/alerts.yml; Debian: apt-get install prometheus):
   │   prometheus --config.file=${prometheus.configPath} \\
   │     --storage.tsdb.path=${prometheus.dataDir} --web.listen-address=127.0.0.1:9090
