@@ -58,7 +58,7 @@ const ZMetricsConfig = z.object({
 export type TMetricsConfig = z.infer<typeof ZMetricsConfig>;
 
 /** LEASEWATCH_METRICS_PREFIX_DEPTH (1–3, default 2) and LEASEWATCH_METRICS_MAX_GROUPS (1–200, default 20). */
-export function readMetricsConfig(env: NodeJS.ProcessEnv = process.env): TMetricsConfig {
+export function readMetricsConfig(env: Readonly<Record<string, string | undefined>> = process.env): TMetricsConfig {
   const parsed = ZMetricsConfig.safeParse({
     prefixDepth: env.LEASEWATCH_METRICS_PREFIX_DEPTH || undefined,
     maxGroups: env.LEASEWATCH_METRICS_MAX_GROUPS || undefined,
