@@ -136,27 +136,33 @@ async function scrapeStore(store: LeaseStore, config: TMetricsConfig, from: Date
   };
 }
 
+/** One labelled histogram of a family: counts per bucket (the last is +Inf) and the sum, in base units. */
+export interface HistogramSeries {
+  labels: Record<string, string>;
+  counts: readonly number[];
+  sum: number;
+}
+
 /**
- * `leasewatch_hold_duration_seconds` as a Prometheus histogram built from the stores' bucket
- * counts: `le` is each HOLD_HISTOGRAM_BOUNDS_MS bound in seconds, counts cumulative, `+Inf`
- * equal to `_count`. prom-client's Histogram only observes values one by one, so the family
- * is registered as a metric whose values are given whole.
+ * Registers a Prometheus histogram family built from bucket counts the stores keep:
+ * `<name>_bucket{le}` cumulative over `bounds` (upper bounds, base units) then `+Inf`,
+ * which equals `<name>_count`, and `<name>_sum`. prom-client's Histogram only observes
+ * values one at a time, so the family is registered as a metric whose values are given whole.
  */
-function holdHistogramMetric(registry: Registry, perStore: ReadonlyArray<{ store: string; totals: LifetimeTotals }>): void {
-  const name = "leasewatch_hold_duration_seconds";
+export function registerHistogram(registry: Registry, family: { name: string; help: string; bounds: readonly number[]; series: readonly HistogramSeries[] }): void {
+  const { name, help, bounds } = family;
   const values: Array<{ metricName: string; labels: Record<string, string | number>; value: number }> = [];
-  for (const { store, totals } of perStore) {
+  for (const { labels, counts, sum } of family.series) {
     let cumulative = 0;
-    HOLD_HISTOGRAM_BOUNDS_MS.forEach((boundMs, i) => {
-      cumulative += totals.holdHistogram[i] ?? 0;
-      values.push({ metricName: `${name}_bucket`, labels: { store, le: boundMs / 1000 }, value: cumulative });
+    bounds.forEach((bound, i) => {
+      cumulative += counts[i] ?? 0;
+      values.push({ metricName: `${name}_bucket`, labels: { ...labels, le: bound }, value: cumulative });
     });
-    cumulative += totals.holdHistogram[HOLD_HISTOGRAM_BOUNDS_MS.length] ?? 0;
-    values.push({ metricName: `${name}_bucket`, labels: { store, le: "+Inf" }, value: cumulative });
-    values.push({ metricName: `${name}_sum`, labels: { store }, value: totals.holdMsSum / 1000 });
-    values.push({ metricName: `${name}_count`, labels: { store }, value: cumulative });
+    cumulative += counts[bounds.length] ?? 0;
+    values.push({ metricName: `${name}_bucket`, labels: { ...labels, le: "+Inf" }, value: cumulative });
+    values.push({ metricName: `${name}_sum`, labels, value: sum });
+    values.push({ metricName: `${name}_count`, labels, value: cumulative });
   }
-  const help = "How long leases were held, from acquire to release, expiry or force-release (store clock), over the store's lifetime";
   const metric = { name, help, type: "histogram", aggregator: "sum", get: async () => ({ name, help, type: "histogram", aggregator: "sum", values }), reset: () => {} };
   registry.registerMetric(metric as unknown as Metric);
 }
@@ -189,7 +195,6 @@ export async function getMetricsText(options: MetricsOptions = {}): Promise<Metr
   const overdue = new Gauge({ name: "leasewatch_lease_overdue", help: `Zombie leases: overdue (a missed heartbeat, not yet expired) or lapsed (past expiry, not yet recorded), counted up to ${OVERDUE_READ_LIMIT}`, labelNames: ["store", "state"], registers: [registry] });
   const oldest = new Gauge({ name: "leasewatch_oldest_lease_age_seconds", help: `Age of the longest-held lease per prefix group (first ${config.prefixDepth} ':' segments; past ${config.maxGroups} groups, "${OTHER_GROUP}")`, labelNames: ["store", "prefix_group"], registers: [registry] });
   const releaseFailures = new Counter({ name: "leasewatch_release_failures_total", help: "Releases the store refused: not_owner (the lease id no longer held the resource), expired (its lease had lapsed); absent for stores that do not count them (Redis)", labelNames: ["store", "reason"], registers: [registry] });
-  // Renewal slack (leasewatch_renewal_slack, a histogram of remaining TTL ÷ TTL at renewal) goes here, next to the hold histogram.
 
   const histograms: Array<{ store: string; totals: LifetimeTotals }> = [];
   for (const outcome of outcomes) {
@@ -222,7 +227,13 @@ export async function getMetricsText(options: MetricsOptions = {}): Promise<Metr
     for (const state of ZOMBIE_STATES) overdue.set({ store, state }, data.zombies[state]);
     for (const [group, seconds] of data.oldest) oldest.set({ store, prefix_group: group }, seconds);
   }
-  holdHistogramMetric(registry, histograms);
+  registerHistogram(registry, {
+    name: "leasewatch_hold_duration_seconds",
+    help: "How long leases were held, from acquire to release, expiry or force-release (store clock), over the store's lifetime",
+    bounds: HOLD_HISTOGRAM_BOUNDS_MS.map((ms) => ms / 1000),
+    series: histograms.map(({ store, totals }) => ({ labels: { store }, counts: totals.holdHistogram, sum: totals.holdMsSum / 1000 })),
+  });
+  // Renewal slack (leasewatch_renewal_slack: remaining TTL ÷ TTL at each renewal) is another registerHistogram family here.
 
   const audited = await forceReleases;
   if (!audited.ok || audited.counts !== null) {
