@@ -18,7 +18,7 @@
  *   <ns>:{b7}:stats:m:<minute>    hash of counters per epoch minute (~48 h), written with each event
  *   <ns>:{b7}:stats:h:<hour>      hash of counters per epoch hour (~15 days), folded from closed minutes
  *   <ns>:{b7}:stats:pending       zset of minutes not folded into hours yet (see fold_minutes in scripts.ts)
- *   <ns>:{b7}:totals              hash of lifetime counts, every kind and renewals (a terminal kind as <kind>:h<hold bucket>, plus holdSum), no TTL
+ *   <ns>:{b7}:totals              hash of lifetime counts (acquired, released, expired, force_released), no TTL
  *   <ns>:buckets                  the namespace's bucket count, set by the first store to use it, no TTL
  */
 

@@ -12,11 +12,11 @@ export function emptyLifetimeTotals(): LifetimeTotals {
 }
 
 /**
- * Adds one bucket's `totals` hash (keys.ts) to `into`. The scripts count each event there under
- * the same field as in the minute hash: its kind, or `<kind>:h<bucket>` for a terminal event
- * (its kind and hold bucket in one field), plus `holdSum`. Namespaces written before hold buckets
- * were kept there have plain `released`/`expired`/`force_released` fields: those count for their
- * kind but, their hold unknown, not in the histogram.
+ * Adds one bucket's `totals` hash (`<ns>:{b<n>}:totals`, no TTL) to `into`. The scripts count
+ * each event there under the same field as in the minute hash: its kind, or `<kind>:h<bucket>`
+ * for a terminal event (its kind and hold bucket in one field), plus `holdSum`. Namespaces
+ * written before hold buckets were kept there have plain `released`/`expired`/`force_released`
+ * fields: those count for their kind but, their hold unknown, not in the histogram.
  */
 export function addTotalsHash(into: LifetimeTotals, hash: Readonly<Record<string, string>>): LifetimeTotals {
   for (const [field, raw] of Object.entries(hash)) {
