@@ -8,7 +8,7 @@ import { PostgresLeaseStore } from "@/lib/lease/postgres/store";
 import { RedisLeaseStore } from "@/lib/lease/redis/store";
 import { freshPgSchema, freshRedisNamespace, sleep, type FreshPgSchema, type FreshRedisNamespace } from "@/lib/lease/testing/isolation";
 import type { Lease, LeaseStore } from "@/lib/lease/types";
-import { createCounterState, getMetricsText } from "./get-metrics-text";
+import { getMetricsText } from "./get-metrics-text";
 import { getLeaseDetailFromRoute } from "./get-lease-detail";
 import { getOverviewFromSearch } from "./get-overview";
 import { leaseHref } from "./links";
@@ -334,11 +334,10 @@ describe("getOverview", () => {
 });
 
 describe("getMetricsText", () => {
-  it("reports store_up, active leases and counters that only grow", async () => {
-    const state = createCounterState();
+  it("reports store_up, active leases and the store's own lifetime counters", async () => {
     const l = await mustAcquire(redis, "m:1", "w");
     await redis.acquire({ resource: "m:1", owner: "x", task: "t", ttlMs: 1_000 });
-    const first = await getMetricsText({ entries: [{ store: down }, { store: redis }], counterState: state, timeoutMs: DOWN_TIMEOUT_MS });
+    const first = await getMetricsText({ entries: [{ store: down }, { store: redis }], timeoutMs: DOWN_TIMEOUT_MS });
     expect(first.contentType).toMatch(/^text\/plain/);
     expect(first.body).toContain('leasewatch_store_up{store="redis-down",kind="redis"} 0');
     expect(first.body).toContain('leasewatch_store_up{store="redis-t",kind="redis"} 1');
@@ -349,12 +348,14 @@ describe("getMetricsText", () => {
 
     await redis.release({ resource: "m:1", leaseId: l.leaseId });
     await mustAcquire(redis, "m:2", "w");
-    const second = await getMetricsText({ entries: [{ store: redis }], counterState: state });
+    const second = await getMetricsText({ entries: [{ store: redis }] });
     expect(second.body).toContain('leasewatch_events_total{store="redis-t",kind="acquired"} 2');
     expect(second.body).toContain('leasewatch_events_total{store="redis-t",kind="released"} 1');
     expect(second.body).toContain('leasewatch_expired_to_released_ratio{store="redis-t"} 0');
-    // A scrape that finds nothing new adds nothing.
-    const third = await getMetricsText({ entries: [{ store: redis }], counterState: state });
-    expect(third.body).toContain('leasewatch_events_total{store="redis-t",kind="acquired"} 2');
+    expect(second.body).toContain('leasewatch_hold_duration_seconds_count{store="redis-t"} 1');
+    expect(second.body).toContain('leasewatch_hold_duration_seconds_bucket{store="redis-t",le="+Inf"} 1');
+    // Nothing is remembered between scrapes: a second reader gets the same numbers.
+    const third = await getMetricsText({ entries: [{ store: redis }] });
+    expect(third.body.replace(/^leasewatch_oldest_lease_age_seconds.*$/gm, "")).toBe(second.body.replace(/^leasewatch_oldest_lease_age_seconds.*$/gm, ""));
   });
 });

@@ -30,6 +30,7 @@ import type {
   ReleaseResult,
   RenewInput,
   RenewResult,
+  LifetimeTotals,
   StatsBucket,
   StatsQuery,
   StoreHealth,
@@ -98,6 +99,7 @@ class UnavailableStore implements LeaseStore {
   async reportLost(): Promise<LeaseEvent> { return this.fail(); }
   async stats(): Promise<StatsBucket[]> { return this.fail(); }
   async countActive(): Promise<number> { return this.fail(); }
+  async lifetimeTotals(): Promise<LifetimeTotals> { return this.fail(); }
   async health(): Promise<StoreHealth> {
     return { store: this.name, kind: this.kind, ok: false, error: this.reason };
   }
@@ -147,6 +149,7 @@ class MigratingStore implements LeaseStore {
   reportLost(input: LostInput) { return this.run((s) => s.reportLost(input)); }
   stats(query: StatsQuery) { return this.run((s) => s.stats(query)); }
   countActive() { return this.run((s) => s.countActive()); }
+  lifetimeTotals() { return this.run((s) => s.lifetimeTotals()); }
   // Health is about reachability; it must answer (down) even when migration cannot run.
   health() { return this.inner.health(); }
   close() { return this.inner.close(); }

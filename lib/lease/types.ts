@@ -201,6 +201,23 @@ export interface StatsBucket {
   contendedByPrefix: Record<string, number>;
 }
 
+/**
+ * Everything the store has counted since it began, from durable records (never trimmed, never
+ * expiring), so every reader gets the same numbers and none resets them: what Prometheus counters
+ * need. Read in one step of the store; a reader a moment later only ever sees them grow.
+ */
+export interface LifetimeTotals {
+  counts: Record<CounterKind, number>;
+  /** Counts per HOLD_HISTOGRAM_BOUNDS_MS bucket (last is +Inf) over terminal events, and their holdMs total. */
+  holdHistogram: number[];
+  holdMsSum: number;
+  /**
+   * Releases the store refused, by reason (the lease id did not hold the resource, or its lease
+   * had lapsed). Absent when the store does not count them (Redis, for now).
+   */
+  releaseFailures?: Record<"not_owner" | "expired", number>;
+}
+
 export interface StoreHealth {
   store: string;
   kind: StoreKind;
@@ -226,6 +243,7 @@ export interface LeaseStore {
   stats(query: StatsQuery): Promise<StatsBucket[]>;
   /** Number of leases currently stored (held or lapsed-unswept). */
   countActive(): Promise<number>;
+  lifetimeTotals(): Promise<LifetimeTotals>;
   health(): Promise<StoreHealth>;
   close(): Promise<void>;
 }

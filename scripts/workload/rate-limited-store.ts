@@ -113,6 +113,7 @@ export function createRateLimitedStore(store: LeaseStore, bucket: TokenBucket, c
     events: (query?: EventQuery) => store.events(query),
     stats: (query: StatsQuery) => store.stats(query),
     countActive: () => store.countActive(),
+    lifetimeTotals: () => store.lifetimeTotals(),
     health: () => store.health(),
     // The underlying store's lifetime belongs to whoever created it.
     close: async () => {},

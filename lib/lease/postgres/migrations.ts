@@ -99,6 +99,22 @@ export const MIGRATIONS: readonly Migration[] = [
       `;
     },
   },
+  {
+    version: 3,
+    name: "release failure counts",
+    sql: (schema) => {
+      const s = quoteSchema(schema);
+      return `
+        -- Releases refused (the lease id no longer held the resource, or its lease had lapsed),
+        -- counted by the release statement itself: there is no event for them, and the count
+        -- must survive for /api/metrics. One row per reason; only refused releases touch it.
+        CREATE TABLE ${s}.lease_release_failures (
+          reason text PRIMARY KEY CHECK (reason IN ('not_owner', 'expired')),
+          n      bigint NOT NULL
+        );
+      `;
+    },
+  },
 ];
 
 export interface MigrateResult {

@@ -216,6 +216,11 @@ export function buildLeaseStatements(schema: string): LeaseStatements {
   const release = `
     WITH ${lockCurrent}, ${verdict},
     ${expireOwnLapsed("release")},
+    refused AS (
+      INSERT INTO ${s}.lease_release_failures AS f (reason, n)
+      SELECT st.verdict, 1 FROM st WHERE st.verdict <> 'ok'
+      ON CONFLICT (reason) DO UPDATE SET n = f.n + 1
+    ),
     done AS (
       DELETE FROM ${s}.leases l USING st
       WHERE l.resource = $1::text AND st.verdict = 'ok'
@@ -597,6 +602,19 @@ export function buildStatsCountersQuery(schema: string, unit: RollupUnit): strin
      GROUP BY 1`,
   ];
   return parts.join("\nUNION ALL\n");
+}
+
+/**
+ * Lifetime totals: the counters query over all time, summed into one row. $2 hourCut and
+ * $3 minuteCut as for stats; $1 and $4 are -infinity and infinity.
+ */
+export function buildLifetimeTotalsQuery(schema: string): string {
+  return `SELECT ${ROLLUP_SUMS} FROM (${buildStatsCountersQuery(schema, "hour")}) m`;
+}
+
+/** Refused releases by reason, as the release statement counts them. */
+export function buildReleaseFailuresQuery(schema: string): string {
+  return `SELECT reason, n FROM ${quoteSchema(schema)}.lease_release_failures`;
 }
 
 /** Contended counts per bucket and prefix (top `$6` per bucket). $1..$4 as above, $5 depth, $6 top. */

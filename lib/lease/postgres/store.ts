@@ -20,6 +20,7 @@ import type {
   ReleaseResult,
   RenewInput,
   RenewResult,
+  LifetimeTotals,
   StatsBucket,
   StatsQuery,
   StoreHealth,
@@ -39,7 +40,7 @@ import {
   ZStoreName,
 } from "../validation";
 import { runMigrations, type MigrateResult } from "./migrations";
-import { readStats, refreshRollups, type RefreshRollupsResult } from "./rollups";
+import { readLifetimeTotals, readStats, refreshRollups, type RefreshRollupsResult } from "./rollups";
 import {
   decodeEventCursor,
   decodeListCursor,
@@ -323,6 +324,10 @@ export class PostgresLeaseStore implements LeaseStore {
 
   stats(query: StatsQuery): Promise<StatsBucket[]> {
     return readStats(this.pool, this.schema, query);
+  }
+
+  lifetimeTotals(): Promise<LifetimeTotals> {
+    return readLifetimeTotals(this.pool, this.schema);
   }
 
   async countActive(): Promise<number> {

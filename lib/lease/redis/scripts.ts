@@ -197,7 +197,7 @@ local function count(c, kind, hold_ms)
       fold_minutes(c.stats, tonumber(MINUTE) - 1, FOLD_PER_WRITE)
     end
   end
-  if LIFETIME_KINDS[kind] then redis.call('HINCRBY', c.totals, kind, '1') end
+  redis.call('HINCRBY', c.totals, field, '1') if hold_ms then redis.call('HINCRBY', c.totals, 'holdSum', tostring(hold_ms)) end
   -- Only the 3-segment prefix is counted: depths 1 and 2 are sums over it, done on read.
   if kind == 'contended' then redis.call('HINCRBY', key, 'cp:' .. contention_prefix(c.resource), '1') end
 end

@@ -20,6 +20,7 @@ import type {
   ReleaseResult,
   RenewInput,
   RenewResult,
+  LifetimeTotals,
   StatsBucket,
   StatsQuery,
   StoreHealth,
@@ -45,6 +46,7 @@ import { bucketOf, buildBucketKeys, buildKindStreamKey, buildNamespaceBucketsKey
 import { listLeases } from "./list";
 import { FOLD_PER_SWEEP, INDEXED_EVENT_KINDS, LEASE_SCRIPTS, type LeaseOperation } from "./scripts";
 import { readStats } from "./stats";
+import { addTotalsHash, emptyLifetimeTotals } from "./totals";
 
 export const DEFAULT_NAMESPACE = "lw";
 export const DEFAULT_BUCKETS = 16;
@@ -339,14 +341,33 @@ export class RedisLeaseStore implements LeaseStore {
     );
     const counts: LifetimeCounts = { acquired: 0, released: 0, expired: 0, force_released: 0, held: 0 };
     for (let b = 0; b < this.bucketKeys.length; b++) {
-      const totals = (replies[2 * b] ?? {}) as Record<string, string>;
-      counts.acquired += Number(totals.acquired ?? 0);
-      counts.released += Number(totals.released ?? 0);
-      counts.expired += Number(totals.expired ?? 0);
-      counts.force_released += Number(totals.force_released ?? 0);
+      const { counts: totals } = addTotalsHash(emptyLifetimeTotals(), (replies[2 * b] ?? {}) as Record<string, string>);
+      counts.acquired += totals.acquired;
+      counts.released += totals.released;
+      counts.expired += totals.expired;
+      counts.force_released += totals.force_released;
       counts.held += Number(replies[2 * b + 1] ?? 0);
     }
     return counts;
+  }
+
+  /**
+   * Every kind's lifetime count, renewals and the hold histogram, from the per-bucket `totals`
+   * hashes (no TTL), read in one MULTI so a reader sees one moment of every bucket.
+   */
+  async lifetimeTotals(): Promise<LifetimeTotals> {
+    if (!this.isNamespaceChecked) await this.checkNamespace("lifetimeTotals");
+    const replies = await execPipeline(
+      this.ctx,
+      "lifetimeTotals",
+      (p) => {
+        for (const keys of this.bucketKeys) p.hgetall(keys.totals);
+      },
+      this.client.multi(),
+    );
+    const totals = emptyLifetimeTotals();
+    for (const hash of replies) addTotalsHash(totals, (hash ?? {}) as Record<string, string>);
+    return totals;
   }
 
   async health(): Promise<StoreHealth> {

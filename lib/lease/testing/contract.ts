@@ -14,6 +14,7 @@ import {
   type EventQuery,
 } from "../types";
 import { compareFencingTokens, resourcePrefix } from "../validation";
+import { holdBucketIndex } from "../histogram";
 import { createRandom, sleep } from "./isolation";
 
 /**
@@ -745,6 +746,39 @@ export function describeLeaseStoreContract(label: string, makeStore: MakeStore):
       expect((await allEvents()).length, "a refused call writes no event").toBe(eventsBefore);
       expect(await store.countActive()).toBe(activeBefore);
       expect(await store.get(held.lease.resource)).toMatchObject({ leaseId: held.lease.leaseId, renewals: 1 });
+    });
+
+    it("keeps lifetime totals that match the events: every kind, renewals, hold histogram and sum, across sweeps", async () => {
+      const before = await store.lifetimeTotals();
+      const a = await mustAcquire(res("life:a:1"));
+      await store.renew({ resource: a.lease.resource, leaseId: a.lease.leaseId, ttlMs: LONG_TTL_MS });
+      await store.acquire({ resource: a.lease.resource, owner: "p", task: "t", ttlMs: 1_000 });
+      await store.release({ resource: a.lease.resource, leaseId: a.lease.leaseId });
+      // A refresh in the middle of the history: totals then come from rollups and raw events together.
+      await store.sweep();
+      const b = await mustAcquire(res("life:b:1"));
+      await store.forceRelease({ resource: b.lease.resource, leaseId: b.lease.leaseId, actor: "oncall", reason: "x" });
+      await mustAcquire(res("life:c:1"), "o", "t", SHORT_TTL_MS);
+      await store.renew({ resource: res("life:d:1"), leaseId: randomUUID(), ttlMs: 1_000 });
+      await store.reportLost({ resource: res("life:d:1"), leaseId: randomUUID(), owner: "o", task: "t", fencingToken: "1", reason: "not_owner" });
+      await store.reportFencingRejection({ resource: res("life:d:1"), fencingToken: "1", seenToken: "2", by: "db" });
+      await sleep(PAST_SHORT_TTL_MS);
+      await store.sweep();
+      const after = await store.lifetimeTotals();
+
+      const events = await allEvents({ prefix: ns });
+      const expected = countKinds(events);
+      const terminal = events.filter((e) => (TERMINAL_EVENT_KINDS as readonly string[]).includes(e.kind));
+      for (const kind of LEASE_EVENT_KINDS) expect(after.counts[kind] - before.counts[kind], kind).toBe(expected[kind] ?? 0);
+      expect(after.counts.expired - before.counts.expired).toBe(1);
+      expect(after.counts.renewed - before.counts.renewed).toBe(1);
+      const histogramDelta = after.holdHistogram.map((n, i) => n - (before.holdHistogram[i] ?? 0));
+      expect(histogramDelta.reduce((x, y) => x + y, 0)).toBe(terminal.length);
+      for (const e of terminal) histogramDelta[holdBucketIndex(e.holdMs ?? 0)]! -= 1;
+      expect(histogramDelta.every((n) => n === 0), `${JSON.stringify(histogramDelta)}`).toBe(true);
+      expect(after.holdMsSum - before.holdMsSum).toBe(terminal.reduce((n, e) => n + (e.holdMs ?? 0), 0));
+      // Reading again changes nothing: they are records, not a reader's running count.
+      expect(await store.lifetimeTotals()).toEqual(after);
     });
 
     it("counts active leases and reports health", async () => {
