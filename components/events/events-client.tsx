@@ -14,7 +14,7 @@ export function EventsClient({ search, initialData }: { search: string; initialD
   const query = useEventsQuery(search, initialData);
   const view = query.data ?? initialData;
   const params = useMemo(() => new URLSearchParams(search), [search]);
-  const hasFilters = ["kind", "store", "prefix", "owner", "resource", "window", "from", "to"].some((k) => params.get(k));
+  const hasFilters = ["kind", "store", "prefix", "owner", "task", "token", "lease", "resource", "window", "from", "to"].some((k) => params.get(k));
 
   return (
     <div className="space-y-4">

@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import { LEASE_EVENT_KINDS, type LeaseEventKind, type LeaseSort } from "@/lib/lease/types";
-import { ZCursor, ZOwner, ZPrefix, ZResource, ZStoreName, ZTask } from "@/lib/lease/validation";
+import { ZCursor, ZLeaseId, ZOwner, ZPrefix, ZResource, ZStoreName, ZTask } from "@/lib/lease/validation";
 import { MAX_PREV_CURSORS } from "./links";
 import { AUDIT_OUTCOMES, type AuditOutcome, type ParamProblem, type WindowName } from "./views";
 
@@ -229,6 +229,11 @@ export interface EventsParams {
   kinds?: LeaseEventKind[];
   prefix?: string;
   owner?: string;
+  task?: string;
+  /** Fencing token (`token=`): one grant's events and the fencing rejections of it. */
+  token?: string;
+  /** Lease id (`lease=`): one grant's events. */
+  lease?: string;
   resource?: string;
   /** null: no time filter (the latest events). */
   range: TimeRange | null;
@@ -237,18 +242,30 @@ export interface EventsParams {
   limit: number;
 }
 
+const ZTokenParam = z.string().regex(/^[0-9]{1,30}$/, { error: "must be a fencing token: digits only, e.g. 1795666012345678" });
+
 export function parseEventsParams(input: SearchParamsInput, nowMs = Date.now()): ParseResult<EventsParams> {
-  return parseWith(input, (raw) => ({
-    store: readOne(raw, "store", ZStoreParam),
-    kinds: readKinds(raw),
-    prefix: readOne(raw, "prefix", ZPrefix),
-    owner: readOne(raw, "owner", ZOwner),
-    resource: readOne(raw, "resource", ZResource),
-    range: resolveRange(raw, nowMs, null),
-    cursor: readOne(raw, "cursor", ZCursor),
-    prev: readOne(raw, "prev", ZPrevCursors) ?? [],
-    limit: readOne(raw, "limit", ZPageSize) ?? DEFAULT_PAGE_SIZE,
-  }));
+  return parseWith(input, (raw) => {
+    const task = readOne(raw, "task", ZTask);
+    const token = readOne(raw, "token", ZTokenParam);
+    const lease = readOne(raw, "lease", ZLeaseId);
+    return {
+      store: readOne(raw, "store", ZStoreParam),
+      kinds: readKinds(raw),
+      prefix: readOne(raw, "prefix", ZPrefix),
+      owner: readOne(raw, "owner", ZOwner),
+      task,
+      token,
+      lease,
+      resource: readOne(raw, "resource", ZResource),
+      // Redis has no index on task, lease id or token: those filters read a window of
+      // the streams, so they get one (24 h) unless the URL names its own.
+      range: resolveRange(raw, nowMs, task !== undefined || token !== undefined || lease !== undefined ? "24h" : null),
+      cursor: readOne(raw, "cursor", ZCursor),
+      prev: readOne(raw, "prev", ZPrevCursors) ?? [],
+      limit: readOne(raw, "limit", ZPageSize) ?? DEFAULT_PAGE_SIZE,
+    };
+  });
 }
 
 export interface LeaseDetailParams {
