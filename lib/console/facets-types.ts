@@ -4,6 +4,9 @@
  */
 import type { StoreOutcome } from "./views";
 
+/** Rows read per store at most (newest first): hours of expiries, yet bounded for any store. */
+export const FACET_SCAN_LIMIT = 5_000;
+
 export const FACET_VIEWS = ["leases", "events"] as const;
 export type FacetViewName = (typeof FACET_VIEWS)[number];
 export type FacetField = "owner" | "task" | "resource" | "prefix" | "kind";

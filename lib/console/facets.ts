@@ -14,11 +14,9 @@ import type { EventQuery, LeaseEvent, LeaseStore, ListQuery } from "@/lib/lease/
 import { leaseStateAt } from "@/lib/lease/types";
 import { WINDOW_MS, parseEventsParams, parseLeasesParams, type EventsParams, type LeasesParams, type SearchParamsInput } from "./params";
 import { fanOutStores, resolveEntries, selectEntries, type ReadOptions } from "./fan-out";
-import { FACET_VIEWS, type FacetField, type FacetNoun, type FacetValue, type FacetViewName, type FacetsView } from "./facets-types";
+import { FACET_SCAN_LIMIT, FACET_VIEWS, type FacetField, type FacetNoun, type FacetValue, type FacetViewName, type FacetsView } from "./facets-types";
 import type { ReadResult } from "./views";
 
-/** Rows read per store at most (newest first); enough for hours of expiries, bounded for any store. */
-export const FACET_SCAN_LIMIT = 5_000;
 const FACET_PAGE = 1_000;
 /** Values shown per facet. */
 export const FACET_TOP = 5;

@@ -332,3 +332,22 @@ export function parseAuditParams(input: SearchParamsInput, nowMs = Date.now()): 
     limit: readOne(raw, "limit", ZPageSize) ?? DEFAULT_PAGE_SIZE,
   }));
 }
+
+export interface OwnerParams {
+  owner: string;
+  store?: string;
+  range: TimeRange;
+}
+
+/**
+ * `/owners/[owner]`: the owner is one path segment, still percent-encoded as the
+ * router hands it over (ownerHref encodes it); its events are read over a window
+ * (24 h unless the URL names one), because on Redis an owner filter reads the streams.
+ */
+export function parseOwnerParams(segment: string, input: SearchParamsInput, nowMs = Date.now()): ParseResult<OwnerParams> {
+  return parseWith(input, (raw) => {
+    const owner = ZOwner.safeParse(safeDecode(segment, "owner"));
+    if (!owner.success) fail("owner", owner.error.issues[0]?.message ?? "is invalid");
+    return { owner: owner.data, store: readOne(raw, "store", ZStoreParam), range: resolveRange(raw, nowMs, "24h")! };
+  });
+}
