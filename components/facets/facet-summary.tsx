@@ -2,7 +2,7 @@
 import Link from "next/link";
 import { useMemo } from "react";
 import { FACET_SCAN_LIMIT, type FacetField, type FacetGroup, type FacetViewName, type FacetsView } from "@/lib/console/facets-types";
-import { withParams } from "@/lib/console/links";
+import { ownerHref, withParams } from "@/lib/console/links";
 import { useFacetsQuery } from "@/lib/console/queries/facets/facets-query";
 
 const GROUP_TITLES: Record<FacetField, string> = {
@@ -17,6 +17,8 @@ const LIST_PATHS: Record<FacetViewName, string> = { leases: "/locks", events: "/
 
 const numberFormat = new Intl.NumberFormat("en-US");
 const formatCount = (n: number) => numberFormat.format(n);
+/** "2026-11-26 08:01:02" (the heading says UTC once). */
+const formatClock = (iso: string) => iso.slice(0, 19).replace("T", " ");
 
 /**
  * The counts above a list: for its filters and window, the top owners, tasks and
@@ -35,7 +37,12 @@ export function FacetSummary({ view, search, initialData }: { view: FacetViewNam
     <section aria-labelledby={headingId} className="rounded-lg border border-zinc-200 bg-white p-3 dark:border-zinc-800 dark:bg-zinc-900/40">
       <h2 id={headingId} className="text-sm font-semibold">
         {data.total === 0 ? `No ${data.noun} to count` : `Who and what: ${formatCount(data.total)} ${data.noun}`}
-        {data.from && data.to ? <span className="font-normal text-zinc-600 dark:text-zinc-400"> in the window</span> : null}
+        {data.from && data.to ? (
+          <span className="font-normal text-zinc-600 dark:text-zinc-400">
+            {" "}
+            between <time dateTime={data.from}>{formatClock(data.from)}</time> and <time dateTime={data.to}>{formatClock(data.to)}</time> UTC
+          </span>
+        ) : null}
         {data.isCapped ? (
           <span className="font-normal text-zinc-600 dark:text-zinc-400"> (counted over the newest {formatCount(FACET_SCAN_LIMIT)} per store; narrow the filter for exact counts)</span>
         ) : null}
@@ -73,17 +80,26 @@ function FacetList({ group, data, params, path }: { group: FacetGroup; data: Fac
             </>
           );
           return (
-            <li key={value} className="truncate text-xs" title={`${count} of ${data.total} ${data.noun}: ${value}`}>
+            <li key={value} className="flex items-baseline gap-1 text-xs" title={`${count} of ${data.total} ${data.noun}: ${value}`}>
               {isCurrent ? (
-                <span aria-current="true">{text}</span>
+                <span aria-current="true" className="min-w-0 truncate">
+                  {text}
+                </span>
               ) : (
                 <Link
                   href={`${path}${withParams(params, { [group.field]: value })}`}
-                  className="text-sky-800 underline-offset-2 hover:underline dark:text-sky-300"
+                  className="min-w-0 truncate text-sky-800 underline-offset-2 hover:underline dark:text-sky-300"
                 >
                   {text}
                 </Link>
               )}
+              {group.field === "owner" ? (
+                <>
+                  <Link href={ownerHref(value)} className="shrink-0 text-zinc-600 underline underline-offset-2 dark:text-zinc-400">
+                    <span className="sr-only">{value}: </span>owner page
+                  </Link>
+                </>
+              ) : null}
             </li>
           );
         })}
