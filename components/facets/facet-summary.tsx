@@ -51,7 +51,8 @@ export function FacetSummary({ view, search, initialData }: { view: FacetViewNam
         <p className="mt-1 text-xs text-amber-800 dark:text-amber-200">Counts leave out {failed.join(", ")}: the store could not be read.</p>
       ) : null}
       {data.total > 0 ? (
-        <div className="mt-2 grid gap-x-6 gap-y-2 sm:grid-cols-2 lg:grid-cols-4">
+        // Three groups fit one row at 1280 px with whole owner names; four take two rows.
+        <div className={`mt-2 grid gap-x-6 gap-y-2 sm:grid-cols-2 ${data.groups.length === 3 ? "lg:grid-cols-3" : ""}`}>
           {data.groups.map((group) => (
             <FacetList key={group.field} group={group} data={data} params={params} path={LIST_PATHS[data.view]} />
           ))}
