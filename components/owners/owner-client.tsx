@@ -8,7 +8,7 @@ import { EmptyState } from "@/components/ui/empty-state";
 import { formatDuration, formatUtc } from "@/components/ui/format";
 import { StatusPill } from "@/components/ui/status-pill";
 import type { Tone } from "@/components/ui/badge";
-import { eventsHref, leaseHref, locksHref } from "@/lib/console/links";
+import { eventsHref, leaseHref, locksHref, ownerHref } from "@/lib/console/links";
 import type { OwnerVerdict, OwnerView } from "@/lib/console/owner-types";
 import { useOwnerQuery } from "@/lib/console/queries/owners/owner-query";
 
@@ -36,7 +36,7 @@ function verdictSentence(view: OwnerView): string {
     case "gone":
       return `Not alive as far as the stores can tell: holds nothing; ${seen}.`;
     case "unseen":
-      return "Never seen in this window: no lease held and no event recorded.";
+      return "Not seen in this window: no lease held and no event recorded.";
   }
 }
 
@@ -71,6 +71,13 @@ export function OwnerClient({ search, initialData }: { search: string; initialDa
           {plural(view.troubleCounts.renew_failed, "renewal failure")}, {plural(view.troubleCounts.lost, "lost lease")}.
           {query.isError ? <span className="ml-2 text-amber-700 dark:text-amber-300">Live update failed: {query.error.message}</span> : null}
         </p>
+        {view.verdict === "unseen" && windowFilter.window !== "24h" && windowFilter.window !== "7d" ? (
+          <p className="mt-1 text-sm">
+            <Link className="text-sky-800 underline dark:text-sky-300" href={ownerHref(view.owner, { window: "24h" })}>
+              Look back 24 hours
+            </Link>
+          </p>
+        ) : null}
         <nav aria-label="This owner elsewhere" className="mt-2 flex flex-wrap gap-x-4 gap-y-1 text-sm">
           <Link className="text-sky-800 underline dark:text-sky-300" href={locksHref({ owner: view.owner })}>
             Its leases
@@ -152,7 +159,7 @@ export function OwnerClient({ search, initialData }: { search: string; initialDa
           Latest events
         </h2>
         {view.events.length === 0 ? (
-          <EmptyState title="No event in this window">Widen the window with ?window=7d.</EmptyState>
+          <EmptyState title="No event in this window">Widen the window with ?window=24h or ?window=7d in the URL.</EmptyState>
         ) : (
           <EventTable events={view.events} caption={`Latest events of ${view.owner}`} />
         )}
@@ -165,6 +172,6 @@ export function OwnerClient({ search, initialData }: { search: string; initialDa
 function windowOf(search: string): { window?: string; from?: string; to?: string } {
   const params = new URLSearchParams(search);
   const pick = (key: string) => params.get(key) ?? undefined;
-  const window = pick("window") ?? (params.has("from") ? "custom" : "24h");
+  const window = pick("window") ?? (params.has("from") ? "custom" : "1h");
   return { window, from: pick("from"), to: pick("to") };
 }

@@ -59,8 +59,10 @@ export async function getOwner(params: OwnerParams, options: ReadOptions = {}): 
   let lastSeen: { agoMs: number; at: string; what: string } | null = null;
   for (const r of reads) {
     const candidates: Array<{ atMs: number; what: string }> = [];
-    const latest = r.events[0];
-    if (latest) candidates.push({ atMs: latest.at.getTime(), what: `${latest.kind.replace("_", " ")} on ${latest.resource} in ${r.store}` });
+    // Troubles come from their own (cheap) read and may be newer than the events page when that was cut short.
+    for (const latest of [r.events[0], r.troubles[0]]) {
+      if (latest) candidates.push({ atMs: latest.at.getTime(), what: `${latest.kind.replace("_", " ")} on ${latest.resource} in ${r.store}` });
+    }
     for (const lease of r.held) {
       if (lease.renewals > 0) candidates.push({ atMs: Date.parse(lease.renewedAt), what: `renewed ${lease.resource} in ${r.store}` });
     }

@@ -341,13 +341,14 @@ export interface OwnerParams {
 
 /**
  * `/owners/[owner]`: the owner is one path segment, still percent-encoded as the
- * router hands it over (ownerHref encodes it); its events are read over a window
- * (24 h unless the URL names one), because on Redis an owner filter reads the streams.
+ * router hands it over (ownerHref encodes it). Its events are read over a window,
+ * 1 h (an alert's window) unless the URL names one: on Redis an owner filter reads
+ * the streams, and for an owner that stopped it reads all of the window.
  */
 export function parseOwnerParams(segment: string, input: SearchParamsInput, nowMs = Date.now()): ParseResult<OwnerParams> {
   return parseWith(input, (raw) => {
     const owner = ZOwner.safeParse(safeDecode(segment, "owner"));
     if (!owner.success) fail("owner", owner.error.issues[0]?.message ?? "is invalid");
-    return { owner: owner.data, store: readOne(raw, "store", ZStoreParam), range: resolveRange(raw, nowMs, "24h")! };
+    return { owner: owner.data, store: readOne(raw, "store", ZStoreParam), range: resolveRange(raw, nowMs, "1h")! };
   });
 }

@@ -164,6 +164,7 @@ describe("owner page", () => {
 
     const view = viewOf(await getOwnerFromRoute(encodeURIComponent(owner), {}, { entries: both() }));
     expect(view.owner).toBe(owner);
+    expect(Date.parse(view.to) - Date.parse(view.from), "an alert's window, 1 h, by default").toBe(3_600_000 + 1);
     expect(view.verdict).toBe("alive");
     expect(view.held.map((l) => `${l.store}/${l.resource}`)).toEqual(["redis-t/reports:daily"]);
     expect(view.troubleCounts).toEqual({ expired: 1, renew_failed: 0, lost: 0 });
@@ -177,7 +178,7 @@ describe("owner page", () => {
     const owner = "worker-2@gone";
     await expireLeases(redis, owner, "t", ["x:1"]);
     const later = Date.now() + 5 * 60_000;
-    // Read as if five minutes later: the expiry is still in the 24 h window, the owner holds nothing.
+    // Read as if five minutes later, over the last hour: the expiry is in the window, the owner holds nothing.
     const view = viewOf(await getOwnerFromRoute(encodeURIComponent(owner), { window: "custom", from: new Date(later - 3_600_000).toISOString() }, { entries: both(), nowMs: later }));
     expect(view.held).toEqual([]);
     expect(view.troubleCounts.expired).toBe(1);
