@@ -11,7 +11,6 @@
  */
 import { z } from "zod";
 import type { EventQuery, LeaseEvent, LeaseStore, ListQuery } from "@/lib/lease/types";
-import { leaseStateAt } from "@/lib/lease/types";
 import { WINDOW_MS, parseEventsParams, parseLeasesParams, type EventsParams, type LeasesParams, type SearchParamsInput } from "./params";
 import { fanOutStores, resolveEntries, selectEntries, type ReadOptions } from "./fan-out";
 import { FACET_SCAN_LIMIT, FACET_VIEWS, type FacetField, type FacetNoun, type FacetValue, type FacetViewName, type FacetsView } from "./facets-types";
@@ -71,22 +70,16 @@ export async function getLeaseFacets(params: LeasesParams, options: ReadOptions 
       range: { from: params.range.from, to: params.range.to },
     });
   }
-  const state = params.state;
   const query: ListQuery = {
     ...(params.prefix !== undefined ? { prefix: params.prefix } : {}),
     ...(params.owner !== undefined ? { owner: params.owner } : {}),
     ...(params.task !== undefined ? { task: params.task } : {}),
-    ...(state === "held" ? { state } : {}),
+    ...(params.state !== undefined ? { state: params.state } : {}),
   };
   return countFacets(options, params.store, nowMs, {
     view: "leases",
     noun: "leases",
-    read: async (store) => {
-      const { rows, isCapped } = await readLeaseRows(store, query);
-      // expiring / overdue / lapsed are labels the list filters on the store's clock; count the same rows.
-      const kept = state === undefined || state === "held" ? rows : rows.filter((r) => leaseStateAt(r.lease, r.now) === state);
-      return { rows: kept, isCapped };
-    },
+    read: (store) => readLeaseRows(store, query),
     fields: ["owner", "task", "prefix"],
     depth,
     range: null,
@@ -209,15 +202,12 @@ function toRow(e: LeaseEvent): FacetRow {
   return { owner: e.owner, task: e.task, resource: e.resource, kind: e.kind };
 }
 
-async function readLeaseRows(
-  store: LeaseStore,
-  query: ListQuery,
-): Promise<{ rows: Array<FacetRow & { lease: Parameters<typeof leaseStateAt>[0]; now: Date }>; isCapped: boolean }> {
-  const rows: Array<FacetRow & { lease: Parameters<typeof leaseStateAt>[0]; now: Date }> = [];
+async function readLeaseRows(store: LeaseStore, query: ListQuery): Promise<{ rows: FacetRow[]; isCapped: boolean }> {
+  const rows: FacetRow[] = [];
   let cursor: string | undefined;
   while (rows.length < FACET_SCAN_LIMIT) {
     const page = await store.list({ ...query, limit: Math.min(FACET_PAGE, FACET_SCAN_LIMIT - rows.length), ...(cursor ? { cursor } : {}) });
-    for (const lease of page.items) rows.push({ owner: lease.owner, task: lease.task, resource: lease.resource, lease, now: page.now });
+    for (const lease of page.items) rows.push({ owner: lease.owner, task: lease.task, resource: lease.resource });
     cursor = page.nextCursor;
     if (!cursor) return { rows, isCapped: false };
   }

@@ -112,6 +112,10 @@ describe("facets", () => {
       { value: "w2", count: 1 },
     ]);
 
+    // A state filter counts what the list shows in that state: fresh leases are held, none overdue.
+    expect(viewOf(await getLeaseFacetsFromSearch({ state: "held" }, { entries: both() })).total).toBe(4);
+    expect(viewOf(await getLeaseFacetsFromSearch({ state: "overdue" }, { entries: both() })).total).toBe(0);
+
     await redis.acquire({ resource: "tenant_1:billing:b", owner: "w9", task: "retry", ttlMs: 1_000 }); // contended
     const nowMs = Date.now();
     const events = viewOf(await getFacetsFromSearch(new URLSearchParams({ view: "events", prefix: "tenant_1:" }), { entries: both(), nowMs }));
