@@ -36,6 +36,9 @@ const REQUESTS: Record<string, ApiRequest[]> = {
     // A wrong scrape token is refused outright, session or not.
     { path: "/api/metrics", headers: { authorization: "Bearer not-the-metrics-token-0123456789" }, isFineWithSession: false },
   ],
+  "GET /api/facets": [{ path: "/api/facets?view=leases&state=expired&window=1h", isFineWithSession: true }],
+  "GET /api/owners/[owner]": [{ path: "/api/owners/e2e-auth%40nobody", isFineWithSession: true }],
+  "GET /api/jump": [{ path: "/api/jump?q=e2e-auth%3Anothing", isFineWithSession: true }],
   "GET /api/audit": [{ path: "/api/audit", isFineWithSession: true }],
   "GET /api/audit/export": [{ path: "/api/audit/export?format=csv", isFineWithSession: true }],
   // Mutations: without a session, 401 comes before the origin, rate and input checks.

@@ -1,8 +1,10 @@
 import type { Metadata } from "next";
+import { FacetSummary } from "@/components/facets/facet-summary";
 import { LeasesClient } from "@/components/locks/leases-client";
 import { ParamProblemNotice } from "@/components/locks/read-notices";
 import { canSession, requirePermission, requireSession } from "@/lib/auth/session";
 import { toSearchString } from "@/lib/console/links";
+import { getLeaseFacetsFromSearch } from "@/lib/console/facets";
 import { listLeasesFromSearch } from "@/lib/console/list-leases";
 
 export const metadata: Metadata = { title: "Leases" };
@@ -13,11 +15,13 @@ export default async function LeasesPage({ searchParams }: { searchParams: Promi
   const session = await requireSession();
   requirePermission(session, "leases:read");
   const params = await searchParams;
-  const result = await listLeasesFromSearch(params);
+  const [result, facets] = await Promise.all([listLeasesFromSearch(params), getLeaseFacetsFromSearch(params)]);
   if (!result.ok) return <ParamProblemNotice problem={result.problem} resetHref="/locks" what="leases" />;
   // Display only: the bulk release route re-checks the role with the IdP itself.
   const access = canSession(session, "leases:force_release")
     ? ({ canForceRelease: true } as const)
     : ({ canForceRelease: false, reason: "Force release needs the operator role." } as const);
-  return <LeasesClient search={toSearchString(params)} initialData={result.view} access={access} />;
+  const search = toSearchString(params);
+  const summary = <FacetSummary view="leases" search={search} initialData={facets.ok ? facets.view : undefined} />;
+  return <LeasesClient search={search} initialData={result.view} access={access} summary={summary} />;
 }

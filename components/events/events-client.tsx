@@ -10,11 +10,12 @@ import { useEventsQuery } from "@/lib/console/queries/events/events-query";
 import type { EventsView } from "@/lib/console/views";
 import { EventFilters } from "./event-filters";
 
-export function EventsClient({ search, initialData }: { search: string; initialData: EventsView }) {
+/** `summary`: the counts above the list (components/facets), rendered by the page. */
+export function EventsClient({ search, initialData, summary }: { search: string; initialData: EventsView; summary?: React.ReactNode }) {
   const query = useEventsQuery(search, initialData);
   const view = query.data ?? initialData;
   const params = useMemo(() => new URLSearchParams(search), [search]);
-  const hasFilters = ["kind", "store", "prefix", "owner", "resource", "window", "from", "to"].some((k) => params.get(k));
+  const hasFilters = ["kind", "store", "prefix", "owner", "task", "token", "lease", "resource", "window", "from", "to"].some((k) => params.get(k));
 
   return (
     <div className="space-y-4">
@@ -29,6 +30,7 @@ export function EventsClient({ search, initialData }: { search: string; initialD
         </p>
       </div>
       <EventFilters values={params} storeNames={view.storeNames} />
+      {summary}
       <StoreReadProblems stores={view.stores} />
       {view.items.length === 0 ? (
         hasFilters ? (

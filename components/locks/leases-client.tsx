@@ -22,7 +22,8 @@ import { StoreReadProblems } from "./read-notices";
 const FILTER_KEYS = ["store", "prefix", "owner", "task", "state"] as const;
 
 
-export function LeasesClient({ search, initialData, access }: { search: string; initialData: LeasesView; access: ForceReleaseAccess }) {
+/** `summary`: the counts above the list (components/facets), rendered by the page. */
+export function LeasesClient({ search, initialData, access, summary }: { search: string; initialData: LeasesView; access: ForceReleaseAccess; summary?: React.ReactNode }) {
   const [isBulkOpen, setBulkOpen] = useState(false);
   const query = useLeasesQuery(search, initialData, { paused: isBulkOpen });
   const view = query.data ?? initialData;
@@ -41,6 +42,7 @@ export function LeasesClient({ search, initialData, access }: { search: string; 
         </p>
       </div>
       <LeaseFilters values={params} storeNames={view.storeNames} />
+      {summary}
       {view.mode === "current" ? <BulkReleaseBar access={access} prefix={prefix} onOpen={() => setBulkOpen(true)} /> : null}
       <StoreReadProblems stores={view.stores} />
       {count === 0 ? (

@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import { LEASE_EVENT_KINDS, type LeaseEventKind, type LeaseSort } from "@/lib/lease/types";
-import { ZCursor, ZOwner, ZPrefix, ZResource, ZStoreName, ZTask } from "@/lib/lease/validation";
+import { ZCursor, ZLeaseId, ZOwner, ZPrefix, ZResource, ZStoreName, ZTask } from "@/lib/lease/validation";
 import { MAX_PREV_CURSORS } from "./links";
 import { AUDIT_OUTCOMES, type AuditOutcome, type ParamProblem, type WindowName } from "./views";
 
@@ -246,6 +246,11 @@ export interface EventsParams {
   kinds?: LeaseEventKind[];
   prefix?: string;
   owner?: string;
+  task?: string;
+  /** Fencing token (`token=`): one grant's events and the fencing rejections of it. */
+  token?: string;
+  /** Lease id (`lease=`): one grant's events. */
+  lease?: string;
   resource?: string;
   /** null: no time filter (the latest events). */
   range: TimeRange | null;
@@ -254,18 +259,30 @@ export interface EventsParams {
   limit: number;
 }
 
+const ZTokenParam = z.string().regex(/^[0-9]{1,30}$/, { error: "must be a fencing token: digits only, e.g. 1795666012345678" });
+
 export function parseEventsParams(input: SearchParamsInput, nowMs = Date.now()): ParseResult<EventsParams> {
-  return parseWith(input, (raw) => ({
-    store: readOne(raw, "store", ZStoreParam),
-    kinds: readKinds(raw),
-    prefix: readOne(raw, "prefix", ZPrefix),
-    owner: readOne(raw, "owner", ZOwner),
-    resource: readOne(raw, "resource", ZResource),
-    range: resolveRange(raw, nowMs, null),
-    cursor: readOne(raw, "cursor", ZCursor),
-    prev: readOne(raw, "prev", ZPrevCursors) ?? [],
-    limit: readOne(raw, "limit", ZPageSize) ?? DEFAULT_PAGE_SIZE,
-  }));
+  return parseWith(input, (raw) => {
+    const task = readOne(raw, "task", ZTask);
+    const token = readOne(raw, "token", ZTokenParam);
+    const lease = readOne(raw, "lease", ZLeaseId);
+    return {
+      store: readOne(raw, "store", ZStoreParam),
+      kinds: readKinds(raw),
+      prefix: readOne(raw, "prefix", ZPrefix),
+      owner: readOne(raw, "owner", ZOwner),
+      task,
+      token,
+      lease,
+      resource: readOne(raw, "resource", ZResource),
+      // Redis has no index on task, lease id or token: those filters read a window of
+      // the streams, so they get one (24 h) unless the URL names its own.
+      range: resolveRange(raw, nowMs, task !== undefined || token !== undefined || lease !== undefined ? "24h" : null),
+      cursor: readOne(raw, "cursor", ZCursor),
+      prev: readOne(raw, "prev", ZPrevCursors) ?? [],
+      limit: readOne(raw, "limit", ZPageSize) ?? DEFAULT_PAGE_SIZE,
+    };
+  });
 }
 
 export interface LeaseDetailParams {
@@ -331,4 +348,24 @@ export function parseAuditParams(input: SearchParamsInput, nowMs = Date.now()): 
     prev: readOne(raw, "prev", ZPrevCursors) ?? [],
     limit: readOne(raw, "limit", ZPageSize) ?? DEFAULT_PAGE_SIZE,
   }));
+}
+
+export interface OwnerParams {
+  owner: string;
+  store?: string;
+  range: TimeRange;
+}
+
+/**
+ * `/owners/[owner]`: the owner is one path segment, still percent-encoded as the
+ * router hands it over (ownerHref encodes it). Its events are read over a window,
+ * 1 h (an alert's window) unless the URL names one: on Redis an owner filter reads
+ * the streams, and for an owner that stopped it reads all of the window.
+ */
+export function parseOwnerParams(segment: string, input: SearchParamsInput, nowMs = Date.now()): ParseResult<OwnerParams> {
+  return parseWith(input, (raw) => {
+    const owner = ZOwner.safeParse(safeDecode(segment, "owner"));
+    if (!owner.success) fail("owner", owner.error.issues[0]?.message ?? "is invalid");
+    return { owner: owner.data, store: readOne(raw, "store", ZStoreParam), range: resolveRange(raw, nowMs, "1h")! };
+  });
 }

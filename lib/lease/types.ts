@@ -162,6 +162,11 @@ export interface EventQuery {
   resource?: string;
   prefix?: string;
   owner?: string;
+  task?: string;
+  /** Events of one grant (its lease id). */
+  leaseId?: string;
+  /** Events carrying this fencing token (decimal string): one grant's, and fencing rejections of it. */
+  fencingToken?: string;
   kinds?: readonly LeaseEventKind[];
   from?: Date;
   to?: Date;

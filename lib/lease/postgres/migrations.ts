@@ -115,6 +115,22 @@ export const MIGRATIONS: readonly Migration[] = [
       `;
     },
   },
+  {
+    version: 4,
+    name: "event indexes for owner, task, lease id and token filters",
+    sql: (schema) => {
+      const s = quoteSchema(schema);
+      return `
+        -- The console's drill-downs (owner page, task / lease / token filters, the jump
+        -- box) read events by these columns; without an index each is a scan of the
+        -- window. (owner, at) and (task, at) also serve the windowed, newest-first reads.
+        CREATE INDEX lease_events_owner_at_idx ON ${s}.lease_events (owner, at);
+        CREATE INDEX lease_events_task_at_idx ON ${s}.lease_events (task, at);
+        CREATE INDEX lease_events_lease_id_idx ON ${s}.lease_events (lease_id);
+        CREATE INDEX lease_events_fencing_token_idx ON ${s}.lease_events (fencing_token);
+      `;
+    },
+  },
 ];
 
 export interface MigrateResult {

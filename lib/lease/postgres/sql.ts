@@ -433,6 +433,9 @@ export interface EventsSqlInput {
   resource?: string;
   prefix?: { value: string; upper: string | null };
   owner?: string;
+  task?: string;
+  leaseId?: string;
+  fencingToken?: string;
   kinds?: readonly string[];
   from?: Date;
   to?: Date;
@@ -448,6 +451,9 @@ export function buildEventsQuery(schema: string, input: EventsSqlInput): SqlQuer
   if (input.resource !== undefined) where.push(`e.resource = ${params.add(input.resource, "text")}`);
   if (input.prefix) where.push(prefixRange("e.resource", input.prefix.value, input.prefix.upper, params));
   if (input.owner !== undefined) where.push(`e.owner = ${params.add(input.owner, "text")}`);
+  if (input.task !== undefined) where.push(`e.task = ${params.add(input.task, "text")}`);
+  if (input.leaseId !== undefined) where.push(`e.lease_id = ${params.add(input.leaseId, "uuid")}`);
+  if (input.fencingToken !== undefined) where.push(`e.fencing_token = ${params.add(input.fencingToken, "bigint")}`);
   if (input.kinds !== undefined) where.push(`e.kind = ANY(${params.add(input.kinds, "text[]")})`);
   if (input.from) where.push(`e.at >= ${params.add(input.from, "timestamptz")}`);
   if (input.to) where.push(`e.at < ${params.add(input.to, "timestamptz")}`);

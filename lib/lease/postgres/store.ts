@@ -239,10 +239,16 @@ export class PostgresLeaseStore implements LeaseStore {
     const order = q.order ?? "desc";
     const limit = q.limit ?? DEFAULT_EVENTS_LIMIT;
     const afterId = q.cursor !== undefined ? decodeEventCursor(q.cursor, order) : undefined;
+    // lease_id is a uuid column and tokens are bigints: a value of another shape matches no event.
+    const leaseUuid = q.leaseId !== undefined ? uuidOrNull(q.leaseId) : undefined;
+    if (leaseUuid === null || (q.fencingToken !== undefined && BigInt(q.fencingToken) > MAX_BIGINT)) return { items: [] };
     const { text, values } = buildEventsQuery(this.schema, {
       ...(q.resource !== undefined ? { resource: q.resource } : {}),
       ...(q.prefix !== undefined ? { prefix: { value: q.prefix, upper: prefixUpperBound(q.prefix) } } : {}),
       ...(q.owner !== undefined ? { owner: q.owner } : {}),
+      ...(q.task !== undefined ? { task: q.task } : {}),
+      ...(leaseUuid !== undefined ? { leaseId: leaseUuid } : {}),
+      ...(q.fencingToken !== undefined ? { fencingToken: q.fencingToken } : {}),
       ...(q.kinds !== undefined ? { kinds: q.kinds } : {}),
       ...(q.from !== undefined ? { from: q.from } : {}),
       ...(q.to !== undefined ? { to: q.to } : {}),

@@ -513,6 +513,15 @@ export function describeLeaseStoreContract(label: string, makeStore: MakeStore):
       const byOwner = await allEvents({ prefix: ns, owner: "owner-1" });
       expect(byOwner.length).toBe(4); // two acquired + two released
       expect(byOwner.every((e) => e.owner === "owner-1")).toBe(true);
+      const byTask = await allEvents({ prefix: ns, task: "task-2" });
+      expect(countKinds(byTask)).toEqual({ acquired: 1, released: 1 });
+      const byLease = await allEvents({ leaseId: b.lease.leaseId });
+      expect(countKinds(byLease)).toEqual({ acquired: 1, force_released: 1 });
+      expect(byLease.every((e) => e.leaseId === b.lease.leaseId)).toBe(true);
+      const byToken = await allEvents({ fencingToken: String(b.lease.fencingToken) });
+      expect(byToken.map((e) => e.id).sort()).toEqual(byLease.map((e) => e.id).sort());
+      expect(await allEvents({ leaseId: "not-a-lease-id" })).toEqual([]);
+      expect(await allEvents({ fencingToken: "99999999999999999999999" })).toEqual([]);
       const byKinds = await allEvents({ prefix: ns, kinds: ["released", "force_released"] });
       expect(countKinds(byKinds)).toEqual({ released: 4, force_released: 1 });
       expect(await allEvents({ prefix: ns, kinds: ["fencing_rejected"] })).toEqual([]);
