@@ -30,10 +30,14 @@ import type {
   ReleaseResult,
   RenewInput,
   RenewResult,
+  RenewalSlackQuery,
+  RenewalSlackRow,
   StatsBucket,
   StatsQuery,
   StoreHealth,
   StoreKind,
+  TtlAdviceQuery,
+  TtlAdviceReport,
 } from "@/lib/lease/types";
 import { PostgresLeaseStore } from "@/lib/lease/postgres/store";
 import { RedisLeaseStore } from "@/lib/lease/redis/store";
@@ -98,6 +102,8 @@ class UnavailableStore implements LeaseStore {
   async reportLost(): Promise<LeaseEvent> { return this.fail(); }
   async stats(): Promise<StatsBucket[]> { return this.fail(); }
   async countActive(): Promise<number> { return this.fail(); }
+  async renewalSlack(): Promise<RenewalSlackRow[]> { return this.fail(); }
+  async ttlAdvice(): Promise<TtlAdviceReport> { return this.fail(); }
   async health(): Promise<StoreHealth> {
     return { store: this.name, kind: this.kind, ok: false, error: this.reason };
   }
@@ -147,6 +153,8 @@ class MigratingStore implements LeaseStore {
   reportLost(input: LostInput) { return this.run((s) => s.reportLost(input)); }
   stats(query: StatsQuery) { return this.run((s) => s.stats(query)); }
   countActive() { return this.run((s) => s.countActive()); }
+  renewalSlack(query: RenewalSlackQuery) { return this.run((s) => s.renewalSlack(query)); }
+  ttlAdvice(query?: TtlAdviceQuery) { return this.run((s) => s.ttlAdvice(query)); }
   // Health is about reachability; it must answer (down) even when migration cannot run.
   health() { return this.inner.health(); }
   close() { return this.inner.close(); }

@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { HOLD_HISTOGRAM_BOUNDS_MS } from "../types";
+import { HOLD_HISTOGRAM_BOUNDS_MS, SLACK_BUCKET_COUNT } from "../types";
 import { KIND_CHECK, COUNTER_COLUMNS, buildMigrationStatements, quoteSchema } from "./sql";
 import { inTransaction } from "./transaction";
 
@@ -95,6 +95,25 @@ export const MIGRATIONS: readonly Migration[] = [
         CREATE TABLE ${s}.lease_rollup_state (
           id           boolean PRIMARY KEY DEFAULT true CHECK (id),
           refreshed_at timestamptz NOT NULL
+        );
+      `;
+    },
+  },
+  {
+    version: 3,
+    name: "renewal slack rollup",
+    sql: (schema) => {
+      const s = quoteSchema(schema);
+      return `
+        -- Written by renew (one upsert in its statement): renewals per hour, prefix group, the
+        -- TTL they were measured against and slack bucket (twentieths of that TTL left).
+        CREATE TABLE ${s}.lease_renewal_slack (
+          bucket_start timestamptz NOT NULL,
+          prefix       text COLLATE "C" NOT NULL,
+          ttl_ms       integer  NOT NULL,
+          slack_bucket smallint NOT NULL CHECK (slack_bucket BETWEEN 0 AND ${SLACK_BUCKET_COUNT - 1}),
+          renewals     bigint   NOT NULL,
+          PRIMARY KEY (bucket_start, prefix, ttl_ms, slack_bucket)
         );
       `;
     },
