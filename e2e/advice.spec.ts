@@ -26,12 +26,13 @@ test("the advice page has a row per store and prefix group, each saying why", as
   await expect(table.getByText(/^(keep|lengthen)$/).first()).toBeVisible();
 
   // The filters live in the URL; a prefix nothing matches says what to do.
-  await page.getByLabel("Prefix").fill("no-such-prefix-anywhere");
+  await page.getByRole("textbox", { name: "Prefix" }).fill("no-such-prefix-anywhere");
   await page.getByRole("button", { name: "Apply" }).click();
   await expect(page).toHaveURL(/prefix=no-such-prefix-anywhere/);
   await expect(page.getByText("Nothing to advise on in this window")).toBeVisible();
 
-  await page.goto("/advice");
+  await page.goto(`/advice?store=${PG_STORE}&window=15m`);
+  await expect(page.getByRole("heading", { name: "TTL advice" })).toBeVisible();
   const results = await new AxeBuilder({ page }).analyze();
   const serious = results.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
   expect(serious.map((v) => `${v.id}: ${v.help}`)).toEqual([]);
@@ -39,7 +40,7 @@ test("the advice page has a row per store and prefix group, each saying why", as
 
 test("a bad advice parameter is explained", async ({ page }) => {
   await page.goto("/advice?window=3y");
-  await expect(page.getByRole("alert")).toContainText("window");
+  await expect(page.getByRole("alert").filter({ hasText: "Can’t show TTL advice" })).toContainText("window must be one of");
 });
 
 test("the overview shows the renewal-slack distribution and close calls", async ({ page }) => {

@@ -80,6 +80,11 @@ export function AdviceClient({ search, initialData }: { search: string; initialD
           A store had more events in this window than one advice read scans; counts and hold durations there come from its newest events. Narrow the prefix or the window.
         </p>
       ) : null}
+      {view.totalRows > view.rows.length ? (
+        <p className="text-sm text-zinc-600 dark:text-zinc-400">
+          Showing the {view.rows.length} groups with the most renewals of {formatNumber(view.totalRows)}; enter a prefix to see the others.
+        </p>
+      ) : null}
       {view.rows.length === 0 ? (
         <EmptyState title="Nothing to advise on in this window">
           Advice needs leases that were renewed, released or expired under this prefix. Try a longer window, or check that holders renew (the client heartbeats at ttl/3).

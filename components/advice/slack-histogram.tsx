@@ -35,7 +35,7 @@ export function SlackHistogram({
           return (
             <div
               key={i}
-              title={`${pct(i)}–${pct(i + 1)} % left: ${formatNumber(n)} renewals`}
+              title={isCompact ? undefined : `${pct(i)}–${pct(i + 1)} % left: ${formatNumber(n)} renewals`}
               className={cx(
                 "flex-1 rounded-t-sm",
                 isClose

@@ -23,9 +23,14 @@ export interface TtlAdviceView {
   selectedStore: string | null;
   /** Per store: its group rows, and whether its event scan hit the cap. */
   stores: StoreOutcome<{ groups: number; isPartial: boolean }>[];
-  /** Every store's groups, most renewals first. */
+  /** The stores' groups, most renewals first, at most ADVICE_PAGE_ROWS. */
   rows: TtlAdviceRowView[];
+  /** All groups the stores advised on (rows may show fewer). */
+  totalRows: number;
 }
+
+/** Rows one advice page shows: enough for the groups that matter; a prefix narrows the rest. */
+export const ADVICE_PAGE_ROWS = 50;
 
 export interface RenewalSlackView {
   readAt: string;
@@ -56,7 +61,8 @@ export async function getTtlAdvice(params: AdviceParams, options: ReadOptions = 
       ...frame(params),
       selectedStore: params.store ?? null,
       stores: outcomes.map((o) => (o.ok ? { ...o, data: { groups: o.data.groups.length, isPartial: o.data.isPartial } } : o)),
-      rows,
+      rows: rows.slice(0, ADVICE_PAGE_ROWS),
+      totalRows: rows.length,
     },
   };
 }
