@@ -71,19 +71,23 @@ function expiredEvent(now: string, row: string, recordedBy: string): string {
 }
 const TTL = (param: string) => `(${param}::int * interval '1 millisecond')`;
 
+/** Rows per hour, group, TTL and slack bucket in lease_renewal_slack (see migration 3). */
+export const SLACK_SHARDS = 16;
+
 /**
  * Renewal slack, counted by the renew statement itself (no extra round trip): the share of
  * the old TTL left at the store's clock, in SLACK_BUCKET_COUNT buckets (slackBucketIndex in
- * slack.ts), added to the hour's row for the group and TTL. Only renewals that succeed count.
+ * slack.ts), added to the hour's row for the group and TTL (one of SLACK_SHARDS, by connection, so
+ * concurrent renewals of a group do not queue on one row). Only renewals that succeed count.
  */
 function renewalSlackCte(s: string): string {
   const left = `extract(epoch FROM (o.expires_at - st.now)) * 1000 * ${SLACK_BUCKET_COUNT} / o.ttl_ms`;
   return `slack AS (
-      INSERT INTO ${s}.lease_renewal_slack AS r (bucket_start, prefix, ttl_ms, slack_bucket, renewals)
+      INSERT INTO ${s}.lease_renewal_slack AS r (bucket_start, prefix, ttl_ms, slack_bucket, shard, renewals)
       SELECT date_bin(interval '1 hour', st.now, TIMESTAMPTZ 'epoch'), $5::text, o.ttl_ms,
-             LEAST(${SLACK_BUCKET_COUNT - 1}, GREATEST(0, floor(${left})))::smallint, 1
+             LEAST(${SLACK_BUCKET_COUNT - 1}, GREATEST(0, floor(${left})))::smallint, (pg_backend_pid() % ${SLACK_SHARDS})::smallint, 1
       FROM st, cur o WHERE st.verdict = 'ok'
-      ON CONFLICT (bucket_start, prefix, ttl_ms, slack_bucket) DO UPDATE SET renewals = r.renewals + 1
+      ON CONFLICT (bucket_start, prefix, ttl_ms, slack_bucket, shard) DO UPDATE SET renewals = r.renewals + 1
     )`;
 }
 
