@@ -29,6 +29,8 @@ const REQUESTS: Record<string, ApiRequest[]> = {
   "GET /api/leases": [{ path: "/api/leases", isFineWithSession: true }],
   "GET /api/events": [{ path: "/api/events", isFineWithSession: true }],
   "GET /api/overview": [{ path: "/api/overview", isFineWithSession: true }],
+  "GET /api/advice": [{ path: "/api/advice", isFineWithSession: true }],
+  "GET /api/slack": [{ path: "/api/slack?window=6h", isFineWithSession: true }],
   "GET /api/health": [{ path: "/api/health", isFineWithSession: true }],
   "GET /api/leases/[store]/[...resource]": [{ path: `/api/leases/${PG_STORE}/e2e-auth:any-resource`, isFineWithSession: true }],
   "GET /api/metrics": [

@@ -11,7 +11,9 @@ import { useNow } from "@/components/ui/use-now";
 import { buildQuery, eventsHref, leaseHref } from "@/lib/console/links";
 import { useLeaseDetailQuery, type LeaseDetailResponse } from "@/lib/console/queries/leases/lease-detail-query";
 import type { LeaseDetailView, LeaseView, ResourceElsewhere } from "@/lib/console/views";
-import { EXPIRING_FRACTION } from "@/lib/lease/types";
+import { EXPIRING_FRACTION, SLACK_PREFIX_DEPTH } from "@/lib/lease/types";
+import { resourcePrefix } from "@/lib/lease/validation";
+import { RenewalSlackPanel } from "@/components/advice/renewal-slack-panel";
 import type { ForceReleaseAccess } from "@/components/release/access";
 import { ForceReleaseDialog } from "@/components/release/force-release-dialog";
 import { ReleaseHistory } from "@/components/release/release-history";
@@ -149,6 +151,7 @@ function LeaseDetailBody({
         </h2>
         <HolderTimeline bars={view.timeline} storeNow={view.storeNow} />
       </section>
+      <RenewalSlackPanel search={buildQuery({ store: view.store })} prefix={resourcePrefix(view.resource, SLACK_PREFIX_DEPTH)} className={SECTION} />
       <div className="grid items-start gap-4 lg:grid-cols-2">
         <section aria-labelledby="waiting" className={SECTION}>
           <h2 id="waiting" className={H2}>

@@ -4,6 +4,7 @@ import { ContentionChart } from "@/components/charts/contention-chart";
 import { ExpiryRatioChart } from "@/components/charts/expiry-ratio-chart";
 import { HoldHistogramChart } from "@/components/charts/hold-histogram-chart";
 import { HoldQuantilesChart } from "@/components/charts/hold-quantiles-chart";
+import { RenewalSlackPanel } from "@/components/advice/renewal-slack-panel";
 import { StoreReadProblems } from "@/components/locks/read-notices";
 import { formatUtc } from "@/components/ui/format";
 import { buildQuery } from "@/lib/console/links";
@@ -59,6 +60,7 @@ export function OverviewClient({ search, initialData }: { search: string; initia
         <ExpiryRatioChart points={view.points} bucketMs={view.bucketMs} />
         <ActiveLeasesChart points={view.points} bucketMs={view.bucketMs} />
         <HoldHistogramChart bars={view.histogram} className="lg:col-span-2" />
+        <RenewalSlackPanel search={search} className="rounded-lg border border-zinc-200 p-4 lg:col-span-2 dark:border-zinc-800" />
       </div>
       <TopContention
         prefixes={view.topPrefixes}

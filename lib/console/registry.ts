@@ -31,10 +31,14 @@ import type {
   RenewInput,
   RenewResult,
   LifetimeTotals,
+  RenewalSlackQuery,
+  RenewalSlackRow,
   StatsBucket,
   StatsQuery,
   StoreHealth,
   StoreKind,
+  TtlAdviceQuery,
+  TtlAdviceReport,
 } from "@/lib/lease/types";
 import { PostgresLeaseStore } from "@/lib/lease/postgres/store";
 import { RedisLeaseStore } from "@/lib/lease/redis/store";
@@ -100,6 +104,8 @@ class UnavailableStore implements LeaseStore {
   async stats(): Promise<StatsBucket[]> { return this.fail(); }
   async countActive(): Promise<number> { return this.fail(); }
   async lifetimeTotals(): Promise<LifetimeTotals> { return this.fail(); }
+  async renewalSlack(): Promise<RenewalSlackRow[]> { return this.fail(); }
+  async ttlAdvice(): Promise<TtlAdviceReport> { return this.fail(); }
   async health(): Promise<StoreHealth> {
     return { store: this.name, kind: this.kind, ok: false, error: this.reason };
   }
@@ -150,6 +156,8 @@ class MigratingStore implements LeaseStore {
   stats(query: StatsQuery) { return this.run((s) => s.stats(query)); }
   countActive() { return this.run((s) => s.countActive()); }
   lifetimeTotals() { return this.run((s) => s.lifetimeTotals()); }
+  renewalSlack(query: RenewalSlackQuery) { return this.run((s) => s.renewalSlack(query)); }
+  ttlAdvice(query?: TtlAdviceQuery) { return this.run((s) => s.ttlAdvice(query)); }
   // Health is about reachability; it must answer (down) even when migration cannot run.
   health() { return this.inner.health(); }
   close() { return this.inner.close(); }

@@ -2,6 +2,7 @@ export * from "./types";
 export * from "./errors";
 export { compareFencingTokens, resourcePrefix, MIN_TTL_MS, MAX_TTL_MS, MAX_RESOURCE_BYTES, MAX_NAME_BYTES } from "./validation";
 export { holdBucketIndex, histogramQuantile } from "./histogram";
+export { adviseTtl, slackBucketIndex, slackGroupOf, summariseSlack } from "./slack";
 // Stores and client are exported as they land:
 export { PostgresLeaseStore } from "./postgres/store";
 export type { PostgresLeaseStoreOptions } from "./postgres/store";

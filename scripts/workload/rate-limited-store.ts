@@ -8,7 +8,9 @@ import type {
   LostInput,
   ReleaseInput,
   RenewInput,
+  RenewalSlackQuery,
   StatsQuery,
+  TtlAdviceQuery,
 } from "@/lib/lease";
 import type { WorkloadCounters } from "./counters";
 
@@ -114,6 +116,8 @@ export function createRateLimitedStore(store: LeaseStore, bucket: TokenBucket, c
     stats: (query: StatsQuery) => store.stats(query),
     countActive: () => store.countActive(),
     lifetimeTotals: () => store.lifetimeTotals(),
+    renewalSlack: (query: RenewalSlackQuery) => store.renewalSlack(query),
+    ttlAdvice: (query?: TtlAdviceQuery) => store.ttlAdvice(query),
     health: () => store.health(),
     // The underlying store's lifetime belongs to whoever created it.
     close: async () => {},

@@ -1,6 +1,6 @@
 import type pg from "pg";
-import { HOLD_HISTOGRAM_BOUNDS_MS } from "../types";
-import { KIND_CHECK, COUNTER_COLUMNS, buildMigrationStatements, quoteSchema } from "./sql";
+import { HOLD_HISTOGRAM_BOUNDS_MS, SLACK_BUCKET_COUNT } from "../types";
+import { KIND_CHECK, COUNTER_COLUMNS, SLACK_SHARDS, buildMigrationStatements, quoteSchema } from "./sql";
 import { inTransaction } from "./transaction";
 
 /**
@@ -128,6 +128,28 @@ export const MIGRATIONS: readonly Migration[] = [
         CREATE INDEX lease_events_task_at_idx ON ${s}.lease_events (task, at);
         CREATE INDEX lease_events_lease_id_idx ON ${s}.lease_events (lease_id);
         CREATE INDEX lease_events_fencing_token_idx ON ${s}.lease_events (fencing_token);
+      `;
+    },
+  },
+  {
+    version: 5,
+    name: "renewal slack rollup",
+    sql: (schema) => {
+      const s = quoteSchema(schema);
+      return `
+        -- Written by renew (one upsert in its statement): renewals per hour, prefix group, the
+        -- TTL they were measured against and slack bucket (twentieths of that TTL left).
+        -- \`shard\` (the writing backend's pid mod ${SLACK_SHARDS}) spreads one group's renewals over
+        -- rows: a single row would make concurrent renewals wait for each other's commit.
+        CREATE TABLE ${s}.lease_renewal_slack (
+          bucket_start timestamptz NOT NULL,
+          prefix       text COLLATE "C" NOT NULL,
+          ttl_ms       integer  NOT NULL,
+          slack_bucket smallint NOT NULL CHECK (slack_bucket BETWEEN 0 AND ${SLACK_BUCKET_COUNT - 1}),
+          shard        smallint NOT NULL,
+          renewals     bigint   NOT NULL,
+          PRIMARY KEY (bucket_start, prefix, ttl_ms, slack_bucket, shard)
+        );
       `;
     },
   },

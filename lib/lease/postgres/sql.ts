@@ -23,7 +23,7 @@
  *   row writes its `expired` event, and only one statement can hold the row lock
  *   and still see it lapsed.
  */
-import { HOLD_HISTOGRAM_BOUNDS_MS, EXPIRING_FRACTION, OVERDUE_FRACTION, LEASE_EVENT_KINDS, TERMINAL_EVENT_KINDS } from "../types";
+import { HOLD_HISTOGRAM_BOUNDS_MS, EXPIRING_FRACTION, OVERDUE_FRACTION, LEASE_EVENT_KINDS, SLACK_BUCKET_COUNT, TERMINAL_EVENT_KINDS } from "../types";
 
 /** Schema names: lower-case identifiers, so quoting needs no escaping. */
 export const SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -70,6 +70,26 @@ function expiredEvent(now: string, row: string, recordedBy: string): string {
              jsonb_build_object('renewals', ${row}.renewals, 'expiredAt', ${row}.expires_at, 'recordedBy', '${recordedBy}')`;
 }
 const TTL = (param: string) => `(${param}::int * interval '1 millisecond')`;
+
+/** Rows per hour, group, TTL and slack bucket in lease_renewal_slack (see migration 3). */
+export const SLACK_SHARDS = 16;
+
+/**
+ * Renewal slack, counted by the renew statement itself (no extra round trip): the share of
+ * the old TTL left at the store's clock, in SLACK_BUCKET_COUNT buckets (slackBucketIndex in
+ * slack.ts), added to the hour's row for the group and TTL (one of SLACK_SHARDS, by connection, so
+ * concurrent renewals of a group do not queue on one row). Only renewals that succeed count.
+ */
+function renewalSlackCte(s: string): string {
+  const left = `extract(epoch FROM (o.expires_at - st.now)) * 1000 * ${SLACK_BUCKET_COUNT} / o.ttl_ms`;
+  return `slack AS (
+      INSERT INTO ${s}.lease_renewal_slack AS r (bucket_start, prefix, ttl_ms, slack_bucket, shard, renewals)
+      SELECT date_bin(interval '1 hour', st.now, TIMESTAMPTZ 'epoch'), $5::text, o.ttl_ms,
+             LEAST(${SLACK_BUCKET_COUNT - 1}, GREATEST(0, floor(${left})))::smallint, (pg_backend_pid() % ${SLACK_SHARDS})::smallint, 1
+      FROM st, cur o WHERE st.verdict = 'ok'
+      ON CONFLICT (bucket_start, prefix, ttl_ms, slack_bucket, shard) DO UPDATE SET renewals = r.renewals + 1
+    )`;
+}
 
 export const KIND_CHECK = LEASE_EVENT_KINDS.map((k) => `'${k}'`).join(", ");
 const TERMINAL_LIST = TERMINAL_EVENT_KINDS.map((k) => `'${k}'`).join(", ");
@@ -184,7 +204,10 @@ export function buildLeaseStatements(schema: string): LeaseStatements {
       RETURNING id
     )`;
 
-  /** $1 resource, $2 lease id (text), $3 ttl_ms, $4 lease id as uuid or NULL when not uuid-shaped. */
+  /**
+   * $1 resource, $2 lease id (text), $3 ttl_ms, $4 lease id as uuid or NULL when not uuid-shaped,
+   * $5 the resource's slack group (slackGroupOf). `slack` counts the renewal's slack (renewalSlackBucket).
+   */
   const renew = `
     WITH ${lockCurrent}, ${verdict},
     upd AS (
@@ -193,6 +216,7 @@ export function buildLeaseStatements(schema: string): LeaseStatements {
       FROM st WHERE l.resource = $1::text AND st.verdict = 'ok'
       RETURNING l.expires_at, l.renewals
     ),
+    ${renewalSlackCte(s)},
     ${expireOwnLapsed("renew")},
     failed_ev AS (
       INSERT INTO ${s}.lease_events (${EVENT_INSERT_COLUMNS})

@@ -21,10 +21,26 @@ import type {
   RenewInput,
   RenewResult,
   LifetimeTotals,
+  RenewalSlackQuery,
+  RenewalSlackRow,
   StatsBucket,
   StatsQuery,
   StoreHealth,
+  TtlAdviceQuery,
+  TtlAdviceReport,
 } from "../types";
+import {
+  buildTtlAdviceReport,
+  emptySlackHistogram,
+  isSlackGroupInPrefix,
+  mergeSlackRows,
+  parseRenewalSlackQuery,
+  resolveAdviceWindow,
+  slackGroupOf,
+  slackHours,
+  type EventTally,
+} from "../slack";
+import { buildAdviceEventsQuery, buildSlackRowsQuery } from "./slack-sql";
 import {
   MAX_BIGINT,
   parseOrThrow,
@@ -175,7 +191,7 @@ export class PostgresLeaseStore implements LeaseStore {
 
   async renew(input: RenewInput): Promise<RenewResult> {
     const { resource, leaseId, ttlMs } = parseOrThrow(ZRenewInput, input, "renew");
-    const { rows } = await this.run("renew", [resource, leaseId, ttlMs, uuidOrNull(leaseId)]);
+    const { rows } = await this.run("renew", [resource, leaseId, ttlMs, uuidOrNull(leaseId), slackGroupOf(resource)]);
     const row = rows[0]!;
     if (row.verdict === "ok") return { renewed: true, expiresAt: row.expires_at as Date, renewals: Number(row.renewals) };
     return { renewed: false, reason: row.verdict as "not_owner" | "expired" };
@@ -334,6 +350,57 @@ export class PostgresLeaseStore implements LeaseStore {
 
   lifetimeTotals(): Promise<LifetimeTotals> {
     return readLifetimeTotals(this.pool, this.schema);
+  }
+
+  async renewalSlack(query: RenewalSlackQuery): Promise<RenewalSlackRow[]> {
+    const q = parseRenewalSlackQuery(query);
+    return this.readSlackRows(q.from, q.to, q.prefix);
+  }
+
+  /**
+   * TTL advice for everything under `prefix` over the window (default: the last hour on the
+   * database clock): slack from the renew rollup, the rest from one aggregate over the events.
+   */
+  async ttlAdvice(query?: TtlAdviceQuery): Promise<TtlAdviceReport> {
+    const needsNow = query?.to === undefined;
+    const now = needsNow ? ((await this.pool.query<{ now: Date }>("SELECT clock_timestamp() AS now")).rows[0]!.now) : new Date(0);
+    const window = resolveAdviceWindow(query, now);
+    const upper = window.prefix ? prefixUpperBound(window.prefix) : null;
+    const [slackRows, events] = await Promise.all([
+      this.readSlackRows(window.from, window.to, window.prefix),
+      this.pool.query<{ grp: string; released: string; expired: string; force_released: string; renew_failed: string; hold_histogram: string[] }>(
+        buildAdviceEventsQuery(this.schema),
+        [window.from, window.to, window.prefix || null, upper],
+      ),
+    ]);
+    const tallies = new Map<string, EventTally>();
+    for (const row of events.rows) {
+      tallies.set(row.grp, {
+        released: Number(row.released),
+        expired: Number(row.expired),
+        forceReleased: Number(row.force_released),
+        renewFailed: Number(row.renew_failed),
+        holdHistogram: row.hold_histogram.map(Number),
+      });
+    }
+    return buildTtlAdviceReport(this.name, window, slackRows, tallies, false);
+  }
+
+  private async readSlackRows(from: Date, to: Date, prefix: string | undefined): Promise<RenewalSlackRow[]> {
+    const hours = slackHours(from, to);
+    if (hours.length === 0) return [];
+    const { rows } = await this.pool.query<{ prefix: string; ttl_ms: number; slack_bucket: number; renewals: string }>(buildSlackRowsQuery(this.schema), [
+      new Date(hours[0]!),
+      to,
+    ]);
+    const out: RenewalSlackRow[] = [];
+    for (const row of rows) {
+      if (!isSlackGroupInPrefix(row.prefix, prefix)) continue;
+      const histogram = emptySlackHistogram();
+      histogram[row.slack_bucket] = Number(row.renewals);
+      out.push({ group: row.prefix, ttlMs: row.ttl_ms, histogram });
+    }
+    return mergeSlackRows(out);
   }
 
   async countActive(): Promise<number> {

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { HOLD_HISTOGRAM_BOUNDS_MS, type LeaseEventKind } from "../types";
+import { HOLD_HISTOGRAM_BOUNDS_MS, SLACK_BUCKET_COUNT, type LeaseEventKind } from "../types";
 
 /** Event kinds with a stream of their own per bucket (see append_event). */
 export const INDEXED_EVENT_KINDS: readonly LeaseEventKind[] = ["expired", "force_released", "renew_failed", "lost", "fencing_rejected"];
@@ -9,6 +9,8 @@ export const MINUTE_TTL_S = 172_800;
 export const HOUR_TTL_S = 1_296_000;
 export const FENCE_TTL_S = 31_536_000;
 export const EVIDS_TTL_S = 1_296_000;
+/** Renewal-slack hashes (one per bucket and hour) live as long as the hour stats: 15 days. */
+export const SLACK_TTL_S = 1_296_000;
 /** Closed minutes folded into hours at most per write (the first of each minute) and per sweep call, per bucket. */
 export const FOLD_PER_WRITE = 4;
 export const FOLD_PER_SWEEP = 120;
@@ -63,6 +65,23 @@ const HOLD_BUCKET_LUA = [
   `end`,
   `return '${HOLD_HISTOGRAM_BOUNDS_MS.length}'`,
 ].join("\n  ");
+
+/**
+ * Renewal slack (see lib/lease/slack.ts), counted inside renew before the lease hash is
+ * updated: the share of the old TTL left on this clock, in SLACK_BUCKET_COUNT buckets
+ * (slackBucketIndex), into field '<old ttl>|<bucket>|<group>' of KEYS[2]. Self-contained:
+ * one read of the old expiry and TTL, one HINCRBY, and the key's TTL set by the first count.
+ */
+const RENEWAL_SLACK_LUA = `
+  local slack_was = redis.call('HMGET', c.lease, 'expiresAt', 'ttlMs')
+  local slack_ttl = tonumber(slack_was[2])
+  if slack_ttl and slack_ttl > 0 and KEYS[2] then
+    local slack_i = math.floor(((tonumber(slack_was[1]) or NOW_MS) - NOW_MS) * ${SLACK_BUCKET_COUNT} / slack_ttl)
+    slack_i = math.max(0, math.min(${SLACK_BUCKET_COUNT - 1}, slack_i))
+    if redis.call('HINCRBY', KEYS[2], slack_was[2] .. '|' .. slack_i .. '|' .. ARGV[6], '1') == 1 then
+      redis.call('EXPIRE', KEYS[2], '${SLACK_TTL_S}')
+    end
+  end`;
 
 /**
  * The shared top of every script: constants and helpers. The per-call state lives in
@@ -347,7 +366,8 @@ return { 'acquired', old and '1' or '0', token, NOW, expires }
 );
 
 /**
- * renew. ARGV[4] leaseId, ARGV[5] ttlMs.
+ * renew. ARGV[4] leaseId, ARGV[5] ttlMs, ARGV[6] the resource's slack group (slackGroupOf);
+ * KEYS[2] the bucket's renewal-slack hash for the hour (buildSlackKey).
  * Returns ["renewed", expiresAt, renewals] or ["refused", reason, events].
  */
 const RENEW = defineScript(
@@ -358,6 +378,7 @@ local lease_id, ttl = ARGV[4], ARGV[5]
 
 local holder_id = redis.call('GET', c.lock)
 if holder_id == lease_id then
+${RENEWAL_SLACK_LUA}
   local expires = tostring(NOW_MS + tonumber(ttl))
   redis.call('PEXPIRE', c.lock, ttl)
   redis.call('HSET', c.lease, 'expiresAt', expires, 'ttlMs', ttl, 'renewedAt', NOW)
