@@ -5,11 +5,15 @@ import { cx } from "@/components/ui/cx";
 
 type Tone = "plain" | "warn" | "bad";
 
+const TONE_TEXT: Record<Tone, string> = { plain: "", warn: ", elevated", bad: ", needs attention" };
+
 function Tile({ label, value, detail, tone = "plain", href }: { label: string; value: string; detail: string; tone?: Tone; href?: string }) {
+  // Status in words as well as colour; a link is named by what the tile shows ("Fencing rejections: 47, needs attention").
+  const name = `${label}: ${value}${TONE_TEXT[tone]}`;
   const valueText = (
     <>
       {value}
-      {tone !== "plain" ? <span className="sr-only"> ({tone === "bad" ? "needs attention" : "elevated"})</span> : null}
+      {tone !== "plain" ? <span className="sr-only">{TONE_TEXT[tone]}</span> : null}
     </>
   );
   // The value is the link; a stretched ::after makes the whole tile clickable without breaking the <dl> structure.
@@ -24,14 +28,14 @@ function Tile({ label, value, detail, tone = "plain", href }: { label: string; v
         )}
       >
         {href ? (
-          <Link href={href} className="rounded after:absolute after:inset-0 after:content-['']">
+          <Link href={href} aria-label={name} className="rounded after:absolute after:inset-0 after:content-['']">
             {valueText}
           </Link>
         ) : (
           valueText
         )}
       </dd>
-      <dd className="mt-0.5 text-xs text-zinc-500 dark:text-zinc-400">{detail}</dd>
+      <dd className="mt-0.5 text-xs text-zinc-600 dark:text-zinc-400">{detail}</dd>
     </div>
   );
 }
