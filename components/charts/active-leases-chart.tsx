@@ -16,7 +16,7 @@ export function ActiveLeasesChart({ points, scale, store }: { points: OverviewPo
       subtitle="held at the end of each bucket"
       summary={`Now ${formatNumber(points.at(-1)?.active ?? 0)} active; peak ${formatNumber(peak)} in the window.`}
       navigation={{
-        count: points.length,
+        keys: points.map((p) => p.t),
         describe: (i) => `${formatBucketLabel(points[i]!.t, scale.bucketMs)}: ${formatNumber(points[i]!.active)} leases held at the end`,
         hrefAt: (i) => bucketEventsHref(points[i]!.t, scale.bucketMs, { store: store ?? undefined }),
       }}

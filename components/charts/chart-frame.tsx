@@ -9,7 +9,11 @@ import { cx } from "@/components/ui/cx";
  * focus); `hrefAt(i)` is where Enter, or a click on that point, goes.
  */
 export interface ChartNavigation {
-  count: number;
+  /**
+   * One key per point (a bucket's start): the chosen point is remembered by key,
+   * so a live update that slides the window keeps announcing and opening the same bucket.
+   */
+  keys: readonly (string | number)[];
   describe: (index: number) => string;
   hrefAt?: (index: number) => string;
 }
@@ -84,10 +88,13 @@ export function ChartFrame({
   const router = useRouter();
   const headingId = useId();
   const helpId = useId();
-  const [activeIndex, setActiveIndex] = useState<number | null>(null);
-  // A point chosen earlier may be past the end after a live update shortened the series.
-  const active = activeIndex !== null && activeIndex < navigation.count ? activeIndex : null;
-  const { hrefAt } = navigation;
+  const [activeKey, setActiveKey] = useState<string | number | null>(null);
+  const { hrefAt, keys } = navigation;
+  const count = keys.length;
+  // A point chosen earlier may have slid out of the window with a live update: then none is chosen.
+  const found = activeKey === null ? -1 : keys.indexOf(activeKey);
+  const active = found >= 0 ? found : null;
+  const choose = (index: number | null) => setActiveKey(index === null ? null : (keys[index] ?? null));
 
   const onKeyDown = (e: React.KeyboardEvent<HTMLDivElement>) => {
     if (e.key === "Enter" && active !== null && hrefAt) {
@@ -96,17 +103,17 @@ export function ChartFrame({
       return;
     }
     if (e.key === "Escape") {
-      setActiveIndex(null);
+      choose(null);
       return;
     }
-    const next = nextPointIndex(e.key, active, navigation.count);
+    const next = nextPointIndex(e.key, active, count);
     if (next === undefined) return;
     e.preventDefault();
-    setActiveIndex(next);
+    choose(next);
   };
 
   const onChartClick: ChartBodyProps["onChartClick"] = (state) => {
-    const i = toPointIndex(state.activeIndex ?? state.activeTooltipIndex, navigation.count);
+    const i = toPointIndex(state.activeIndex ?? state.activeTooltipIndex, count);
     if (i !== null && hrefAt) router.push(hrefAt(i));
   };
 
@@ -131,17 +138,19 @@ export function ChartFrame({
       <div
         className={cx(
           "relative h-52 rounded outline-none focus-visible:ring-2 focus-visible:ring-sky-500",
-          hrefAt && navigation.count > 0 && "cursor-pointer",
+          hrefAt && count > 0 && "cursor-pointer",
         )}
         data-chart={title}
-        tabIndex={navigation.count > 0 ? 0 : undefined}
+        tabIndex={count > 0 ? 0 : undefined}
         role="group"
         aria-roledescription="chart"
         aria-label={title}
         aria-describedby={helpId}
         onKeyDown={onKeyDown}
-        onFocus={() => setActiveIndex((i) => i ?? (navigation.count > 0 ? navigation.count - 1 : null))}
-        onBlur={() => setActiveIndex(null)}
+        onFocus={() => {
+          if (active === null) choose(count > 0 ? count - 1 : null);
+        }}
+        onBlur={() => choose(null)}
       >
         {children({ activeIndex: active, onChartClick })}
         {isEmpty ? (
@@ -151,7 +160,7 @@ export function ChartFrame({
         ) : null}
       </div>
       <p id={helpId} className="sr-only">
-        {navigation.count > 0 ? `Arrow keys move between the ${navigation.count} points${hrefAt ? "; Enter opens that point's events" : ""}.` : "No points."}
+        {count > 0 ? `Arrow keys move between the ${count} points${hrefAt ? "; Enter opens that point's events" : ""}.` : "No points."}
       </p>
       {/* Always in the page (and its line kept), so a screen reader hears each change and nothing jumps. */}
       <p aria-live="polite" aria-atomic="true" data-chart-readout className="mt-1 min-h-4 text-xs tabular-nums text-zinc-700 dark:text-zinc-300">

@@ -40,7 +40,7 @@ export function ContentionChart({
       emptyText="No failed acquires in this window"
       legend={<SeriesLegend chart="Contention over time" series={series} hidden={hidden} onToggle={toggle} />}
       navigation={{
-        count: points.length,
+        keys: points.map((p) => p.t),
         describe: (i) => {
           const p = points[i]!;
           const parts = p.contended > 0 ? shown.map((s) => `${s.name} ${formatNumber(p.stack[s.key] ?? 0)}`) : [];

@@ -31,7 +31,7 @@ export function ExpiryRatioChart({ points, scale, store }: { points: OverviewPoi
       emptyText="No lease ended in this window"
       legend={<SeriesLegend chart="Expired-to-released ratio" series={SERIES} hidden={hidden} onToggle={toggle} />}
       navigation={{
-        count: points.length,
+        keys: points.map((p) => p.t),
         describe: (i) => {
           const p = points[i]!;
           return `${formatBucketLabel(p.t, scale.bucketMs)}: ${formatNumber(p.expired)} expired, ${formatNumber(p.released)} released (ratio ${formatRatio(p.expiredToReleased)}), ${formatNumber(p.forceReleased)} force-released`;

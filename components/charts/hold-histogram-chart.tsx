@@ -17,7 +17,7 @@ export function HoldHistogramChart({ bars, className }: { bars: HistogramBar[]; 
       isEmpty={total === 0}
       emptyText="No lease ended in this window"
       className={className}
-      navigation={{ count: bars.length, describe: (i) => `held ${bars[i]!.label}: ${formatNumber(bars[i]!.count)} leases` }}
+      navigation={{ keys: bars.map((b) => b.label), describe: (i) => `held ${bars[i]!.label}: ${formatNumber(bars[i]!.count)} leases` }}
     >
       {({ activeIndex }) => (
         <BarChart data={bars} responsive accessibilityLayer={false} style={{ width: "100%", height: "100%" }} margin={{ top: 4, right: 16, bottom: 0, left: -8 }}>

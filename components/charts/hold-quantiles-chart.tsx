@@ -37,7 +37,7 @@ export function HoldQuantilesChart({ points, scale, store }: { points: OverviewP
       emptyText="No lease ended in this window"
       legend={<SeriesLegend chart="Hold duration" series={QUANTILES} hidden={hidden} onToggle={toggle} />}
       navigation={{
-        count: points.length,
+        keys: points.map((p) => p.t),
         describe: (i) => {
           const p = points[i]!;
           const label = formatBucketLabel(p.t, scale.bucketMs);

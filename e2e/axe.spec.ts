@@ -1,0 +1,71 @@
+/**
+ * axe on every page, in both colour schemes, failing on moderate violations as
+ * well as serious and critical ones (duplicate landmark names, heading order,
+ * contrast…). Each page is scanned once per scheme, after its data rendered.
+ */
+import AxeBuilder from "@axe-core/playwright";
+import { expect, test, type Page } from "@playwright/test";
+
+const DATA_TIMEOUT_MS = 15_000;
+const FAILING_IMPACTS = new Set(["moderate", "serious", "critical"]);
+
+async function expectNoA11yViolations(page: Page, path: string): Promise<void> {
+  // A tooltip is only there while hovered; what it says is in each chart's announced readout.
+  const results = await new AxeBuilder({ page }).exclude(".recharts-tooltip-wrapper").analyze();
+  const failing = results.violations.filter((v) => FAILING_IMPACTS.has(v.impact ?? ""));
+  expect(
+    failing.map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.slice(0, 5).map((n) => n.target.join(" ")).join(", ")})`),
+    `${path}: no moderate, serious or critical axe violations`,
+  ).toEqual([]);
+}
+
+/** Waits until the page shows what it is for: its heading, and rows where it lists something. */
+async function openRendered(page: Page, path: string): Promise<boolean> {
+  const response = await page.goto(path);
+  // Pages that other parts of the console may add later are scanned once they exist.
+  if (response?.status() === 404) return false;
+  await expect(page.getByRole("heading", { level: 1 })).toBeVisible();
+  // The workload keeps these lists full; the audit log may well be empty.
+  if (/^\/(locks|events)(\?|$)/.test(path)) await expect(page.locator("tbody tr").first()).toBeVisible({ timeout: DATA_TIMEOUT_MS });
+  if (path.startsWith("/?")) await expect(page.locator("[data-chart] .recharts-surface").first()).toBeVisible({ timeout: DATA_TIMEOUT_MS });
+  return true;
+}
+
+for (const colorScheme of ["light", "dark"] as const) {
+  test(`every signed-in page passes axe (${colorScheme})`, async ({ page }) => {
+    // Up to ten pages with a scan each, on a busy machine.
+    test.setTimeout(150_000);
+    await page.emulateMedia({ colorScheme });
+    await page.goto("/events?kind=released");
+    const row = page.locator("tbody tr").first();
+    await expect(row.getByRole("link").first()).toBeVisible({ timeout: DATA_TIMEOUT_MS });
+    const leasePath = (await row.getByRole("link").first().getAttribute("href"))!;
+    const owner = (await row.locator("td").filter({ hasText: "@" }).first().textContent())?.trim().split(/\s/)[0] ?? "";
+
+    const paths = ["/?window=1h", "/locks", "/locks?state=expired&window=1h", "/events", leasePath, "/audit", "/tokens"];
+    if (owner) paths.push(`/owners/${encodeURIComponent(owner)}`);
+    const scanned: string[] = [];
+    for (const path of paths) {
+      if (!(await openRendered(page, path))) continue;
+      await expectNoA11yViolations(page, path);
+      scanned.push(path);
+    }
+    expect(scanned).toEqual(expect.arrayContaining(["/?window=1h", "/locks", "/events", leasePath, "/audit"]));
+  });
+}
+
+test.describe("signed out", () => {
+  test.use({ storageState: { cookies: [], origins: [] } });
+
+  test("the sign-in and not-authorised pages pass axe in light and dark", async ({ page }) => {
+    test.setTimeout(60_000);
+    await page.route(/fonts\.googleapis\.com/, (route) => route.abort());
+    for (const colorScheme of ["light", "dark"] as const) {
+      await page.emulateMedia({ colorScheme });
+      for (const path of ["/signin", "/signin/not-authorised"]) {
+        await openRendered(page, path);
+        await expectNoA11yViolations(page, path);
+      }
+    }
+  });
+});
