@@ -59,9 +59,13 @@ test("clicking a chart point opens the events of that bucket, store kept", async
   await expect(active.locator(".recharts-area-area")).toHaveAttribute("d", /\d/, { timeout: DATA_TIMEOUT_MS });
   const box = (await active.locator(".recharts-cartesian-grid").boundingBox())!;
   const clickedAt = Date.now();
-  // Hover first so the chart knows the point under the pointer, then click it.
-  await page.mouse.move(box.x + box.width * 0.6, box.y + box.height / 2);
-  await page.mouse.click(box.x + box.width * 0.6, box.y + box.height / 2);
+  // Point first, as a person does: the click opens the bucket the tooltip shows.
+  const x = box.x + box.width * 0.6;
+  const y = box.y + box.height / 2;
+  await page.mouse.move(x - 20, y);
+  await page.mouse.move(x, y, { steps: 5 });
+  await expect(active.locator(".recharts-tooltip-wrapper")).toBeVisible();
+  await page.mouse.click(x, y);
   await expect(page).toHaveURL(/\/events\?/);
   const url = new URL(page.url());
   expect(url.searchParams.get("store")).toBe(PG_STORE);

@@ -30,7 +30,7 @@ export function ActiveLeasesChart({ points, scale, store }: { points: OverviewPo
           syncMethod="value"
           onClick={onChartClick}
           style={{ width: "100%", height: "100%" }}
-          margin={{ top: 4, right: 16, bottom: 0, left: -8 }}
+          margin={{ top: 12, right: 16, bottom: 0, left: -8 }}
         >
           <CartesianGrid stroke={GRID_STROKE} vertical={false} />
           <XAxis {...timeAxisProps(scale)} tick={AXIS_TICK} stroke={GRID_STROKE} />

@@ -20,7 +20,7 @@ export function HoldHistogramChart({ bars, className }: { bars: HistogramBar[]; 
       navigation={{ keys: bars.map((b) => b.label), describe: (i) => `held ${bars[i]!.label}: ${formatNumber(bars[i]!.count)} leases` }}
     >
       {({ activeIndex }) => (
-        <BarChart data={bars} responsive accessibilityLayer={false} style={{ width: "100%", height: "100%" }} margin={{ top: 4, right: 16, bottom: 0, left: -8 }}>
+        <BarChart data={bars} responsive accessibilityLayer={false} style={{ width: "100%", height: "100%" }} margin={{ top: 12, right: 16, bottom: 0, left: -8 }}>
           <CartesianGrid stroke={GRID_STROKE} vertical={false} />
           <XAxis dataKey="label" tick={AXIS_TICK} stroke={GRID_STROKE} interval="preserveStartEnd" minTickGap={8} />
           <YAxis allowDecimals={false} tick={AXIS_TICK} stroke={GRID_STROKE} width={44} tickFormatter={(v: number) => formatCompact(v)} />

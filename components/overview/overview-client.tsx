@@ -49,7 +49,7 @@ export function OverviewClient({ search, initialData }: { search: string; initia
         <OverviewControls view={view} search={search} />
       </div>
       <StoreReadProblems stores={view.stores} />
-      <OverviewTiles tiles={view.total} windowQuery={windowQuery} />
+      <OverviewTiles tiles={view.total} windowQuery={windowQuery} store={view.selectedStore} />
       {/* The tiles per store, full width: ten columns do not fit beside a chart at 1280 px. */}
       <section aria-labelledby="by-store" className="min-w-0">
         <h2 id="by-store" className="mb-2 text-sm font-semibold">

@@ -1,4 +1,5 @@
 import Link from "next/link";
+import { buildQuery } from "@/lib/console/links";
 import { formatNumber, formatPercent, formatRate, formatRatio } from "@/lib/console/format";
 import type { OverviewTiles as Tiles } from "@/lib/console/views";
 import { cx } from "@/components/ui/cx";
@@ -41,13 +42,16 @@ function Tile({ label, value, detail, tone = "plain", href }: { label: string; v
 }
 
 /** The headline numbers over the window; each links to the list that explains it. */
-export function OverviewTiles({ tiles, windowQuery }: { tiles: Tiles; windowQuery: string }) {
+export function OverviewTiles({ tiles, windowQuery: window, store }: { tiles: Tiles; windowQuery: string; store: string | null }) {
+  // The lists keep the store the overview is narrowed to, and its window.
+  const storeQuery = buildQuery({ store }).slice(1);
+  const windowQuery = [storeQuery, window].filter(Boolean).join("&");
   const attempts = tiles.acquired + tiles.contended;
   const rate = tiles.contentionRate;
   const ratio = tiles.expiredToReleased;
   return (
     <dl className="grid grid-cols-2 gap-3 sm:grid-cols-4 2xl:grid-cols-8">
-      <Tile label="Active leases" value={formatNumber(tiles.activeLeases)} detail="held now (incl. lapsed, unswept)" href="/locks" />
+      <Tile label="Active leases" value={formatNumber(tiles.activeLeases)} detail="held now (incl. lapsed, unswept)" href={`/locks${storeQuery ? `?${storeQuery}` : ""}`} />
       <Tile label="Acquisitions / min" value={formatRate(tiles.acquisitionsPerMinute)} detail={`${formatNumber(tiles.acquired)} in the window`} />
       <Tile
         label="Contention rate"

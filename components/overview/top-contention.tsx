@@ -60,9 +60,11 @@ export function TopContention({
   windowQuery: string;
 }) {
   return (
-    <div className="grid gap-4 lg:grid-cols-2">
-      <section aria-labelledby="top-prefixes">
-        <h2 id="top-prefixes" className="mb-2 text-sm font-semibold">
+    // One table per row up to 1536 px: with the change column, two side by side would clip their links at 1280.
+    <div className="grid gap-4 2xl:grid-cols-2">
+      {/* Plain sections: each table is already a region named by its caption, and two landmarks may not share a name. */}
+      <section>
+        <h2 className="mb-2 text-sm font-semibold">
           Most contended prefixes <span className="font-normal text-zinc-500 dark:text-zinc-400">(depth {depth})</span>
         </h2>
         {prefixes.length === 0 ? (
@@ -100,8 +102,8 @@ export function TopContention({
           </DataTable>
         )}
       </section>
-      <section aria-labelledby="top-resources">
-        <h2 id="top-resources" className="mb-2 text-sm font-semibold">
+      <section>
+        <h2 className="mb-2 text-sm font-semibold">
           Most contended resources{" "}
           <span className="font-normal text-zinc-500 dark:text-zinc-400">(first {resourceDepth} segments)</span>
         </h2>
