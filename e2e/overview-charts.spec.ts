@@ -57,6 +57,8 @@ test("clicking a chart point opens the events of that bucket, store kept", async
   await page.goto(`/?window=15m&store=${PG_STORE}`);
   const active = chart(page, "Active leases");
   await expect(active.locator(".recharts-area-area")).toHaveAttribute("d", /\d/, { timeout: DATA_TIMEOUT_MS });
+  // The chart is below the fold at 1280×800: the pointer can only reach it on screen.
+  await active.scrollIntoViewIfNeeded();
   const box = (await active.locator(".recharts-cartesian-grid").boundingBox())!;
   const clickedAt = Date.now();
   // Point first, as a person does: the click opens the bucket the tooltip shows.

@@ -25,7 +25,9 @@ export function HoldQuantilesChart({ points, scale, store }: { points: OverviewP
   const floor = (v: number | null) => (v === null ? null : Math.max(FLOOR_MS, v));
   const data = points.map((p) => ({ t: p.t, p50: floor(p.p50), p95: floor(p.p95), p99: floor(p.p99) }));
   const highest = points.reduce((m, p) => Math.max(m, p.p99 ?? 0), FLOOR_MS);
-  const ticks = LOG_TICKS.filter((t) => t <= highest * 10);
+  // The axis ends on the first tick at or above the highest value, so no tick (and no label) lies past its end.
+  const top = LOG_TICKS.find((t) => t >= highest) ?? highest;
+  const ticks = LOG_TICKS.filter((t) => t <= top);
   const withData = points.filter((p) => p.p50 !== null);
   const last = withData.at(-1);
   return (
@@ -62,7 +64,7 @@ export function HoldQuantilesChart({ points, scale, store }: { points: OverviewP
           <XAxis {...timeAxisProps(scale)} tick={AXIS_TICK} stroke={GRID_STROKE} />
           <YAxis
             scale="log"
-            domain={[FLOOR_MS, "auto"]}
+            domain={[FLOOR_MS, top]}
             ticks={ticks}
             allowDataOverflow
             interval={0}
