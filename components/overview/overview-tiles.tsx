@@ -42,10 +42,10 @@ function Tile({ label, value, detail, tone = "plain", href }: { label: string; v
 }
 
 /** The headline numbers over the window; each links to the list that explains it. */
-export function OverviewTiles({ tiles, windowQuery: window, store }: { tiles: Tiles; windowQuery: string; store: string | null }) {
+export function OverviewTiles({ tiles, windowQuery: windowOnly, store }: { tiles: Tiles; windowQuery: string; store: string | null }) {
   // The lists keep the store the overview is narrowed to, and its window.
   const storeQuery = buildQuery({ store }).slice(1);
-  const windowQuery = [storeQuery, window].filter(Boolean).join("&");
+  const windowQuery = [storeQuery, windowOnly].filter(Boolean).join("&");
   const attempts = tiles.acquired + tiles.contended;
   const rate = tiles.contentionRate;
   const ratio = tiles.expiredToReleased;
