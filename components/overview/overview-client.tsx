@@ -1,10 +1,12 @@
 "use client";
+import { useMemo } from "react";
 import { ActiveLeasesChart } from "@/components/charts/active-leases-chart";
 import { ContentionChart } from "@/components/charts/contention-chart";
 import { ExpiryRatioChart } from "@/components/charts/expiry-ratio-chart";
 import { HoldHistogramChart } from "@/components/charts/hold-histogram-chart";
 import { HoldQuantilesChart } from "@/components/charts/hold-quantiles-chart";
 import { RenewalSlackPanel } from "@/components/advice/renewal-slack-panel";
+import { buildTimeScale } from "@/components/charts/time-axis";
 import { StoreReadProblems } from "@/components/locks/read-notices";
 import { formatUtc } from "@/components/ui/format";
 import { buildQuery } from "@/lib/console/links";
@@ -29,6 +31,8 @@ export function OverviewClient({ search, initialData }: { search: string; initia
   const view = query.data ?? initialData;
   // Drill-down links carry the same window (custom from/to included).
   const windowQuery = buildQuery(view.window === "custom" ? { window: "custom", from: view.from, to: view.to } : { window: view.window }).slice(1);
+  // One time scale for every time chart, so their ticks line up.
+  const scale = useMemo(() => buildTimeScale(view.points.map((p) => p.t), view.bucketMs), [view.points, view.bucketMs]);
 
   return (
     <div className="space-y-5">
@@ -46,7 +50,7 @@ export function OverviewClient({ search, initialData }: { search: string; initia
         <OverviewControls view={view} search={search} />
       </div>
       <StoreReadProblems stores={view.stores} />
-      <OverviewTiles tiles={view.total} windowQuery={windowQuery} />
+      <OverviewTiles tiles={view.total} windowQuery={windowQuery} store={view.selectedStore} />
       {/* The tiles per store, full width: ten columns do not fit beside a chart at 1280 px. */}
       <section aria-labelledby="by-store" className="min-w-0">
         <h2 id="by-store" className="mb-2 text-sm font-semibold">
@@ -55,10 +59,10 @@ export function OverviewClient({ search, initialData }: { search: string; initia
         <StoreBreakdown stores={view.stores} />
       </section>
       <div className="grid gap-4 lg:grid-cols-2">
-        <ContentionChart points={view.points} stackKeys={view.stackKeys} bucketMs={view.bucketMs} depth={view.depth} />
-        <HoldQuantilesChart points={view.points} bucketMs={view.bucketMs} />
-        <ExpiryRatioChart points={view.points} bucketMs={view.bucketMs} />
-        <ActiveLeasesChart points={view.points} bucketMs={view.bucketMs} />
+        <ContentionChart points={view.points} stackKeys={view.stackKeys} scale={scale} depth={view.depth} store={view.selectedStore} />
+        <HoldQuantilesChart points={view.points} scale={scale} store={view.selectedStore} />
+        <ExpiryRatioChart points={view.points} scale={scale} store={view.selectedStore} />
+        <ActiveLeasesChart points={view.points} scale={scale} store={view.selectedStore} />
         <HoldHistogramChart bars={view.histogram} className="lg:col-span-2" />
         <RenewalSlackPanel search={search} className="rounded-lg border border-zinc-200 p-4 lg:col-span-2 dark:border-zinc-800" />
       </div>

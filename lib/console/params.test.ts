@@ -27,9 +27,13 @@ describe("lease links", () => {
 
 describe("windows", () => {
   const now = Date.parse("2026-04-01T12:00:30Z");
-  it("picks minute buckets up to a day and hours beyond", () => {
+  it("picks minute buckets up to 6 hours and hours beyond", () => {
     const hour = parseOverviewParams({ window: "1h" }, now);
     expect(hour.ok && hour.params.range).toMatchObject({ window: "1h", bucketMs: 60_000 });
+    const six = parseOverviewParams({ window: "6h" }, now);
+    expect(six.ok && six.params.range.bucketMs).toBe(60_000);
+    const day = parseOverviewParams({ window: "24h" }, now);
+    expect(day.ok && day.params.range.bucketMs).toBe(3_600_000);
     const week = parseOverviewParams({ window: "7d" }, now);
     expect(week.ok && week.params.range.bucketMs).toBe(3_600_000);
     const custom = parseOverviewParams({ from: "2026-03-30T00:00", to: "2026-04-01T00:00" }, now);

@@ -22,8 +22,8 @@ export const WINDOW_MS: Record<Exclude<WindowName, "custom">, number> = {
 };
 export const MINUTE_MS = 60_000;
 export const HOUR_MS = 3_600_000;
-/** Minute buckets up to a day (≤ 1440 points); hour buckets beyond. */
-export const MINUTE_BUCKETS_MAX_RANGE_MS = WINDOW_MS["24h"];
+/** Minute buckets up to 6 hours (≤ 360 points, each still wide enough to point at); hour buckets beyond. */
+export const MINUTE_BUCKETS_MAX_RANGE_MS = WINDOW_MS["6h"];
 /** Rollups keep about two weeks of hours; a longer custom range would only show empty buckets. */
 export const MAX_CUSTOM_RANGE_MS = 14 * 24 * 60 * 60_000;
 export const DEFAULT_DEPTH = 2;

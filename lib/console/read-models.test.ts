@@ -293,14 +293,14 @@ describe("getOverview", () => {
     expect(pg?.ok && pg.data.tiles).toMatchObject({ acquired: 2, released: 2, contended: 1, activeLeases: 0 });
 
     expect(view.histogram.reduce((n, b) => n + b.count, 0)).toBe(4);
-    expect(view.topPrefixes).toEqual([
+    expect(view.topPrefixes).toMatchObject([
       { prefix: "ov:b", contended: 2, share: 2 / 3 },
       { prefix: "ov:a", contended: 1, share: 1 / 3 },
     ]);
     expect(view.stackKeys.map((k) => k.prefix)).toEqual(["ov:b", "ov:a"]);
     // From rollups at depth 3: "ov:b:1" has exactly three segments, and its own history proves it is a resource.
     expect(view.resourceDepth).toBe(3);
-    expect(view.topResources).toEqual([
+    expect(view.topResources).toMatchObject([
       { store: "redis-t", resource: "ov:b:1", contended: 2, isResource: true },
       { store: "pg-t", resource: "ov:a:1", contended: 1, isResource: true },
     ]);

@@ -209,10 +209,19 @@ export interface HistogramBar {
   count: number;
 }
 
+/** How a count moved: the same count over the window just before, and its shape within this one. */
+export interface ContentionTrend {
+  /** Failed acquires in the previous window of the same length (same bucket count). */
+  previous: number;
+  /** Failed acquires over this window in at most SPARK_POINTS equal slices, oldest first. */
+  spark: number[];
+}
+
 export interface PrefixCount {
   prefix: string;
   contended: number;
   share: number;
+  trend: ContentionTrend;
 }
 
 /**
@@ -226,6 +235,7 @@ export interface ResourceCount {
   resource: string;
   contended: number;
   isResource: boolean;
+  trend: ContentionTrend;
 }
 
 export interface StoreOverview {
