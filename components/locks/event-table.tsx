@@ -27,15 +27,13 @@ export function EventTable({ events, showResource = true, clockOffsetMs = 0, cap
       if (!next.delete(key)) next.add(key);
       return next;
     });
-  const columns = showResource ? 10 : 9;
+  const columns = showResource ? 9 : 8;
 
   return (
     <DataTable caption={caption}>
       <THead>
         <tr>
-          <Th className="w-0">
-            <span className="sr-only">Details</span>
-          </Th>
+          {/* The expand button sits in this first cell, so the columns are the same with or without it. */}
           <Th>When</Th>
           <Th>Kind</Th>
           {showResource ? <Th>Resource</Th> : null}
@@ -56,21 +54,19 @@ export function EventTable({ events, showResource = true, clockOffsetMs = 0, cap
           return (
             <Fragment key={key}>
               <Tr className={isOpen ? "bg-zinc-50 dark:bg-zinc-900/60" : undefined} rowKey={key}>
-                <Td className="pr-0">
+                <Td className="pl-1">
                   <button
                     type="button"
                     aria-expanded={isOpen}
                     aria-controls={isOpen ? detailId : undefined}
                     aria-label={`Details of the ${EVENT_KIND_STYLE[e.kind].label} event ${e.id}`}
                     onClick={() => toggle(key)}
-                    className="inline-flex size-6 items-center justify-center rounded text-zinc-600 hover:bg-zinc-200 dark:text-zinc-300 dark:hover:bg-zinc-800"
+                    className="inline-flex size-6 items-center justify-center rounded align-middle text-zinc-600 hover:bg-zinc-200 dark:text-zinc-300 dark:hover:bg-zinc-800"
                   >
                     <span aria-hidden="true" className={isOpen ? "rotate-90 transition-transform" : "transition-transform"}>
                       ▸
                     </span>
-                  </button>
-                </Td>
-                <Td>
+                  </button>{" "}
                   <RelativeTime value={e.at} clockOffsetMs={clockOffsetMs} />
                 </Td>
                 <Td>
