@@ -71,7 +71,7 @@ export interface HeldView<V> {
   pendingGone: number;
   showLatest: () => void;
   /** Spread on the element around the table and its bar, so reaching for "show" keeps the rows still. */
-  pointerProps: { onPointerEnter: () => void; onPointerLeave: () => void };
+  pointerProps: { onPointerEnter: () => void; onPointerMove: () => void; onPointerLeave: () => void };
   /** Spread on the element around the table only: focus on the refresh picker must not pause the table. */
   focusProps: { onFocus: () => void; onBlur: (event: React.FocusEvent<HTMLElement>) => void };
 }
@@ -126,6 +126,9 @@ export function useHeldView<V>(latest: V, latestAt: number, scope: string, keysO
     showLatest,
     pointerProps: {
       onPointerEnter: () => hold("pointer"),
+      // Also on move: a pointer that entered before the page was interactive sent no enter React saw.
+      // Holding again while held changes nothing (the reducer returns the same state, no render).
+      onPointerMove: () => hold("pointer"),
       onPointerLeave: () => dispatch({ type: "release", reason: "pointer" }),
     },
     focusProps: {
@@ -183,7 +186,12 @@ export function LiveTableBar({
         {problem ? <span className="text-amber-700 dark:text-amber-300">live update failed: {problem}</span> : null}
         {isPaused ? (
           <span className="inline-flex items-center gap-1 font-medium text-amber-800 dark:text-amber-300" title={`Updates are held ${held.reasons.map((r) => HOLD_WORDS[r]).join(" and ")}`}>
-            <span aria-hidden="true">⏸</span> paused <span className="font-normal">{HOLD_WORDS[held.reasons[0]!]}</span>
+            {/* Two bars drawn, not a glyph: not every font has ⏸. */}
+            <span aria-hidden="true" className="inline-flex h-3 gap-0.5">
+              <span className="w-1 rounded-sm bg-current" />
+              <span className="w-1 rounded-sm bg-current" />
+            </span>
+            paused <span className="font-normal">{HOLD_WORDS[held.reasons[0]!]}</span>
           </span>
         ) : null}
         <span suppressHydrationWarning title={held.updatedAt ? formatUtc(held.updatedAt) : undefined}>
