@@ -71,7 +71,7 @@ export interface HeldView<V> {
   pendingGone: number;
   showLatest: () => void;
   /** Spread on the element around the table and its bar, so reaching for "show" keeps the rows still. */
-  pointerProps: { onPointerEnter: () => void; onPointerMove: () => void; onPointerLeave: () => void };
+  pointerProps: { onPointerMove: () => void; onPointerLeave: () => void };
   /** Spread on the element around the table only: focus on the refresh picker must not pause the table. */
   focusProps: { onFocus: () => void; onBlur: (event: React.FocusEvent<HTMLElement>) => void };
 }
@@ -125,9 +125,10 @@ export function useHeldView<V>(latest: V, latestAt: number, scope: string, keysO
     pendingGone,
     showLatest,
     pointerProps: {
-      onPointerEnter: () => hold("pointer"),
-      // Also on move: a pointer that entered before the page was interactive sent no enter React saw.
-      // Holding again while held changes nothing (the reducer returns the same state, no render).
+      // On a move, not on enter: content that shifts under a resting pointer (a dialog closing, a
+      // page reflowing) makes the browser send an enter, but nobody is reading there yet. A move
+      // also catches a pointer that entered before the page was interactive. Holding again while
+      // held changes nothing (the reducer returns the same state, no render).
       onPointerMove: () => hold("pointer"),
       onPointerLeave: () => dispatch({ type: "release", reason: "pointer" }),
     },
