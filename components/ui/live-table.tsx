@@ -202,7 +202,8 @@ export function LiveTableBar({
           type="button"
           onClick={onRefreshNow}
           disabled={isFetching}
-          className={cx("rounded px-1.5 py-0.5 underline underline-offset-2 hover:text-zinc-900 disabled:no-underline disabled:opacity-60 dark:hover:text-zinc-100")}
+          // Wide enough for either label, so a poll never nudges the bar.
+          className={cx("min-w-[6.5rem] rounded px-1.5 py-0.5 text-right underline underline-offset-2 hover:text-zinc-900 disabled:no-underline disabled:opacity-60 dark:hover:text-zinc-100")}
         >
           {isFetching ? "refreshing…" : "refresh now"}
         </button>
