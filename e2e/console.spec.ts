@@ -18,6 +18,9 @@ test.describe.configure({ mode: "serial" });
  */
 const DATA_TIMEOUT_MS = 15_000;
 
+/** The link to a lease page in an events row (owner, task, store and token link to lists). */
+const RESOURCE_LINK = 'a[href^="/locks/"]';
+
 async function expectNoSeriousA11yViolations(page: Page): Promise<void> {
   const results = await new AxeBuilder({ page }).analyze();
   const serious = results.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
@@ -100,7 +103,7 @@ test("a prefix in the URL narrows the leases list", async ({ page }) => {
 test("a lease page shows its holders acquired → released and expired on the timeline", async ({ page }) => {
   // A resource with a released hold, found through the events page.
   await page.goto(`/events?kind=released&store=${PG_STORE}`);
-  const link = page.locator("tbody tr").first().getByRole("link");
+  const link = page.locator("tbody tr").first().locator(RESOURCE_LINK);
   await expect(link).toBeVisible({ timeout: DATA_TIMEOUT_MS });
   // The events table is live: rows shift between polls, so read the link's name and address
   // in one step (two reads can straddle a poll and come from different rows) and follow it
@@ -116,7 +119,7 @@ test("a lease page shows its holders acquired → released and expired on the ti
 
   // And one whose holder crashed: its hold ends "expired".
   await page.goto("/events?kind=expired");
-  const expiredLink = page.locator("tbody tr").first().getByRole("link");
+  const expiredLink = page.locator("tbody tr").first().locator(RESOURCE_LINK);
   await expect(expiredLink).toBeVisible({ timeout: DATA_TIMEOUT_MS });
   await page.goto((await expiredLink.getAttribute("href"))!);
   await expect(page.getByRole("list", { name: "Holders, oldest first" }).locator('[data-ending="expired"]').first()).toContainText("expired after");
@@ -186,7 +189,7 @@ for (const colorScheme of ["light", "dark"] as const) {
     await page.emulateMedia({ colorScheme });
     // A lease page with history, found through the events page.
     await page.goto("/events?kind=released");
-    const link = page.locator("tbody tr").first().getByRole("link");
+    const link = page.locator("tbody tr").first().locator(RESOURCE_LINK);
     await expect(link).toBeVisible({ timeout: DATA_TIMEOUT_MS });
     const leasePath = (await link.getAttribute("href"))!;
 

@@ -7,6 +7,7 @@ import { EmptyState } from "@/components/ui/empty-state";
 import { formatDuration, formatUtc } from "@/components/ui/format";
 import { RelativeTime } from "@/components/ui/relative-time";
 import { StatusPill } from "@/components/ui/status-pill";
+import { useRefreshChoice } from "@/components/ui/live-refresh";
 import { useNow } from "@/components/ui/use-now";
 import { buildQuery, eventsHref, leaseHref } from "@/lib/console/links";
 import { useLeaseDetailQuery, type LeaseDetailResponse } from "@/lib/console/queries/leases/lease-detail-query";
@@ -19,7 +20,7 @@ import { ForceReleaseDialog } from "@/components/release/force-release-dialog";
 import { ReleaseHistory } from "@/components/release/release-history";
 import { ReleaseOutcome } from "@/components/release/release-outcome";
 import type { ForceReleaseResult } from "@/lib/actions/force-release-types";
-import { EventTable } from "./event-table";
+import { LiveEventHistory } from "./live-event-history";
 import { HolderTimeline } from "./holder-timeline";
 import { LeaseStatePill } from "./lease-state-pill";
 import { RENEWAL_DUE_LABEL } from "./labels";
@@ -41,7 +42,8 @@ export function LeaseDetailClient({
   // The lease the dialog shows, frozen when it opened; polling stops while it is open.
   const [releasing, setReleasing] = useState<{ lease: LeaseView; offsetMs: number } | null>(null);
   const [lastResult, setLastResult] = useState<ForceReleaseResult | null>(null);
-  const query = useLeaseDetailQuery(store, resource, initialData, { paused: releasing !== null });
+  const { intervalMs } = useRefreshChoice();
+  const query = useLeaseDetailQuery(store, resource, initialData, { paused: releasing !== null, intervalMs });
   const outcome = query.data ?? initialData;
   const parent = resource.includes(":") ? resource.slice(0, resource.lastIndexOf(":")) : null;
 
@@ -230,7 +232,7 @@ function LeaseDetailBody({
         {view.events.length === 0 ? (
           <EmptyState title="No events for this resource">Nothing has acquired it yet, or its history was trimmed by retention.</EmptyState>
         ) : (
-          <EventTable events={view.events} showResource={false} clockOffsetMs={offset} caption="Events of this resource" />
+          <LiveEventHistory store={view.store} resource={view.resource} events={view.events} updatedAt={updatedAt} clockOffsetMs={offset} />
         )}
       </section>
     </>

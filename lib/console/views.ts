@@ -93,6 +93,8 @@ export interface EventView {
   reason: string | null;
   /** Short human summary of `detail` (holder of a contended acquire, seen token of a fencing rejection…). */
   note: string | null;
+  /** Every `detail` field in words, for the expanded row (times in full UTC). */
+  details: { label: string; value: string }[];
 }
 
 export interface EventsView {

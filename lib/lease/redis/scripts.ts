@@ -261,7 +261,7 @@ end
 -- \`is_held\`: the lock key still holds this lease id (release, force-release) and is deleted
 -- with it. Otherwise the lock's TTL already removed it — or, on an acquire that takes over a
 -- lapsed lease, it is the new holder's — so it is left alone; no path deletes another's lock.
-local function end_lease(c, lease, kind, hold_ms, is_held, actor, reason, call_id, lease_flat)
+local function end_lease(c, lease, kind, hold_ms, is_held, actor, reason, call_id, lease_flat, detail)
   if is_held then redis.call('DEL', c.lock, c.lease) else redis.call('DEL', c.lease) end
   redis.call('ZREM', c.idx, c.resource)
   redis.call('ZREM', c.acq, c.resource)
@@ -275,6 +275,7 @@ local function end_lease(c, lease, kind, hold_ms, is_held, actor, reason, call_i
   put(ev, 'holdMs', hold)
   put(ev, 'actor', actor)
   put(ev, 'reason', reason)
+  put(ev, 'detail', detail)
   append_event(c, kind, ev)
   count(c, kind, hold_ms)
   if lease_flat then
@@ -290,9 +291,11 @@ local function end_lease(c, lease, kind, hold_ms, is_held, actor, reason, call_i
 end
 
 -- A lapsed lease held from acquiredAt to expiresAt (its TTL, on this clock, is the end).
-local function record_expiry(c, lease)
+-- \`by\` names the operation that recorded it; the detail is the one Postgres writes for an expiry.
+local function record_expiry(c, lease, by)
   local hold = math.max(0, (tonumber(lease.expiresAt) or NOW_MS) - (tonumber(lease.acquiredAt) or NOW_MS))
-  return end_lease(c, lease, 'expired', hold, false)
+  local detail = cjson.encode({ renewals = tonumber(lease.renewals) or 0, expiredAt = lease.expiresAt, recordedBy = by })
+  return end_lease(c, lease, 'expired', hold, false, nil, nil, nil, nil, detail)
 end
 `;
 
@@ -332,7 +335,7 @@ local old = read_lease(c.lease)
 if old then
   -- The lock's TTL ran out but nobody recorded it yet. Record the expiry here; its
   -- metadata is deleted in this same atomic step, so sweep cannot record it twice.
-  record_expiry(c, old)
+  record_expiry(c, old, 'acquire')
 end
 
 -- Fencing token = max(last token for this resource + 1, store clock in microseconds).
@@ -396,7 +399,7 @@ if not holder_id then
   local lease = read_lease(c.lease)
   if lease and lease.leaseId == lease_id then
     -- Its own lease lapsed and is not swept yet: record the expiry now (exactly once).
-    events[#events + 1] = record_expiry(c, lease)
+    events[#events + 1] = record_expiry(c, lease, 'renew')
     reason = 'expired'
     known = lease
   end
@@ -453,7 +456,7 @@ if not holder_id then
   local lease = read_lease(c.lease)
   if lease and lease.leaseId == lease_id then
     -- Released too late: the TTL already ended it. Record that expiry (exactly once).
-    return { 'refused', 'expired', { record_expiry(c, lease) } }
+    return { 'refused', 'expired', { record_expiry(c, lease, 'release') } }
   end
   if e[1] == lease_id and e[2] == 'expired' then
     return { 'refused', 'expired', {} }
@@ -497,7 +500,7 @@ end
 -- Nothing holds it. A lapsed, unswept lease is recorded as expired on the way.
 local events = {}
 local lapsed = read_lease(c.lease)
-if lapsed then events[1] = record_expiry(c, lapsed) end
+if lapsed then events[1] = record_expiry(c, lapsed, 'force_release') end
 return { 'not_found', events }
 `,
 );
@@ -557,7 +560,7 @@ for _, resource in ipairs(due) do
   if redis.call('EXISTS', c.lock) == 0 then
     local lease = read_lease(c.lease)
     if lease then
-      record_expiry(c, lease)
+      record_expiry(c, lease, 'sweep')
       expired = expired + 1
     else
       redis.call('ZREM', c.idx, resource)

@@ -199,6 +199,37 @@ export function describeLeaseStoreContract(label: string, makeStore: MakeStore):
       expect(await store.get(r)).toBeNull();
     });
 
+    it("records the same expiry detail (renewals, expiredAt, recordedBy) whichever operation records it", async () => {
+      type Recorder = "sweep" | "acquire" | "renew" | "release" | "force_release";
+      const record: Record<Recorder, (resource: string, leaseId: string) => Promise<unknown>> = {
+        sweep: () => store.sweep(),
+        acquire: (resource) => mustAcquire(resource, "owner-b", "task-2"),
+        renew: (resource, leaseId) => store.renew({ resource, leaseId, ttlMs: 5_000 }),
+        release: (resource, leaseId) => store.release({ resource, leaseId }),
+        force_release: (resource, leaseId) => store.forceRelease({ resource, leaseId, actor: "ops@example.com", reason: "stuck" }),
+      };
+      const recorders = Object.keys(record) as Recorder[];
+      // Held long, then renewed once onto a short TTL: one renewal, and an expiry the test knows.
+      const leases = await Promise.all(
+        recorders.map(async (by) => {
+          const { lease } = await mustAcquire(res(`detail-${by}`), "owner-a", "task-1", LONG_TTL_MS);
+          const renewed = await store.renew({ resource: lease.resource, leaseId: lease.leaseId, ttlMs: SHORT_TTL_MS });
+          if (!renewed.renewed) throw new Error(`renew of ${lease.resource} failed: ${renewed.reason}`);
+          return { by, lease, expiresAt: renewed.expiresAt };
+        }),
+      );
+      await sleep(PAST_SHORT_TTL_MS);
+      // The sweep goes last so every other operation finds its lease still unrecorded.
+      for (const { by, lease } of [...leases.filter((l) => l.by !== "sweep"), ...leases.filter((l) => l.by === "sweep")]) {
+        await record[by](lease.resource, lease.leaseId);
+      }
+      for (const { by, lease, expiresAt } of leases) {
+        const expired = (await allEvents({ resource: lease.resource, kinds: ["expired"] })).filter((e) => e.leaseId === lease.leaseId);
+        expect(expired, by).toHaveLength(1);
+        expect(expired[0]?.detail, by).toEqual({ renewals: 1, expiredAt: expiresAt.toISOString(), recordedBy: by });
+      }
+    });
+
     it("takes over an expired lease with a higher token and exactly one expired event", async () => {
       const r = res("takeover");
       const { lease: old } = await mustAcquire(r, "owner-a", "task-1", SHORT_TTL_MS);
