@@ -30,6 +30,8 @@ const REQUESTS: Record<string, ApiRequest[]> = {
   "GET /api/past-leases": [{ path: "/api/past-leases?at=2026-01-01T00:00:00Z", isFineWithSession: true }],
   "GET /api/events": [{ path: "/api/events", isFineWithSession: true }],
   "GET /api/overview": [{ path: "/api/overview", isFineWithSession: true }],
+  "GET /api/advice": [{ path: "/api/advice", isFineWithSession: true }],
+  "GET /api/slack": [{ path: "/api/slack?window=6h", isFineWithSession: true }],
   "GET /api/health": [{ path: "/api/health", isFineWithSession: true }],
   "GET /api/leases/[store]/[...resource]": [{ path: `/api/leases/${PG_STORE}/e2e-auth:any-resource`, isFineWithSession: true }],
   "GET /api/metrics": [
@@ -37,6 +39,9 @@ const REQUESTS: Record<string, ApiRequest[]> = {
     // A wrong scrape token is refused outright, session or not.
     { path: "/api/metrics", headers: { authorization: "Bearer not-the-metrics-token-0123456789" }, isFineWithSession: false },
   ],
+  "GET /api/facets": [{ path: "/api/facets?view=leases&state=expired&window=1h", isFineWithSession: true }],
+  "GET /api/owners/[owner]": [{ path: "/api/owners/e2e-auth%40nobody", isFineWithSession: true }],
+  "GET /api/jump": [{ path: "/api/jump?q=e2e-auth%3Anothing", isFineWithSession: true }],
   "GET /api/audit": [{ path: "/api/audit", isFineWithSession: true }],
   "GET /api/audit/export": [{ path: "/api/audit/export?format=csv", isFineWithSession: true }],
   // Mutations: without a session, 401 comes before the origin, rate and input checks.

@@ -10,10 +10,16 @@
  *   4. Runs until Ctrl-C, then stops everything — child processes by process group.
  *
  * Ports: PORT (console, default 3000) and OIDC_PORT (identity provider, default 4400).
+ * METRICS_TOKEN: the bearer token for /api/metrics (a random one when unset); the demo
+ * writes it and a Prometheus config that scrapes the console (with ops/alerts.yml) to
+ * <tmpdir>/leasewatch-demo/ and prints how to start Prometheus with them.
  * DEMO_BACKFILL_HOURS (default 6) and DEMO_INTENSITY (default 1) shape the workload; it
  * only loads stores on this machine unless DEMO_ALLOW_REMOTE=1.
  */
 import { spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdirSync, writeFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
@@ -65,7 +71,41 @@ async function migrateStores(stores: TStoreConfig[]): Promise<void> {
   }
 }
 
-function printWelcome(stack: RunningStack): void {
+interface PrometheusSetup {
+  token: string;
+  configPath: string;
+  dataDir: string;
+}
+
+/**
+ * The token file and a prometheus.yml that scrapes this console's /api/metrics with it and
+ * loads the example alert rules: `prometheus --config.file=…` is all a newcomer has to run.
+ */
+function writePrometheusSetup(consoleUrl: string, token: string): PrometheusSetup {
+  const dir = path.join(os.tmpdir(), "leasewatch-demo");
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const tokenPath = path.join(dir, "metrics-token");
+  writeFileSync(tokenPath, token, { mode: 0o600 });
+  const target = new URL(consoleUrl).host;
+  const configPath = path.join(dir, "prometheus.yml");
+  writeFileSync(
+    configPath,
+    [
+      "# Written by `npm run demo`: scrapes the demo console and evaluates the example alert rules.",
+      "global: { scrape_interval: 15s, evaluation_interval: 15s }",
+      `rule_files: [${JSON.stringify(path.join(ROOT, "ops", "alerts.yml"))}]`,
+      "scrape_configs:",
+      "  - job_name: leasewatch",
+      "    metrics_path: /api/metrics",
+      `    authorization: { type: Bearer, credentials_file: ${JSON.stringify(tokenPath)} }`,
+      `    static_configs: [{ targets: [${JSON.stringify(target)}] }]`,
+      "",
+    ].join("\n"),
+  );
+  return { token, configPath, dataDir: path.join(dir, "prometheus-data") };
+}
+
+function printWelcome(stack: RunningStack, prometheus: PrometheusSetup): void {
   const users = Object.entries(DEMO_USERS)
     .map(([login, user]) => {
       const role = user.groups.includes("leasewatch-operators") ? "operator" : user.groups.includes("leasewatch-viewers") ? "viewer" : "no access";
@@ -80,6 +120,13 @@ function printWelcome(stack: RunningStack): void {
   │
   │ Sign in with any password as:
 ${users.replace(/^/gm, "  │")}
+  │
+  │ Metrics:             ${stack.url}/api/metrics
+  │   METRICS_TOKEN=${prometheus.token}
+  │   curl -H "Authorization: Bearer ${prometheus.token}" ${stack.url}/api/metrics
+  │ A local Prometheus (scrapes it, loads ops/alerts.yml; Debian: apt-get install prometheus):
+  │   prometheus --config.file=${prometheus.configPath} \\
+  │     --storage.tsdb.path=${prometheus.dataDir} --web.listen-address=127.0.0.1:9090
   │
   │ A workload is running: healthy holders, slow renewers, crashing
   │ holders, hot-spot contention, stale writers hitting fencing.
@@ -106,8 +153,10 @@ async function main(): Promise<void> {
     return workload;
   });
 
+  // The console reads METRICS_TOKEN from the environment the stack passes on.
+  const metricsToken = (process.env.METRICS_TOKEN ||= randomBytes(32).toString("base64url"));
   const stack = await startStack({ port: env.PORT, oidcPort: env.OIDC_PORT, workload: true, log: say });
-  printWelcome(stack);
+  printWelcome(stack, writePrometheusSetup(stack.url, metricsToken));
 
   let stoppingSince: number | undefined;
   const shutdown = (signal: string) => {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes sure everything the tests and the demo need is present and running:
 # PostgreSQL, Redis, their server binaries (for the fault tests' throwaway
-# instances) and Chromium for Playwright. Idempotent; installs with apt when
+# instances), Chromium for Playwright and promtool for the alert rule tests. Idempotent; installs with apt when
 # something is missing and we are root. Honours DATABASE_URL / REDIS_URL.
 set -euo pipefail
 
@@ -62,4 +62,10 @@ log "Redis reachable at $REDIS_HOST:$REDIS_PORT"
 # --- Chromium (Playwright drives Debian's build; it cannot download its own) ------
 if [ "$NEED_CHROMIUM" = 1 ] && [ ! -x /usr/bin/chromium ]; then apt_install chromium fonts-dejavu-core; fi
 [ "$NEED_CHROMIUM" = 1 ] && log "Chromium: $(/usr/bin/chromium --version 2>/dev/null || echo missing)"
+
+# --- promtool (checks and unit-tests ops/alerts.yml); optional: without it that step is skipped --
+if ! command -v promtool >/dev/null; then
+  if [ "$(id -u)" = "0" ]; then apt_install prometheus; else log "promtool missing and not root: the alert rule tests will be skipped (apt-get install prometheus)"; fi
+fi
+command -v promtool >/dev/null && log "promtool: $(promtool --version 2>&1 | head -1)"
 exit 0

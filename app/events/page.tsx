@@ -1,8 +1,10 @@
 import type { Metadata } from "next";
 import { EventsClient } from "@/components/events/events-client";
+import { FacetSummary } from "@/components/facets/facet-summary";
 import { ParamProblemNotice } from "@/components/locks/read-notices";
 import { requirePermission, requireSession } from "@/lib/auth/session";
 import { toSearchString } from "@/lib/console/links";
+import { getEventFacetsFromSearch } from "@/lib/console/facets";
 import { listEventsFromSearch } from "@/lib/console/list-events";
 
 export const metadata: Metadata = { title: "Events" };
@@ -13,7 +15,9 @@ export default async function EventsPage({ searchParams }: { searchParams: Promi
   const session = await requireSession();
   requirePermission(session, "events:read");
   const params = await searchParams;
-  const result = await listEventsFromSearch(params);
+  const [result, facets] = await Promise.all([listEventsFromSearch(params), getEventFacetsFromSearch(params)]);
   if (!result.ok) return <ParamProblemNotice problem={result.problem} resetHref="/events" what="events" />;
-  return <EventsClient search={toSearchString(params)} initialData={result.view} />;
+  const search = toSearchString(params);
+  const summary = <FacetSummary view="events" search={search} initialData={facets.ok ? facets.view : undefined} />;
+  return <EventsClient search={search} initialData={result.view} summary={summary} />;
 }

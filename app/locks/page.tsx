@@ -1,9 +1,11 @@
 import type { Metadata } from "next";
+import { FacetSummary } from "@/components/facets/facet-summary";
 import { LeasesClient } from "@/components/locks/leases-client";
 import { PastLeases } from "@/components/past/past-leases";
 import { ParamProblemNotice } from "@/components/locks/read-notices";
 import { canSession, requirePermission, requireSession } from "@/lib/auth/session";
 import { toSearchString } from "@/lib/console/links";
+import { getLeaseFacetsFromSearch } from "@/lib/console/facets";
 import { getPastLeasesFromSearch } from "@/lib/console/get-past-leases";
 import { listLeasesFromSearch } from "@/lib/console/list-leases";
 
@@ -21,11 +23,13 @@ export default async function LeasesPage({ searchParams }: { searchParams: Promi
     if (!past.ok) return <ParamProblemNotice problem={past.problem} resetHref="/locks" what="the past view" />;
     return <PastLeases view={past.view} search={toSearchString(params)} />;
   }
-  const result = await listLeasesFromSearch(params);
+  const [result, facets] = await Promise.all([listLeasesFromSearch(params), getLeaseFacetsFromSearch(params)]);
   if (!result.ok) return <ParamProblemNotice problem={result.problem} resetHref="/locks" what="leases" />;
   // Display only: the bulk release route re-checks the role with the IdP itself.
   const access = canSession(session, "leases:force_release")
     ? ({ canForceRelease: true } as const)
     : ({ canForceRelease: false, reason: "Force release needs the operator role." } as const);
-  return <LeasesClient search={toSearchString(params)} initialData={result.view} access={access} />;
+  const search = toSearchString(params);
+  const summary = <FacetSummary view="leases" search={search} initialData={facets.ok ? facets.view : undefined} />;
+  return <LeasesClient search={search} initialData={result.view} access={access} summary={summary} />;
 }

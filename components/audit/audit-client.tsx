@@ -4,6 +4,8 @@ import { useMemo } from "react";
 import { DataTable, TBody, THead, Td, Th, Tr } from "@/components/ui/data-table";
 import { cx } from "@/components/ui/cx";
 import { EmptyState } from "@/components/ui/empty-state";
+import { useRefreshChoice } from "@/components/ui/live-refresh";
+import { LiveTableBar, useHeldView } from "@/components/ui/live-table";
 import { RelativeTime } from "@/components/ui/relative-time";
 import { Pager } from "@/components/locks/pager";
 import { buildQuery, leaseHref } from "@/lib/console/links";
@@ -15,9 +17,14 @@ import { AuditOutcomeBadge } from "./audit-outcome-badge";
 const FILTER_KEYS = ["actor", "prefix", "resource", "store", "outcome", "window", "from", "to"] as const;
 const EXPORT_LINK = "rounded-md border border-zinc-300 px-2.5 py-1 text-sm font-medium hover:bg-zinc-100 dark:border-zinc-700 dark:hover:bg-zinc-800";
 
+const auditKeysOf = (view: AuditView) => view.items.map((entry) => entry.id);
+
 export function AuditClient({ search, initialData }: { search: string; initialData: AuditView }) {
-  const query = useAuditQuery(search, initialData);
-  const view = query.data ?? initialData;
+  const refresh = useRefreshChoice();
+  const query = useAuditQuery(search, initialData, { intervalMs: refresh.intervalMs });
+  // While the viewer reads the log, it holds still; newer entries wait behind "N new entries — show".
+  const held = useHeldView(query.data ?? initialData, query.dataUpdatedAt, search, auditKeysOf);
+  const view = held.view;
   const params = useMemo(() => new URLSearchParams(search), [search]);
   const hasFilters = FILTER_KEYS.some((k) => params.get(k));
   const marked = params.get("entry");
@@ -49,23 +56,35 @@ export function AuditClient({ search, initialData }: { search: string; initialDa
           Live update failed: {query.error.message}
         </p>
       ) : null}
-      {view.items.length === 0 ? (
-        hasFilters ? (
-          <EmptyState title="No audit entry matches these filters" action={<Link className="underline" href="/audit">Clear the filters</Link>}>
-            Actor matches the email or subject exactly; prefix matches the start of the resource name.
-          </EmptyState>
+      <div {...held.pointerProps} className="space-y-1">
+        <LiveTableBar
+          held={held}
+          noun={["entry", "entries"]}
+          choice={refresh.choice}
+          onChoice={refresh.setChoice}
+          onRefreshNow={() => void query.refetch()}
+          isFetching={query.isFetching}
+        />
+        {view.items.length === 0 ? (
+          hasFilters ? (
+            <EmptyState title="No audit entry matches these filters" action={<Link className="underline" href="/audit">Clear the filters</Link>}>
+              Actor matches the email or subject exactly; prefix matches the start of the resource name.
+            </EmptyState>
+          ) : (
+            <EmptyState title="Nobody has force-released anything yet">
+              Entries appear here when an operator uses <strong>Force release</strong> on a lease page, or bulk release on the{" "}
+              <Link className="underline" href="/locks">
+                leases
+              </Link>{" "}
+              page — refused attempts included.
+            </EmptyState>
+          )
         ) : (
-          <EmptyState title="Nobody has force-released anything yet">
-            Entries appear here when an operator uses <strong>Force release</strong> on a lease page, or bulk release on the{" "}
-            <Link className="underline" href="/locks">
-              leases
-            </Link>{" "}
-            page — refused attempts included.
-          </EmptyState>
-        )
-      ) : (
-        <AuditTable items={view.items} marked={marked} />
-      )}
+          <div {...held.focusProps}>
+            <AuditTable items={view.items} marked={marked} />
+          </div>
+        )}
+      </div>
       <div className="flex justify-end">
         <Pager basePath="/audit" search={search} nextCursor={view.nextCursor} label="Audit log" />
       </div>

@@ -1,9 +1,68 @@
+"use client";
+import { useRouter } from "next/navigation";
+import { useId, useState } from "react";
 import { cx } from "@/components/ui/cx";
 
 /**
- * A titled chart panel. Sets the CSS variables the charts' chrome uses, so grid,
- * ticks and tooltips follow light/dark mode. `summary` is a one-line reading of
- * the chart for screen readers and for anyone who wants the number, not the shape.
+ * Moving through a chart's points by keyboard. `describe(i)` is what point i
+ * says (read out through a live region, and shown under the chart while it has
+ * focus); `hrefAt(i)` is where Enter, or a click on that point, goes.
+ */
+export interface ChartNavigation {
+  /**
+   * One key per point (a bucket's start): the chosen point is remembered by key,
+   * so a live update that slides the window keeps announcing and opening the same bucket.
+   */
+  keys: readonly (string | number)[];
+  describe: (index: number) => string;
+  hrefAt?: (index: number) => string;
+}
+
+/** What a chart body gets from its frame: the point under keyboard focus, and a click handler for its points. */
+export interface ChartBodyProps {
+  activeIndex: number | null;
+  /** For recharts' `onClick`: opens the clicked bucket (its `activeIndex`). */
+  onChartClick: (state: { activeIndex?: unknown; activeTooltipIndex?: unknown }) => void;
+}
+
+const PAGE_STEP = 10;
+
+/** Recharts reports the active index as a number or a numeric string; anything else is no point. */
+export function toPointIndex(value: unknown, count: number): number | null {
+  const i = typeof value === "number" ? value : typeof value === "string" && value.trim() !== "" ? Number(value) : NaN;
+  return Number.isInteger(i) && i >= 0 && i < count ? i : null;
+}
+
+/** The next point for a key, or undefined when the key is not a move. */
+export function nextPointIndex(key: string, current: number | null, count: number): number | undefined {
+  if (count === 0) return undefined;
+  const at = current ?? count - 1;
+  switch (key) {
+    case "ArrowRight":
+    case "ArrowDown":
+      return Math.min(count - 1, current === null ? at : at + 1);
+    case "ArrowLeft":
+    case "ArrowUp":
+      return Math.max(0, current === null ? at : at - 1);
+    case "PageDown":
+      return Math.min(count - 1, at + PAGE_STEP);
+    case "PageUp":
+      return Math.max(0, at - PAGE_STEP);
+    case "Home":
+      return 0;
+    case "End":
+      return count - 1;
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * A titled chart panel. The title is a heading; the plot is one tab stop whose
+ * arrow keys move between the points (announced, and Enter opens the point's
+ * events). Sets the CSS variables the charts' chrome uses, so grid, ticks and
+ * tooltips follow light/dark mode. `summary` is a one-line reading of the chart
+ * for screen readers and for anyone who wants the number, not the shape.
  */
 export function ChartFrame({
   title,
@@ -12,6 +71,8 @@ export function ChartFrame({
   isEmpty,
   emptyText,
   className,
+  legend,
+  navigation,
   children,
 }: {
   title: string;
@@ -20,30 +81,91 @@ export function ChartFrame({
   isEmpty?: boolean;
   emptyText?: string;
   className?: string;
-  children: React.ReactNode;
+  legend?: React.ReactNode;
+  navigation: ChartNavigation;
+  children: (body: ChartBodyProps) => React.ReactNode;
 }) {
+  const router = useRouter();
+  const headingId = useId();
+  const helpId = useId();
+  const [activeKey, setActiveKey] = useState<string | number | null>(null);
+  const { hrefAt, keys } = navigation;
+  const count = keys.length;
+  // A point chosen earlier may have slid out of the window with a live update: then none is chosen.
+  const found = activeKey === null ? -1 : keys.indexOf(activeKey);
+  const active = found >= 0 ? found : null;
+  const choose = (index: number | null) => setActiveKey(index === null ? null : (keys[index] ?? null));
+
+  const onKeyDown = (e: React.KeyboardEvent<HTMLDivElement>) => {
+    if (e.key === "Enter" && active !== null && hrefAt) {
+      e.preventDefault();
+      router.push(hrefAt(active));
+      return;
+    }
+    if (e.key === "Escape") {
+      choose(null);
+      return;
+    }
+    const next = nextPointIndex(e.key, active, count);
+    if (next === undefined) return;
+    e.preventDefault();
+    choose(next);
+  };
+
+  const onChartClick: ChartBodyProps["onChartClick"] = (state) => {
+    const i = toPointIndex(state.activeIndex ?? state.activeTooltipIndex, count);
+    if (i !== null && hrefAt) router.push(hrefAt(i));
+  };
+
   return (
     <figure
+      aria-labelledby={headingId}
       className={cx(
-        "relative rounded-lg border border-zinc-200 bg-white p-3 dark:border-zinc-800 dark:bg-zinc-900/40",
+        "relative min-w-0 rounded-lg border border-zinc-200 bg-white p-3 dark:border-zinc-800 dark:bg-zinc-900/40",
         "[--chart-bg:#ffffff] [--chart-border:#d4d4d8] [--chart-fg:#18181b] [--chart-grid:#e4e4e7] [--chart-muted:#52525b]",
         "dark:[--chart-bg:#18181b] dark:[--chart-border:#3f3f46] dark:[--chart-fg:#f4f4f5] dark:[--chart-grid:#27272a] dark:[--chart-muted:#a1a1aa]",
         className,
       )}
     >
       <figcaption className="mb-2 flex flex-wrap items-baseline justify-between gap-x-3">
-        <span className="text-sm font-semibold">{title}</span>
-        {subtitle ? <span className="text-xs text-zinc-500 dark:text-zinc-400">{subtitle}</span> : null}
+        <h2 id={headingId} className="text-sm font-semibold">
+          {title}
+        </h2>
+        {subtitle ? <span className="text-xs text-zinc-600 dark:text-zinc-400">{subtitle}</span> : null}
         <span className="sr-only">{summary}</span>
       </figcaption>
-      <div className="relative h-52" data-chart={title}>
-        {children}
+      {legend}
+      <div
+        className={cx(
+          "relative h-52 rounded outline-none focus-visible:ring-2 focus-visible:ring-sky-500",
+          hrefAt && count > 0 && "cursor-pointer",
+        )}
+        data-chart={title}
+        tabIndex={count > 0 ? 0 : undefined}
+        role="group"
+        aria-roledescription="chart"
+        aria-label={title}
+        aria-describedby={helpId}
+        onKeyDown={onKeyDown}
+        onFocus={() => {
+          if (active === null) choose(count > 0 ? count - 1 : null);
+        }}
+        onBlur={() => choose(null)}
+      >
+        {children({ activeIndex: active, onChartClick })}
         {isEmpty ? (
-          <p className="pointer-events-none absolute inset-0 flex items-center justify-center text-sm text-zinc-500 dark:text-zinc-400">
+          <p className="pointer-events-none absolute inset-0 flex items-center justify-center text-sm text-zinc-600 dark:text-zinc-400">
             {emptyText ?? "Nothing recorded in this window"}
           </p>
         ) : null}
       </div>
+      <p id={helpId} className="sr-only">
+        {count > 0 ? `Arrow keys move between the ${count} points${hrefAt ? "; Enter opens that point's events" : ""}.` : "No points."}
+      </p>
+      {/* Always in the page (and its line kept), so a screen reader hears each change and nothing jumps. */}
+      <p aria-live="polite" aria-atomic="true" data-chart-readout className="mt-1 min-h-4 text-xs tabular-nums text-zinc-700 dark:text-zinc-300">
+        {active !== null ? navigation.describe(active) : ""}
+      </p>
     </figure>
   );
 }

@@ -27,3 +27,9 @@ export const TOOLTIP_STYLE = {
   labelStyle: { color: "var(--chart-fg)", fontWeight: 600 },
   itemStyle: { padding: 0 },
 } as const;
+
+/** Time charts of one view share this: hovering one shows the same bucket's crosshair in all. */
+export const CHART_SYNC_ID = "overview-time";
+
+/** The keyboard-chosen point: a line across the plot at its bucket. */
+export const activeLineProps = { stroke: "var(--chart-fg)", strokeDasharray: "3 3", strokeWidth: 1.5, ifOverflow: "extendDomain" } as const;

@@ -1,12 +1,13 @@
 "use client";
-import { CartesianGrid, Legend, Line, LineChart, Tooltip, XAxis, YAxis } from "recharts";
+import { CartesianGrid, Line, LineChart, ReferenceLine, Tooltip, XAxis, YAxis } from "recharts";
 import { formatDuration } from "@/components/ui/format";
 import { formatAxisDuration } from "@/lib/console/format";
 import type { OverviewPoint } from "@/lib/console/views";
 import { ChartFrame } from "./chart-frame";
 import { renderInstantLine } from "./instant-line";
-import { AXIS_TICK, GRID_STROKE, SERIES_COLORS, TOOLTIP_STYLE } from "./chart-theme";
-import { formatBucketLabel, timeAxisProps } from "./time-axis";
+import { AXIS_TICK, CHART_SYNC_ID, GRID_STROKE, SERIES_COLORS, TOOLTIP_STYLE, activeLineProps } from "./chart-theme";
+import { SeriesLegend, useHiddenSeries } from "./series-legend";
+import { bucketEventsHref, formatBucketLabel, timeAxisProps, type TimeScale } from "./time-axis";
 
 const QUANTILES = [
   { key: "p50", name: "p50", color: SERIES_COLORS[0] },
@@ -20,11 +21,14 @@ const LOG_TICKS = [1, 10, 100, 1_000, 10_000, 60_000, 600_000, 3_600_000];
 const FLOOR_MS = 1;
 
 /** Hold duration quantiles per bucket, estimated from each bucket's histogram. */
-export function HoldQuantilesChart({ points, bucketMs, markAt }: { points: OverviewPoint[]; bucketMs: number; markAt?: number | null }) {
+export function HoldQuantilesChart({ points, scale, store, markAt }: { points: OverviewPoint[]; scale: TimeScale; store: string | null; /** The past view's instant, marked on the chart. */ markAt?: number | null }) {
+  const { hidden, toggle } = useHiddenSeries();
   const floor = (v: number | null) => (v === null ? null : Math.max(FLOOR_MS, v));
   const data = points.map((p) => ({ t: p.t, p50: floor(p.p50), p95: floor(p.p95), p99: floor(p.p99) }));
   const highest = points.reduce((m, p) => Math.max(m, p.p99 ?? 0), FLOOR_MS);
-  const ticks = LOG_TICKS.filter((t) => t <= highest * 10);
+  // The axis ends on the first tick at or above the highest value, so no tick (and no label) lies past its end.
+  const top = LOG_TICKS.find((t) => t >= highest) ?? highest;
+  const ticks = LOG_TICKS.filter((t) => t <= top);
   const withData = points.filter((p) => p.p50 !== null);
   const last = withData.at(-1);
   return (
@@ -34,42 +38,65 @@ export function HoldQuantilesChart({ points, bucketMs, markAt }: { points: Overv
       summary={last ? `Latest p50 ${formatDuration(last.p50 ?? 0)}, p99 ${formatDuration(last.p99 ?? 0)}.` : "No lease ended in this window."}
       isEmpty={withData.length === 0}
       emptyText="No lease ended in this window"
+      legend={<SeriesLegend chart="Hold duration" series={QUANTILES} hidden={hidden} onToggle={toggle} />}
+      navigation={{
+        keys: points.map((p) => p.t),
+        describe: (i) => {
+          const p = points[i]!;
+          const label = formatBucketLabel(p.t, scale.bucketMs);
+          if (p.p50 === null) return `${label}: no lease ended`;
+          return `${label}: ${QUANTILES.filter((q) => !hidden.has(q.key)).map((q) => `${q.name} ${formatDuration(p[q.key] ?? 0)}`).join(", ")}`;
+        },
+        hrefAt: (i) => bucketEventsHref(points[i]!.t, scale.bucketMs, { store: store ?? undefined, kind: ["released", "expired", "force_released"] }),
+      }}
     >
-      <LineChart data={data} responsive style={{ width: "100%", height: "100%" }} margin={{ top: 4, right: 8, bottom: 0, left: -4 }}>
-        <CartesianGrid stroke={GRID_STROKE} vertical={false} />
-        <XAxis {...timeAxisProps(bucketMs)} tick={AXIS_TICK} stroke={GRID_STROKE} />
-        {renderInstantLine(markAt, bucketMs)}
-        <YAxis
-          scale="log"
-          domain={[FLOOR_MS, "auto"]}
-          ticks={ticks}
-          allowDataOverflow
-          interval={0}
-          tick={AXIS_TICK}
-          stroke={GRID_STROKE}
-          width={48}
-          tickFormatter={(v: number) => formatAxisDuration(v)}
-        />
-        <Tooltip
-          {...TOOLTIP_STYLE}
-          labelFormatter={(label) => formatBucketLabel(label, bucketMs)}
-          formatter={(value) => (typeof value === "number" ? formatDuration(value) : "—")}
-        />
-        <Legend wrapperStyle={{ fontSize: 11 }} />
-        {QUANTILES.map((q) => (
-          <Line
-            key={q.key}
-            dataKey={q.key}
-            name={q.name}
-            type="monotone"
-            stroke={q.color}
-            strokeWidth={1.75}
-            dot={withData.length < 3}
-            connectNulls
-            isAnimationActive={false}
+      {({ activeIndex, onChartClick }) => (
+        <LineChart
+          data={data}
+          responsive
+          accessibilityLayer={false}
+          syncId={CHART_SYNC_ID}
+          syncMethod="value"
+          onClick={onChartClick}
+          style={{ width: "100%", height: "100%" }}
+          margin={{ top: 12, right: 16, bottom: 0, left: 0 }}
+        >
+          <CartesianGrid stroke={GRID_STROKE} vertical={false} />
+          <XAxis {...timeAxisProps(scale)} tick={AXIS_TICK} stroke={GRID_STROKE} />
+          {renderInstantLine(markAt, scale.bucketMs)}
+          <YAxis
+            scale="log"
+            domain={[FLOOR_MS, top]}
+            ticks={ticks}
+            allowDataOverflow
+            interval={0}
+            tick={AXIS_TICK}
+            stroke={GRID_STROKE}
+            width={52}
+            tickFormatter={(v: number) => formatAxisDuration(v)}
           />
-        ))}
-      </LineChart>
+          <Tooltip
+            {...TOOLTIP_STYLE}
+            labelFormatter={(label) => formatBucketLabel(label, scale.bucketMs)}
+            formatter={(value) => (typeof value === "number" ? formatDuration(value) : "—")}
+          />
+          {QUANTILES.map((q) => (
+            <Line
+              key={q.key}
+              dataKey={q.key}
+              name={q.name}
+              type="monotone"
+              hide={hidden.has(q.key)}
+              stroke={q.color}
+              strokeWidth={1.75}
+              dot={withData.length < 3}
+              connectNulls
+              isAnimationActive={false}
+            />
+          ))}
+          {activeIndex !== null ? <ReferenceLine x={points[activeIndex]!.t} {...activeLineProps} /> : null}
+        </LineChart>
+      )}
     </ChartFrame>
   );
 }

@@ -41,6 +41,23 @@ export function EventFilters({ values, storeNames }: { values: URLSearchParams; 
           <label htmlFor="e-owner" className={LABEL}>Owner</label>
           <input id="e-owner" name="owner" defaultValue={values.get("owner") ?? ""} className={`${FIELD} font-mono`} />
         </div>
+        <div className="w-32">
+          <label htmlFor="e-task" className={LABEL}>Task</label>
+          <input id="e-task" name="task" defaultValue={values.get("task") ?? ""} className={`${FIELD} font-mono`} />
+        </div>
+        {/* Set by links (a token or lease id cell, the jump box); shown only then, so they can be cleared. */}
+        {values.get("token") ? (
+          <div className="w-48">
+            <label htmlFor="e-token" className={LABEL}>Fencing token</label>
+            <input id="e-token" name="token" inputMode="numeric" defaultValue={values.get("token") ?? ""} className={`${FIELD} font-mono`} />
+          </div>
+        ) : null}
+        {values.get("lease") ? (
+          <div className="w-72">
+            <label htmlFor="e-lease" className={LABEL}>Lease id</label>
+            <input id="e-lease" name="lease" defaultValue={values.get("lease") ?? ""} className={`${FIELD} font-mono`} />
+          </div>
+        ) : null}
         <TimeWindowFields idPrefix="e" values={values} />
         <FilterActions clearHref="/events" />
       </div>

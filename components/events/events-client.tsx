@@ -1,20 +1,28 @@
 "use client";
 import Link from "next/link";
 import { useMemo } from "react";
-import { EventTable } from "@/components/locks/event-table";
+import { EventTable, eventRowKey } from "@/components/locks/event-table";
 import { Pager } from "@/components/locks/pager";
 import { StoreReadProblems } from "@/components/locks/read-notices";
 import { EmptyState } from "@/components/ui/empty-state";
 import { formatUtc } from "@/components/ui/format";
+import { useRefreshChoice } from "@/components/ui/live-refresh";
+import { LiveTableBar, useHeldView } from "@/components/ui/live-table";
 import { useEventsQuery } from "@/lib/console/queries/events/events-query";
 import type { EventsView } from "@/lib/console/views";
 import { EventFilters } from "./event-filters";
 
-export function EventsClient({ search, initialData }: { search: string; initialData: EventsView }) {
-  const query = useEventsQuery(search, initialData);
-  const view = query.data ?? initialData;
+const eventKeysOf = (view: EventsView) => view.items.map(eventRowKey);
+
+/** `summary`: the counts above the list (components/facets), rendered by the page. */
+export function EventsClient({ search, initialData, summary }: { search: string; initialData: EventsView; summary?: React.ReactNode }) {
+  const refresh = useRefreshChoice();
+  const query = useEventsQuery(search, initialData, { intervalMs: refresh.intervalMs });
+  // While the viewer reads the table, it holds still; newer events wait behind "N new events — show".
+  const held = useHeldView(query.data ?? initialData, query.dataUpdatedAt, search, eventKeysOf);
+  const view = held.view;
   const params = useMemo(() => new URLSearchParams(search), [search]);
-  const hasFilters = ["kind", "store", "prefix", "owner", "resource", "window", "from", "to"].some((k) => params.get(k));
+  const hasFilters = ["kind", "store", "prefix", "owner", "task", "token", "lease", "resource", "window", "from", "to"].some((k) => params.get(k));
 
   return (
     <div className="space-y-4">
@@ -25,24 +33,37 @@ export function EventsClient({ search, initialData }: { search: string; initialD
           {view.from && view.to ? (
             <span title={`${formatUtc(view.from)} → ${formatUtc(view.to)}`}> · between {formatUtc(view.from)} and {formatUtc(view.to)}</span>
           ) : null}
-          {query.isError ? <span className="ml-2 text-amber-700 dark:text-amber-300">· live update failed: {query.error.message}</span> : null}
         </p>
       </div>
       <EventFilters values={params} storeNames={view.storeNames} />
+      {summary}
       <StoreReadProblems stores={view.stores} />
-      {view.items.length === 0 ? (
-        hasFilters ? (
-          <EmptyState title="No event matches these filters" action={<Link className="underline" href="/events">Clear the filters</Link>}>
-            Widen the window, tick more kinds, or shorten the prefix.
-          </EmptyState>
+      <div {...held.pointerProps} className="space-y-1">
+        <LiveTableBar
+          held={held}
+          noun={["event", "events"]}
+          choice={refresh.choice}
+          onChoice={refresh.setChoice}
+          onRefreshNow={() => void query.refetch()}
+          isFetching={query.isFetching}
+          problem={query.isError ? query.error.message : null}
+        />
+        {view.items.length === 0 ? (
+          hasFilters ? (
+            <EmptyState title="No event matches these filters" action={<Link className="underline" href="/events">Clear the filters</Link>}>
+              Widen the window, tick more kinds, or shorten the prefix.
+            </EmptyState>
+          ) : (
+            <EmptyState title="No events recorded yet">
+              Every acquire, release, expiry, failed acquire and fencing rejection is recorded here as workers use the stores.
+            </EmptyState>
+          )
         ) : (
-          <EmptyState title="No events recorded yet">
-            Every acquire, release, expiry, failed acquire and fencing rejection is recorded here as workers use the stores.
-          </EmptyState>
-        )
-      ) : (
-        <EventTable events={view.items} caption="Lease events" />
-      )}
+          <div {...held.focusProps}>
+            <EventTable events={view.items} caption="Lease events" />
+          </div>
+        )}
+      </div>
       <div className="flex justify-end">
         <Pager basePath="/events" search={search} nextCursor={view.nextCursor} label="Events" />
       </div>

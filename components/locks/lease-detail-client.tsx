@@ -7,17 +7,20 @@ import { EmptyState } from "@/components/ui/empty-state";
 import { formatDuration, formatUtc } from "@/components/ui/format";
 import { RelativeTime } from "@/components/ui/relative-time";
 import { StatusPill } from "@/components/ui/status-pill";
+import { useRefreshChoice } from "@/components/ui/live-refresh";
 import { useNow } from "@/components/ui/use-now";
-import { buildQuery } from "@/lib/console/links";
+import { buildQuery, eventsHref, leaseHref } from "@/lib/console/links";
 import { useLeaseDetailQuery, type LeaseDetailResponse } from "@/lib/console/queries/leases/lease-detail-query";
-import type { LeaseDetailView, LeaseView } from "@/lib/console/views";
-import { EXPIRING_FRACTION } from "@/lib/lease/types";
+import type { LeaseDetailView, LeaseView, ResourceElsewhere } from "@/lib/console/views";
+import { EXPIRING_FRACTION, SLACK_PREFIX_DEPTH } from "@/lib/lease/types";
+import { resourcePrefix } from "@/lib/lease/validation";
+import { RenewalSlackPanel } from "@/components/advice/renewal-slack-panel";
 import type { ForceReleaseAccess } from "@/components/release/access";
 import { ForceReleaseDialog } from "@/components/release/force-release-dialog";
 import { ReleaseHistory } from "@/components/release/release-history";
 import { ReleaseOutcome } from "@/components/release/release-outcome";
 import type { ForceReleaseResult } from "@/lib/actions/force-release-types";
-import { EventTable } from "./event-table";
+import { LiveEventHistory } from "./live-event-history";
 import { HolderTimeline } from "./holder-timeline";
 import { LeaseStatePill } from "./lease-state-pill";
 import { RENEWAL_DUE_LABEL } from "./labels";
@@ -42,7 +45,8 @@ export function LeaseDetailClient({
   // The lease the dialog shows, frozen when it opened; polling stops while it is open.
   const [releasing, setReleasing] = useState<{ lease: LeaseView; offsetMs: number } | null>(null);
   const [lastResult, setLastResult] = useState<ForceReleaseResult | null>(null);
-  const query = useLeaseDetailQuery(store, resource, initialData, { paused: releasing !== null });
+  const { intervalMs } = useRefreshChoice();
+  const query = useLeaseDetailQuery(store, resource, initialData, { paused: releasing !== null, intervalMs });
   const outcome = query.data ?? initialData;
   const parent = resource.includes(":") ? resource.slice(0, resource.lastIndexOf(":")) : null;
 
@@ -124,6 +128,7 @@ function LeaseDetailBody({
   const offset = useMemo(() => Date.parse(view.storeNow) - (updatedAt || Date.parse(view.readAt)), [view.storeNow, view.readAt, updatedAt]);
   return (
     <>
+      {view.elsewhere.length > 0 ? <ElsewhereNote resource={view.resource} elsewhere={view.elsewhere} /> : null}
       <section aria-labelledby="current" className={SECTION}>
         <div className="mb-3 flex items-start justify-between gap-4">
           <h2 id="current" className="text-sm font-semibold">
@@ -133,9 +138,18 @@ function LeaseDetailBody({
         </div>
         {view.lease ? (
           <CurrentLease lease={view.lease} offsetMs={offset} readAt={view.readAt} />
+        ) : view.hasHistory ? (
+          <p className="flex flex-wrap items-center gap-2 text-sm">
+            <StatusPill tone="neutral" label="free" /> Nobody holds this resource now; the next acquire gets it at once.{" "}
+            <Link href={eventsHref({ store: view.store, resource: view.resource })} className="text-sky-700 hover:underline dark:text-sky-300">
+              See its history →
+            </Link>
+          </p>
         ) : (
-          <p className="flex items-center gap-2 text-sm">
-            <StatusPill tone="neutral" label="free" /> Nobody holds this resource; the next acquire gets it at once.
+          // Not "free": nothing here says this name is the one the workers use (a typo, or another store).
+          <p className="flex flex-wrap items-center gap-2 text-sm">
+            <StatusPill tone="neutral" label="never seen" /> Never seen in this store: no lease and no recorded event for this resource in{" "}
+            <span className="font-mono">{view.store}</span>. Check the name, or the store.
           </p>
         )}
       </section>
@@ -145,6 +159,7 @@ function LeaseDetailBody({
         </h2>
         <HolderTimeline bars={view.timeline} storeNow={view.storeNow} markAt={markAt} />
       </section>
+      <RenewalSlackPanel search={buildQuery({ store: view.store })} prefix={resourcePrefix(view.resource, SLACK_PREFIX_DEPTH)} className={SECTION} />
       <div className="grid items-start gap-4 lg:grid-cols-2">
         <section aria-labelledby="waiting" className={SECTION}>
           <h2 id="waiting" className={H2}>
@@ -223,10 +238,29 @@ function LeaseDetailBody({
         {view.events.length === 0 ? (
           <EmptyState title="No events for this resource">Nothing has acquired it yet, or its history was trimmed by retention.</EmptyState>
         ) : (
-          <EventTable events={view.events} showResource={false} clockOffsetMs={offset} caption="Events of this resource" />
+          <LiveEventHistory store={view.store} resource={view.resource} events={view.events} updatedAt={updatedAt} clockOffsetMs={offset} />
         )}
       </section>
     </>
+  );
+}
+
+/** The same resource name in other stores: separate leases, separate tokens, one link each. */
+function ElsewhereNote({ resource, elsewhere }: { resource: string; elsewhere: readonly ResourceElsewhere[] }) {
+  return (
+    <p className="rounded-lg border border-sky-200 bg-sky-50 px-4 py-2 text-sm text-sky-950 dark:border-sky-800 dark:bg-sky-950 dark:text-sky-100">
+      Also in {elsewhere.length === 1 ? "another store" : "other stores"}:{" "}
+      {elsewhere.map((e, i) => (
+        <span key={e.store}>
+          {i > 0 ? ", " : null}
+          <Link href={leaseHref(e.store, resource)} className="font-mono font-medium underline underline-offset-2">
+            {e.store}
+          </Link>{" "}
+          ({e.isHeld ? "held now" : "has history"})
+        </span>
+      ))}
+      . A separate lease there, with its own fencing tokens.
+    </p>
   );
 }
 

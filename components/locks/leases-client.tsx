@@ -2,12 +2,14 @@
 import Link from "next/link";
 import { useMemo, useState } from "react";
 import { Countdown } from "@/components/ui/countdown";
-import { DataTable, SortableTh, TBody, THead, Td, Th, Tr } from "@/components/ui/data-table";
+import { CELL_LINK, DataTable, SortableTh, TBody, THead, Td, Th, Tr } from "@/components/ui/data-table";
 import { EmptyState } from "@/components/ui/empty-state";
 import { formatDuration, formatUtc } from "@/components/ui/format";
+import { useRefreshChoice } from "@/components/ui/live-refresh";
+import { LiveTableBar, useHeldView } from "@/components/ui/live-table";
 import { RelativeTime } from "@/components/ui/relative-time";
 import { useNow } from "@/components/ui/use-now";
-import { leaseHref, withParams } from "@/lib/console/links";
+import { eventsHref, leaseHref, locksHref, ownerHref, withParams } from "@/lib/console/links";
 import { useLeasesQuery } from "@/lib/console/queries/leases/leases-query";
 import type { EndedLeaseView, LeaseView, LeasesView } from "@/lib/console/views";
 import { EXPIRING_FRACTION } from "@/lib/lease/types";
@@ -21,11 +23,19 @@ import { StoreReadProblems } from "./read-notices";
 
 const FILTER_KEYS = ["store", "prefix", "owner", "task", "state"] as const;
 
+/** Row names, to count what is new: a lease (by its id) or an expiry (by its event). */
+function leaseKeysOf(view: LeasesView): string[] {
+  return view.mode === "current" ? view.items.map((l) => `${l.store}/${l.resource}/${l.leaseId}`) : view.expired.map((e) => `${e.store}/${e.eventId}`);
+}
 
-export function LeasesClient({ search, initialData, access }: { search: string; initialData: LeasesView; access: ForceReleaseAccess }) {
+/** `summary`: the counts above the list (components/facets), rendered by the page. */
+export function LeasesClient({ search, initialData, access, summary }: { search: string; initialData: LeasesView; access: ForceReleaseAccess; summary?: React.ReactNode }) {
   const [isBulkOpen, setBulkOpen] = useState(false);
-  const query = useLeasesQuery(search, initialData, { paused: isBulkOpen });
-  const view = query.data ?? initialData;
+  const refresh = useRefreshChoice();
+  const query = useLeasesQuery(search, initialData, { paused: isBulkOpen, intervalMs: refresh.intervalMs });
+  // While the viewer reads the table, it holds still; newer rows wait behind "N new leases — show".
+  const held = useHeldView(query.data ?? initialData, query.dataUpdatedAt, search, leaseKeysOf);
+  const view = held.view;
   const params = useMemo(() => new URLSearchParams(search), [search]);
   const prefix = params.get("prefix") ?? "";
   const hasFilters = FILTER_KEYS.some((k) => params.get(k));
@@ -37,19 +47,30 @@ export function LeasesClient({ search, initialData, access }: { search: string; 
         <h1 className="text-lg font-semibold tracking-tight">{view.mode === "expired" ? "Expired leases" : "Leases"}</h1>
         <p className="text-sm text-zinc-600 dark:text-zinc-400" aria-live="polite">
           {count} {count === 1 ? "lease" : "leases"} on this page
-          {query.isError ? <span className="ml-2 text-amber-700 dark:text-amber-300">· live update failed: {query.error.message}</span> : null}
         </p>
       </div>
       <LeaseFilters values={params} storeNames={view.storeNames} />
+      {summary}
       {view.mode === "current" ? <BulkReleaseBar access={access} prefix={prefix} onOpen={() => setBulkOpen(true)} /> : null}
       <StoreReadProblems stores={view.stores} />
-      {count === 0 ? (
-        <NoLeases mode={view.mode} hasFilters={hasFilters} isLaterPage={params.has("cursor")} />
-      ) : view.mode === "current" ? (
-        <CurrentLeasesTable view={view} params={params} updatedAt={query.dataUpdatedAt} />
-      ) : (
-        <ExpiredLeasesTable items={view.expired} />
-      )}
+      <div {...held.pointerProps} className="space-y-1">
+        <LiveTableBar
+          held={held}
+          noun={view.mode === "expired" ? ["expiry", "expiries"] : ["lease", "leases"]}
+          choice={refresh.choice}
+          onChoice={refresh.setChoice}
+          onRefreshNow={() => void query.refetch()}
+          isFetching={query.isFetching}
+          problem={query.isError ? query.error.message : null}
+        />
+        {count === 0 ? (
+          <NoLeases mode={view.mode} hasFilters={hasFilters} isLaterPage={params.has("cursor")} />
+        ) : (
+          <div {...held.focusProps}>
+            {view.mode === "current" ? <CurrentLeasesTable view={view} params={params} updatedAt={held.updatedAt} /> : <ExpiredLeasesTable items={view.expired} />}
+          </div>
+        )}
+      </div>
       <div className="flex justify-end">
         <Pager basePath="/locks" search={search} nextCursor={view.nextCursor} label="Leases" />
       </div>
@@ -164,7 +185,7 @@ function LeaseRow({ lease, browserNow, offsetMs }: { lease: LeaseView; browserNo
   const storeNow = browserNow + offsetMs;
   const heldFor = Math.max(0, storeNow - Date.parse(lease.acquiredAt));
   return (
-    <Tr>
+    <Tr rowKey={`${lease.store}/${lease.resource}`}>
       <Td mono className="max-w-80 truncate" title={lease.resource}>
         <Link href={leaseHref(lease.store, lease.resource)} className="text-sky-700 underline-offset-2 hover:underline dark:text-sky-300">
           {lease.resource}
@@ -173,10 +194,7 @@ function LeaseRow({ lease, browserNow, offsetMs }: { lease: LeaseView; browserNo
       <Td>
         <LeaseStatePill state={lease.state} />
       </Td>
-      <Td mono>{lease.store}</Td>
-      <Td mono className="max-w-44 truncate" title={lease.owner}>{lease.owner}</Td>
-      <Td mono className="max-w-32 truncate" title={lease.task}>{lease.task}</Td>
-      <Td mono align="right" title={`lease id ${lease.leaseId}`}>{lease.fencingToken}</Td>
+      <NameCells store={lease.store} owner={lease.owner} task={lease.task} token={lease.fencingToken} leaseId={lease.leaseId} />
       <Td align="right" className="tabular-nums" title={`acquired ${formatUtc(lease.acquiredAt)}`}>
         <span suppressHydrationWarning>{formatDuration(heldFor)}</span>
       </Td>
@@ -216,16 +234,13 @@ function ExpiredLeasesTable({ items }: { items: EndedLeaseView[] }) {
       </THead>
       <TBody>
         {items.map((e) => (
-          <Tr key={`${e.store}\u0000${e.eventId}`}>
+          <Tr key={`${e.store}\u0000${e.eventId}`} rowKey={`${e.store}/${e.eventId}`}>
             <Td mono className="max-w-[28rem] truncate" title={e.resource}>
               <Link href={leaseHref(e.store, e.resource)} className="text-sky-700 underline-offset-2 hover:underline dark:text-sky-300">
                 {e.resource}
               </Link>
             </Td>
-            <Td mono>{e.store}</Td>
-            <Td mono className="max-w-44 truncate" title={e.owner ?? undefined}>{e.owner ?? "—"}</Td>
-            <Td mono className="max-w-32 truncate" title={e.task ?? undefined}>{e.task ?? "—"}</Td>
-            <Td mono align="right" title={e.leaseId ? `lease id ${e.leaseId}` : undefined}>{e.fencingToken ?? "—"}</Td>
+            <NameCells store={e.store} owner={e.owner} task={e.task} token={e.fencingToken} leaseId={e.leaseId} />
             <Td align="right" className="tabular-nums">{e.holdMs === null ? "—" : formatDuration(e.holdMs)}</Td>
             <Td>
               <RelativeTime value={e.endedAt} />
@@ -234,5 +249,45 @@ function ExpiredLeasesTable({ items }: { items: EndedLeaseView[] }) {
         ))}
       </TBody>
     </DataTable>
+  );
+}
+
+/** Store, owner, task and token, each a link to the view filtered by it. */
+function NameCells({ store, owner, task, token, leaseId }: { store: string; owner: string | null; task: string | null; token: string | null; leaseId: string | null }) {
+  return (
+    <>
+      <Td mono>
+        <Link href={locksHref({ store })} className={CELL_LINK} title={`Leases in ${store}`}>
+          {store}
+        </Link>
+      </Td>
+      <Td mono className="max-w-44 truncate" title={owner ?? undefined}>
+        {owner ? (
+          <Link href={ownerHref(owner)} className={CELL_LINK}>
+            {owner}
+          </Link>
+        ) : (
+          "—"
+        )}
+      </Td>
+      <Td mono className="max-w-32 truncate" title={task ?? undefined}>
+        {task ? (
+          <Link href={eventsHref({ task })} className={CELL_LINK}>
+            {task}
+          </Link>
+        ) : (
+          "—"
+        )}
+      </Td>
+      <Td mono align="right" title={leaseId ? `lease id ${leaseId}` : undefined}>
+        {token ? (
+          <Link href={eventsHref({ store, token })} className={CELL_LINK}>
+            {token}
+          </Link>
+        ) : (
+          "—"
+        )}
+      </Td>
+    </>
   );
 }

@@ -8,9 +8,9 @@ import type { ParamProblem, StoreOutcome } from "@/lib/console/views";
 export function ParamProblemNotice({ problem, resetHref, what }: { problem: ParamProblem; resetHref: string; what: string }) {
   return (
     <div role="alert" className="rounded-lg border border-amber-300 bg-amber-50 p-4 text-sm text-amber-950 dark:border-amber-700 dark:bg-amber-950 dark:text-amber-100">
-      <p className="font-semibold">
-        Can’t show {what}: the URL parameter <code className="rounded bg-amber-100 px-1 font-mono dark:bg-amber-900">{problem.param}</code> {problem.message}.
-      </p>
+      <p className="font-semibold">Can’t show {what}.</p>
+      {/* The message is a whole sentence naming the parameter (see toProblemSentence). */}
+      <p className="mt-1">{problem.message}</p>
       <p className="mt-2">
         Fix the link, or{" "}
         <Link href={resetHref} className="font-medium underline underline-offset-2">

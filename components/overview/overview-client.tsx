@@ -1,9 +1,12 @@
 "use client";
+import { useMemo } from "react";
 import { ActiveLeasesChart } from "@/components/charts/active-leases-chart";
 import { ContentionChart } from "@/components/charts/contention-chart";
 import { ExpiryRatioChart } from "@/components/charts/expiry-ratio-chart";
 import { HoldHistogramChart } from "@/components/charts/hold-histogram-chart";
 import { HoldQuantilesChart } from "@/components/charts/hold-quantiles-chart";
+import { RenewalSlackPanel } from "@/components/advice/renewal-slack-panel";
+import { buildTimeScale } from "@/components/charts/time-axis";
 import { StoreReadProblems } from "@/components/locks/read-notices";
 import { ShareLink } from "@/components/past/share-link";
 import { TimeScrubber } from "@/components/past/time-scrubber";
@@ -31,6 +34,8 @@ export function OverviewClient({ search, initialData }: { search: string; initia
   const view = query.data ?? initialData;
   // Drill-down links carry the same window (custom from/to included).
   const windowQuery = buildQuery(view.window === "custom" ? { window: "custom", from: view.from, to: view.to } : { window: view.window }).slice(1);
+  // One time scale for every time chart, so their ticks line up.
+  const scale = useMemo(() => buildTimeScale(view.points.map((p) => p.t), view.bucketMs), [view.points, view.bucketMs]);
   // `at=` (the time scrubber): the instant every chart marks.
   const at = new URLSearchParams(search).get("at");
   const markAt = at ? Date.parse(at) : null;
@@ -56,7 +61,7 @@ export function OverviewClient({ search, initialData }: { search: string; initia
         <ShareLink path="/" search={search} from={view.from} to={view.to} />
       </div>
       <StoreReadProblems stores={view.stores} />
-      <OverviewTiles tiles={view.total} windowQuery={windowQuery} />
+      <OverviewTiles tiles={view.total} windowQuery={windowQuery} store={view.selectedStore} />
       {/* The tiles per store, full width: ten columns do not fit beside a chart at 1280 px. */}
       <section aria-labelledby="by-store" className="min-w-0">
         <h2 id="by-store" className="mb-2 text-sm font-semibold">
@@ -65,11 +70,12 @@ export function OverviewClient({ search, initialData }: { search: string; initia
         <StoreBreakdown stores={view.stores} />
       </section>
       <div className="grid gap-4 lg:grid-cols-2">
-        <ContentionChart points={view.points} stackKeys={view.stackKeys} bucketMs={view.bucketMs} depth={view.depth} markAt={markAt} />
-        <HoldQuantilesChart points={view.points} bucketMs={view.bucketMs} markAt={markAt} />
-        <ExpiryRatioChart points={view.points} bucketMs={view.bucketMs} markAt={markAt} />
-        <ActiveLeasesChart points={view.points} bucketMs={view.bucketMs} markAt={markAt} />
+        <ContentionChart points={view.points} stackKeys={view.stackKeys} scale={scale} depth={view.depth} store={view.selectedStore} markAt={markAt} />
+        <HoldQuantilesChart points={view.points} scale={scale} store={view.selectedStore} markAt={markAt} />
+        <ExpiryRatioChart points={view.points} scale={scale} store={view.selectedStore} markAt={markAt} />
+        <ActiveLeasesChart points={view.points} scale={scale} store={view.selectedStore} markAt={markAt} />
         <HoldHistogramChart bars={view.histogram} className="lg:col-span-2" />
+        <RenewalSlackPanel search={search} className="rounded-lg border border-zinc-200 p-4 lg:col-span-2 dark:border-zinc-800" />
       </div>
       <TopContention
         prefixes={view.topPrefixes}

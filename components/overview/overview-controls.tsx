@@ -46,6 +46,9 @@ export function OverviewControls({ view, search }: { view: OverviewView; search:
   const [isCustomOpen, setIsCustomOpen] = useState(view.window === "custom");
   const [from, setFrom] = useState(toInputValue(view.from));
   const [to, setTo] = useState(toInputValue(view.to));
+  // The window choice that holds the toolbar's tab stop: the last one moved to, else the chosen one.
+  const [focusedWindow, setFocusedWindow] = useState<WindowName | null>(null);
+  const chosenWindow: WindowName = isCustomOpen ? "custom" : view.window;
 
   const replace = (changes: Record<string, string | null>) =>
     startTransition(() => router.replace(`${pathname}${withParams(search, changes)}`, { scroll: false }));
@@ -65,7 +68,25 @@ export function OverviewControls({ view, search }: { view: OverviewView; search:
         <span id="window-label" className="mb-1 block text-xs font-medium text-zinc-600 dark:text-zinc-400">
           Window
         </span>
-        <div role="group" aria-labelledby="window-label" className="inline-flex rounded-md border border-zinc-300 dark:border-zinc-700">
+        {/* A toolbar: one tab stop (the chosen window), arrow keys move between the choices. */}
+        <div
+          role="toolbar"
+          aria-labelledby="window-label"
+          className="inline-flex rounded-md border border-zinc-300 dark:border-zinc-700"
+          onKeyDown={(e) => {
+            const moves: Record<string, number> = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 };
+            const buttons = [...e.currentTarget.querySelectorAll("button")];
+            const at = buttons.indexOf(e.target as HTMLButtonElement);
+            let next: number | undefined;
+            if (e.key in moves) next = (at + moves[e.key]! + buttons.length) % buttons.length;
+            else if (e.key === "Home") next = 0;
+            else if (e.key === "End") next = buttons.length - 1;
+            if (next === undefined || at < 0) return;
+            e.preventDefault();
+            setFocusedWindow(WINDOWS[next]!.value);
+            buttons[next]!.focus();
+          }}
+        >
           {WINDOWS.map((w) => {
             const isActive = w.value === "custom" ? isCustomOpen : !isCustomOpen && view.window === w.value;
             return (
@@ -73,6 +94,7 @@ export function OverviewControls({ view, search }: { view: OverviewView; search:
                 key={w.value}
                 type="button"
                 aria-pressed={isActive}
+                tabIndex={w.value === (focusedWindow ?? chosenWindow) ? 0 : -1}
                 onClick={() => chooseWindow(w.value)}
                 className={cx(
                   "px-2.5 py-1 text-sm font-medium first:rounded-l-md last:rounded-r-md",

@@ -1,15 +1,20 @@
 import Link from "next/link";
+import { buildQuery } from "@/lib/console/links";
 import { formatNumber, formatPercent, formatRate, formatRatio } from "@/lib/console/format";
 import type { OverviewTiles as Tiles } from "@/lib/console/views";
 import { cx } from "@/components/ui/cx";
 
 type Tone = "plain" | "warn" | "bad";
 
+const TONE_TEXT: Record<Tone, string> = { plain: "", warn: ", elevated", bad: ", needs attention" };
+
 function Tile({ label, value, detail, tone = "plain", href }: { label: string; value: string; detail: string; tone?: Tone; href?: string }) {
+  // Status in words as well as colour; a link is named by what the tile shows ("Fencing rejections: 47, needs attention").
+  const name = `${label}: ${value}${TONE_TEXT[tone]}`;
   const valueText = (
     <>
       {value}
-      {tone !== "plain" ? <span className="sr-only"> ({tone === "bad" ? "needs attention" : "elevated"})</span> : null}
+      {tone !== "plain" ? <span className="sr-only">{TONE_TEXT[tone]}</span> : null}
     </>
   );
   // The value is the link; a stretched ::after makes the whole tile clickable without breaking the <dl> structure.
@@ -24,26 +29,29 @@ function Tile({ label, value, detail, tone = "plain", href }: { label: string; v
         )}
       >
         {href ? (
-          <Link href={href} className="rounded after:absolute after:inset-0 after:content-['']">
+          <Link href={href} aria-label={name} className="rounded after:absolute after:inset-0 after:content-['']">
             {valueText}
           </Link>
         ) : (
           valueText
         )}
       </dd>
-      <dd className="mt-0.5 text-xs text-zinc-500 dark:text-zinc-400">{detail}</dd>
+      <dd className="mt-0.5 text-xs text-zinc-600 dark:text-zinc-400">{detail}</dd>
     </div>
   );
 }
 
 /** The headline numbers over the window; each links to the list that explains it. */
-export function OverviewTiles({ tiles, windowQuery }: { tiles: Tiles; windowQuery: string }) {
+export function OverviewTiles({ tiles, windowQuery: windowOnly, store }: { tiles: Tiles; windowQuery: string; store: string | null }) {
+  // The lists keep the store the overview is narrowed to, and its window.
+  const storeQuery = buildQuery({ store }).slice(1);
+  const windowQuery = [storeQuery, windowOnly].filter(Boolean).join("&");
   const attempts = tiles.acquired + tiles.contended;
   const rate = tiles.contentionRate;
   const ratio = tiles.expiredToReleased;
   return (
     <dl className="grid grid-cols-2 gap-3 sm:grid-cols-4 2xl:grid-cols-8">
-      <Tile label="Active leases" value={formatNumber(tiles.activeLeases)} detail="held now (incl. lapsed, unswept)" href="/locks" />
+      <Tile label="Active leases" value={formatNumber(tiles.activeLeases)} detail="held now (incl. lapsed, unswept)" href={`/locks${storeQuery ? `?${storeQuery}` : ""}`} />
       <Tile label="Acquisitions / min" value={formatRate(tiles.acquisitionsPerMinute)} detail={`${formatNumber(tiles.acquired)} in the window`} />
       <Tile
         label="Contention rate"

@@ -2,7 +2,10 @@ import Link from "next/link";
 import { DataTable, TBody, THead, Td, Th, Tr } from "@/components/ui/data-table";
 import { buildQuery, leaseHref } from "@/lib/console/links";
 import { formatNumber, formatPercent } from "@/lib/console/format";
-import type { PrefixCount, ResourceCount } from "@/lib/console/views";
+import { describeChange } from "@/lib/console/trend";
+import type { ContentionTrend, PrefixCount, ResourceCount } from "@/lib/console/views";
+import { Sparkline } from "@/components/charts/sparkline";
+import { cx } from "@/components/ui/cx";
 
 const LINK = "text-sky-700 underline-offset-2 hover:underline dark:text-sky-300";
 
@@ -11,6 +14,32 @@ function NoFailedAcquires() {
     <p className="rounded-lg border border-dashed border-zinc-300 px-3 py-4 text-sm text-zinc-600 dark:border-zinc-700 dark:text-zinc-400">
       No failed acquires in this window.
     </p>
+  );
+}
+
+const ARROWS = { up: "▲", down: "▼", same: "", new: "▲" } as const;
+
+/** "+140 %" with an arrow, and the whole sentence for screen readers; then the window's shape. */
+function TrendCell({ contended, trend }: { contended: number; trend: ContentionTrend }) {
+  const change = describeChange(contended, trend.previous);
+  return (
+    <Td className="whitespace-nowrap">
+      <span className="inline-flex items-center gap-2">
+        <span
+          title={change.label}
+          className={cx(
+            "w-16 text-right text-xs tabular-nums",
+            change.direction === "up" || change.direction === "new" ? "text-red-700 dark:text-red-300" : "text-zinc-700 dark:text-zinc-300",
+          )}
+        >
+          <span aria-hidden="true">
+            {ARROWS[change.direction]} {change.text}
+          </span>
+          <span className="sr-only">{change.label}</span>
+        </span>
+        <Sparkline values={trend.spark} className="text-zinc-500 dark:text-zinc-400" />
+      </span>
+    </Td>
   );
 }
 
@@ -31,9 +60,11 @@ export function TopContention({
   windowQuery: string;
 }) {
   return (
-    <div className="grid gap-4 lg:grid-cols-2">
-      <section aria-labelledby="top-prefixes">
-        <h2 id="top-prefixes" className="mb-2 text-sm font-semibold">
+    // One table per row up to 1536 px: with the change column, two side by side would clip their links at 1280.
+    <div className="grid gap-4 2xl:grid-cols-2">
+      {/* Plain sections: each table is already a region named by its caption, and two landmarks may not share a name. */}
+      <section>
+        <h2 className="mb-2 text-sm font-semibold">
           Most contended prefixes <span className="font-normal text-zinc-500 dark:text-zinc-400">(depth {depth})</span>
         </h2>
         {prefixes.length === 0 ? (
@@ -45,6 +76,7 @@ export function TopContention({
                 <Th>Prefix</Th>
                 <Th align="right">Failed acquires</Th>
                 <Th align="right">Share</Th>
+                <Th>vs previous window</Th>
                 <Th>Drill down</Th>
               </tr>
             </THead>
@@ -54,6 +86,7 @@ export function TopContention({
                   <Td mono className="max-w-72 truncate" title={p.prefix}>{p.prefix}</Td>
                   <Td align="right" className="tabular-nums">{formatNumber(p.contended)}</Td>
                   <Td align="right" className="tabular-nums">{formatPercent(p.share)}</Td>
+                  <TrendCell contended={p.contended} trend={p.trend} />
                   <Td>
                     <Link className={LINK} href={`/locks${buildQuery({ store: selectedStore, prefix: p.prefix })}`}>
                       leases
@@ -69,8 +102,8 @@ export function TopContention({
           </DataTable>
         )}
       </section>
-      <section aria-labelledby="top-resources">
-        <h2 id="top-resources" className="mb-2 text-sm font-semibold">
+      <section>
+        <h2 className="mb-2 text-sm font-semibold">
           Most contended resources{" "}
           <span className="font-normal text-zinc-500 dark:text-zinc-400">(first {resourceDepth} segments)</span>
         </h2>
@@ -83,6 +116,7 @@ export function TopContention({
                 <Th>Resource</Th>
                 <Th>Store</Th>
                 <Th align="right">Failed acquires</Th>
+                <Th>vs previous window</Th>
                 <Th>Drill down</Th>
               </tr>
             </THead>
@@ -107,6 +141,7 @@ export function TopContention({
                   </Td>
                   <Td mono>{r.store}</Td>
                   <Td align="right" className="tabular-nums">{formatNumber(r.contended)}</Td>
+                  <TrendCell contended={r.contended} trend={r.trend} />
                   <Td>
                     <Link
                       className={LINK}

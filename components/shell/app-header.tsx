@@ -1,6 +1,7 @@
 import Link from "next/link";
 import type { AppSession } from "@/lib/auth/session";
 import type { HealthResponse } from "./health-query";
+import { JumpBox } from "./jump-box";
 import { LogoMark } from "./logo-mark";
 import { MainNav } from "./main-nav";
 import { StoreHealthBar } from "./store-health-bar";
@@ -17,6 +18,7 @@ export function AppHeader({ session, initialHealth }: { session: AppSession; ini
         </Link>
         <MainNav />
         <div className="ml-auto flex flex-wrap items-center gap-x-4 gap-y-2">
+          <JumpBox />
           <StoreHealthBar initialHealth={initialHealth} />
           <span aria-hidden="true" className="hidden h-5 w-px bg-zinc-200 sm:block dark:bg-zinc-800" />
           <UserMenu session={session} />

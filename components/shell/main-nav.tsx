@@ -8,6 +8,7 @@ export const NAV_ITEMS = [
   { href: "/", label: "Overview" },
   { href: "/locks", label: "Leases" },
   { href: "/events", label: "Events" },
+  { href: "/advice", label: "TTL advice" },
   { href: "/audit", label: "Audit" },
 ] as const;
 

@@ -13,6 +13,10 @@ const CELL_X = "px-2 first:pl-3 last:pr-3";
 
 export const MONO = "font-mono text-[12px] tabular-nums";
 
+/** A name in a cell that links to its filtered view: quieter than the row's main link, still underlined. */
+export const CELL_LINK =
+  "underline decoration-zinc-400 decoration-dotted underline-offset-2 hover:text-sky-700 hover:decoration-solid dark:decoration-zinc-500 dark:hover:text-sky-300";
+
 export function DataTable({ caption, className, children }: { caption?: string; className?: string; children: React.ReactNode }) {
   return (
     // Focusable region: a table wider than the screen must scroll by keyboard too.
@@ -42,8 +46,13 @@ export function TBody({ children }: { children: React.ReactNode }) {
   return <tbody className="divide-y divide-zinc-100 dark:divide-zinc-800/80">{children}</tbody>;
 }
 
-export function Tr({ className, children }: { className?: string; children: React.ReactNode }) {
-  return <tr className={cx("hover:bg-zinc-50 dark:hover:bg-zinc-900/60", className)}>{children}</tr>;
+/** `rowKey`: what the row shows (store and id), so a live table's rows can be told apart across updates. */
+export function Tr({ className, rowKey, children }: { className?: string; rowKey?: string; children: React.ReactNode }) {
+  return (
+    <tr data-row-key={rowKey} className={cx("hover:bg-zinc-50 dark:hover:bg-zinc-900/60", className)}>
+      {children}
+    </tr>
+  );
 }
 
 export function Th({ className, align = "left", children }: { className?: string; align?: "left" | "right"; children?: React.ReactNode }) {

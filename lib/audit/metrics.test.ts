@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AuditLog, type AuditDraft } from "@/lib/audit/log";
-import { createCounterState, getMetricsText } from "@/lib/console/get-metrics-text";
+import { getMetricsText } from "@/lib/console/get-metrics-text";
 import { ALICE, createAuditFixture, type AuditFixture } from "@/test/support/audit";
 
 const draft = (outcome: AuditDraft["outcome"], n: number): AuditDraft => ({
@@ -21,11 +21,11 @@ describe("/api/metrics force-release counters", () => {
   it("counts force-releases by outcome from the audit log, so every replica reports the same", async () => {
     const outcomes = ["requested", "released", "requested", "released", "lease_changed", "denied_role", "denied_role", "denied_role"] as const;
     for (const [i, outcome] of outcomes.entries()) await audit.log.append(draft(outcome, i));
-    // Two "replicas": separate pools and counter state, same answer.
+    // Two "replicas": separate pools, same answer.
     const other = new AuditLog({ connectionString: audit.url, schema: audit.schema, key: audit.key });
     try {
       for (const log of [audit.log, other]) {
-        const { body } = await getMetricsText({ entries: [], audit: log, counterState: createCounterState() });
+        const { body } = await getMetricsText({ entries: [], audit: log });
         expect(body).toContain('leasewatch_force_releases_total{outcome="released"} 2');
         expect(body).toContain('leasewatch_force_releases_total{outcome="lease_changed"} 1');
         expect(body).toContain('leasewatch_force_releases_total{outcome="denied_role"} 3');
@@ -41,7 +41,7 @@ describe("/api/metrics force-release counters", () => {
   it("an audit log that is down reports audit_up 0 and leaves the counters out rather than reading zero", async () => {
     const down = new AuditLog({ connectionString: "postgres://postgres@127.0.0.1:1/postgres", schema: audit.schema, key: audit.key });
     try {
-      const { body } = await getMetricsText({ entries: [], audit: down, counterState: createCounterState() });
+      const { body } = await getMetricsText({ entries: [], audit: down });
       expect(body).toContain("leasewatch_audit_up 0");
       expect(body).not.toContain("leasewatch_force_releases_total{");
     } finally {

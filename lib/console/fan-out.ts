@@ -80,8 +80,9 @@ export function selectEntries(
   if (storeName === undefined) return { ok: true, entries };
   const match = entries.filter((e) => e.store.name === storeName);
   if (match.length > 0) return { ok: true, entries: match };
-  const known = entries.map((e) => e.store.name).join(", ") || "none";
-  return { ok: false, problem: { param: "store", message: `no store is called "${storeName}"; this console watches: ${known}` } };
+  const known = entries.map((e) => e.store.name).join(", ");
+  const message = `No store is called "${storeName}". ${known ? `Known stores: ${known}.` : "This console watches no stores."}`;
+  return { ok: false, problem: { param: "store", message } };
 }
 
 // ---------------------------------------------------------------- multi-store cursors
@@ -102,7 +103,7 @@ function encodeStoreCursors(cursors: StoreCursors): string | null {
 
 function decodeStoreCursors(cursor: string | undefined): { ok: true; cursors: StoreCursors | null } | { ok: false; problem: ParamProblem } {
   if (cursor === undefined) return { ok: true, cursors: null };
-  const bad = { ok: false as const, problem: { param: "cursor", message: "is not a page link this console made; start again from the first page" } };
+  const bad = { ok: false as const, problem: { param: "cursor", message: "The cursor parameter is not a page link this console made; start again from the first page." } };
   try {
     const parsed: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
     if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return bad;

@@ -8,7 +8,7 @@ import { toPublicStoreError } from "./public-error";
 import { resolveEntries, selectEntries, withTimeout, STORE_TIMEOUT_MS, type ReadOptions } from "./fan-out";
 import { parseLeaseDetailParams, type LeaseDetailParams } from "./params";
 import { reshapeEvent, reshapeLease } from "./reshape";
-import type { HoldBar, LeaseDetailView, ReadResult, StoreOutcome, TokenView, WaiterView } from "./views";
+import type { HoldBar, LeaseDetailView, ReadResult, ResourceElsewhere, StoreOutcome, TokenView, WaiterView } from "./views";
 
 /** Latest events shown on the lease page; the rest are one click away on /events. */
 export const DETAIL_EVENTS_LIMIT = 50;
@@ -27,15 +27,38 @@ export async function getLeaseDetail(
   if (!selected.ok) return selected;
   const store = selected.entries[0]!.store;
   const timeoutMs = options.timeoutMs ?? STORE_TIMEOUT_MS;
+  const others = (await resolveEntries(options)).map((e) => e.store).filter((s) => s.name !== store.name);
+  const elsewhere = findElsewhere(others, params.resource, Math.min(timeoutMs, ELSEWHERE_TIMEOUT_MS));
   try {
     const view = await withTimeout(readDetail(store, params.resource, options.nowMs), timeoutMs, `store "${store.name}"`);
-    return { ok: true, view: { store: store.name, kind: store.kind, ok: true, data: view } };
+    return { ok: true, view: { store: store.name, kind: store.kind, ok: true, data: { ...view, elsewhere: await elsewhere } } };
   } catch (error) {
     return { ok: true, view: { store: store.name, kind: store.kind, ok: false, error: toPublicStoreError(error, store.name) } };
   }
 }
 
-async function readDetail(store: LeaseStore, resource: string, nowMs: number | undefined): Promise<LeaseDetailView> {
+/**
+ * The hint "also in redis-main" is secondary: a slow or down other store must
+ * not hold the page up for long, and is simply not mentioned.
+ */
+const ELSEWHERE_TIMEOUT_MS = 1_500;
+
+/** Other stores where `resource` is held now or has any recorded event. Two bounded reads per store, in parallel. */
+export async function findElsewhere(others: readonly LeaseStore[], resource: string, timeoutMs: number): Promise<ResourceElsewhere[]> {
+  const found = await Promise.allSettled(
+    others.map(async (other): Promise<ResourceElsewhere | null> => {
+      const [lease, events] = await withTimeout(
+        Promise.all([other.get(resource), other.events({ resource, limit: 1 })]),
+        timeoutMs,
+        `store "${other.name}"`,
+      );
+      return lease || events.items.length > 0 ? { store: other.name, kind: other.kind, isHeld: lease !== null } : null;
+    }),
+  );
+  return found.flatMap((r) => (r.status === "fulfilled" && r.value ? [r.value] : []));
+}
+
+async function readDetail(store: LeaseStore, resource: string, nowMs: number | undefined): Promise<Omit<LeaseDetailView, "elsewhere">> {
   // list() is the one read that reports the store's clock; everything time-relative uses it.
   const [lease, clock, recent, holds] = await Promise.all([
     store.get(resource),
@@ -64,6 +87,7 @@ async function readDetail(store: LeaseStore, resource: string, nowMs: number | u
     events: recent.items.map(reshapeEvent),
     hasMoreEvents: recent.nextCursor !== undefined,
     waiting: summariseWaiting(contended.items),
+    hasHistory: recent.items.length > 0,
     tokens: holds.items
       .filter((e) => e.kind === "acquired" && e.fencingToken !== null)
       .map((e): TokenView => ({ fencingToken: String(e.fencingToken), leaseId: e.leaseId, owner: e.owner, at: e.at.toISOString() })),

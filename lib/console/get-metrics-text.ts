@@ -1,59 +1,88 @@
 /**
  * Server-only: `/api/metrics` in Prometheus text format (prom-client). A fresh
- * registry per scrape, filled from each store's rollups — nothing is counted in
- * the console's request path.
+ * registry per scrape, filled from each store's own records — nothing is counted
+ * in the console process, so every console replica scraped at the same moment
+ * reports the same values, and a restart resets nothing:
  *
- * `leasewatch_events_total` must be a monotonic counter, but the stores keep
- * per-minute rollups, not lifetime totals. So this process keeps a running total
- * per store and kind: each scrape reads the last few minutes and adds what each
- * minute gained since the previous scrape. Like any Prometheus counter it starts
- * from zero when the console restarts (`rate()`/`increase()` handle that); minutes
- * older than the look-back that were never scraped are not counted.
+ * - counters (`leasewatch_events_total`, `leasewatch_renewals_total`) and the hold
+ *   histogram are the stores' lifetime totals (`store.lifetimeTotals()`);
+ * - gauges over the last 5 minutes come from the per-minute rollups;
+ * - zombies and the oldest lease per prefix group come from bounded reads of the
+ *   live leases (see OVERDUE_READ_LIMIT and OLDEST_READ_LIMIT).
  */
-import { Counter, Gauge, Registry } from "prom-client";
-import { histogramQuantile } from "@/lib/lease/histogram";
-import { HOLD_HISTOGRAM_BOUNDS_MS, LEASE_EVENT_KINDS, type CounterKind, type LeaseStore, type StatsBucket } from "@/lib/lease/types";
+import { Counter, Gauge, Registry, type Metric } from "prom-client";
+import { z } from "zod";
+import { resourcePrefix } from "@/lib/lease/validation";
+import {
+  HOLD_HISTOGRAM_BOUNDS_MS,
+  LEASE_EVENT_KINDS,
+  type CounterKind,
+  type Lease,
+  type LeaseState,
+  type LeaseStore,
+  type LifetimeTotals,
+  type StatsBucket,
+} from "@/lib/lease/types";
 import { AUDIT_OUTCOMES } from "@/lib/audit/chain";
 import type { AuditLog } from "@/lib/audit/log";
+import { ConfigError } from "./config";
 import { fanOutStores, resolveEntries, STORE_TIMEOUT_MS, withTimeout, type ReadOptions } from "./fan-out";
-import { DEFAULT_DEPTH, MINUTE_MS } from "./params";
+import { MINUTE_MS } from "./params";
 
 /** Gauges such as the contention rate are over this window. */
 export const METRICS_WINDOW_MS = 5 * MINUTE_MS;
-/** How far back each scrape re-reads minutes to find what changed (covers a missed scrape or two). */
-export const COUNTER_LOOKBACK_MS = 15 * MINUTE_MS;
-/** Prefix series are limited to the most contended few, to bound label cardinality. */
-export const TOP_PREFIX_SERIES = 10;
-const COUNTED_KINDS: readonly CounterKind[] = [...LEASE_EVENT_KINDS, "renewed"];
+/** Zombie leases are counted from at most this many leases per state (one list page). */
+export const OVERDUE_READ_LIMIT = 1_000;
+/** The oldest lease per prefix group is found among this many longest-held leases (one list page). */
+export const OLDEST_READ_LIMIT = 1_000;
+/** The prefix group every lease past LEASEWATCH_METRICS_MAX_GROUPS falls into. */
+export const OTHER_GROUP = "other";
+/** The states a zombie can be in, as the leases page filters them (`/locks?state=`). */
+const ZOMBIE_STATES = ["overdue", "lapsed"] as const satisfies readonly LeaseState[];
 
-/** Per store: counts already folded into the totals, by minute, and the running totals. */
-export interface CounterState {
-  stores: Map<string, { seen: Map<number, Partial<Record<CounterKind, number>>>; totals: Record<CounterKind, number> }>;
-}
+const ZMetricsConfig = z.object({
+  prefixDepth: z.coerce
+    .number({ error: "LEASEWATCH_METRICS_PREFIX_DEPTH must be 1, 2 or 3" })
+    .int({ error: "LEASEWATCH_METRICS_PREFIX_DEPTH must be 1, 2 or 3" })
+    .min(1, { error: "LEASEWATCH_METRICS_PREFIX_DEPTH must be 1, 2 or 3" })
+    .max(3, { error: "LEASEWATCH_METRICS_PREFIX_DEPTH must be 1, 2 or 3" })
+    .default(2),
+  maxGroups: z.coerce
+    .number({ error: "LEASEWATCH_METRICS_MAX_GROUPS must be a whole number from 1 to 200" })
+    .int({ error: "LEASEWATCH_METRICS_MAX_GROUPS must be a whole number from 1 to 200" })
+    .min(1, { error: "LEASEWATCH_METRICS_MAX_GROUPS must be a whole number from 1 to 200" })
+    .max(200, { error: "LEASEWATCH_METRICS_MAX_GROUPS must be a whole number from 1 to 200" })
+    .default(20),
+});
+/** How prefix groups are formed and how many series they may make (label cardinality). */
+export type TMetricsConfig = z.infer<typeof ZMetricsConfig>;
 
-export function createCounterState(): CounterState {
-  return { stores: new Map() };
-}
-
-const GLOBAL_KEY = Symbol.for("leasewatch.console.metrics-counters");
-function processCounterState(): CounterState {
-  const g = globalThis as typeof globalThis & { [GLOBAL_KEY]?: CounterState };
-  g[GLOBAL_KEY] ??= createCounterState();
-  return g[GLOBAL_KEY];
+/** LEASEWATCH_METRICS_PREFIX_DEPTH (1–3, default 2) and LEASEWATCH_METRICS_MAX_GROUPS (1–200, default 20). */
+export function readMetricsConfig(env: Readonly<Record<string, string | undefined>> = process.env): TMetricsConfig {
+  const parsed = ZMetricsConfig.safeParse({
+    prefixDepth: env.LEASEWATCH_METRICS_PREFIX_DEPTH || undefined,
+    maxGroups: env.LEASEWATCH_METRICS_MAX_GROUPS || undefined,
+  });
+  if (!parsed.success) throw new ConfigError(parsed.error.issues.map((i) => i.message).join("; "));
+  return parsed.data;
 }
 
 interface StoreScrape {
   active: number;
-  buckets: StatsBucket[];
+  totals: LifetimeTotals;
+  recent: StatsBucket[];
+  zombies: Record<(typeof ZOMBIE_STATES)[number], number>;
+  oldest: Map<string, number>;
 }
 
 export interface MetricsOptions extends ReadOptions {
-  counterState?: CounterState;
   /**
    * The audit log to count force-releases from. Default: the console's own
    * (lib/audit/context) when LEASEWATCH_AUDIT_KEY is set; null leaves those series out.
    */
   audit?: AuditLog | null;
+  /** Default: readMetricsConfig() from the environment. */
+  config?: TMetricsConfig;
 }
 
 /** Force-release outcomes, as counted from the audit log (every replica reads the same table, so they agree). */
@@ -71,11 +100,78 @@ export interface MetricsText {
   body: string;
 }
 
+/**
+ * Seconds since acquire of the longest-held lease in each prefix group, from one page of
+ * leases sorted longest-held first: the first lease seen of a group is its oldest. The first
+ * `maxGroups` groups (the ones holding the oldest leases) get a series each; the rest share
+ * OTHER_GROUP. A group absent here has no lease among the OLDEST_READ_LIMIT oldest.
+ */
+export function oldestByGroup(leases: readonly Lease[], nowMs: number, config: TMetricsConfig): Map<string, number> {
+  const oldest = new Map<string, number>();
+  for (const lease of leases) {
+    const group = resourcePrefix(lease.resource, config.prefixDepth);
+    const key = oldest.has(group) || oldest.size < config.maxGroups ? group : OTHER_GROUP;
+    if (oldest.has(key)) continue;
+    oldest.set(key, Math.max(0, nowMs - lease.acquiredAt.getTime()) / 1000);
+  }
+  return oldest;
+}
+
+async function scrapeStore(store: LeaseStore, config: TMetricsConfig, from: Date, to: Date): Promise<StoreScrape> {
+  const [active, totals, recent, overdue, lapsed, longest] = await Promise.all([
+    store.countActive(),
+    store.lifetimeTotals(),
+    store.stats({ from, to, bucketMs: MINUTE_MS, prefixDepth: config.prefixDepth }),
+    store.list({ state: "overdue", limit: OVERDUE_READ_LIMIT }),
+    store.list({ state: "lapsed", limit: OVERDUE_READ_LIMIT }),
+    store.list({ sort: "held_longest", limit: OLDEST_READ_LIMIT }),
+  ]);
+  return {
+    active,
+    totals,
+    recent,
+    zombies: { overdue: overdue.items.length, lapsed: lapsed.items.length },
+    // Ages on the store's clock, like every lease state.
+    oldest: oldestByGroup(longest.items, longest.now.getTime(), config),
+  };
+}
+
+/** One labelled histogram of a family: counts per bucket (the last is +Inf) and the sum, in base units. */
+export interface HistogramSeries {
+  labels: Record<string, string>;
+  counts: readonly number[];
+  sum: number;
+}
+
+/**
+ * Registers a Prometheus histogram family built from bucket counts the stores keep:
+ * `<name>_bucket{le}` cumulative over `bounds` (upper bounds, base units) then `+Inf`,
+ * which equals `<name>_count`, and `<name>_sum`. prom-client's Histogram only observes
+ * values one at a time, so the family is registered as a metric whose values are given whole.
+ */
+export function registerHistogram(registry: Registry, family: { name: string; help: string; bounds: readonly number[]; series: readonly HistogramSeries[] }): void {
+  const { name, help, bounds } = family;
+  const values: Array<{ metricName: string; labels: Record<string, string | number>; value: number }> = [];
+  for (const { labels, counts, sum } of family.series) {
+    let cumulative = 0;
+    bounds.forEach((bound, i) => {
+      cumulative += counts[i] ?? 0;
+      values.push({ metricName: `${name}_bucket`, labels: { ...labels, le: bound }, value: cumulative });
+    });
+    cumulative += counts[bounds.length] ?? 0;
+    values.push({ metricName: `${name}_bucket`, labels: { ...labels, le: "+Inf" }, value: cumulative });
+    values.push({ metricName: `${name}_sum`, labels, value: sum });
+    values.push({ metricName: `${name}_count`, labels, value: cumulative });
+  }
+  const metric = { name, help, type: "histogram", aggregator: "sum", get: async () => ({ name, help, type: "histogram", aggregator: "sum", values }), reset: () => {} };
+  registry.registerMetric(metric as unknown as Metric);
+}
+
 export async function getMetricsText(options: MetricsOptions = {}): Promise<MetricsText> {
+  const config = options.config ?? readMetricsConfig();
   const entries = await resolveEntries(options);
-  const state = options.counterState ?? processCounterState();
   const nowMs = options.nowMs ?? Date.now();
-  const from = new Date(Math.floor((nowMs - COUNTER_LOOKBACK_MS) / MINUTE_MS) * MINUTE_MS);
+  const from = new Date(Math.floor((nowMs - METRICS_WINDOW_MS) / MINUTE_MS) * MINUTE_MS);
   const to = new Date(nowMs);
 
   // The audit log is read alongside the stores, with the same time limit; down, it reports audit_up 0.
@@ -85,42 +181,35 @@ export async function getMetricsText(options: MetricsOptions = {}): Promise<Metr
     (counts) => ({ ok: true as const, counts }),
     (error: unknown) => ({ ok: false as const, error }),
   );
-  const outcomes = await fanOutStores(
-    entries,
-    async (store: LeaseStore): Promise<StoreScrape> => {
-      const [active, buckets] = await Promise.all([
-        store.countActive(),
-        store.stats({ from, to, bucketMs: MINUTE_MS, prefixDepth: DEFAULT_DEPTH }),
-      ]);
-      return { active, buckets };
-    },
-    options.timeoutMs,
-  );
+  const outcomes = await fanOutStores(entries, (store) => scrapeStore(store, config, from, to), options.timeoutMs);
 
   const registry = new Registry();
   const up = new Gauge({ name: "leasewatch_store_up", help: "1 when the console could read the store in this scrape, else 0", labelNames: ["store", "kind"], registers: [registry] });
   const active = new Gauge({ name: "leasewatch_active_leases", help: "Leases currently stored (held, or lapsed and not yet swept)", labelNames: ["store"], registers: [registry] });
-  const events = new Counter({ name: "leasewatch_events_total", help: "Lease events recorded by the store, counted since this console started", labelNames: ["store", "kind"], registers: [registry] });
-  const renewals = new Counter({ name: "leasewatch_renewals_total", help: "Successful lease renewals, counted since this console started", labelNames: ["store"], registers: [registry] });
+  const events = new Counter({ name: "leasewatch_events_total", help: "Lease events the store has recorded in its lifetime (from its durable totals)", labelNames: ["store", "kind"], registers: [registry] });
+  const renewals = new Counter({ name: "leasewatch_renewals_total", help: "Successful lease renewals the store has recorded (Postgres counts them when their lease ends)", labelNames: ["store"], registers: [registry] });
   const windowEvents = new Gauge({ name: "leasewatch_events_5m", help: "Lease events in the last 5 minutes, by kind", labelNames: ["store", "kind"], registers: [registry] });
   const contention = new Gauge({ name: "leasewatch_contention_rate", help: "Failed acquires / all acquire attempts over the last 5 minutes (absent without attempts)", labelNames: ["store"], registers: [registry] });
   const expiredRatio = new Gauge({ name: "leasewatch_expired_to_released_ratio", help: "Expired / released leases over the last 5 minutes (absent when nothing was released); force-releases are not in it", labelNames: ["store"], registers: [registry] });
-  const hold = new Gauge({ name: "leasewatch_hold_duration_ms", help: "Hold duration of leases that ended in the last 5 minutes, estimated from the rollup histogram", labelNames: ["store", "quantile"], registers: [registry] });
-  const prefixContention = new Gauge({ name: "leasewatch_prefix_contended_5m", help: `Failed acquires in the last 5 minutes for the ${TOP_PREFIX_SERIES} most contended prefixes (first ${DEFAULT_DEPTH} ':' segments)`, labelNames: ["store", "prefix"], registers: [registry] });
+  const prefixContention = new Gauge({ name: "leasewatch_prefix_contended_5m", help: `Failed acquires in the last 5 minutes for the ${config.maxGroups} most contended prefix groups (first ${config.prefixDepth} ':' segments)`, labelNames: ["store", "prefix"], registers: [registry] });
+  const overdue = new Gauge({ name: "leasewatch_lease_overdue", help: `Zombie leases: overdue (a missed heartbeat, not yet expired) or lapsed (past expiry, not yet recorded), counted up to ${OVERDUE_READ_LIMIT}`, labelNames: ["store", "state"], registers: [registry] });
+  const oldest = new Gauge({ name: "leasewatch_oldest_lease_age_seconds", help: `Age of the longest-held lease per prefix group (first ${config.prefixDepth} ':' segments; past ${config.maxGroups} groups, "${OTHER_GROUP}")`, labelNames: ["store", "prefix_group"], registers: [registry] });
+  const releaseFailures = new Counter({ name: "leasewatch_release_failures_total", help: "Releases the store refused: not_owner (the lease id no longer held the resource), expired (its lease had lapsed); absent for stores that do not count them (Redis)", labelNames: ["store", "reason"], registers: [registry] });
 
+  const histograms: Array<{ store: string; totals: LifetimeTotals }> = [];
   for (const outcome of outcomes) {
     up.set({ store: outcome.store, kind: outcome.kind }, outcome.ok ? 1 : 0);
     // A store that is down only reports up=0: its other series disappear rather than read as zero.
     if (!outcome.ok) continue;
-    const { store } = outcome;
-    const { buckets } = outcome.data;
-    active.set({ store }, outcome.data.active);
+    const { store, data } = outcome;
+    active.set({ store }, data.active);
 
-    const totals = foldIntoTotals(state, store, buckets, from.getTime());
-    for (const kind of LEASE_EVENT_KINDS) events.inc({ store, kind }, totals[kind]);
-    renewals.inc({ store }, totals.renewed);
+    for (const kind of LEASE_EVENT_KINDS) events.inc({ store, kind }, data.totals.counts[kind]);
+    renewals.inc({ store }, data.totals.counts.renewed);
+    histograms.push({ store, totals: data.totals });
+    for (const [reason, n] of Object.entries(data.totals.releaseFailures ?? {})) releaseFailures.inc({ store, reason }, n);
 
-    const recent = buckets.filter((b) => b.start.getTime() >= nowMs - METRICS_WINDOW_MS);
+    const recent = data.recent.filter((b) => b.start.getTime() >= nowMs - METRICS_WINDOW_MS);
     const sum = (kind: CounterKind) => recent.reduce((n, b) => n + (b.counts[kind] ?? 0), 0);
     for (const kind of LEASE_EVENT_KINDS) windowEvents.set({ store, kind }, sum(kind));
     const acquired = sum("acquired");
@@ -128,20 +217,23 @@ export async function getMetricsText(options: MetricsOptions = {}): Promise<Metr
     if (acquired + contended > 0) contention.set({ store }, contended / (acquired + contended));
     if (sum("released") > 0) expiredRatio.set({ store }, sum("expired") / sum("released"));
 
-    const histogram = new Array<number>(HOLD_HISTOGRAM_BOUNDS_MS.length + 1).fill(0);
-    for (const b of recent) b.holdHistogram.forEach((n, i) => (histogram[i] = (histogram[i] ?? 0) + n));
-    for (const q of [0.5, 0.95, 0.99]) {
-      const value = histogramQuantile(histogram, q);
-      if (value !== null) hold.set({ store, quantile: String(q) }, value);
-    }
-
     const prefixes = new Map<string, number>();
     for (const b of recent) for (const [p, n] of Object.entries(b.contendedByPrefix)) prefixes.set(p, (prefixes.get(p) ?? 0) + n);
     [...prefixes.entries()]
       .sort((a, b) => b[1] - a[1])
-      .slice(0, TOP_PREFIX_SERIES)
+      .slice(0, config.maxGroups)
       .forEach(([prefix, n]) => prefixContention.set({ store, prefix }, n));
+
+    for (const state of ZOMBIE_STATES) overdue.set({ store, state }, data.zombies[state]);
+    for (const [group, seconds] of data.oldest) oldest.set({ store, prefix_group: group }, seconds);
   }
+  registerHistogram(registry, {
+    name: "leasewatch_hold_duration_seconds",
+    help: "How long leases were held, from acquire to release, expiry or force-release (store clock), over the store's lifetime",
+    bounds: HOLD_HISTOGRAM_BOUNDS_MS.map((ms) => ms / 1000),
+    series: histograms.map(({ store, totals }) => ({ labels: { store }, counts: totals.holdHistogram, sum: totals.holdMsSum / 1000 })),
+  });
+  // Renewal slack (leasewatch_renewal_slack: remaining TTL ÷ TTL at each renewal) is another registerHistogram family here.
 
   const audited = await forceReleases;
   if (!audited.ok || audited.counts !== null) {
@@ -158,33 +250,4 @@ export async function getMetricsText(options: MetricsOptions = {}): Promise<Metr
   }
 
   return { contentType: registry.contentType, body: await registry.metrics() };
-}
-
-/**
- * Add what each minute gained since the last scrape to the store's running
- * totals. A minute's count only grows (the open minute fills up; rollups are
- * recomputed to the same or higher value), so a lower reading adds nothing.
- */
-export function foldIntoTotals(state: CounterState, store: string, buckets: readonly StatsBucket[], oldestMs: number): Record<CounterKind, number> {
-  let entry = state.stores.get(store);
-  if (!entry) {
-    entry = { seen: new Map(), totals: Object.fromEntries(COUNTED_KINDS.map((k) => [k, 0])) as Record<CounterKind, number> };
-    state.stores.set(store, entry);
-  }
-  for (const bucket of buckets) {
-    const minute = bucket.start.getTime();
-    const seen = entry.seen.get(minute) ?? {};
-    const next: Partial<Record<CounterKind, number>> = { ...seen };
-    for (const kind of COUNTED_KINDS) {
-      const now = bucket.counts[kind] ?? 0;
-      const before = seen[kind] ?? 0;
-      if (now > before) {
-        entry.totals[kind] += now - before;
-        next[kind] = now;
-      }
-    }
-    entry.seen.set(minute, next);
-  }
-  for (const minute of entry.seen.keys()) if (minute < oldestMs) entry.seen.delete(minute);
-  return entry.totals;
 }

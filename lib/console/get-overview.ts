@@ -13,6 +13,7 @@ import { formatBound } from "./format";
 import { parseOverviewParams, type OverviewParams, type SearchParamsInput } from "./params";
 import { createSharedReads } from "./shared-read";
 import type {
+  ContentionTrend,
   HistogramBar,
   OverviewPoint,
   OverviewTiles,
@@ -41,11 +42,19 @@ export const RESOURCE_DEPTH = 3;
  */
 export const OVERVIEW_SHARE_MS = 1_500;
 
+/** Sparklines in the "most contended" tables have at most this many points (a 7-day window has 169 buckets). */
+export const SPARK_POINTS = 24;
+
 interface StoreRead {
   /** Counters, and contention at the requested depth or (complete, to be cut while merging) at depth 3. */
   buckets: StatsBucket[];
+  /** Contention at depth 3 (the resources table's names). */
+  deep: StatsBucket[];
+  /** The window just before, as long in buckets: `buckets` and `deep` again, for the tables' change column. */
+  previous: StatsBucket[];
+  previousDeep: StatsBucket[];
   /** This store's most contended depth-3 names over the window, already told apart (resource or prefix). */
-  resources: ResourceCount[];
+  resources: Omit<ResourceCount, "trend">[];
   active: number;
 }
 
@@ -67,16 +76,19 @@ export async function getOverview(params: OverviewParams, options: ReadOptions =
 
   const nowMs = options.nowMs ?? Date.now();
   const isReusing = options.reuseClosedBuckets ?? options.entries === undefined;
+  const axis = bucketAxis(from.getTime(), to.getTime(), bucketMs);
+  // The same number of buckets right before this window's first: a fair "previous window".
+  const previousAxis = axis.map((t) => t - axis.length * bucketMs);
+  const previousRange = { from: new Date(previousAxis[0]!), to: new Date(axis[0]!), bucketMs };
   const outcomes = await fanOutStores(
     selected.entries,
     (store) => {
       const readStats = (q: StatsReadQuery) => (isReusing ? closedBuckets.readStats(store, q, nowMs) : store.stats(q));
-      return readStore(store, readStats, { from, to, bucketMs }, params.depth);
+      return readStore(store, readStats, { from, to, bucketMs }, previousRange, params.depth);
     },
     options.timeoutMs,
   );
 
-  const axis = bucketAxis(from.getTime(), to.getTime(), bucketMs);
   const windowMinutes = (to.getTime() - from.getTime()) / 60_000;
   const stores = outcomes.map((o) => {
     if (!o.ok) return o;
@@ -90,6 +102,14 @@ export async function getOverview(params: OverviewParams, options: ReadOptions =
   const activeNow = reads.reduce((sum, r) => sum + r.active, 0);
   const total = computeTiles(merged, activeNow, windowMinutes);
   const prefixTotals = sumPrefixes(merged);
+  // Per store, merged once however many of its names make the resources table.
+  const trendsByStore = new Map<StoreRead, ReturnType<typeof storeTrends>>();
+  const resourceTrends = (read: StoreRead) => {
+    let trends = trendsByStore.get(read);
+    if (!trends) trendsByStore.set(read, (trends = storeTrends(read, axis, previousAxis)));
+    return trends;
+  };
+  const previousPrefixTotals = sumPrefixes(mergeBuckets(previousAxis, reads.map((r) => r.previous), { depth: params.depth }));
   const stackPrefixes = [...prefixTotals.entries()].sort((a, b) => b[1] - a[1]).slice(0, TOP_STACK_PREFIXES).map(([p]) => p);
   const points = buildPoints(axis, merged, activeNow, stackPrefixes);
   const hasOther = points.some((p) => (p.stack[OTHER_KEY] ?? 0) > 0);
@@ -117,11 +137,19 @@ export async function getOverview(params: OverviewParams, options: ReadOptions =
         .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
         .slice(0, TOP_TABLE_ROWS)
         // Share of every failed acquire (the exact counter), not only of the ones the rollups name.
-        .map(([prefix, contended]): PrefixCount => ({ prefix, contended, share: total.contended > 0 ? contended / total.contended : 0 })),
+        .map(
+          ([prefix, contended]): PrefixCount => ({
+            prefix,
+            contended,
+            share: total.contended > 0 ? contended / total.contended : 0,
+            trend: { previous: previousPrefixTotals.get(prefix) ?? 0, spark: sparkOf(merged, prefix) },
+          }),
+        ),
       topResources: reads
-        .flatMap((r) => r.resources)
-        .sort(compareResourceCounts)
-        .slice(0, TOP_TABLE_ROWS),
+        .flatMap((r) => r.resources.map((row) => ({ row, read: r })))
+        .sort((a, b) => compareResourceCounts(a.row, b.row))
+        .slice(0, TOP_TABLE_ROWS)
+        .map(({ row, read }): ResourceCount => ({ ...row, trend: resourceTrends(read).trendOf(row.resource) })),
       resourceDepth: RESOURCE_DEPTH,
     },
   };
@@ -139,14 +167,44 @@ async function readStore(
   store: LeaseStore,
   readStats: (query: StatsReadQuery) => Promise<StatsBucket[]>,
   range: Omit<StatsQuery, "prefixDepth">,
+  previousRange: Omit<StatsQuery, "prefixDepth">,
   depth: number,
 ): Promise<StoreRead> {
-  const [deep, active] = await Promise.all([readStats({ ...range, prefixDepth: RESOURCE_DEPTH }), store.countActive()]);
-  const [buckets, resources] = await Promise.all([
-    depth === RESOURCE_DEPTH || isBreakdownComplete(deep) ? deep : readStats({ ...range, prefixDepth: depth }),
+  // The previous window's buckets are all closed, so after the first read they come from the closed-bucket cache.
+  const [deep, previousDeep, active] = await Promise.all([
+    readStats({ ...range, prefixDepth: RESOURCE_DEPTH }),
+    readStats({ ...previousRange, prefixDepth: RESOURCE_DEPTH }),
+    store.countActive(),
+  ]);
+  const atDepth = (buckets: StatsBucket[], r: Omit<StatsQuery, "prefixDepth">) =>
+    depth === RESOURCE_DEPTH || isBreakdownComplete(buckets) ? buckets : readStats({ ...r, prefixDepth: depth });
+  const [buckets, previous, resources] = await Promise.all([
+    atDepth(deep, range),
+    atDepth(previousDeep, previousRange),
     identifyResources(store, topNames(deep)),
   ]);
-  return { buckets, resources, active };
+  return { buckets, deep, previous, previousDeep, resources, active };
+}
+
+/** One name's failed acquires per bucket, summed into at most SPARK_POINTS equal slices. */
+function sparkOf(buckets: readonly MergedBucket[], name: string): number[] {
+  return downsample(buckets.map((b) => b.contendedByPrefix.get(name) ?? 0), SPARK_POINTS);
+}
+
+/** Sums neighbouring values so at most `points` remain; slices are equal (the last may be shorter). */
+export function downsample(values: readonly number[], points: number): number[] {
+  if (values.length <= points) return [...values];
+  const size = Math.ceil(values.length / points);
+  const out: number[] = [];
+  for (let i = 0; i < values.length; i += size) out.push(values.slice(i, i + size).reduce((a, b) => a + b, 0));
+  return out;
+}
+
+/** Resource rows' trends, from their own store's depth-3 buckets (the names the rows show). */
+function storeTrends(read: StoreRead, axis: readonly number[], previousAxis: readonly number[]) {
+  const current = mergeBuckets(axis, [read.deep]);
+  const previous = sumPrefixes(mergeBuckets(previousAxis, [read.previousDeep]));
+  return { trendOf: (name: string): ContentionTrend => ({ previous: previous.get(name) ?? 0, spark: sparkOf(current, name) }) };
 }
 
 /** Whether every bucket's prefix counts add up to its `contended` counter (nothing left out). */
@@ -171,16 +229,16 @@ function topNames(buckets: readonly StatsBucket[]): Array<[string, number]> {
  * longer ones; a resource of exactly that name has its own history (a contended
  * acquire is recorded on it), which both stores read from an index, not a scan.
  */
-async function identifyResources(store: LeaseStore, names: Array<[string, number]>): Promise<ResourceCount[]> {
+async function identifyResources(store: LeaseStore, names: Array<[string, number]>): Promise<Omit<ResourceCount, "trend">[]> {
   return Promise.all(
-    names.map(async ([name, contended]): Promise<ResourceCount> => {
+    names.map(async ([name, contended]): Promise<Omit<ResourceCount, "trend">> => {
       const isResource = name.split(":").length < RESOURCE_DEPTH || (await store.events({ resource: name, limit: 1 })).items.length > 0;
       return { store: store.name, resource: name, contended, isResource };
     }),
   );
 }
 
-function compareResourceCounts(a: ResourceCount, b: ResourceCount): number {
+function compareResourceCounts(a: Omit<ResourceCount, "trend">, b: Omit<ResourceCount, "trend">): number {
   return b.contended - a.contended || a.resource.localeCompare(b.resource) || a.store.localeCompare(b.store);
 }
 

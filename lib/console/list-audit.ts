@@ -52,7 +52,7 @@ export async function listAuditFromSearch(input: SearchParamsInput, nowMs = Date
     const page = await listAuditEntries({ ...toFilter(params), limit: params.limit, ...(params.cursor ? { cursor: params.cursor } : {}) });
     return { ok: true, view: { readAt: new Date(nowMs).toISOString(), items: page.items.map(reshapeAuditEntry), nextCursor: page.nextCursor ?? null } };
   } catch (error) {
-    if (error instanceof AuditQueryError) return { ok: false, problem: { param: "filter", message: error.message } };
+    if (error instanceof AuditQueryError) return { ok: false, problem: { param: "filter", message: `The audit filter is not valid: ${error.message}.` } };
     throw error;
   }
 }

@@ -73,25 +73,23 @@ async function listExpiredLeases(
         kinds: ["expired"],
         prefix: params.prefix,
         owner: params.owner,
+        task: params.task,
         from: params.range.from,
         to: params.range.to,
         limit: params.limit,
         cursor,
       });
-      // Events carry no task index; the task filter narrows this page only.
-      const ended: EndedLeaseView[] = page.items
-        .filter((e) => params.task === undefined || e.task === params.task)
-        .map((e) => ({
-          store: e.store,
-          eventId: e.id,
-          resource: e.resource,
-          leaseId: e.leaseId,
-          owner: e.owner,
-          task: e.task,
-          fencingToken: e.fencingToken === null ? null : String(e.fencingToken),
-          endedAt: e.at.toISOString(),
-          holdMs: typeof e.holdMs === "number" ? e.holdMs : null,
-        }));
+      const ended: EndedLeaseView[] = page.items.map((e) => ({
+        store: e.store,
+        eventId: e.id,
+        resource: e.resource,
+        leaseId: e.leaseId,
+        owner: e.owner,
+        task: e.task,
+        fencingToken: e.fencingToken === null ? null : String(e.fencingToken),
+        endedAt: e.at.toISOString(),
+        holdMs: typeof e.holdMs === "number" ? e.holdMs : null,
+      }));
       return { items: ended, nextCursor: page.nextCursor };
     },
     timeoutMs,

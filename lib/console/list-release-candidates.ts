@@ -28,7 +28,7 @@ export async function listReleaseCandidates(
   query: { prefix: string; store?: string },
   options: ReadOptions = {},
 ): Promise<ReadResult<ReleaseCandidatesView>> {
-  if (!query.prefix) return { ok: false, problem: { param: "prefix", message: "bulk release needs a prefix (it never applies to every lease)" } };
+  if (!query.prefix) return { ok: false, problem: { param: "prefix", message: "Bulk release needs a prefix: it never applies to every lease." } };
   const selected = selectEntries(await resolveEntries(options), query.store);
   if (!selected.ok) return selected;
   const outcomes = await fanOutStores(

@@ -70,7 +70,7 @@ describe("most contended resources, from rollups", () => {
 
     const view = viewOf(await getOverviewFromSearch({ window: "15m" }, { entries: [{ store: pgStore }, { store: redis }] }));
     expect(view.resourceDepth).toBe(3);
-    expect(view.topResources).toEqual([
+    expect(view.topResources).toMatchObject([
       { store: "redis-c", resource: "t2:export:day", contended: 4, isResource: false },
       { store: "redis-c", resource: "t1:billing:2026-04", contended: 3, isResource: true },
       { store: "redis-c", resource: "solo:job", contended: 1, isResource: true },
@@ -84,6 +84,11 @@ describe("most contended resources, from rollups", () => {
       ["t3:sync", 1],
     ]);
     expect(view.topPrefixes.reduce((n, p) => n + p.share, 0)).toBeCloseTo(1);
+    // Each row's sparkline is its own count over the window; the namespace is new, so the window before had none.
+    for (const row of [...view.topPrefixes, ...view.topResources]) {
+      expect(row.trend.spark.reduce((a, b) => a + b, 0)).toBe(row.contended);
+      expect(row.trend.previous).toBe(0);
+    }
   });
 
   it("counts prefixes exactly when a store keeps only its top depth-3 names per bucket", async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { leaseHref, withParams } from "./links";
-import { parseAtParam, parseLeaseDetailParams, parseLeasesParams, parseOverviewParams } from "./params";
+import { selectEntries } from "./fan-out";
+import { parseAtParam, parseEventsParams, parseLeaseDetailParams, parseLeasesParams, parseOverviewParams, toProblemSentence } from "./params";
 
 /** What the app router hands a page for a path: the segments after /locks/, still percent-encoded. */
 function routeOf(href: string): { store: string; resource: string[] } {
@@ -26,9 +27,13 @@ describe("lease links", () => {
 
 describe("windows", () => {
   const now = Date.parse("2026-04-01T12:00:30Z");
-  it("picks minute buckets up to a day and hours beyond", () => {
+  it("picks minute buckets up to 6 hours and hours beyond", () => {
     const hour = parseOverviewParams({ window: "1h" }, now);
     expect(hour.ok && hour.params.range).toMatchObject({ window: "1h", bucketMs: 60_000 });
+    const six = parseOverviewParams({ window: "6h" }, now);
+    expect(six.ok && six.params.range.bucketMs).toBe(60_000);
+    const day = parseOverviewParams({ window: "24h" }, now);
+    expect(day.ok && day.params.range.bucketMs).toBe(3_600_000);
     const week = parseOverviewParams({ window: "7d" }, now);
     expect(week.ok && week.params.range.bucketMs).toBe(3_600_000);
     const custom = parseOverviewParams({ from: "2026-03-30T00:00", to: "2026-04-01T00:00" }, now);
@@ -39,13 +44,51 @@ describe("windows", () => {
   it("explains what is wrong", () => {
     expect(parseOverviewParams({ window: "1h", from: "2026-03-30T00:00Z" }, now)).toMatchObject({
       ok: false,
-      problem: { param: "from", message: "only applies with window=custom (window is 1h)" },
+      problem: { param: "from", message: "The from parameter only applies with window=custom (window is 1h)." },
     });
     expect(parseOverviewParams({ window: "custom", from: "2026-01-01T00:00Z" }, now)).toMatchObject({
       ok: false,
-      problem: { param: "from", message: "a custom window can span at most 14 days" },
+      problem: { param: "from", message: "The from parameter must be at most 14 days before to (a custom window spans at most 14 days)." },
     });
     expect(parseOverviewParams({ window: ["1h", "6h"] }, now)).toMatchObject({ ok: false, problem: { param: "window" } });
+  });
+});
+
+describe("problem messages", () => {
+  // Shown on their own under "Can't show …", so each must read as a sentence that names the parameter.
+  const isSentence = (message: string) => /^[A-Z].*[.!?]$/s.test(message);
+
+  it("say which store is unknown and which stores exist", () => {
+    const entries = ["pg-main", "redis-main"].map((name) => ({ store: { name } })) as unknown as Parameters<typeof selectEntries>[0];
+    expect(selectEntries(entries, "x")).toEqual({
+      ok: false,
+      problem: { param: "store", message: 'No store is called "x". Known stores: pg-main, redis-main.' },
+    });
+    expect(selectEntries([], "x")).toMatchObject({ problem: { message: 'No store is called "x". This console watches no stores.' } });
+  });
+
+  it.each([
+    [{ window: "2h" }, "window", /^The window parameter must be one of 15m, 1h, 6h, 24h, 7d, custom\.$/],
+    [{ window: "custom" }, "from", /^The from parameter is needed for a custom window/],
+    [{ from: "yesterday" }, "from", /^The from parameter must be an ISO 8601 date-time/],
+    [{ prefix: " x" }, "prefix", /^Prefix must not start or end with whitespace\.$/],
+    [{ store: "Bad Store" }, "store", /^Store name must be 1-63 chars/],
+    [{ owner: "a", task: "b", kind: "exploded" }, "kind", /^The kind parameter has "exploded", which is not an event kind/],
+  ] as const)("%j reads as a sentence about %s", (search, param, message) => {
+    const result = parseEventsParams(search, Date.parse("2026-04-01T12:00:30Z"));
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.problem.param).toBe(param);
+    expect(result.problem.message).toMatch(message);
+    expect(isSentence(result.problem.message), result.problem.message).toBe(true);
+    expect(result.problem.message).not.toMatch(new RegExp(`^the URL parameter|parameter ${param} ${param}`, "i"));
+  });
+
+  it("quote zod's own wording as a reason rather than run it into the sentence", () => {
+    expect(toProblemSentence("cursor", "Too big: expected string to have <=2048 characters")).toBe(
+      "The cursor parameter is not valid (Too big: expected string to have <=2048 characters).",
+    );
+    expect(toProblemSentence("owner", "owner must not be empty")).toBe("Owner must not be empty.");
   });
 });
 

@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import { LEASE_EVENT_KINDS, type LeaseEventKind, type LeaseSort } from "@/lib/lease/types";
-import { ZCursor, ZOwner, ZPrefix, ZResource, ZStoreName, ZTask } from "@/lib/lease/validation";
+import { ZCursor, ZLeaseId, ZOwner, ZPrefix, ZResource, ZStoreName, ZTask } from "@/lib/lease/validation";
 import { MAX_PREV_CURSORS } from "./links";
 import { AUDIT_OUTCOMES, type AuditOutcome, type ParamProblem, type WindowName } from "./views";
 
@@ -22,8 +22,8 @@ export const WINDOW_MS: Record<Exclude<WindowName, "custom">, number> = {
 };
 export const MINUTE_MS = 60_000;
 export const HOUR_MS = 3_600_000;
-/** Minute buckets up to a day (≤ 1440 points); hour buckets beyond. */
-export const MINUTE_BUCKETS_MAX_RANGE_MS = WINDOW_MS["24h"];
+/** Minute buckets up to 6 hours (≤ 360 points, each still wide enough to point at); hour buckets beyond. */
+export const MINUTE_BUCKETS_MAX_RANGE_MS = WINDOW_MS["6h"];
 /** Rollups keep about two weeks of hours; a longer custom range would only show empty buckets. */
 export const MAX_CUSTOM_RANGE_MS = 14 * 24 * 60 * 60_000;
 export const DEFAULT_DEPTH = 2;
@@ -106,7 +106,25 @@ class ParamError extends Error {
 }
 
 function fail(param: string, message: string): never {
-  throw new ParamError({ param, message });
+  throw new ParamError({ param, message: toProblemSentence(param, message) });
+}
+
+/**
+ * A ParamProblem's message is a sentence a person can act on, naming the
+ * parameter, since it is shown on its own ("Can't show the leases. <message>").
+ * Our checks say what the value must be ("must be one of …", "was given more
+ * than once …") and get "The <param> parameter" in front; the lease library's
+ * schemas already start with their field ("prefix must not be empty") and only
+ * get a capital letter; zod's own wording ("Too small: …") is quoted as a reason.
+ */
+export function toProblemSentence(param: string, message: string): string {
+  const text = message.startsWith(`${param} `)
+    ? message
+    : /^[A-Z]/.test(message)
+      ? `The ${param} parameter is not valid (${message})`
+      : `The ${param} parameter ${message}`;
+  const capitalised = text.charAt(0).toUpperCase() + text.slice(1);
+  return /[.!?]$/.test(capitalised) ? capitalised : `${capitalised}.`;
 }
 
 /** A single-valued parameter; empty means absent (forms submit empty fields). */
@@ -126,14 +144,13 @@ function readKinds(raw: RawParams): LeaseEventKind[] | undefined {
   const kinds: LeaseEventKind[] = [];
   for (const value of values) {
     const parsed = ZKind.safeParse(value);
-    if (!parsed.success) fail("kind", `"${value.slice(0, 40)}" ${parsed.error.issues[0]?.message ?? "is invalid"}`);
+    if (!parsed.success) fail("kind", `has "${value.slice(0, 40)}", which is not an event kind; use ${LEASE_EVENT_KINDS.join(", ")}`);
     if (!kinds.includes(parsed.data)) kinds.push(parsed.data);
   }
   return kinds;
 }
 
-// Lease-library schemas name their field ("prefix must not be empty"); the URL
-// parameter name is already in ParamProblem.param, so keep their wording.
+// Lease-library schemas name their field ("store name must be …"); toProblemSentence keeps their wording.
 const ZStoreParam = ZStoreName;
 
 // ---------------------------------------------------------------- time windows
@@ -153,7 +170,7 @@ function resolveRange(raw: RawParams, nowMs: number, defaultWindow: Exclude<Wind
     if (!from) fail("from", "is needed for a custom window (ISO 8601, e.g. 2026-04-01T10:00:00Z)");
     const end = to ?? new Date(nowMs);
     if (end.getTime() <= from.getTime()) fail("to", "must be later than from");
-    if (end.getTime() - from.getTime() > MAX_CUSTOM_RANGE_MS) fail("from", "a custom window can span at most 14 days");
+    if (end.getTime() - from.getTime() > MAX_CUSTOM_RANGE_MS) fail("from", "must be at most 14 days before to (a custom window spans at most 14 days)");
     return { window: "custom", from, to: end, bucketMs: bucketFor(end.getTime() - from.getTime()) };
   }
   if (window !== undefined && (from || to)) fail(from ? "from" : "to", `only applies with window=custom (window is ${window})`);
@@ -240,6 +257,11 @@ export interface EventsParams {
   kinds?: LeaseEventKind[];
   prefix?: string;
   owner?: string;
+  task?: string;
+  /** Fencing token (`token=`): one grant's events and the fencing rejections of it. */
+  token?: string;
+  /** Lease id (`lease=`): one grant's events. */
+  lease?: string;
   resource?: string;
   /** null: no time filter (the latest events). */
   range: TimeRange | null;
@@ -248,18 +270,30 @@ export interface EventsParams {
   limit: number;
 }
 
+const ZTokenParam = z.string().regex(/^[0-9]{1,30}$/, { error: "must be a fencing token: digits only, e.g. 1795666012345678" });
+
 export function parseEventsParams(input: SearchParamsInput, nowMs = Date.now()): ParseResult<EventsParams> {
-  return parseWith(input, (raw) => ({
-    store: readOne(raw, "store", ZStoreParam),
-    kinds: readKinds(raw),
-    prefix: readOne(raw, "prefix", ZPrefix),
-    owner: readOne(raw, "owner", ZOwner),
-    resource: readOne(raw, "resource", ZResource),
-    range: resolveRange(raw, nowMs, null),
-    cursor: readOne(raw, "cursor", ZCursor),
-    prev: readOne(raw, "prev", ZPrevCursors) ?? [],
-    limit: readOne(raw, "limit", ZPageSize) ?? DEFAULT_PAGE_SIZE,
-  }));
+  return parseWith(input, (raw) => {
+    const task = readOne(raw, "task", ZTask);
+    const token = readOne(raw, "token", ZTokenParam);
+    const lease = readOne(raw, "lease", ZLeaseId);
+    return {
+      store: readOne(raw, "store", ZStoreParam),
+      kinds: readKinds(raw),
+      prefix: readOne(raw, "prefix", ZPrefix),
+      owner: readOne(raw, "owner", ZOwner),
+      task,
+      token,
+      lease,
+      resource: readOne(raw, "resource", ZResource),
+      // Redis has no index on task, lease id or token: those filters read a window of
+      // the streams, so they get one (24 h) unless the URL names its own.
+      range: resolveRange(raw, nowMs, task !== undefined || token !== undefined || lease !== undefined ? "24h" : null),
+      cursor: readOne(raw, "cursor", ZCursor),
+      prev: readOne(raw, "prev", ZPrevCursors) ?? [],
+      limit: readOne(raw, "limit", ZPageSize) ?? DEFAULT_PAGE_SIZE,
+    };
+  });
 }
 
 export interface LeaseDetailParams {
@@ -325,4 +359,24 @@ export function parseAuditParams(input: SearchParamsInput, nowMs = Date.now()): 
     prev: readOne(raw, "prev", ZPrevCursors) ?? [],
     limit: readOne(raw, "limit", ZPageSize) ?? DEFAULT_PAGE_SIZE,
   }));
+}
+
+export interface OwnerParams {
+  owner: string;
+  store?: string;
+  range: TimeRange;
+}
+
+/**
+ * `/owners/[owner]`: the owner is one path segment, still percent-encoded as the
+ * router hands it over (ownerHref encodes it). Its events are read over a window,
+ * 1 h (an alert's window) unless the URL names one: on Redis an owner filter reads
+ * the streams, and for an owner that stopped it reads all of the window.
+ */
+export function parseOwnerParams(segment: string, input: SearchParamsInput, nowMs = Date.now()): ParseResult<OwnerParams> {
+  return parseWith(input, (raw) => {
+    const owner = ZOwner.safeParse(safeDecode(segment, "owner"));
+    if (!owner.success) fail("owner", owner.error.issues[0]?.message ?? "is invalid");
+    return { owner: owner.data, store: readOne(raw, "store", ZStoreParam), range: resolveRange(raw, nowMs, "1h")! };
+  });
 }

@@ -8,7 +8,7 @@ import { PostgresLeaseStore } from "@/lib/lease/postgres/store";
 import { RedisLeaseStore } from "@/lib/lease/redis/store";
 import { freshPgSchema, freshRedisNamespace, sleep, type FreshPgSchema, type FreshRedisNamespace } from "@/lib/lease/testing/isolation";
 import type { Lease, LeaseStore } from "@/lib/lease/types";
-import { createCounterState, getMetricsText } from "./get-metrics-text";
+import { getMetricsText } from "./get-metrics-text";
 import { getLeaseDetailFromRoute } from "./get-lease-detail";
 import { getOverviewFromSearch } from "./get-overview";
 import { leaseHref } from "./links";
@@ -133,7 +133,7 @@ describe("listLeases", () => {
       [{ sort: "random" }, "sort", /must be one of/],
       [{ limit: "0" }, "limit", /from 1 to 200/],
       [{ prefix: "bad\u0001prefix" }, "prefix", /printable/],
-      [{ store: "nope" }, "store", /no store is called "nope"; this console watches: pg-t, redis-t/],
+      [{ store: "nope" }, "store", /^No store is called "nope"\. Known stores: pg-t, redis-t\.$/],
       [{ cursor: "not-a-cursor" }, "cursor", /not a page link/],
       [{ state: "expired", window: "2h" }, "window", /15m, 1h, 6h, 24h, 7d, custom/],
     ];
@@ -146,7 +146,7 @@ describe("listLeases", () => {
       }
     }
     const repeated = await listLeasesFromSearch(new URLSearchParams("owner=a&owner=b"), { entries: both() });
-    expect(repeated.ok ? null : repeated.problem).toEqual({ param: "owner", message: "was given more than once; give it once" });
+    expect(repeated.ok ? null : repeated.problem).toEqual({ param: "owner", message: "The owner parameter was given more than once; give it once." });
   });
 });
 
@@ -187,11 +187,11 @@ describe("listEvents", () => {
   it("rejects bad kinds and windows with the parameter named", async () => {
     const badKind = await listEventsFromSearch({ kind: "acquired,exploded" }, { entries: both() });
     expect(badKind.ok ? null : badKind.problem.param).toBe("kind");
-    expect(badKind.ok ? "" : badKind.problem.message).toMatch(/"exploded" must be event kinds from acquired/);
+    expect(badKind.ok ? "" : badKind.problem.message).toMatch(/^The kind parameter has "exploded", which is not an event kind; use acquired, /);
     const badCustom = await listEventsFromSearch({ window: "custom" }, { entries: both() });
     expect(badCustom.ok ? null : badCustom.problem).toMatchObject({ param: "from" });
     const backwards = await listEventsFromSearch({ from: "2026-04-02T00:00:00Z", to: "2026-04-01T00:00:00Z" }, { entries: both() });
-    expect(backwards.ok ? null : backwards.problem).toEqual({ param: "to", message: "must be later than from" });
+    expect(backwards.ok ? null : backwards.problem).toEqual({ param: "to", message: "The to parameter must be later than from." });
     const badDate = await listEventsFromSearch({ from: "yesterday" }, { entries: both() });
     expect(badDate.ok ? null : badDate.problem.message).toMatch(/ISO 8601/);
   });
@@ -229,12 +229,32 @@ describe("getLeaseDetail", () => {
     expect(tokens).toHaveLength(3);
     expect(tokens[0]! > tokens[1]! && tokens[1]! > tokens[2]!).toBe(true);
     expect(view.events.length).toBeGreaterThanOrEqual(7);
+    expect(view.hasHistory).toBe(true);
+    expect(view.elsewhere).toEqual([]);
+  });
+
+  it("names the other stores where the same resource is held or has history", async () => {
+    const resource = "tenant_9:across-stores";
+    const held = await mustAcquire(redis, resource, "erin");
+    const lease = (store: string) => getLeaseDetailFromRoute({ store, resource: [resource] }, { entries: both() }).then(viewOf);
+    const fromPg = await lease("pg-t");
+    if (!fromPg.ok) throw new Error(fromPg.error);
+    // Never seen in pg-t, held in redis-t.
+    expect(fromPg.data).toMatchObject({ lease: null, hasHistory: false, elsewhere: [{ store: "redis-t", kind: "redis", isHeld: true }] });
+
+    await redis.release({ resource, leaseId: held.leaseId });
+    const afterRelease = await lease("pg-t");
+    expect(afterRelease.ok && afterRelease.data.elsewhere).toEqual([{ store: "redis-t", kind: "redis", isHeld: false }]);
+    // And the other way round: redis-t has it (free, with history), pg-t never saw it.
+    const fromRedis = await lease("redis-t");
+    expect(fromRedis.ok && fromRedis.data).toMatchObject({ lease: null, hasHistory: true, elsewhere: [] });
   });
 
   it("says free for a resource nobody holds, and isolates a down store", async () => {
     const free = viewOf(await getLeaseDetailFromRoute({ store: "pg-t", resource: ["never:held"] }, { entries: both() }));
     expect(free.ok && free.data.lease).toBe(null);
     expect(free.ok && free.data.timeline).toEqual([]);
+    expect(free.ok && free.data.hasHistory).toBe(false);
 
     const downResult = viewOf(
       await getLeaseDetailFromRoute({ store: "redis-down", resource: ["a"] }, { entries: [{ store: down }, ...both()], timeoutMs: DOWN_TIMEOUT_MS }),
@@ -273,14 +293,14 @@ describe("getOverview", () => {
     expect(pg?.ok && pg.data.tiles).toMatchObject({ acquired: 2, released: 2, contended: 1, activeLeases: 0 });
 
     expect(view.histogram.reduce((n, b) => n + b.count, 0)).toBe(4);
-    expect(view.topPrefixes).toEqual([
+    expect(view.topPrefixes).toMatchObject([
       { prefix: "ov:b", contended: 2, share: 2 / 3 },
       { prefix: "ov:a", contended: 1, share: 1 / 3 },
     ]);
     expect(view.stackKeys.map((k) => k.prefix)).toEqual(["ov:b", "ov:a"]);
     // From rollups at depth 3: "ov:b:1" has exactly three segments, and its own history proves it is a resource.
     expect(view.resourceDepth).toBe(3);
-    expect(view.topResources).toEqual([
+    expect(view.topResources).toMatchObject([
       { store: "redis-t", resource: "ov:b:1", contended: 2, isResource: true },
       { store: "pg-t", resource: "ov:a:1", contended: 1, isResource: true },
     ]);
@@ -301,7 +321,7 @@ describe("getOverview", () => {
     expect(week.total.acquired).toBe(1);
 
     const bad = await getOverviewFromSearch({ depth: "4" }, { entries: both() });
-    expect(bad.ok ? null : bad.problem).toEqual({ param: "depth", message: "must be 1, 2 or 3 (how many ':' segments make a prefix)" });
+    expect(bad.ok ? null : bad.problem).toEqual({ param: "depth", message: "The depth parameter must be 1, 2 or 3 (how many ':' segments make a prefix)." });
 
     const partial = viewOf(await getOverviewFromSearch({}, { entries: [{ store: down }, { store: redis }], timeoutMs: DOWN_TIMEOUT_MS }));
     expect(partial.stores.map((s) => [s.store, s.ok])).toEqual([
@@ -314,11 +334,10 @@ describe("getOverview", () => {
 });
 
 describe("getMetricsText", () => {
-  it("reports store_up, active leases and counters that only grow", async () => {
-    const state = createCounterState();
+  it("reports store_up, active leases and the store's own lifetime counters", async () => {
     const l = await mustAcquire(redis, "m:1", "w");
     await redis.acquire({ resource: "m:1", owner: "x", task: "t", ttlMs: 1_000 });
-    const first = await getMetricsText({ entries: [{ store: down }, { store: redis }], counterState: state, timeoutMs: DOWN_TIMEOUT_MS });
+    const first = await getMetricsText({ entries: [{ store: down }, { store: redis }], timeoutMs: DOWN_TIMEOUT_MS });
     expect(first.contentType).toMatch(/^text\/plain/);
     expect(first.body).toContain('leasewatch_store_up{store="redis-down",kind="redis"} 0');
     expect(first.body).toContain('leasewatch_store_up{store="redis-t",kind="redis"} 1');
@@ -329,12 +348,14 @@ describe("getMetricsText", () => {
 
     await redis.release({ resource: "m:1", leaseId: l.leaseId });
     await mustAcquire(redis, "m:2", "w");
-    const second = await getMetricsText({ entries: [{ store: redis }], counterState: state });
+    const second = await getMetricsText({ entries: [{ store: redis }] });
     expect(second.body).toContain('leasewatch_events_total{store="redis-t",kind="acquired"} 2');
     expect(second.body).toContain('leasewatch_events_total{store="redis-t",kind="released"} 1');
     expect(second.body).toContain('leasewatch_expired_to_released_ratio{store="redis-t"} 0');
-    // A scrape that finds nothing new adds nothing.
-    const third = await getMetricsText({ entries: [{ store: redis }], counterState: state });
-    expect(third.body).toContain('leasewatch_events_total{store="redis-t",kind="acquired"} 2');
+    expect(second.body).toContain('leasewatch_hold_duration_seconds_count{store="redis-t"} 1');
+    expect(second.body).toContain('leasewatch_hold_duration_seconds_bucket{store="redis-t",le="+Inf"} 1');
+    // Nothing is remembered between scrapes: a second reader gets the same numbers.
+    const third = await getMetricsText({ entries: [{ store: redis }] });
+    expect(third.body.replace(/^leasewatch_oldest_lease_age_seconds.*$/gm, "")).toBe(second.body.replace(/^leasewatch_oldest_lease_age_seconds.*$/gm, ""));
   });
 });

@@ -32,10 +32,15 @@ import type {
   ReleaseResult,
   RenewInput,
   RenewResult,
+  LifetimeTotals,
+  RenewalSlackQuery,
+  RenewalSlackRow,
   StatsBucket,
   StatsQuery,
   StoreHealth,
   StoreKind,
+  TtlAdviceQuery,
+  TtlAdviceReport,
 } from "@/lib/lease/types";
 import { PostgresLeaseStore } from "@/lib/lease/postgres/store";
 import { RedisLeaseStore } from "@/lib/lease/redis/store";
@@ -101,6 +106,9 @@ class UnavailableStore implements LeaseStore {
   async reportLost(): Promise<LeaseEvent> { return this.fail(); }
   async stats(): Promise<StatsBucket[]> { return this.fail(); }
   async countActive(): Promise<number> { return this.fail(); }
+  async lifetimeTotals(): Promise<LifetimeTotals> { return this.fail(); }
+  async renewalSlack(): Promise<RenewalSlackRow[]> { return this.fail(); }
+  async ttlAdvice(): Promise<TtlAdviceReport> { return this.fail(); }
   async health(): Promise<StoreHealth> {
     return { store: this.name, kind: this.kind, ok: false, error: this.reason };
   }
@@ -151,6 +159,9 @@ class MigratingStore implements LeaseStore {
   reportLost(input: LostInput) { return this.run((s) => s.reportLost(input)); }
   stats(query: StatsQuery) { return this.run((s) => s.stats(query)); }
   countActive() { return this.run((s) => s.countActive()); }
+  lifetimeTotals() { return this.run((s) => s.lifetimeTotals()); }
+  renewalSlack(query: RenewalSlackQuery) { return this.run((s) => s.renewalSlack(query)); }
+  ttlAdvice(query?: TtlAdviceQuery) { return this.run((s) => s.ttlAdvice(query)); }
   // Health is about reachability; it must answer (down) even when migration cannot run.
   health() { return this.inner.health(); }
   close() { return this.inner.close(); }

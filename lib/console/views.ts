@@ -15,7 +15,11 @@ export type StoreOutcome<T> =
 
 export type StoreFailure = { store: string; kind: StoreKind; error: string };
 
-/** A read that failed on the request itself (bad URL parameter, unknown store). */
+/**
+ * A read that failed on the request itself (bad URL parameter, unknown store).
+ * `message` is a whole sentence naming the parameter, shown as it is:
+ * `No store is called "x". Known stores: pg-main, redis-main.`
+ */
 export type ParamProblem = { param: string; message: string };
 
 export type ReadResult<T> = { ok: true; view: T } | { ok: false; problem: ParamProblem };
@@ -89,6 +93,8 @@ export interface EventView {
   reason: string | null;
   /** Short human summary of `detail` (holder of a contended acquire, seen token of a fencing rejection…). */
   note: string | null;
+  /** Every `detail` field in words, for the expanded row (times in full UTC). */
+  details: { label: string; value: string }[];
 }
 
 export interface EventsView {
@@ -146,6 +152,17 @@ export interface LeaseDetailView {
   hasMoreEvents: boolean;
   waiting: WaiterView[];
   tokens: TokenView[];
+  /** Whether this store has any event of the resource (false with no lease: never seen here, or trimmed away). */
+  hasHistory: boolean;
+  /** Other configured stores where the same resource name is held now or has history. */
+  elsewhere: ResourceElsewhere[];
+}
+
+/** The same resource name in another store: a different lease, with tokens not comparable to this store's. */
+export interface ResourceElsewhere {
+  store: string;
+  kind: StoreKind;
+  isHeld: boolean;
 }
 
 // ---------------------------------------------------------------- overview
@@ -194,10 +211,19 @@ export interface HistogramBar {
   count: number;
 }
 
+/** How a count moved: the same count over the window just before, and its shape within this one. */
+export interface ContentionTrend {
+  /** Failed acquires in the previous window of the same length (same bucket count). */
+  previous: number;
+  /** Failed acquires over this window in at most SPARK_POINTS equal slices, oldest first. */
+  spark: number[];
+}
+
 export interface PrefixCount {
   prefix: string;
   contended: number;
   share: number;
+  trend: ContentionTrend;
 }
 
 /**
@@ -211,6 +237,7 @@ export interface ResourceCount {
   resource: string;
   contended: number;
   isResource: boolean;
+  trend: ContentionTrend;
 }
 
 export interface StoreOverview {

@@ -2,7 +2,7 @@ import pg from "pg";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createStoreFixture, type StoreFixture } from "@/test/support/stores";
 import { LeaseError } from "./errors";
-import { createFencedTable, fencedWrite, readFencedHistory } from "./fencing";
+import { createFencedTable, fencedKey, fencedWrite, readFencedHistory } from "./fencing";
 import { freshPgSchema, TEST_DATABASE_URL, type FreshPgSchema } from "./testing/isolation";
 
 /** Fenced downstream on the shared Postgres, in a schema of its own per test. */
@@ -26,7 +26,7 @@ afterEach(async () => {
   await schema.drop();
 });
 
-const base = { resource: "tenant_1:ledger", by: "ledger-db", key: "tenant_1" };
+const base = { resource: "tenant_1:ledger", by: "ledger-db", key: "tenant_1", storeName: "pg-test" };
 
 describe("fenced writes", () => {
   it("creates the table once (idempotent)", async () => {
@@ -43,9 +43,9 @@ describe("fenced writes", () => {
     // Other keys are independent.
     expect((await fencedWrite({ ...base, pool, table, history: true, key: "tenant_2", value: 1, fencingToken: "1" })).accepted).toBe(true);
 
-    const { rows } = await pool.query(`SELECT value, fencing_token::text AS token FROM ${table} WHERE key = $1`, ["tenant_1"]);
+    const { rows } = await pool.query(`SELECT value, fencing_token::text AS token FROM ${table} WHERE key = $1`, ["pg-test/tenant_1"]);
     expect(rows).toEqual([{ value: { n: 3 }, token: "12" }]);
-    const history = await readFencedHistory({ pool, table });
+    const history = await readFencedHistory({ pool, table, store: "pg-test" });
     expect(history.map((h) => [h.key, h.fencingToken])).toEqual([
       ["tenant_1", "10"],
       ["tenant_1", "10"],
@@ -104,9 +104,9 @@ describe("fenced writes", () => {
     }
     const history = await readFencedHistory({ pool, table });
     expect(history.map((h) => [h.key, h.fencingToken])).toEqual([
-      ["fresh", "20"],
-      ["existing", "5"],
-      ["existing", "20"],
+      ["pg-test/fresh", "20"],
+      ["pg-test/existing", "5"],
+      ["pg-test/existing", "20"],
     ]);
   });
 
@@ -122,6 +122,10 @@ describe("fenced writes", () => {
       { resource: "" },
       { value: () => 1 },
       { extra: true },
+      // Which store issued the token is not optional: tokens of two stores are not comparable.
+      { storeName: undefined },
+      { storeName: "Pg/Main" },
+      { store: { name: "redis-test", reportFencingRejection: async () => ({}) }, storeName: "pg-test" },
       // What the store or Postgres would refuse later must be refused before anything is sent.
       { by: " ledger-db" },
       { by: "ledger-db " },
@@ -136,6 +140,49 @@ describe("fenced writes", () => {
     await expect(createFencedTable({ pool, table: "a.b.c" })).rejects.toBeInstanceOf(LeaseError);
     await expect(readFencedHistory({ pool, table, limit: 5 } as never)).rejects.toThrow(/unknown option.*limit/);
     expect((await pool.query(`SELECT count(*)::int AS n FROM ${table}`)).rows[0].n).toBe(0);
+  });
+});
+
+describe("fenced writes are keyed by store", () => {
+  // What the two demo stores hand out for the same resource name: a Postgres sequence value and a Redis microsecond token.
+  const PG_TOKEN = "20417";
+  const REDIS_TOKEN = "1795666012345678";
+
+  it("a store's tokens are only compared with its own: a low Postgres token is not refused after a Redis one", async () => {
+    await createFencedTable({ pool, table, history: true });
+    const write = (storeName: string, fencingToken: string, extra: Record<string, unknown> = {}) =>
+      fencedWrite({ ...base, pool, table, history: true, storeName, value: { storeName, fencingToken }, fencingToken, ...extra });
+
+    expect(await write("redis-main", REDIS_TOKEN)).toEqual({ accepted: true, fencingToken: REDIS_TOKEN });
+    expect(await write("pg-main", PG_TOKEN)).toEqual({ accepted: true, fencingToken: PG_TOKEN });
+    // Within one store the fence still works.
+    expect(await write("pg-main", "20416")).toEqual({ accepted: false, seenToken: PG_TOKEN });
+    expect(await write("redis-main", "1795666012345677")).toEqual({ accepted: false, seenToken: REDIS_TOKEN });
+
+    const { rows } = await pool.query<{ key: string; token: string }>(`SELECT key, fencing_token::text AS token FROM ${table} ORDER BY key`);
+    expect(rows).toEqual([
+      { key: "pg-main/tenant_1", token: PG_TOKEN },
+      { key: "redis-main/tenant_1", token: REDIS_TOKEN },
+    ]);
+    expect(fencedKey("pg-main", "tenant_1")).toBe("pg-main/tenant_1");
+
+    // Unscoped (one key for both stores, the old behaviour) the Postgres holder loses to a token it never competed with.
+    expect(await write("redis-main", REDIS_TOKEN, { key: "shared", scopeToStore: false })).toMatchObject({ accepted: true });
+    expect(await write("pg-main", PG_TOKEN, { key: "shared", scopeToStore: false })).toEqual({ accepted: false, seenToken: REDIS_TOKEN });
+  });
+
+  it("reads one store's history back under the keys its writers gave", async () => {
+    await createFencedTable({ pool, table, history: true });
+    // "_" would be a LIKE wildcard: pg_a's history must not pick up pgxa's rows.
+    for (const [storeName, token] of [["pg_a", "1"], ["pgxa", "2"], ["pg_a", "3"]] as const) {
+      expect((await fencedWrite({ ...base, pool, table, history: true, storeName, value: 1, fencingToken: token })).accepted).toBe(true);
+    }
+    expect((await readFencedHistory({ pool, table, store: "pg_a" })).map((h) => [h.key, h.fencingToken])).toEqual([
+      ["tenant_1", "1"],
+      ["tenant_1", "3"],
+    ]);
+    expect((await readFencedHistory({ pool, table, store: { name: "pgxa" } })).map((h) => [h.key, h.fencingToken])).toEqual([["tenant_1", "2"]]);
+    expect((await readFencedHistory({ pool, table })).map((h) => h.key)).toEqual(["pg_a/tenant_1", "pgxa/tenant_1", "pg_a/tenant_1"]);
   });
 });
 

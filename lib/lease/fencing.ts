@@ -2,7 +2,7 @@ import type { QueryResultRow } from "pg";
 import { z } from "zod";
 import { LeaseError } from "./errors";
 import type { LeaseEvent, LeaseStore } from "./types";
-import { MAX_BIGINT, ZFencingRejectionInput, ZFencingToken, ZLeaseId, ZOwner, ZResource, ZTask, parseOrThrow } from "./validation";
+import { MAX_BIGINT, ZFencingRejectionInput, ZFencingToken, ZLeaseId, ZOwner, ZResource, ZStoreName, ZTask, parseOrThrow } from "./validation";
 
 /**
  * Fencing for a Postgres-backed downstream.
@@ -22,6 +22,15 @@ import { MAX_BIGINT, ZFencingRejectionInput, ZFencingToken, ZLeaseId, ZOwner, ZR
  * Equal tokens are accepted: that is the same holder writing again. The fence's
  * limit: a stale holder's write is refused only once a newer holder's write has
  * reached the downstream; before that it is accepted (no one newer has written).
+ *
+ * **Tokens are only comparable within one store.** Each store draws its own
+ * tokens (a Postgres sequence, a Redis microsecond floor), so the same resource
+ * name gets unrelated numbers in two stores: a Redis token (~10^15) would always
+ * beat a Postgres one (~10^4). So the write names its store (`store`, or
+ * `storeName` when no report is wanted) and, by default, the downstream row's key
+ * is `<store name>/<key>`: each store fences its own rows. Store names cannot
+ * contain "/", so the prefix is unambiguous. Pass `scopeToStore: false` only for a
+ * downstream that one store alone will ever write.
  *
  * ```ts
  * await createFencedTable({ pool, table: "billing.invoices_state" });
@@ -65,14 +74,19 @@ const ZKey = z
   .min(1, { error: "key must not be empty" })
   .max(1024, { error: "key must be at most 1024 characters" })
   .refine(isStorableText, { error: "key must not contain NUL characters or lone surrogates" });
-const ZStoreLike = z.custom<Pick<LeaseStore, "reportFencingRejection">>(
-  (v) => typeof (v as LeaseStore | null)?.reportFencingRejection === "function",
+const ZStoreLike = z.custom<Pick<LeaseStore, "name" | "reportFencingRejection">>(
+  (v) => typeof (v as LeaseStore | null)?.reportFencingRejection === "function" && typeof (v as LeaseStore | null)?.name === "string",
   { error: "store must be a LeaseStore" },
 );
 
 const ZCreateFencedTable = z.strictObject({ pool: ZQueryable, table: ZTableName, history: z.boolean().optional() });
-const ZReadFencedHistory = z.strictObject({ pool: ZQueryable, table: ZTableName });
-const ZFencedWrite = z.strictObject({
+const ZReadFencedHistory = z.strictObject({
+  pool: ZQueryable,
+  table: ZTableName,
+  /** Only this store's writes, with their keys as the writer gave them (the `<store>/` prefix removed). */
+  store: z.union([ZStoreName, z.custom<{ name: string }>((v) => typeof (v as { name?: unknown } | null)?.name === "string")]).optional(),
+});
+const ZFencedWriteFields = z.strictObject({
   pool: ZQueryable,
   table: ZTableName,
   key: ZKey,
@@ -83,11 +97,23 @@ const ZFencedWrite = z.strictObject({
   resource: ZResource,
   // The store's own rule for `by`, so a refusal can always be reported.
   by: ZFencingRejectionInput.shape.by,
+  /** The store that issued the token; a refusal is reported there as `fencing_rejected`. */
   store: ZStoreLike.optional(),
+  /** The issuing store's name, when no `store` is passed (nothing is reported then). */
+  storeName: ZStoreName.optional(),
+  /** Key the row by `<store name>/<key>` (default true): tokens of different stores never meet. */
+  scopeToStore: z.boolean().optional(),
   history: z.boolean().optional(),
   owner: ZOwner.optional(),
   task: ZTask.optional(),
   leaseId: ZLeaseId.optional(),
+});
+const ZFencedWrite = ZFencedWriteFields.superRefine((o, ctx) => {
+  if (!o.store && !o.storeName) {
+    ctx.addIssue({ code: "custom", path: ["store"], message: "pass the store that issued the token (or storeName): fencing tokens are only comparable within one store" });
+  } else if (o.store && o.storeName && o.store.name !== o.storeName) {
+    ctx.addIssue({ code: "custom", path: ["storeName"], message: `storeName "${o.storeName}" is not the store's name "${o.store.name}"` });
+  }
 });
 
 export type CreateFencedTableOptions = z.input<typeof ZCreateFencedTable>;
@@ -104,6 +130,14 @@ export type FencedWriteResult =
       /** Why the report failed, when a store was given and it did. The write was refused either way. */
       reportError?: unknown;
     };
+
+/**
+ * The downstream key a store's write goes under: `<store name>/<key>`. Store
+ * names never contain "/", so the first "/" always ends the store's name.
+ */
+export function fencedKey(storeName: string, key: string): string {
+  return `${parseOrThrow(ZStoreName, storeName, "fencedKey")}/${key}`;
+}
 
 /** Quotes a validated [schema.]table name part by part. */
 function quoteTable(table: string): string {
@@ -190,9 +224,12 @@ export async function createFencedTable(options: CreateFencedTableOptions): Prom
 export async function fencedWrite(options: FencedWriteOptions): Promise<FencedWriteResult> {
   const o = parseOrThrow(ZFencedWrite, options, "fencedWrite");
   const sql = buildFencedWriteSql(o.table, o.history ?? false);
-  const params = [o.key, JSON.stringify(o.value), o.fencingToken];
+  // The refine above guarantees one of the two.
+  const storeName = o.store?.name ?? o.storeName!;
+  const key = o.scopeToStore === false ? o.key : fencedKey(storeName, o.key);
+  const params = [key, JSON.stringify(o.value), o.fencingToken];
   const row = (await o.pool.query<{ accepted: boolean; token: string }>(sql, params)).rows[0];
-  if (!row) throw new LeaseError(`fencedWrite: no answer for key "${o.key}" in ${o.table}`, "fencing_unknown");
+  if (!row) throw new LeaseError(`fencedWrite: no answer for key "${key}" in ${o.table}`, "fencing_unknown");
   if (row.accepted) return { accepted: true, fencingToken: row.token };
 
   const rejected: FencedWriteResult = { accepted: false, seenToken: row.token };
@@ -214,14 +251,22 @@ export async function fencedWrite(options: FencedWriteOptions): Promise<FencedWr
   return rejected;
 }
 
-/** Accepted writes in order (needs `history: true`). For audits and tests. */
+/**
+ * Accepted writes in order (needs `history: true`). For audits and tests. Keys
+ * are as stored (`<store>/<key>`) unless `store` is given: then only that
+ * store's writes, under the keys their writers passed.
+ */
 export async function readFencedHistory(
   options: z.input<typeof ZReadFencedHistory>,
 ): Promise<Array<{ id: string; key: string; fencingToken: string; value: unknown; writtenAt: Date }>> {
-  const { pool, table } = parseOrThrow(ZReadFencedHistory, options, "readFencedHistory");
+  const { pool, table, store } = parseOrThrow(ZReadFencedHistory, options, "readFencedHistory");
+  const prefix = store === undefined ? "" : fencedKey(typeof store === "string" ? store : store.name, "");
   const { rows } = await pool.query<{ id: string; key: string; token: string; value: unknown; written_at: Date }>(
     // ORDER BY h.id, not "id": the output column `id` is text and would sort "10" before "2".
-    `SELECT h.id::text AS id, h.key, h.fencing_token::text AS token, h.value, h.written_at FROM ${historyTable(table)} h ORDER BY h.id`,
+    // left() rather than LIKE: "_" in a store name would be a LIKE wildcard.
+    `SELECT h.id::text AS id, substr(h.key, length($1::text) + 1) AS key, h.fencing_token::text AS token, h.value, h.written_at
+       FROM ${historyTable(table)} h WHERE left(h.key, length($1::text)) = $1::text ORDER BY h.id`,
+    [prefix],
   );
   return rows.map((r) => ({ id: r.id, key: r.key, fencingToken: r.token, value: r.value, writtenAt: r.written_at }));
 }

@@ -162,6 +162,11 @@ export interface EventQuery {
   resource?: string;
   prefix?: string;
   owner?: string;
+  task?: string;
+  /** Events of one grant (its lease id). */
+  leaseId?: string;
+  /** Events carrying this fencing token (decimal string): one grant's, and fencing rejections of it. */
+  fencingToken?: string;
   kinds?: readonly LeaseEventKind[];
   from?: Date;
   to?: Date;
@@ -253,6 +258,23 @@ export interface StatsBucket {
   contendedByPrefix: Record<string, number>;
 }
 
+/**
+ * Everything the store has counted since it began, from durable records (never trimmed, never
+ * expiring), so every reader gets the same numbers and none resets them: what Prometheus counters
+ * need. Read in one step of the store; a reader a moment later only ever sees them grow.
+ */
+export interface LifetimeTotals {
+  counts: Record<CounterKind, number>;
+  /** Counts per HOLD_HISTOGRAM_BOUNDS_MS bucket (last is +Inf) over terminal events, and their holdMs total. */
+  holdHistogram: number[];
+  holdMsSum: number;
+  /**
+   * Releases the store refused, by reason (the lease id did not hold the resource, or its lease
+   * had lapsed). Absent when the store does not count them (Redis, for now).
+   */
+  releaseFailures?: Record<"not_owner" | "expired", number>;
+}
+
 export interface StoreHealth {
   store: string;
   kind: StoreKind;
@@ -280,6 +302,11 @@ export interface LeaseStore {
   stats(query: StatsQuery): Promise<StatsBucket[]>;
   /** Number of leases currently stored (held or lapsed-unswept). */
   countActive(): Promise<number>;
+  lifetimeTotals(): Promise<LifetimeTotals>;
+  /** Renewal slack histograms per prefix group and TTL over [from, to) (hourly rollups). */
+  renewalSlack(query: RenewalSlackQuery): Promise<RenewalSlackRow[]>;
+  /** TTL advice from the store's measurements (advice only: nothing changes a TTL). */
+  ttlAdvice(query?: TtlAdviceQuery): Promise<TtlAdviceReport>;
   health(): Promise<StoreHealth>;
   close(): Promise<void>;
 }
@@ -299,3 +326,74 @@ export const EXPIRING_FRACTION = 0.25;
  * than 2/3 of its ttl has missed at least one heartbeat — a likely zombie.
  */
 export const OVERDUE_FRACTION = 2 / 3;
+
+/**
+ * Renewal slack: the share of its TTL a lease still had when a renewal arrived,
+ * measured on the store's clock inside the renew itself. Recorded in twentieths:
+ * histogram bucket i counts renewals with [i/20, (i+1)/20) of the TTL left.
+ */
+export const SLACK_BUCKET_COUNT = 20;
+/** A renewal that arrives with less than this share of its TTL left is a "close call". */
+export const CLOSE_CALL_FRACTION = 0.2;
+/** Slack is recorded per prefix group: this many leading `:` segments of the resource. */
+export const SLACK_PREFIX_DEPTH = 2;
+
+export interface RenewalSlackQuery {
+  /** Groups under this prefix (or, for a deeper prefix, the group that contains it). */
+  prefix?: string;
+  from: Date;
+  to: Date;
+}
+/** Renewals of one prefix group measured against one TTL (the TTL the lease had before the renewal). */
+export interface RenewalSlackRow {
+  group: string;
+  ttlMs: number;
+  /** SLACK_BUCKET_COUNT counts. */
+  histogram: number[];
+}
+
+export interface TtlAdviceQuery {
+  prefix?: string;
+  /** Default: an hour before `to`. At most 7 days before `to`. */
+  from?: Date;
+  /** Default: now. */
+  to?: Date;
+}
+
+/** TTL advice for one prefix (group): the measurements, the suggestion and why. */
+export interface TtlAdvice {
+  prefix: string;
+  /** The TTL most renewals were measured against (as used), or null without renewals. */
+  ttlMs: number | null;
+  renewals: number;
+  slackHistogram: number[];
+  /** Renewals that arrived with less than CLOSE_CALL_FRACTION of the TTL left. */
+  closeCalls: number;
+  p99HoldMs: number | null;
+  /** How much later than ttl/3 the slowest 1 % of renewals arrived (0 when on time). */
+  p99LatenessMs: number | null;
+  /** Renewals refused (renew_failed): the lease had expired or was no longer theirs. */
+  renewalsLost: number;
+  released: number;
+  expired: number;
+  /** expired ÷ released, null when nothing was released. */
+  expiredToReleased: number | null;
+  suggestedTtlMs: number | null;
+  suggestedRenewMs: number | null;
+  change: "lengthen" | "keep" | "unknown";
+  /** One sentence: why. */
+  reason: string;
+}
+
+export interface TtlAdviceReport {
+  store: string;
+  prefix: string;
+  from: Date;
+  to: Date;
+  /** Everything under `prefix` together. */
+  overall: TtlAdvice;
+  /** Per prefix group (SLACK_PREFIX_DEPTH segments), most renewals first. */
+  groups: TtlAdvice[];
+  /** true when the event scan stopped at its cap (counts and hold p99 are from the newest part). */
+  isPartial: boolean;
+}

@@ -1,16 +1,21 @@
+import { randomUUID } from "node:crypto";
+import { Pool } from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { compareFencingTokens, LEASE_EVENT_KINDS, type LeaseEvent, type LeaseEventKind, type LeaseStore } from "@/lib/lease";
 import { PostgresLeaseStore } from "@/lib/lease/postgres/store";
 import { RedisLeaseStore } from "@/lib/lease/redis/store";
 import { freshPgSchema, freshRedisNamespace, type FreshPgSchema, type FreshRedisNamespace } from "@/lib/lease/testing/isolation";
 import type { TStoreConfig } from "@/lib/console/config";
+import { findHistoryViolations } from "@/lib/lease/testing/history-checks";
 import { backfillHistory, type BackfillResult } from "./backfill";
+import type { SyntheticEvent } from "./history";
+import { writePostgresEvents } from "./pg-seed";
 
-async function readAllEvents(store: LeaseStore): Promise<LeaseEvent[]> {
+async function readAllEvents(store: LeaseStore, order?: "asc" | "desc"): Promise<LeaseEvent[]> {
   const all: LeaseEvent[] = [];
   let cursor: string | undefined;
   do {
-    const page = await store.events({ limit: 1000, cursor });
+    const page = await store.events({ limit: 1000, cursor, ...(order ? { order } : {}) });
     all.push(...page.items);
     cursor = page.nextCursor;
   } while (cursor);
@@ -63,6 +68,15 @@ describe.each(["postgres", "redis"] as const)("backfillHistory into a real %s st
     expect(Math.max(...times)).toBeLessThanOrEqual(Date.now());
   });
 
+  it("obeys every invariant the live store keeps, read back from the store", async () => {
+    // Store order (ids), as the console and the fault tests read it: no overlapping holders, tokens
+    // increasing per resource, one end per acquire with a consistent holdMs, conservation, and
+    // fencing rejections citing this store's own tokens.
+    const stored = await readAllEvents(store, "asc");
+    expect(stored.length).toBe(first.events);
+    expect(findHistoryViolations(stored)).toEqual([]);
+  });
+
   it("tells the same stories as the live workload, and every hold ended", () => {
     const kinds = countKinds(events);
     for (const k of ["acquired", "released", "expired", "contended", "renew_failed", "lost", "fencing_rejected"] as const) {
@@ -98,5 +112,39 @@ describe.each(["postgres", "redis"] as const)("backfillHistory into a real %s st
     if (!result.acquired) return;
     for (const e of past) expect(compareFencingTokens(result.lease.fencingToken, e.fencingToken!)).toBe(1);
     await store.release({ resource, leaseId: result.lease.leaseId });
+  });
+});
+
+describe("the Postgres writer refuses an impossible history", () => {
+  it("writes nothing when two holds of one resource overlap", async () => {
+    const pg = freshPgSchema();
+    const store = new PostgresLeaseStore({ name: "pg-test", connectionString: pg.connectionString, schema: pg.schema });
+    const pool = new Pool({ connectionString: pg.connectionString, max: 1 });
+    pool.on("error", () => {});
+    try {
+      await store.migrate();
+      const at = Date.now() - 60_000;
+      const hold = (owner: string, start: number, holdMs: number, index: number): SyntheticEvent[] => {
+        const base = { resource: "reindex:search:cluster-2", leaseId: randomUUID(), owner, task: "run-1", fencingToken: String(index) };
+        return [
+          { ...base, at: start, kind: "acquired" },
+          { ...base, at: start + holdMs, kind: "released", holdMs },
+        ];
+      };
+      // worker-19 takes the resource 21 s into worker-8's 4.5-minute hold: the history the demo once showed.
+      const [a1, r1] = hold("worker-8@mailer-8621", at - 273_000, 273_000, 0);
+      const [a2, r2] = hold("worker-19@scheduler-ca1b", at - 252_000, 167_000, 1);
+      const overlapped = [a1!, a2!, r2!, r1!];
+      await expect(writePostgresEvents(pool, pg.schema, overlapped, { validate: true })).rejects.toThrow(/overlapping worker-19@scheduler-ca1b/);
+      expect((await store.events({ limit: 10 })).items).toEqual([]);
+      // The same two holds one after the other are written.
+      const sequential = [...hold("worker-8@mailer-8621", at - 273_000, 100_000, 0), ...hold("worker-19@scheduler-ca1b", at - 150_000, 100_000, 1)];
+      expect(await writePostgresEvents(pool, pg.schema, sequential, { validate: true })).toBe(4);
+      expect(findHistoryViolations(await readAllEvents(store, "asc"))).toEqual([]);
+    } finally {
+      await pool.end();
+      await store.close();
+      await pg.drop();
+    }
   });
 });

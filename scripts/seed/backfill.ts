@@ -5,7 +5,7 @@ import { DEFAULT_EVENTS_MAX_LEN, RedisLeaseStore, RESOURCE_EVENTS_MAX_LEN } from
 import { parseTimeReply } from "@/lib/lease/redis/connection";
 import type { TStoreConfig } from "@/lib/console/config";
 import { createRandom } from "../workload/random";
-import { generateHistory, type SyntheticEvent } from "./history";
+import { assertValidHistory, generateHistory, toLeaseEvent, type SyntheticEvent } from "./history";
 import { readLatestEventAt, writePostgresEvents } from "./pg-seed";
 import { readStreamTails, writeRedisEvents, type RedisSeedTarget } from "./redis-seed";
 
@@ -61,13 +61,17 @@ async function backfillRedis(store: RedisLeaseStore, opts: BackfillOptions): Pro
   if (!window) return { events: 0, skipped: "the store already has recent history" };
   const random = createRandom(opts.seed);
   // Redis tokens are floored at the store clock in µs; history tokens follow the same rule.
-  const events = generateHistory({
-    from: window.from,
-    to: window.to,
-    targetEvents: Math.round(((window.to - window.from) / 1000) * (opts.eventsPerSecond ?? 4)),
-    random,
-    tokenFor: (n, at) => String(BigInt(Math.round(at)) * 1000n + BigInt(n % 1000)),
-  });
+  const events = [
+    ...generateHistory({
+      from: window.from,
+      to: window.to,
+      targetEvents: Math.round(((window.to - window.from) / 1000) * (opts.eventsPerSecond ?? 4)),
+      random,
+      tokenFor: (n, at) => String(BigInt(Math.round(at)) * 1000n + BigInt(n % 1000)),
+    }),
+  ];
+  // Checked whole before the first write: a demo must never show an impossible history.
+  assertValidHistory(events.map((e, i) => toLeaseEvent(e, i)), `backfill of ${store.name}`);
   const { written } = await writeRedisEvents(target, events, "add", nowMs);
   return { events: written, from: new Date(window.from), to: new Date(window.to) };
 }
@@ -91,7 +95,7 @@ async function backfillPostgres(store: PostgresLeaseStore, opts: BackfillOptions
         random: createRandom(opts.seed),
       }),
     ];
-    const written = await writePostgresEvents(pool, schema, events);
+    const written = await writePostgresEvents(pool, schema, events, { validate: true });
     // The store's own rollup path builds the chart data for the backfilled range.
     await store.refreshRollups({ since: new Date(window.from) });
     return { events: written, from: new Date(window.from), to: new Date(window.to) };

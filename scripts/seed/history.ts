@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
-import type { LeaseEventKind } from "@/lib/lease";
+import type { LeaseEvent, LeaseEventKind } from "@/lib/lease";
+import { findHistoryViolations } from "@/lib/lease/testing/history-checks";
 import { HOT_RESOURCES, LONG_HOLD_RESOURCES, makeOwner, makeTask, pickLedgerResource, pickTenantResource } from "../workload/names";
 import type { Random } from "../workload/random";
 
@@ -11,7 +12,9 @@ import type { Random } from "../workload/random";
  *
  * Every hold that starts also ends inside the window (released, expired or
  * force-released), so conservation — acquired = released + expired +
- * force_released + held — holds for the history on its own.
+ * force_released + held — holds for the history on its own. Writers still check
+ * it with `findHistoryViolations` (lib/lease/testing/history-checks.ts) before
+ * writing: see `toLeaseEvents`.
  */
 export interface SyntheticEvent {
   at: number;
@@ -28,6 +31,8 @@ export interface SyntheticEvent {
   detail?: Record<string, unknown>;
   /** Renewals made during the hold (terminal events only). */
   renewals?: number;
+  /** `expired` only: when the TTL ran out (acquired + holdMs); the event is recorded at or after it. */
+  expiredAt?: number;
 }
 
 export interface HistoryOptions {
@@ -109,16 +114,147 @@ export function defaultIncidents(from: number, to: number): Array<{ from: number
   return [{ from: start, to: start + length }];
 }
 
-/** Generate the history in time order. Lazily: a million events never sit in memory at once. */
+/** A synthetic event as a store would return it (tokens already the store's), for the history checks. */
+export function toLeaseEvent(e: SyntheticEvent, index: number, fencingToken: string = e.fencingToken, detail: Record<string, unknown> | undefined = e.detail): LeaseEvent {
+  return {
+    id: String(index),
+    store: "backfill",
+    at: new Date(e.at),
+    kind: e.kind,
+    resource: e.resource,
+    leaseId: e.leaseId,
+    owner: e.owner,
+    task: e.task,
+    fencingToken,
+    ...(e.holdMs === undefined ? {} : { holdMs: e.holdMs }),
+    ...(detail === undefined ? {} : { detail }),
+  };
+}
+
+/**
+ * Refuses a history that breaks any invariant the live stores keep (overlapping
+ * holds, tokens going down, an acquire without exactly one end, holdMs at odds
+ * with the times, a fencing rejection citing a token this store never issued
+ * for the resource). Called before anything is written: a demo must never show
+ * an impossible history. `events` are in time order, with the store's tokens.
+ */
+export function assertValidHistory(events: readonly LeaseEvent[], what: string): void {
+  const violations = findHistoryViolations(events);
+  if (violations.length === 0) return;
+  const shown = violations.slice(0, 5).join("; ");
+  throw new Error(`${what}: refusing to write a history that breaks ${violations.length} invariant(s): ${shown}${violations.length > 5 ? "; …" : ""}`);
+}
+
+/** One resource's schedule: who holds it, until when, and when that end is recorded. */
+interface Occupancy {
+  startedAt: number;
+  leaseId: string;
+  owner: string;
+  task: string;
+  fencingToken: string;
+  /** acquiredAt + holdMs: the release, or the moment the TTL ran out. */
+  heldUntil: number;
+  /** The terminal event's time (an expiry is recorded a little after the TTL ran out). */
+  endRecordedAt: number;
+  /** The hold before this one, while this one is still only planned (a waiter queued for it). */
+  previous?: Occupancy;
+}
+
+type HoldKind = "tenant" | "hot" | "slow" | "ledger" | "crash-cron" | "long";
+
+/** How long each kind of worker waits for a busy resource (the live workload's `waitMs`). */
+function waitMsOf(kind: HoldKind, random: Random): number {
+  if (kind === "hot") return 3_000;
+  if (kind === "tenant") return random.chance(0.3) ? 2_000 : 0;
+  return 0;
+}
+
+/**
+ * Generate the history in time order. Lazily: a million events never sit in memory at once.
+ *
+ * Each resource is scheduled on its own, as the store would grant it: an arrival
+ * that finds the resource held is refused (`contended`) and, if it is willing to
+ * wait, acquires just after the holder's end is recorded; otherwise it gives up.
+ * So holds of one resource never overlap, tokens (numbered in grant order) only
+ * go up per resource, and every hold ends exactly once inside the window.
+ */
 export function* generateHistory(opts: HistoryOptions): Generator<SyntheticEvent> {
   const { random, from, to } = opts;
   const incidents = opts.incidents ?? defaultIncidents(from, to);
   const tokenFor = opts.tokenFor ?? ((n: number) => String(n + 1));
   const meanGapMs = (to - from) / Math.max(1, opts.targetEvents / EVENTS_PER_HOLD);
   const heap = new EventHeap();
+  const occupancy = new Map<string, Occupancy>();
   let seq = 0;
   let holds = 0;
   const isInIncident = (at: number) => incidents.some((w) => at >= w.from && at < w.to);
+  const emit = (events: readonly SyntheticEvent[]) => {
+    for (const event of events) heap.push({ at: event.at, seq: seq++, event });
+  };
+
+  /** One hold of `resource` from `start`: its events, and when it ends. The token is drawn here, in grant order. */
+  const planHold = (kind: HoldKind, resource: string, start: number, incident: boolean, owner: string) => {
+    const ttlMs = kind === "long" ? 30_000 : kind === "hot" ? 5_000 : kind === "slow" ? 3_000 : kind === "ledger" ? 1_000 : 10_000;
+    const holdMs = Math.round(
+      kind === "long" ? random.between(2 * 60_000, 8 * 60_000)
+      : kind === "hot" ? random.between(300, 1_500) * (incident ? 4 : 1)
+      : Math.min(60_000, Math.max(20, random.logNormal(900, 0.9))),
+    );
+    const task = makeTask(random);
+    const leaseId = randomUUID();
+    const fencingToken = tokenFor(holds++, start);
+    const base = { resource, leaseId, owner, task, fencingToken };
+    const events: SyntheticEvent[] = [{ ...base, at: start, kind: "acquired" }];
+    /** Events the holder records after its end (a refused renew, the loss): they do not hold the resource. */
+    const after: SyntheticEvent[] = [];
+
+    // How it ends: mostly clean releases; crashes and lost leases climb during an incident.
+    const e = random.next();
+    const crashP = (kind === "crash-cron" ? 0.5 : 0.03) * (incident ? 3 : 1);
+    const lostP = kind === "slow" ? 0.25 : kind === "ledger" ? 0.3 : 0.002;
+    let heldUntil: number;
+    let endRecordedAt: number;
+    let isLostLedger = false;
+    if (e < crashP) {
+      // Crashed: the lease runs out its TTL after the last heartbeat; recorded by a sweep a little later.
+      const lastBeat = start + Math.floor(random.between(0, 2)) * Math.round(ttlMs / 3);
+      heldUntil = lastBeat + ttlMs;
+      endRecordedAt = Math.round(heldUntil + random.between(50, 5_000));
+      events.push({ ...base, at: endRecordedAt, kind: "expired", holdMs: heldUntil - start, expiredAt: heldUntil, renewals: Math.round((lastBeat - start) / (ttlMs / 3)) });
+    } else if (e < crashP + lostP) {
+      // Lost: a late heartbeat is refused; the holder learns it lost the lease; the expiry is recorded.
+      heldUntil = start + ttlMs;
+      endRecordedAt = Math.round(heldUntil + random.between(20, 400));
+      events.push({ ...base, at: endRecordedAt, kind: "expired", holdMs: ttlMs, expiredAt: heldUntil, renewals: 0 });
+      const late = Math.round(endRecordedAt + random.between(100, ttlMs * 0.6));
+      after.push({ ...base, at: late, kind: "renew_failed", reason: "expired" }, { ...base, at: late + 1, kind: "lost", reason: "expired" });
+      isLostLedger = kind === "ledger";
+    } else if (e < crashP + lostP + 0.0003) {
+      // Force-releases are rare: an operator stepping in a few times a day.
+      heldUntil = endRecordedAt = start + holdMs;
+      events.push({ ...base, at: heldUntil, kind: "force_released", holdMs, actor: "alice@example.com", reason: "stuck after deploy; runbook step 3" });
+    } else {
+      heldUntil = endRecordedAt = start + holdMs;
+      events.push({ ...base, at: heldUntil, kind: "released", holdMs, renewals: Math.floor(holdMs / (ttlMs / 3)) });
+    }
+
+    // Others refused while this one held it: hot spots always, and a trickle on tenant resources.
+    const waiters = kind === "hot" ? random.int(1, incident ? 12 : 6) : kind === "tenant" && random.chance(0.05) ? 1 : 0;
+    for (let i = 0; i < waiters && heldUntil - start > 2; i++) {
+      events.push({
+        resource,
+        leaseId,
+        fencingToken,
+        owner: makeOwner(random, "scheduler"),
+        task: makeTask(random),
+        at: Math.round(random.between(start + 1, heldUntil - 1)),
+        kind: "contended",
+        detail: { holderOwner: owner, holderTask: task },
+      });
+    }
+    const held: Occupancy = { startedAt: start, leaseId, owner, task, fencingToken, heldUntil, endRecordedAt };
+    return { events, after, occupancy: held, isLostLedger, base };
+  };
 
   let t = from;
   for (;;) {
@@ -126,12 +262,13 @@ export function* generateHistory(opts: HistoryOptions): Generator<SyntheticEvent
     // Arrivals: a Poisson process whose rate follows the daily rhythm (x3 during an incident).
     const rate = dailyRhythm(t) * (incident ? 3 : 1);
     t += (-Math.log(1 - random.next()) * meanGapMs) / rate;
-    // Emit everything due before the next hold starts (keeps the output in time order).
+    // Emit everything due before this arrival (keeps the output in time order: nothing planned
+    // from here on is earlier than `t`).
     while (heap.size > 0 && heap.peek()!.at <= Math.min(t, to)) yield heap.pop()!.event;
     if (t >= to) break;
 
     const r = random.next();
-    const kind = r < 0.72 ? "tenant" : r < 0.92 ? "hot" : r < 0.95 ? "slow" : r < 0.97 ? "ledger" : r < 0.985 ? "crash-cron" : "long";
+    const kind: HoldKind = r < 0.72 ? "tenant" : r < 0.92 ? "hot" : r < 0.95 ? "slow" : r < 0.97 ? "ledger" : r < 0.985 ? "crash-cron" : "long";
     const resource =
       kind === "tenant" ? pickTenantResource(random)
       : kind === "hot" ? random.pick(HOT_RESOURCES)
@@ -139,75 +276,64 @@ export function* generateHistory(opts: HistoryOptions): Generator<SyntheticEvent
       : kind === "ledger" ? pickLedgerResource(random)
       : kind === "crash-cron" ? "cron:nightly-report"
       : random.pick(LONG_HOLD_RESOURCES);
-    const ttlMs = kind === "long" ? 30_000 : kind === "hot" ? 5_000 : kind === "slow" ? 3_000 : kind === "ledger" ? 1_000 : 10_000;
-    const holdMs = Math.round(
-      kind === "long" ? random.between(2 * 60_000, 8 * 60_000)
-      : kind === "hot" ? random.between(300, 1_500) * (incident ? 4 : 1)
-      : Math.min(60_000, Math.max(20, random.logNormal(900, 0.9))),
-    );
     const owner = makeOwner(random, kind === "hot" ? "scheduler" : kind === "ledger" ? "ledger" : undefined);
-    const task = makeTask(random);
-    const leaseId = randomUUID();
-    const fencingToken = tokenFor(holds++, t);
-    const base = { resource, leaseId, owner, task, fencingToken };
-    const start = Math.round(t);
-    const hold: SyntheticEvent[] = [];
-    const push = (event: SyntheticEvent) => hold.push(event);
-    push({ ...base, at: start, kind: "acquired" });
+    const arrival = Math.round(t);
 
-    // How it ends: mostly clean releases; crashes and lost leases climb during an incident.
-    const e = random.next();
-    const crashP = (kind === "crash-cron" ? 0.5 : 0.03) * (incident ? 3 : 1);
-    const lostP = kind === "slow" ? 0.25 : kind === "ledger" ? 0.3 : 0.002;
-    let end: number;
-    if (e < crashP) {
-      // Crashed: the lease runs out its TTL after the last heartbeat; recorded by a sweep a little later.
-      const lastBeat = start + Math.floor(random.between(0, 2)) * (ttlMs / 3);
-      end = Math.round(lastBeat + ttlMs + random.between(50, 5_000));
-      push({ ...base, at: end, kind: "expired", holdMs: Math.round(lastBeat + ttlMs - start), renewals: Math.round((lastBeat - start) / (ttlMs / 3)) });
-    } else if (e < crashP + lostP) {
-      // Lost: a late heartbeat is refused; the holder learns it lost the lease; the expiry is recorded.
-      const lapse = start + ttlMs;
-      const late = Math.round(lapse + random.between(100, ttlMs * 0.6));
-      end = Math.round(lapse + random.between(20, 400));
-      push({ ...base, at: end, kind: "expired", holdMs: ttlMs, renewals: 0 });
-      push({ ...base, at: late, kind: "renew_failed", reason: "expired" });
-      push({ ...base, at: late + 1, kind: "lost", reason: "expired" });
-      if (kind === "ledger") {
-        // The stale writer's late write is refused by the downstream that already saw a newer token.
-        push({
-          ...base,
-          at: late + 2,
-          kind: "fencing_rejected",
-          detail: { seenToken: tokenFor(holds, late), by: "ledger-db" },
-        });
+    // The resource may still be held (or its expiry not yet recorded): the store decides, not the arrival.
+    let start = arrival;
+    const latest = occupancy.get(resource);
+    const contend = (holder: Occupancy) =>
+      emit([
+        {
+          resource,
+          leaseId: holder.leaseId,
+          fencingToken: holder.fencingToken,
+          owner,
+          task: makeTask(random),
+          at: arrival,
+          kind: "contended",
+          detail: { holderOwner: holder.owner, holderTask: holder.task },
+        },
+      ]);
+    if (latest && arrival < latest.startedAt) {
+      // Someone is already queued for it: this arrival is refused by whoever holds it now, if anyone, and gives up.
+      const holder = latest.previous;
+      if (holder && arrival >= holder.startedAt && arrival < holder.heldUntil) contend(holder);
+      continue;
+    }
+    if (latest && arrival <= latest.endRecordedAt) {
+      if (arrival < latest.heldUntil) {
+        contend(latest);
+        // Not willing to wait that long: it gives up (the refusal is all the store saw).
+        if (latest.endRecordedAt - arrival > waitMsOf(kind, random)) continue;
       }
-    } else if (e < crashP + lostP + 0.0003) {
-      // Force-releases are rare: an operator stepping in a few times a day.
-      end = start + holdMs;
-      push({ ...base, at: end, kind: "force_released", holdMs, actor: "alice@example.com", reason: "stuck after deploy; runbook step 3" });
-    } else {
-      end = start + holdMs;
-      push({ ...base, at: end, kind: "released", holdMs, renewals: Math.floor(holdMs / (ttlMs / 3)) });
+      start = latest.endRecordedAt + random.int(1, 250);
     }
 
-    // Others refused while this one held it: hot spots always, and a trickle on tenant resources.
-    const waiters = kind === "hot" ? random.int(1, incident ? 12 : 6) : kind === "tenant" && random.chance(0.05) ? 1 : 0;
-    for (let i = 0; i < waiters; i++) {
-      push({
-        resource,
-        leaseId,
-        fencingToken,
-        owner: makeOwner(random, "scheduler"),
-        task: makeTask(random),
-        at: Math.round(random.between(start + 1, Math.max(start + 2, end - 1))),
-        kind: "contended",
-        detail: { holderOwner: owner, holderTask: task },
+    const hold = planHold(kind, resource, start, incident, owner);
+    const planned = [...hold.events, ...hold.after];
+    let last = hold.occupancy;
+    if (hold.isLostLedger) {
+      // The stale writer's rescuer takes the resource over once the expiry is recorded and writes
+      // with its newer token; the stale writer's late write is then refused, having seen that token.
+      const rescuerStart = hold.occupancy.endRecordedAt + random.int(1, 100);
+      const rescue = planHold("tenant", resource, rescuerStart, incident, makeOwner(random, "ledger"));
+      const refusedAt = rescuerStart + random.int(20, 200);
+      planned.push(...rescue.events, ...rescue.after, {
+        ...hold.base,
+        at: refusedAt,
+        kind: "fencing_rejected",
+        detail: { seenToken: rescue.base.fencingToken, by: "ledger-db" },
       });
+      last = { ...rescue.occupancy, previous: hold.occupancy };
+    } else if (start > arrival && latest) {
+      last = { ...last, previous: { ...latest, previous: undefined } };
     }
-    // A hold that would end after `to` is left out whole: the history never reaches into the
-    // future, and never has an `acquired` without its ending.
-    if (hold.every((event) => event.at <= to)) for (const event of hold) heap.push({ at: event.at, seq: seq++, event });
+    // A hold that would end after `to` is left out whole (and the resource stays as it was): the
+    // history never reaches into the future, and never has an `acquired` without its ending.
+    if (planned.some((event) => event.at > to)) continue;
+    occupancy.set(resource, last);
+    emit(planned);
   }
   while (heap.size > 0) yield heap.pop()!.event;
 }

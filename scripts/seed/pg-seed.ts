@@ -1,6 +1,6 @@
 import type { Pool, PoolClient } from "pg";
 import { quoteSchema } from "@/lib/lease/postgres/sql";
-import type { SyntheticEvent } from "./history";
+import { assertValidHistory, toLeaseEvent, type SyntheticEvent } from "./history";
 
 /**
  * Demo and benchmark data only: bulk writes into the Postgres store's own
@@ -51,7 +51,7 @@ function toEventRow(e: SyntheticEvent, token: (placeholder: string) => string): 
       row.detail = JSON.stringify({ renewals: e.renewals ?? 0 });
       break;
     case "expired":
-      row.detail = JSON.stringify({ renewals: e.renewals ?? 0, expiredAt: new Date(e.at - 1).toISOString(), recordedBy: "sweep" });
+      row.detail = JSON.stringify({ renewals: e.renewals ?? 0, expiredAt: new Date(e.expiredAt ?? e.at).toISOString(), recordedBy: "sweep" });
       break;
     case "contended":
       row.detail = JSON.stringify(e.detail ?? {});
@@ -86,9 +86,16 @@ async function takeTokens(client: PoolClient, schema: string, count: number): Pr
 /**
  * Inserts `events` (in time order; fencingToken = the hold's index as the
  * history generator numbers it) into lease_events in one transaction, mapping
- * hold indexes to real tokens from the store's sequence.
+ * hold indexes to real tokens from the store's sequence. With `validate`, the
+ * events as the store will hold them (real tokens) must pass the history checks
+ * first, or nothing is written.
  */
-export async function writePostgresEvents(pool: Pool, schema: string, events: readonly SyntheticEvent[]): Promise<number> {
+export async function writePostgresEvents(
+  pool: Pool,
+  schema: string,
+  events: readonly SyntheticEvent[],
+  options: { validate?: boolean } = {},
+): Promise<number> {
   const s = quoteSchema(schema);
   const holdIndexes = events.map((e) => Number(e.fencingToken)).filter(Number.isFinite);
   const holds = holdIndexes.length === 0 ? 0 : Math.max(...holdIndexes) + 1;
@@ -97,6 +104,15 @@ export async function writePostgresEvents(pool: Pool, schema: string, events: re
     await client.query("BEGIN");
     const tokens = await takeTokens(client, schema, holds + 1);
     const token = (placeholder: string) => tokens[Number(placeholder)] ?? tokens[tokens.length - 1] ?? placeholder;
+    if (options.validate) {
+      assertValidHistory(
+        events.map((e, i) => {
+          const row = toEventRow(e, token);
+          return toLeaseEvent(e, i, row.token ?? e.fencingToken, row.detail === null ? undefined : (JSON.parse(row.detail) as Record<string, unknown>));
+        }),
+        `backfill of schema ${schema}`,
+      );
+    }
     for (let i = 0; i < events.length; i += BATCH_ROWS) {
       const rows = events.slice(i, i + BATCH_ROWS).map((e) => toEventRow(e, token));
       await client.query(

@@ -7,6 +7,7 @@ import { RedisLeaseStore } from "@/lib/lease/redis/store";
 import { createFencedTable } from "@/lib/lease/fencing";
 import { ZStoreConfig, type TStoreConfig } from "@/lib/console/config";
 import { createCounters, type WorkloadCounters } from "./counters";
+import { LEDGER_TENANT_COUNT } from "./names";
 import { createRandom } from "./random";
 import { createRateLimitedStore, TokenBucket } from "./rate-limited-store";
 import { sleepFor } from "./sleep";
@@ -52,6 +53,8 @@ export const ZWorkloadOptions = z.strictObject({
     .string()
     .regex(/^(?:[a-z_][a-z0-9_]{0,62}\.)?[a-z_][a-z0-9_]{0,62}$/)
     .default(DEMO_DOWNSTREAM_TABLE),
+  /** How many tenants' ledger rows the stale writers spread over (1 makes every store's writers meet on one row). */
+  ledgerTenants: z.number().int().min(1).max(LEDGER_TENANT_COUNT).default(LEDGER_TENANT_COUNT),
   /** Only run these kinds (default: all). */
   kinds: z.array(z.enum(Object.keys(BASE_WORKER_COUNTS) as [WorkerKind, ...WorkerKind[]])).optional(),
   /**
@@ -212,7 +215,7 @@ export async function startWorkload(options: TWorkloadOptions): Promise<Workload
           random: createRandom(random.int(1, 2 ** 30)),
           signal: controller.signal,
           counters,
-          downstream: downstreamPool ? { pool: downstreamPool, table: opts.downstreamTable } : undefined,
+          downstream: downstreamPool ? { pool: downstreamPool, table: opts.downstreamTable, ledgerTenants: opts.ledgerTenants } : undefined,
         };
         // Stagger start-up so the stores don't see a thundering herd.
         const run = async () => {

@@ -34,9 +34,12 @@ export function pickTenantResource(random: Random): string {
   return `tenant_${tenant}:webhook-retry`;
 }
 
+/** How many tenants' ledgers the stale writers spread over by default. */
+export const LEDGER_TENANT_COUNT = 60;
+
 /** A resource that stale writers and their rescuers fight over (and whose downstream row is fenced). */
-export function pickLedgerResource(random: Random): string {
-  return `tenant_${random.skewed(60)}:ledger-export:${BILLING_PERIOD}`;
+export function pickLedgerResource(random: Random, tenants: number = LEDGER_TENANT_COUNT): string {
+  return `tenant_${random.skewed(tenants)}:ledger-export:${BILLING_PERIOD}`;
 }
 
 /** A deployment-like owner name: `worker-7@billing-7c9f`. Stable for one worker's lifetime. */

@@ -9,7 +9,9 @@ import type {
   LostInput,
   ReleaseInput,
   RenewInput,
+  RenewalSlackQuery,
   StatsQuery,
+  TtlAdviceQuery,
 } from "@/lib/lease";
 import type { WorkloadCounters } from "./counters";
 
@@ -115,6 +117,9 @@ export function createRateLimitedStore(store: LeaseStore, bucket: TokenBucket, c
     heldAt: (query: HeldAtQuery) => store.heldAt(query),
     stats: (query: StatsQuery) => store.stats(query),
     countActive: () => store.countActive(),
+    lifetimeTotals: () => store.lifetimeTotals(),
+    renewalSlack: (query: RenewalSlackQuery) => store.renewalSlack(query),
+    ttlAdvice: (query?: TtlAdviceQuery) => store.ttlAdvice(query),
     health: () => store.health(),
     // The underlying store's lifetime belongs to whoever created it.
     close: async () => {},

@@ -13,8 +13,11 @@ export interface WorkerContext {
   /** Aborted when the workload stops. */
   signal: AbortSignal;
   counters: WorkloadCounters;
-  /** A Postgres downstream for the fencing demo; stale writers are skipped without it. */
-  downstream?: { pool: Pool; table: string };
+  /**
+   * A Postgres downstream for the fencing demo; stale writers are skipped without it.
+   * Every store's stale writers share it (rows are keyed by store and resource).
+   */
+  downstream?: { pool: Pool; table: string; ledgerTenants?: number };
 }
 
 export type WorkerKind = "well-behaved" | "slow-renewer" | "crashing" | "hot-spot" | "stale-writer" | "long-hold" | "sweeper";
@@ -162,7 +165,7 @@ export async function runStaleWriter(ctx: WorkerContext): Promise<void> {
   const ttlMs = 1_000;
   while (!ctx.signal.aborted) {
     try {
-      const resource = pickLedgerResource(random);
+      const resource = pickLedgerResource(random, downstream.ledgerTenants);
       const task = makeTask(random);
       const result = await store.acquire({ resource, owner, task, ttlMs });
       if (result.acquired) {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LeaseStore } from "@/lib/lease";
+import { findForeignFencingRejections } from "@/lib/lease/testing/history-checks";
 import { PostgresLeaseStore } from "@/lib/lease/postgres/store";
 import { RedisLeaseStore } from "@/lib/lease/redis/store";
 import { freshPgSchema, freshRedisNamespace, type FreshPgSchema, type FreshRedisNamespace } from "@/lib/lease/testing/isolation";
@@ -67,6 +68,13 @@ describe("startWorkload against real Postgres and Redis", () => {
     expect(stats.stores[name]!.fencedRejected).toBe(kinds.fencing_rejected);
   });
 
+  it.each(["pg-test", "redis-test"])("%s: every fencing rejection compared tokens this store issued for that resource", async (name) => {
+    // Both stores' stale writers share one downstream table: tokens are only comparable within a store.
+    const events = await collectEvents(stores.find((s) => s.name === name)!);
+    expect(events.filter((e) => e.kind === "fencing_rejected").length).toBeGreaterThan(0);
+    expect(findForeignFencingRejections(events)).toEqual([]);
+  });
+
   it.each(["pg-test", "redis-test"])("%s: conservation holds — every acquire ended or is still held", async (name) => {
     const store = stores.find((s) => s.name === name)!;
     const kinds = countKinds(await collectEvents(store));
@@ -93,6 +101,43 @@ describe("startWorkload against real Postgres and Redis", () => {
       expect(c.errors).toBe(0);
     }
   });
+});
+
+describe("stale writers of two stores on one fenced downstream row", () => {
+  it("refuse a stale token only for a newer token of the same store", async () => {
+    const pg = freshPgSchema();
+    const redis = freshRedisNamespace();
+    const configs: TStoreConfig[] = [
+      { name: "pg-fence", kind: "postgres", url: pg.connectionString, schema: pg.schema },
+      { name: "redis-fence", kind: "redis", url: redis.url, namespace: redis.namespace },
+    ];
+    const opened: LeaseStore[] = [];
+    try {
+      // One ledger tenant: every store's writers write the same downstream key, as two stores' workers on one resource name would.
+      const workload = await startWorkload({
+        stores: configs,
+        durationMs: 9_000,
+        kinds: ["stale-writer", "sweeper"],
+        intensity: 2,
+        ledgerTenants: 1,
+        downstreamTable: `${pg.schema}.ledger_exports`,
+        seed: 11,
+      });
+      await workload.done;
+      opened.push(
+        new PostgresLeaseStore({ name: "pg-fence", connectionString: pg.connectionString, schema: pg.schema }),
+        new RedisLeaseStore({ name: "redis-fence", url: redis.url, namespace: redis.namespace }),
+      );
+      for (const store of opened) {
+        const events = await collectEvents(store);
+        expect(events.filter((e) => e.kind === "fencing_rejected").length, store.name).toBeGreaterThan(0);
+        expect(findForeignFencingRejections(events), store.name).toEqual([]);
+      }
+    } finally {
+      await Promise.allSettled(opened.map((s) => s.close()));
+      await Promise.allSettled([pg.drop(), redis.drop()]);
+    }
+  }, 60_000);
 });
 
 describe("startWorkload with a store instance", () => {

@@ -76,7 +76,7 @@ describe.each(["redis", "postgres"] as const)("concurrent safety run (%s)", (kin
     for (const r of refused) expect(BigInt(String(r.seenToken)) > BigInt(String(r.token))).toBe(true);
 
     // The downstream's own, append-only history of accepted writes, against the store's acquisition order.
-    const history = await readFencedHistory({ pool, table });
+    const history = await readFencedHistory({ pool, table, store: fixture.store });
     expect(history).toHaveLength(accepted.length);
     const events = await collectEvents(fixture.store);
     const holds = holdsOnRecord(events);

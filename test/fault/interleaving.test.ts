@@ -244,7 +244,7 @@ describe.each(["redis", "postgres"] as const)("randomised interleavings (%s)", (
       const holds = holdsOnRecord(events);
       expect(findTokenOrderViolations(holds), `${failing}: tokens in acquisition order`).toEqual([]);
 
-      const history = (await readFencedHistory({ pool, table: downstream.table })).filter((h) => h.key.startsWith(`${prefix}:`));
+      const history = (await readFencedHistory({ pool, table: downstream.table, store: fixture.store })).filter((h) => h.key.startsWith(`${prefix}:`));
       const { stale, unexplained } = findStaleWrites(holds, history);
       expect(unexplained, `${failing}: stale writes`).toEqual([]);
       expect(history.length, failing).toBe(record.writes.accepted);

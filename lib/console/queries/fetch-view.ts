@@ -11,8 +11,8 @@ export class ApiError extends Error {
   }
 }
 
-/** Live views poll this often while the tab is visible. */
-export const LIVE_POLL_MS = 4_000;
+/** Live views poll this often while the tab is visible, unless the viewer picks another interval. */
+export const LIVE_POLL_MS = 5_000;
 
 /** `what` names the request in the fallback message when the route sends no error of its own. */
 export async function fetchView<T>(path: string, signal?: AbortSignal, what = "request"): Promise<T> {
@@ -32,14 +32,16 @@ export function withSearch(path: string, search: string): string {
 
 /**
  * Shared polling options: a server-rendered first paint as `initialData` (its
- * `readAt` tells Query how fresh it is), then a refetch every LIVE_POLL_MS,
- * paused while the tab is hidden.
+ * `readAt` tells Query how fresh it is), then a refetch every `intervalMs`
+ * (the viewer's refresh choice; null is off), paused while the tab is hidden.
  */
-export function liveOptions<T extends { readAt: string }>(initialData: T | undefined) {
+export function liveOptions<T extends { readAt: string }>(initialData: T | undefined, intervalMs: number | null = LIVE_POLL_MS) {
   return {
     initialData,
     initialDataUpdatedAt: initialData ? Date.parse(initialData.readAt) : undefined,
-    refetchInterval: LIVE_POLL_MS,
+    refetchInterval: intervalMs ?? (false as const),
     refetchIntervalInBackground: false,
+    // "Off" means off: not even a refetch when the window regains focus.
+    refetchOnWindowFocus: intervalMs !== null,
   } as const;
 }

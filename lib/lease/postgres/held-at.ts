@@ -13,7 +13,7 @@ import { quoteSchema } from "./sql";
  * - `leases` rows acquired before tn that had not lapsed by then (still held, or lapsed
  *   and not swept yet: those ended at their TTL) — the (acquired_at, resource) index;
  * - terminal events whose hold spans tn, found through the GiST index on
- *   lease_hold_span (migration 5) and re-checked exactly: the end is the release time or
+ *   lease_hold_span (migration 6) and re-checked exactly: the end is the release time or
  *   detail.expiredAt, the start is the hold's own `acquired` event.
  */
 export function buildHeldAtQuery(schema: string, q: HeldAtQuery, limit: number): { text: string; values: unknown[] } {

@@ -1,6 +1,6 @@
 import type pg from "pg";
-import { HOLD_HISTOGRAM_BOUNDS_MS } from "../types";
-import { KIND_CHECK, COUNTER_COLUMNS, buildMigrationStatements, quoteSchema } from "./sql";
+import { HOLD_HISTOGRAM_BOUNDS_MS, SLACK_BUCKET_COUNT } from "../types";
+import { KIND_CHECK, COUNTER_COLUMNS, SLACK_SHARDS, buildMigrationStatements, quoteSchema } from "./sql";
 import { inTransaction } from "./transaction";
 
 /**
@@ -100,7 +100,61 @@ export const MIGRATIONS: readonly Migration[] = [
     },
   },
   {
+    version: 3,
+    name: "release failure counts",
+    sql: (schema) => {
+      const s = quoteSchema(schema);
+      return `
+        -- Releases refused (the lease id no longer held the resource, or its lease had lapsed),
+        -- counted by the release statement itself: there is no event for them, and the count
+        -- must survive for /api/metrics. One row per reason; only refused releases touch it.
+        CREATE TABLE ${s}.lease_release_failures (
+          reason text PRIMARY KEY CHECK (reason IN ('not_owner', 'expired')),
+          n      bigint NOT NULL
+        );
+      `;
+    },
+  },
+  {
+    version: 4,
+    name: "event indexes for owner, task, lease id and token filters",
+    sql: (schema) => {
+      const s = quoteSchema(schema);
+      return `
+        -- The console's drill-downs (owner page, task / lease / token filters, the jump
+        -- box) read events by these columns; without an index each is a scan of the
+        -- window. (owner, at) and (task, at) also serve the windowed, newest-first reads.
+        CREATE INDEX lease_events_owner_at_idx ON ${s}.lease_events (owner, at);
+        CREATE INDEX lease_events_task_at_idx ON ${s}.lease_events (task, at);
+        CREATE INDEX lease_events_lease_id_idx ON ${s}.lease_events (lease_id);
+        CREATE INDEX lease_events_fencing_token_idx ON ${s}.lease_events (fencing_token);
+      `;
+    },
+  },
+  {
     version: 5,
+    name: "renewal slack rollup",
+    sql: (schema) => {
+      const s = quoteSchema(schema);
+      return `
+        -- Written by renew (one upsert in its statement): renewals per hour, prefix group, the
+        -- TTL they were measured against and slack bucket (twentieths of that TTL left).
+        -- \`shard\` (the writing backend's pid mod ${SLACK_SHARDS}) spreads one group's renewals over
+        -- rows: a single row would make concurrent renewals wait for each other's commit.
+        CREATE TABLE ${s}.lease_renewal_slack (
+          bucket_start timestamptz NOT NULL,
+          prefix       text COLLATE "C" NOT NULL,
+          ttl_ms       integer  NOT NULL,
+          slack_bucket smallint NOT NULL CHECK (slack_bucket BETWEEN 0 AND ${SLACK_BUCKET_COUNT - 1}),
+          shard        smallint NOT NULL,
+          renewals     bigint   NOT NULL,
+          PRIMARY KEY (bucket_start, prefix, ttl_ms, slack_bucket, shard)
+        );
+      `;
+    },
+  },
+  {
+    version: 6,
     name: "hold spans for past-state reads",
     sql: (schema) => {
       const s = quoteSchema(schema);

@@ -1,8 +1,8 @@
 import type pg from "pg";
 import { LeaseError } from "../errors";
-import { HOLD_HISTOGRAM_BOUNDS_MS, type CounterKind, type StatsBucket } from "../types";
+import { HOLD_HISTOGRAM_BOUNDS_MS, type CounterKind, type LifetimeTotals, type StatsBucket } from "../types";
 import { parseOrThrow, ZStatsQuery } from "../validation";
-import { buildRollupStatements, buildStatsContentionQuery, buildStatsCountersQuery, COUNTER_COLUMNS, type RollupUnit } from "./sql";
+import { buildLifetimeTotalsQuery, buildReleaseFailuresQuery, buildRollupStatements, buildStatsContentionQuery, buildStatsCountersQuery, COUNTER_COLUMNS, type RollupUnit } from "./sql";
 import { inTransaction } from "./transaction";
 
 /**
@@ -132,4 +132,31 @@ export async function readStats(pool: pg.Pool, schema: string, query: unknown): 
     if (bucket) bucket.contendedByPrefix[row.prefix] = Number(row.contended);
   }
   return [...buckets.values()];
+}
+
+/**
+ * Everything counted since the schema began: hour rollups up to the last refresh's final hour,
+ * minute rollups up to its final minute, raw events after that (the same cuts as readStats, so
+ * nothing is counted twice or missed). Events are never trimmed, so this never goes down. The
+ * cuts are read first: a refresh in between only rewrites rollups to the same final values.
+ */
+export async function readLifetimeTotals(pool: pg.Pool, schema: string): Promise<LifetimeTotals> {
+  const sql = buildRollupStatements(schema);
+  const state = await pool.query<{ refreshed_at: Date }>(sql.readRefreshedAt);
+  const refreshedAt = state.rows[0]?.refreshed_at;
+  const minuteCut = refreshedAt ? new Date(floorTo(refreshedAt.getTime(), MINUTE_MS) - ROLLUP_SAFETY_MARGIN_MS) : "-infinity";
+  const hourCut = typeof minuteCut === "string" ? minuteCut : new Date(floorTo(minuteCut.getTime(), HOUR_MS));
+  const [{ rows }, failures] = await Promise.all([
+    pool.query<Record<string, unknown>>(buildLifetimeTotalsQuery(schema), ["-infinity", hourCut, minuteCut, "infinity"]),
+    pool.query<{ reason: string; n: string }>(buildReleaseFailuresQuery(schema)),
+  ]);
+  const refused = new Map(failures.rows.map((r) => [r.reason, Number(r.n)]));
+  const row = rows[0] ?? {};
+  const histogram = (row.hold_histogram as Array<string | number> | null) ?? [];
+  return {
+    counts: Object.fromEntries(COUNTER_COLUMNS.map((k) => [k, Number(row[k] ?? 0)])) as Record<CounterKind, number>,
+    holdHistogram: Array.from({ length: HOLD_HISTOGRAM_BOUNDS_MS.length + 1 }, (_, i) => Number(histogram[i] ?? 0)),
+    holdMsSum: Number(row.hold_ms_sum ?? 0),
+    releaseFailures: { not_owner: refused.get("not_owner") ?? 0, expired: refused.get("expired") ?? 0 },
+  };
 }

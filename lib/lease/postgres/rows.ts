@@ -58,6 +58,8 @@ export function toEvent(store: string, row: Row, prefix = ""): LeaseEvent {
     const record = { ...(detail as Record<string, unknown>) };
     if (event.leaseId === null && typeof record.leaseId === "string") event.leaseId = record.leaseId;
     if (typeof record.leaseId === "string") delete record.leaseId;
+    // jsonb keeps the timestamptz as "…+00:00" with microseconds; events carry ISO UTC with ms, as Redis's do.
+    if (typeof record.expiredAt === "string" && Number.isFinite(Date.parse(record.expiredAt))) record.expiredAt = new Date(record.expiredAt).toISOString();
     if (Object.keys(record).length > 0) event.detail = record;
   }
   return event;

@@ -23,7 +23,7 @@
  *   row writes its `expired` event, and only one statement can hold the row lock
  *   and still see it lapsed.
  */
-import { HOLD_HISTOGRAM_BOUNDS_MS, EXPIRING_FRACTION, OVERDUE_FRACTION, LEASE_EVENT_KINDS, TERMINAL_EVENT_KINDS } from "../types";
+import { HOLD_HISTOGRAM_BOUNDS_MS, EXPIRING_FRACTION, OVERDUE_FRACTION, LEASE_EVENT_KINDS, SLACK_BUCKET_COUNT, TERMINAL_EVENT_KINDS } from "../types";
 
 /** Schema names: lower-case identifiers, so quoting needs no escaping. */
 export const SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -70,6 +70,26 @@ function expiredEvent(now: string, row: string, recordedBy: string): string {
              jsonb_build_object('renewals', ${row}.renewals, 'expiredAt', ${row}.expires_at, 'recordedBy', '${recordedBy}')`;
 }
 const TTL = (param: string) => `(${param}::int * interval '1 millisecond')`;
+
+/** Rows per hour, group, TTL and slack bucket in lease_renewal_slack (see migration 3). */
+export const SLACK_SHARDS = 16;
+
+/**
+ * Renewal slack, counted by the renew statement itself (no extra round trip): the share of
+ * the old TTL left at the store's clock, in SLACK_BUCKET_COUNT buckets (slackBucketIndex in
+ * slack.ts), added to the hour's row for the group and TTL (one of SLACK_SHARDS, by connection, so
+ * concurrent renewals of a group do not queue on one row). Only renewals that succeed count.
+ */
+function renewalSlackCte(s: string): string {
+  const left = `extract(epoch FROM (o.expires_at - st.now)) * 1000 * ${SLACK_BUCKET_COUNT} / o.ttl_ms`;
+  return `slack AS (
+      INSERT INTO ${s}.lease_renewal_slack AS r (bucket_start, prefix, ttl_ms, slack_bucket, shard, renewals)
+      SELECT date_bin(interval '1 hour', st.now, TIMESTAMPTZ 'epoch'), $5::text, o.ttl_ms,
+             LEAST(${SLACK_BUCKET_COUNT - 1}, GREATEST(0, floor(${left})))::smallint, (pg_backend_pid() % ${SLACK_SHARDS})::smallint, 1
+      FROM st, cur o WHERE st.verdict = 'ok'
+      ON CONFLICT (bucket_start, prefix, ttl_ms, slack_bucket, shard) DO UPDATE SET renewals = r.renewals + 1
+    )`;
+}
 
 export const KIND_CHECK = LEASE_EVENT_KINDS.map((k) => `'${k}'`).join(", ");
 const TERMINAL_LIST = TERMINAL_EVENT_KINDS.map((k) => `'${k}'`).join(", ");
@@ -184,7 +204,10 @@ export function buildLeaseStatements(schema: string): LeaseStatements {
       RETURNING id
     )`;
 
-  /** $1 resource, $2 lease id (text), $3 ttl_ms, $4 lease id as uuid or NULL when not uuid-shaped. */
+  /**
+   * $1 resource, $2 lease id (text), $3 ttl_ms, $4 lease id as uuid or NULL when not uuid-shaped,
+   * $5 the resource's slack group (slackGroupOf). `slack` counts the renewal's slack (renewalSlackBucket).
+   */
   const renew = `
     WITH ${lockCurrent}, ${verdict},
     upd AS (
@@ -193,6 +216,7 @@ export function buildLeaseStatements(schema: string): LeaseStatements {
       FROM st WHERE l.resource = $1::text AND st.verdict = 'ok'
       RETURNING l.expires_at, l.renewals
     ),
+    ${renewalSlackCte(s)},
     ${expireOwnLapsed("renew")},
     failed_ev AS (
       INSERT INTO ${s}.lease_events (${EVENT_INSERT_COLUMNS})
@@ -216,6 +240,11 @@ export function buildLeaseStatements(schema: string): LeaseStatements {
   const release = `
     WITH ${lockCurrent}, ${verdict},
     ${expireOwnLapsed("release")},
+    refused AS (
+      INSERT INTO ${s}.lease_release_failures AS f (reason, n)
+      SELECT st.verdict, 1 FROM st WHERE st.verdict <> 'ok'
+      ON CONFLICT (reason) DO UPDATE SET n = f.n + 1
+    ),
     done AS (
       DELETE FROM ${s}.leases l USING st
       WHERE l.resource = $1::text AND st.verdict = 'ok'
@@ -428,6 +457,9 @@ export interface EventsSqlInput {
   resource?: string;
   prefix?: { value: string; upper: string | null };
   owner?: string;
+  task?: string;
+  leaseId?: string;
+  fencingToken?: string;
   kinds?: readonly string[];
   from?: Date;
   to?: Date;
@@ -443,6 +475,9 @@ export function buildEventsQuery(schema: string, input: EventsSqlInput): SqlQuer
   if (input.resource !== undefined) where.push(`e.resource = ${params.add(input.resource, "text")}`);
   if (input.prefix) where.push(prefixRange("e.resource", input.prefix.value, input.prefix.upper, params));
   if (input.owner !== undefined) where.push(`e.owner = ${params.add(input.owner, "text")}`);
+  if (input.task !== undefined) where.push(`e.task = ${params.add(input.task, "text")}`);
+  if (input.leaseId !== undefined) where.push(`e.lease_id = ${params.add(input.leaseId, "uuid")}`);
+  if (input.fencingToken !== undefined) where.push(`e.fencing_token = ${params.add(input.fencingToken, "bigint")}`);
   if (input.kinds !== undefined) where.push(`e.kind = ANY(${params.add(input.kinds, "text[]")})`);
   if (input.from) where.push(`e.at >= ${params.add(input.from, "timestamptz")}`);
   if (input.to) where.push(`e.at < ${params.add(input.to, "timestamptz")}`);
@@ -597,6 +632,19 @@ export function buildStatsCountersQuery(schema: string, unit: RollupUnit): strin
      GROUP BY 1`,
   ];
   return parts.join("\nUNION ALL\n");
+}
+
+/**
+ * Lifetime totals: the counters query over all time, summed into one row. $2 hourCut and
+ * $3 minuteCut as for stats; $1 and $4 are -infinity and infinity.
+ */
+export function buildLifetimeTotalsQuery(schema: string): string {
+  return `SELECT ${ROLLUP_SUMS} FROM (${buildStatsCountersQuery(schema, "hour")}) m`;
+}
+
+/** Refused releases by reason, as the release statement counts them. */
+export function buildReleaseFailuresQuery(schema: string): string {
+  return `SELECT reason, n FROM ${quoteSchema(schema)}.lease_release_failures`;
 }
 
 /** Contended counts per bucket and prefix (top `$6` per bucket). $1..$4 as above, $5 depth, $6 top. */

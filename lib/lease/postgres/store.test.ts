@@ -106,6 +106,23 @@ describe("PostgresLeaseStore (Postgres specifics)", () => {
     }
   });
 
+  it("counts refused releases by reason in the release statement itself, durably", async () => {
+    const { store } = await fresh();
+    expect((await store.lifetimeTotals()).releaseFailures).toEqual({ not_owner: 0, expired: 0 });
+    const a = await store.acquire({ resource: "rf:a", owner: "o", task: "t", ttlMs: 60_000 });
+    const b = await store.acquire({ resource: "rf:b", owner: "o", task: "t", ttlMs: 150 });
+    if (!a.acquired || !b.acquired) throw new Error("setup: acquire failed");
+    expect(await store.release({ resource: "rf:a", leaseId: randomUUID() })).toEqual({ released: false, reason: "not_owner" });
+    expect(await store.release({ resource: "rf:none", leaseId: randomUUID() })).toEqual({ released: false, reason: "not_owner" });
+    await sleep(400);
+    expect(await store.release({ resource: "rf:b", leaseId: b.lease.leaseId })).toEqual({ released: false, reason: "expired" });
+    expect((await store.release({ resource: "rf:a", leaseId: a.lease.leaseId })).released).toBe(true);
+    // Concurrent refusals all count (the upsert serialises on its row, nothing is lost).
+    const refused = await Promise.all(Array.from({ length: 20 }, () => store.release({ resource: "rf:a", leaseId: randomUUID() })));
+    expect(refused.every((r) => !r.released && r.reason === "not_owner")).toBe(true);
+    expect((await store.lifetimeTotals()).releaseFailures).toEqual({ not_owner: 22, expired: 1 });
+  });
+
   it("migrate() is idempotent and safe to run concurrently", async () => {
     const f = freshPgSchema();
     const stores = Array.from({ length: 5 }, () => new PostgresLeaseStore({ name: "pg-m", connectionString: f.connectionString, schema: f.schema }));

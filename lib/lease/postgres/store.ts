@@ -22,10 +22,27 @@ import type {
   ReleaseResult,
   RenewInput,
   RenewResult,
+  LifetimeTotals,
+  RenewalSlackQuery,
+  RenewalSlackRow,
   StatsBucket,
   StatsQuery,
   StoreHealth,
+  TtlAdviceQuery,
+  TtlAdviceReport,
 } from "../types";
+import {
+  buildTtlAdviceReport,
+  emptySlackHistogram,
+  isSlackGroupInPrefix,
+  mergeSlackRows,
+  parseRenewalSlackQuery,
+  resolveAdviceWindow,
+  slackGroupOf,
+  slackHours,
+  type EventTally,
+} from "../slack";
+import { buildAdviceEventsQuery, buildSlackRowsQuery } from "./slack-sql";
 import {
   MAX_BIGINT,
   parseOrThrow,
@@ -43,7 +60,7 @@ import {
 } from "../validation";
 import { readHeldAt } from "./held-at";
 import { runMigrations, type MigrateResult } from "./migrations";
-import { readStats, refreshRollups, type RefreshRollupsResult } from "./rollups";
+import { readLifetimeTotals, readStats, refreshRollups, type RefreshRollupsResult } from "./rollups";
 import {
   decodeEventCursor,
   decodeListCursor,
@@ -179,7 +196,7 @@ export class PostgresLeaseStore implements LeaseStore {
 
   async renew(input: RenewInput): Promise<RenewResult> {
     const { resource, leaseId, ttlMs } = parseOrThrow(ZRenewInput, input, "renew");
-    const { rows } = await this.run("renew", [resource, leaseId, ttlMs, uuidOrNull(leaseId)]);
+    const { rows } = await this.run("renew", [resource, leaseId, ttlMs, uuidOrNull(leaseId), slackGroupOf(resource)]);
     const row = rows[0]!;
     if (row.verdict === "ok") return { renewed: true, expiresAt: row.expires_at as Date, renewals: Number(row.renewals) };
     return { renewed: false, reason: row.verdict as "not_owner" | "expired" };
@@ -243,10 +260,16 @@ export class PostgresLeaseStore implements LeaseStore {
     const order = q.order ?? "desc";
     const limit = q.limit ?? DEFAULT_EVENTS_LIMIT;
     const afterId = q.cursor !== undefined ? decodeEventCursor(q.cursor, order) : undefined;
+    // lease_id is a uuid column and tokens are bigints: a value of another shape matches no event.
+    const leaseUuid = q.leaseId !== undefined ? uuidOrNull(q.leaseId) : undefined;
+    if (leaseUuid === null || (q.fencingToken !== undefined && BigInt(q.fencingToken) > MAX_BIGINT)) return { items: [] };
     const { text, values } = buildEventsQuery(this.schema, {
       ...(q.resource !== undefined ? { resource: q.resource } : {}),
       ...(q.prefix !== undefined ? { prefix: { value: q.prefix, upper: prefixUpperBound(q.prefix) } } : {}),
       ...(q.owner !== undefined ? { owner: q.owner } : {}),
+      ...(q.task !== undefined ? { task: q.task } : {}),
+      ...(leaseUuid !== undefined ? { leaseId: leaseUuid } : {}),
+      ...(q.fencingToken !== undefined ? { fencingToken: q.fencingToken } : {}),
       ...(q.kinds !== undefined ? { kinds: q.kinds } : {}),
       ...(q.from !== undefined ? { from: q.from } : {}),
       ...(q.to !== undefined ? { to: q.to } : {}),
@@ -334,6 +357,61 @@ export class PostgresLeaseStore implements LeaseStore {
 
   stats(query: StatsQuery): Promise<StatsBucket[]> {
     return readStats(this.pool, this.schema, query);
+  }
+
+  lifetimeTotals(): Promise<LifetimeTotals> {
+    return readLifetimeTotals(this.pool, this.schema);
+  }
+
+  async renewalSlack(query: RenewalSlackQuery): Promise<RenewalSlackRow[]> {
+    const q = parseRenewalSlackQuery(query);
+    return this.readSlackRows(q.from, q.to, q.prefix);
+  }
+
+  /**
+   * TTL advice for everything under `prefix` over the window (default: the last hour on the
+   * database clock): slack from the renew rollup, the rest from one aggregate over the events.
+   */
+  async ttlAdvice(query?: TtlAdviceQuery): Promise<TtlAdviceReport> {
+    const needsNow = query?.to === undefined;
+    const now = needsNow ? ((await this.pool.query<{ now: Date }>("SELECT clock_timestamp() AS now")).rows[0]!.now) : new Date(0);
+    const window = resolveAdviceWindow(query, now);
+    const upper = window.prefix ? prefixUpperBound(window.prefix) : null;
+    const [slackRows, events] = await Promise.all([
+      this.readSlackRows(window.from, window.to, window.prefix),
+      this.pool.query<{ grp: string; released: string; expired: string; force_released: string; renew_failed: string; hold_histogram: string[] }>(
+        buildAdviceEventsQuery(this.schema),
+        [window.from, window.to, window.prefix || null, upper],
+      ),
+    ]);
+    const tallies = new Map<string, EventTally>();
+    for (const row of events.rows) {
+      tallies.set(row.grp, {
+        released: Number(row.released),
+        expired: Number(row.expired),
+        forceReleased: Number(row.force_released),
+        renewFailed: Number(row.renew_failed),
+        holdHistogram: row.hold_histogram.map(Number),
+      });
+    }
+    return buildTtlAdviceReport(this.name, window, slackRows, tallies, false);
+  }
+
+  private async readSlackRows(from: Date, to: Date, prefix: string | undefined): Promise<RenewalSlackRow[]> {
+    const hours = slackHours(from, to);
+    if (hours.length === 0) return [];
+    const { rows } = await this.pool.query<{ prefix: string; ttl_ms: number; slack_bucket: number; renewals: string }>(buildSlackRowsQuery(this.schema), [
+      new Date(hours[0]!),
+      to,
+    ]);
+    const out: RenewalSlackRow[] = [];
+    for (const row of rows) {
+      if (!isSlackGroupInPrefix(row.prefix, prefix)) continue;
+      const histogram = emptySlackHistogram();
+      histogram[row.slack_bucket] = Number(row.renewals);
+      out.push({ group: row.prefix, ttlMs: row.ttl_ms, histogram });
+    }
+    return mergeSlackRows(out);
   }
 
   async countActive(): Promise<number> {

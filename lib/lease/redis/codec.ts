@@ -91,6 +91,8 @@ export function toLeaseEvent(store: string, bucket: number, raw: RawEvent): Leas
   if (raw.actor !== undefined) event.actor = raw.actor;
   if (raw.reason !== undefined) event.reason = raw.reason;
   const detail = parseDetail(raw.detail);
+  // The script writes an expiry's time as epoch ms; events carry ISO UTC, as Postgres's do.
+  if (detail && typeof detail.expiredAt === "string" && /^\d{1,16}$/.test(detail.expiredAt)) detail.expiredAt = new Date(Number(detail.expiredAt)).toISOString();
   if (detail) event.detail = detail;
   return event;
 }

@@ -42,7 +42,8 @@ export type EventSourcePlan =
 /**
  * Reads events newest-first (default) or oldest-first by merging sources by
  * stream id. The id's ms part is the event time, so `from` (inclusive) and `to`
- * (exclusive) bound the reads themselves; other filters apply to what is read.
+ * (exclusive) bound the reads themselves; other filters (owner, task, lease id,
+ * token) apply to what is read, so callers bound those reads with a window.
  * Events are totally ordered by (ms, seq, bucket); the cursor is the last
  * returned position, so pages have no gaps or repeats.
  */
@@ -59,7 +60,10 @@ export async function readEvents(ctx: RedisContext, plan: EventSourcePlan, query
     (kinds === null || kinds.has(e.kind)) &&
     (query.resource === undefined || e.resource === query.resource) &&
     (query.prefix === undefined || e.resource.startsWith(query.prefix)) &&
-    (query.owner === undefined || e.owner === query.owner);
+    (query.owner === undefined || e.owner === query.owner) &&
+    (query.task === undefined || e.task === query.task) &&
+    (query.leaseId === undefined || e.leaseId === query.leaseId) &&
+    (query.fencingToken === undefined || e.fencingToken === query.fencingToken);
 
   const lowId = fromMs !== undefined ? `${fromMs}-0` : "-";
   const highId = toMs !== undefined ? `(${toMs}-0` : "+";

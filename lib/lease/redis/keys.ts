@@ -18,6 +18,7 @@
  *   <ns>:{b7}:stats:m:<minute>    hash of counters per epoch minute (~48 h), written with each event
  *   <ns>:{b7}:stats:h:<hour>      hash of counters per epoch hour (~15 days), folded from closed minutes
  *   <ns>:{b7}:stats:pending       zset of minutes not folded into hours yet (see fold_minutes in scripts.ts)
+ *   <ns>:{b7}:slack:<hour>        hash of renewal-slack counts '<ttl>|<bucket>|<group>' per epoch hour (15 days)
  *   <ns>:{b7}:totals              hash of lifetime counts (acquired, released, expired, force_released), no TTL
  *   <ns>:{b7}:holds:c<k> / open / pos / classes   the hold index heldAt() reads, projected from the
  *                                 events stream by sweep() (see held-at.ts)
@@ -115,4 +116,12 @@ export function buildStatsKey(keys: BucketKeys, unit: "m" | "h", index: number):
 /** The bucket's minutes not folded into their hours yet, a zset scored by minute (must match the Lua in scripts.ts). */
 export function buildFoldPendingKey(keys: BucketKeys): string {
   return `${keys.stats}pending`;
+}
+
+/**
+ * The bucket's renewal-slack hash for epoch hour `hour`. Passed to renew in KEYS: the hour is
+ * the caller's clock, a filing label only — the slack itself is measured on the store's clock.
+ */
+export function buildSlackKey(keys: BucketKeys, hour: number): string {
+  return `${keys.base}slack:${hour}`;
 }

@@ -125,7 +125,7 @@ describe("RedisLeaseStore keys", () => {
     const keys = await scanKeys(store.client, fresh.namespace);
     expect(keys.length).toBeGreaterThan(0);
     const perResource = /^(lock|lease|ended|fence|evids):(.+)$/;
-    const perBucket = /^(idx|acq|names|events|events:(expired|lost|renew_failed|force_released|fencing_rejected)|stats:[mh]:\d+|stats:pending|totals|holds:(pos|open|classes|c\d+))$/;
+    const perBucket = /^(idx|acq|names|events|events:(expired|lost|renew_failed|force_released|fencing_rejected)|stats:[mh]:\d+|stats:pending|slack:\d+|totals|holds:(pos|open|classes|c\d+))$/;
     const kinds = new Set<string>();
     // The one key outside the buckets: the namespace's bucket count.
     expect(keys).toContain(`${fresh.namespace}:buckets`);
@@ -146,7 +146,7 @@ describe("RedisLeaseStore keys", () => {
       }
     }
     // Every kind of key was produced, so each was checked above.
-    expect([...kinds].sort()).toEqual(["acq", "ended", "events", "events:<kind>", "evids", "fence", "holds", "idx", "lease", "lock", "names", "stats", "totals"]);
+    expect([...kinds].sort()).toEqual(["acq", "ended", "events", "events:<kind>", "evids", "fence", "holds", "idx", "lease", "lock", "names", "slack", "stats", "totals"]);
   });
 });
 

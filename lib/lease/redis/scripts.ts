@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { HOLD_HISTOGRAM_BOUNDS_MS, type LeaseEventKind } from "../types";
+import { HOLD_HISTOGRAM_BOUNDS_MS, SLACK_BUCKET_COUNT, type LeaseEventKind } from "../types";
 
 /** Event kinds with a stream of their own per bucket (see append_event). */
 export const INDEXED_EVENT_KINDS: readonly LeaseEventKind[] = ["expired", "force_released", "renew_failed", "lost", "fencing_rejected"];
@@ -9,6 +9,8 @@ export const MINUTE_TTL_S = 172_800;
 export const HOUR_TTL_S = 1_296_000;
 export const FENCE_TTL_S = 31_536_000;
 export const EVIDS_TTL_S = 1_296_000;
+/** Renewal-slack hashes (one per bucket and hour) live as long as the hour stats: 15 days. */
+export const SLACK_TTL_S = 1_296_000;
 /** Closed minutes folded into hours at most per write (the first of each minute) and per sweep call, per bucket. */
 export const FOLD_PER_WRITE = 4;
 export const FOLD_PER_SWEEP = 120;
@@ -63,6 +65,23 @@ const HOLD_BUCKET_LUA = [
   `end`,
   `return '${HOLD_HISTOGRAM_BOUNDS_MS.length}'`,
 ].join("\n  ");
+
+/**
+ * Renewal slack (see lib/lease/slack.ts), counted inside renew before the lease hash is
+ * updated: the share of the old TTL left on this clock, in SLACK_BUCKET_COUNT buckets
+ * (slackBucketIndex), into field '<old ttl>|<bucket>|<group>' of KEYS[2]. Self-contained:
+ * one read of the old expiry and TTL, one HINCRBY, and the key's TTL set by the first count.
+ */
+const RENEWAL_SLACK_LUA = `
+  local slack_was = redis.call('HMGET', c.lease, 'expiresAt', 'ttlMs')
+  local slack_ttl = tonumber(slack_was[2])
+  if slack_ttl and slack_ttl > 0 and KEYS[2] then
+    local slack_i = math.floor(((tonumber(slack_was[1]) or NOW_MS) - NOW_MS) * ${SLACK_BUCKET_COUNT} / slack_ttl)
+    slack_i = math.max(0, math.min(${SLACK_BUCKET_COUNT - 1}, slack_i))
+    if redis.call('HINCRBY', KEYS[2], slack_was[2] .. '|' .. slack_i .. '|' .. ARGV[6], '1') == 1 then
+      redis.call('EXPIRE', KEYS[2], '${SLACK_TTL_S}')
+    end
+  end`;
 
 /**
  * The shared top of every script: constants and helpers. The per-call state lives in
@@ -197,7 +216,7 @@ local function count(c, kind, hold_ms)
       fold_minutes(c.stats, tonumber(MINUTE) - 1, FOLD_PER_WRITE)
     end
   end
-  if LIFETIME_KINDS[kind] then redis.call('HINCRBY', c.totals, kind, '1') end
+  redis.call('HINCRBY', c.totals, field, '1') if hold_ms then redis.call('HINCRBY', c.totals, 'holdSum', tostring(hold_ms)) end
   -- Only the 3-segment prefix is counted: depths 1 and 2 are sums over it, done on read.
   if kind == 'contended' then redis.call('HINCRBY', key, 'cp:' .. contention_prefix(c.resource), '1') end
 end
@@ -242,7 +261,7 @@ end
 -- \`is_held\`: the lock key still holds this lease id (release, force-release) and is deleted
 -- with it. Otherwise the lock's TTL already removed it — or, on an acquire that takes over a
 -- lapsed lease, it is the new holder's — so it is left alone; no path deletes another's lock.
-local function end_lease(c, lease, kind, hold_ms, is_held, actor, reason, call_id, lease_flat)
+local function end_lease(c, lease, kind, hold_ms, is_held, actor, reason, call_id, lease_flat, detail)
   if is_held then redis.call('DEL', c.lock, c.lease) else redis.call('DEL', c.lease) end
   redis.call('ZREM', c.idx, c.resource)
   redis.call('ZREM', c.acq, c.resource)
@@ -256,6 +275,7 @@ local function end_lease(c, lease, kind, hold_ms, is_held, actor, reason, call_i
   put(ev, 'holdMs', hold)
   put(ev, 'actor', actor)
   put(ev, 'reason', reason)
+  put(ev, 'detail', detail)
   append_event(c, kind, ev)
   count(c, kind, hold_ms)
   if lease_flat then
@@ -271,9 +291,11 @@ local function end_lease(c, lease, kind, hold_ms, is_held, actor, reason, call_i
 end
 
 -- A lapsed lease held from acquiredAt to expiresAt (its TTL, on this clock, is the end).
-local function record_expiry(c, lease)
+-- \`by\` names the operation that recorded it; the detail is the one Postgres writes for an expiry.
+local function record_expiry(c, lease, by)
   local hold = math.max(0, (tonumber(lease.expiresAt) or NOW_MS) - (tonumber(lease.acquiredAt) or NOW_MS))
-  return end_lease(c, lease, 'expired', hold, false)
+  local detail = cjson.encode({ renewals = tonumber(lease.renewals) or 0, expiredAt = lease.expiresAt, recordedBy = by })
+  return end_lease(c, lease, 'expired', hold, false, nil, nil, nil, nil, detail)
 end
 `;
 
@@ -313,7 +335,7 @@ local old = read_lease(c.lease)
 if old then
   -- The lock's TTL ran out but nobody recorded it yet. Record the expiry here; its
   -- metadata is deleted in this same atomic step, so sweep cannot record it twice.
-  record_expiry(c, old)
+  record_expiry(c, old, 'acquire')
 end
 
 -- Fencing token = max(last token for this resource + 1, store clock in microseconds).
@@ -347,7 +369,8 @@ return { 'acquired', old and '1' or '0', token, NOW, expires }
 );
 
 /**
- * renew. ARGV[4] leaseId, ARGV[5] ttlMs.
+ * renew. ARGV[4] leaseId, ARGV[5] ttlMs, ARGV[6] the resource's slack group (slackGroupOf);
+ * KEYS[2] the bucket's renewal-slack hash for the hour (buildSlackKey).
  * Returns ["renewed", expiresAt, renewals] or ["refused", reason, events].
  */
 const RENEW = defineScript(
@@ -358,6 +381,7 @@ local lease_id, ttl = ARGV[4], ARGV[5]
 
 local holder_id = redis.call('GET', c.lock)
 if holder_id == lease_id then
+${RENEWAL_SLACK_LUA}
   local expires = tostring(NOW_MS + tonumber(ttl))
   redis.call('PEXPIRE', c.lock, ttl)
   redis.call('HSET', c.lease, 'expiresAt', expires, 'ttlMs', ttl, 'renewedAt', NOW)
@@ -375,7 +399,7 @@ if not holder_id then
   local lease = read_lease(c.lease)
   if lease and lease.leaseId == lease_id then
     -- Its own lease lapsed and is not swept yet: record the expiry now (exactly once).
-    events[#events + 1] = record_expiry(c, lease)
+    events[#events + 1] = record_expiry(c, lease, 'renew')
     reason = 'expired'
     known = lease
   end
@@ -432,7 +456,7 @@ if not holder_id then
   local lease = read_lease(c.lease)
   if lease and lease.leaseId == lease_id then
     -- Released too late: the TTL already ended it. Record that expiry (exactly once).
-    return { 'refused', 'expired', { record_expiry(c, lease) } }
+    return { 'refused', 'expired', { record_expiry(c, lease, 'release') } }
   end
   if e[1] == lease_id and e[2] == 'expired' then
     return { 'refused', 'expired', {} }
@@ -476,7 +500,7 @@ end
 -- Nothing holds it. A lapsed, unswept lease is recorded as expired on the way.
 local events = {}
 local lapsed = read_lease(c.lease)
-if lapsed then events[1] = record_expiry(c, lapsed) end
+if lapsed then events[1] = record_expiry(c, lapsed, 'force_release') end
 return { 'not_found', events }
 `,
 );
@@ -536,7 +560,7 @@ for _, resource in ipairs(due) do
   if redis.call('EXISTS', c.lock) == 0 then
     local lease = read_lease(c.lease)
     if lease then
-      record_expiry(c, lease)
+      record_expiry(c, lease, 'sweep')
       expired = expired + 1
     else
       redis.call('ZREM', c.idx, resource)

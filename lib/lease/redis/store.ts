@@ -22,10 +22,28 @@ import type {
   ReleaseResult,
   RenewInput,
   RenewResult,
+  LifetimeTotals,
+  RenewalSlackQuery,
+  RenewalSlackRow,
   StatsBucket,
   StatsQuery,
   StoreHealth,
+  TtlAdviceQuery,
+  TtlAdviceReport,
 } from "../types";
+import { SLACK_BUCKET_COUNT, type LeaseEventKind } from "../types";
+import {
+  buildTtlAdviceReport,
+  emptySlackHistogram,
+  isSlackGroupInPrefix,
+  mergeSlackRows,
+  parseRenewalSlackQuery,
+  resolveAdviceWindow,
+  slackGroupOf,
+  slackHours,
+  tallyEvents,
+  type EventTally,
+} from "../slack";
 import {
   ZHeldAtQuery,
   parseOrThrow,
@@ -42,13 +60,14 @@ import {
   ZStoreName,
 } from "../validation";
 import { pairsToRecord, readScriptReply, replyEventsToRaw, toLease, toLeaseEvent, type RawEvent, type RawLease } from "./codec";
-import { callScript, execPipeline, RedisStoreError, rejectUnansweredOnClose, type RedisContext } from "./connection";
+import { callScript, execPipeline, parseTimeReply, RedisStoreError, rejectUnansweredOnClose, type RedisContext } from "./connection";
 import { readEvents, type EventSourcePlan } from "./events";
-import { bucketOf, buildBucketKeys, buildKindStreamKey, buildNamespaceBucketsKey, buildResourceKeys, type BucketKeys } from "./keys";
+import { bucketOf, buildBucketKeys, buildKindStreamKey, buildNamespaceBucketsKey, buildResourceKeys, buildSlackKey, type BucketKeys } from "./keys";
 import { projectBucketHolds, readHeldAt, type HeldAtDeps } from "./held-at";
 import { listLeases } from "./list";
 import { FOLD_PER_SWEEP, INDEXED_EVENT_KINDS, LEASE_SCRIPTS, type LeaseOperation } from "./scripts";
 import { readStats } from "./stats";
+import { addTotalsHash, emptyLifetimeTotals } from "./totals";
 
 export const DEFAULT_NAMESPACE = "lw";
 export const DEFAULT_BUCKETS = 16;
@@ -59,6 +78,10 @@ export const DEFAULT_EVENTS_MAX_LEN = 100_000;
  */
 const DEFAULT_HELD_AT_LIMIT = 100;
 export const RESOURCE_EVENTS_MAX_LEN = 1_000;
+/** ttlAdvice reads at most this many events of its window (newest first). */
+export const ADVICE_EVENTS_CAP = 50_000;
+const ADVICE_EVENT_KINDS: readonly LeaseEventKind[] = ["released", "expired", "force_released", "renew_failed"];
+const SLACK_HOUR_MS = 3_600_000;
 /** Expired leases recorded per bucket per sweep call (keeps each call short). */
 export const SWEEP_BATCH = 500;
 
@@ -225,7 +248,10 @@ export class RedisLeaseStore implements LeaseStore {
 
   async renew(input: RenewInput): Promise<RenewResult> {
     const i = parseOrThrow(ZRenewInput, input, "renew");
-    const { reply } = await this.callResourceScript("renew", i.resource, [i.leaseId, i.ttlMs]);
+    const hour = Math.floor(Date.now() / SLACK_HOUR_MS);
+    const { reply } = await this.callResourceScript("renew", i.resource, [i.leaseId, i.ttlMs, slackGroupOf(i.resource)], (keys) => [
+      buildSlackKey(keys, hour),
+    ]);
     // ["renewed", expiresAt, renewals] | ["refused", reason, events]
     const r = readScriptReply(reply, "renew");
     if (r[0] === "renewed") return { renewed: true, expiresAt: new Date(Number(r[1])), renewals: Number(r[2]) };
@@ -341,6 +367,64 @@ export class RedisLeaseStore implements LeaseStore {
     return readStats(this.ctx, this.bucketKeys, q);
   }
 
+  async renewalSlack(query: RenewalSlackQuery): Promise<RenewalSlackRow[]> {
+    const q = parseRenewalSlackQuery(query);
+    if (!this.isNamespaceChecked) await this.checkNamespace("renewalSlack");
+    return this.readSlackRows(q.from, q.to, q.prefix);
+  }
+
+  /**
+   * TTL advice for everything under `prefix` over the window (default: the last hour on the
+   * store's clock). Slack comes from the per-hour hashes; counts and hold durations from the
+   * window's terminal and renew_failed events, read newest first up to ADVICE_EVENTS_CAP
+   * (`isPartial` says when the cap cut the scan short).
+   */
+  async ttlAdvice(query?: TtlAdviceQuery): Promise<TtlAdviceReport> {
+    if (!this.isNamespaceChecked) await this.checkNamespace("ttlAdvice");
+    const now = query?.to === undefined ? new Date(parseTimeReply(await this.client.time())) : new Date(0);
+    const window = resolveAdviceWindow(query, now);
+    const slackRows = await this.readSlackRows(window.from, window.to, window.prefix);
+    const tallies = new Map<string, EventTally>();
+    let read = 0;
+    let cursor: string | undefined;
+    do {
+      const page = await this.events({
+        ...(window.prefix ? { prefix: window.prefix } : {}),
+        kinds: ADVICE_EVENT_KINDS,
+        from: window.from,
+        to: window.to,
+        limit: 1_000,
+        ...(cursor ? { cursor } : {}),
+      });
+      tallyEvents(page.items, tallies);
+      read += page.items.length;
+      cursor = page.nextCursor;
+    } while (cursor && read < ADVICE_EVENTS_CAP);
+    return buildTtlAdviceReport(this.name, window, slackRows, tallies, cursor !== undefined);
+  }
+
+  private async readSlackRows(from: Date, to: Date, prefix: string | undefined): Promise<RenewalSlackRow[]> {
+    const hours = slackHours(from, to).map((t) => t / SLACK_HOUR_MS);
+    const replies = await execPipeline(this.ctx, "renewalSlack", (p) => {
+      for (const hour of hours) for (const keys of this.bucketKeys) p.hgetall(buildSlackKey(keys, hour));
+    });
+    const rows: RenewalSlackRow[] = [];
+    for (const hash of replies) {
+      for (const [field, raw] of Object.entries((hash ?? {}) as Record<string, string>)) {
+        // '<ttl>|<bucket>|<group>': the group last, as it may itself contain '|'.
+        const match = /^(\d+)\|(\d+)\|(.*)$/s.exec(field);
+        if (!match) continue;
+        const [, ttl, bucket, group] = match;
+        const index = Number(bucket);
+        if (!isSlackGroupInPrefix(group!, prefix) || index >= SLACK_BUCKET_COUNT) continue;
+        const histogram = emptySlackHistogram();
+        histogram[index] = Number(raw);
+        rows.push({ group: group!, ttlMs: Number(ttl), histogram });
+      }
+    }
+    return mergeSlackRows(rows);
+  }
+
   async countActive(): Promise<number> {
     if (!this.isNamespaceChecked) await this.checkNamespace("countActive");
     const counts = await execPipeline(this.ctx, "countActive", (p) => {
@@ -368,14 +452,33 @@ export class RedisLeaseStore implements LeaseStore {
     );
     const counts: LifetimeCounts = { acquired: 0, released: 0, expired: 0, force_released: 0, held: 0 };
     for (let b = 0; b < this.bucketKeys.length; b++) {
-      const totals = (replies[2 * b] ?? {}) as Record<string, string>;
-      counts.acquired += Number(totals.acquired ?? 0);
-      counts.released += Number(totals.released ?? 0);
-      counts.expired += Number(totals.expired ?? 0);
-      counts.force_released += Number(totals.force_released ?? 0);
+      const { counts: totals } = addTotalsHash(emptyLifetimeTotals(), (replies[2 * b] ?? {}) as Record<string, string>);
+      counts.acquired += totals.acquired;
+      counts.released += totals.released;
+      counts.expired += totals.expired;
+      counts.force_released += totals.force_released;
       counts.held += Number(replies[2 * b + 1] ?? 0);
     }
     return counts;
+  }
+
+  /**
+   * Every kind's lifetime count, renewals and the hold histogram, from the per-bucket `totals`
+   * hashes (no TTL), read in one MULTI so a reader sees one moment of every bucket.
+   */
+  async lifetimeTotals(): Promise<LifetimeTotals> {
+    if (!this.isNamespaceChecked) await this.checkNamespace("lifetimeTotals");
+    const replies = await execPipeline(
+      this.ctx,
+      "lifetimeTotals",
+      (p) => {
+        for (const keys of this.bucketKeys) p.hgetall(keys.totals);
+      },
+      this.client.multi(),
+    );
+    const totals = emptyLifetimeTotals();
+    for (const hash of replies) addTotalsHash(totals, (hash ?? {}) as Record<string, string>);
+    return totals;
   }
 
   async health(): Promise<StoreHealth> {
@@ -461,10 +564,17 @@ export class RedisLeaseStore implements LeaseStore {
     return { streams: this.bucketKeys.map((keys, bucket) => ({ key: keys.events, bucket })) };
   }
 
-  private async callResourceScript(operation: LeaseOperation, resource: string, extra: readonly (string | number)[]) {
+  /** `moreKeys`: keys after the bucket base, for scripts that take them in KEYS (renew's slack hash). */
+  private async callResourceScript(
+    operation: LeaseOperation,
+    resource: string,
+    extra: readonly (string | number)[],
+    moreKeys?: (keys: BucketKeys) => string[],
+  ) {
     if (!this.isNamespaceChecked) await this.checkNamespace(operation);
     const bucket = bucketOf(resource, this.buckets);
-    const keys = [this.bucketKeys[bucket]!.base];
+    const bucketKeys = this.bucketKeys[bucket]!;
+    const keys = moreKeys ? [bucketKeys.base, ...moreKeys(bucketKeys)] : [bucketKeys.base];
     const reply = await callScript(this.ctx, LEASE_SCRIPTS[operation], keys, [resource, this.eventsMaxLen, this.evidsMaxLen, ...extra]);
     return { reply, bucket };
   }

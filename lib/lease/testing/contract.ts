@@ -14,6 +14,7 @@ import {
   type EventQuery,
 } from "../types";
 import { compareFencingTokens, resourcePrefix } from "../validation";
+import { holdBucketIndex } from "../histogram";
 import { createRandom, sleep } from "./isolation";
 
 /**
@@ -196,6 +197,37 @@ export function describeLeaseStoreContract(label: string, makeStore: MakeStore):
       expect(await allEvents({ resource: r, kinds: ["released"] })).toHaveLength(0);
       expect((await allEvents({ resource: r, kinds: ["renew_failed"] })).length).toBeGreaterThanOrEqual(1);
       expect(await store.get(r)).toBeNull();
+    });
+
+    it("records the same expiry detail (renewals, expiredAt, recordedBy) whichever operation records it", async () => {
+      type Recorder = "sweep" | "acquire" | "renew" | "release" | "force_release";
+      const record: Record<Recorder, (resource: string, leaseId: string) => Promise<unknown>> = {
+        sweep: () => store.sweep(),
+        acquire: (resource) => mustAcquire(resource, "owner-b", "task-2"),
+        renew: (resource, leaseId) => store.renew({ resource, leaseId, ttlMs: 5_000 }),
+        release: (resource, leaseId) => store.release({ resource, leaseId }),
+        force_release: (resource, leaseId) => store.forceRelease({ resource, leaseId, actor: "ops@example.com", reason: "stuck" }),
+      };
+      const recorders = Object.keys(record) as Recorder[];
+      // Held long, then renewed once onto a short TTL: one renewal, and an expiry the test knows.
+      const leases = await Promise.all(
+        recorders.map(async (by) => {
+          const { lease } = await mustAcquire(res(`detail-${by}`), "owner-a", "task-1", LONG_TTL_MS);
+          const renewed = await store.renew({ resource: lease.resource, leaseId: lease.leaseId, ttlMs: SHORT_TTL_MS });
+          if (!renewed.renewed) throw new Error(`renew of ${lease.resource} failed: ${renewed.reason}`);
+          return { by, lease, expiresAt: renewed.expiresAt };
+        }),
+      );
+      await sleep(PAST_SHORT_TTL_MS);
+      // The sweep goes last so every other operation finds its lease still unrecorded.
+      for (const { by, lease } of [...leases.filter((l) => l.by !== "sweep"), ...leases.filter((l) => l.by === "sweep")]) {
+        await record[by](lease.resource, lease.leaseId);
+      }
+      for (const { by, lease, expiresAt } of leases) {
+        const expired = (await allEvents({ resource: lease.resource, kinds: ["expired"] })).filter((e) => e.leaseId === lease.leaseId);
+        expect(expired, by).toHaveLength(1);
+        expect(expired[0]?.detail, by).toEqual({ renewals: 1, expiredAt: expiresAt.toISOString(), recordedBy: by });
+      }
     });
 
     it("takes over an expired lease with a higher token and exactly one expired event", async () => {
@@ -512,6 +544,15 @@ export function describeLeaseStoreContract(label: string, makeStore: MakeStore):
       const byOwner = await allEvents({ prefix: ns, owner: "owner-1" });
       expect(byOwner.length).toBe(4); // two acquired + two released
       expect(byOwner.every((e) => e.owner === "owner-1")).toBe(true);
+      const byTask = await allEvents({ prefix: ns, task: "task-2" });
+      expect(countKinds(byTask)).toEqual({ acquired: 1, released: 1 });
+      const byLease = await allEvents({ leaseId: b.lease.leaseId });
+      expect(countKinds(byLease)).toEqual({ acquired: 1, force_released: 1 });
+      expect(byLease.every((e) => e.leaseId === b.lease.leaseId)).toBe(true);
+      const byToken = await allEvents({ fencingToken: String(b.lease.fencingToken) });
+      expect(byToken.map((e) => e.id).sort()).toEqual(byLease.map((e) => e.id).sort());
+      expect(await allEvents({ leaseId: "not-a-lease-id" })).toEqual([]);
+      expect(await allEvents({ fencingToken: "99999999999999999999999" })).toEqual([]);
       const byKinds = await allEvents({ prefix: ns, kinds: ["released", "force_released"] });
       expect(countKinds(byKinds)).toEqual({ released: 4, force_released: 1 });
       expect(await allEvents({ prefix: ns, kinds: ["fencing_rejected"] })).toEqual([]);
@@ -745,6 +786,39 @@ export function describeLeaseStoreContract(label: string, makeStore: MakeStore):
       expect((await allEvents()).length, "a refused call writes no event").toBe(eventsBefore);
       expect(await store.countActive()).toBe(activeBefore);
       expect(await store.get(held.lease.resource)).toMatchObject({ leaseId: held.lease.leaseId, renewals: 1 });
+    });
+
+    it("keeps lifetime totals that match the events: every kind, renewals, hold histogram and sum, across sweeps", async () => {
+      const before = await store.lifetimeTotals();
+      const a = await mustAcquire(res("life:a:1"));
+      await store.renew({ resource: a.lease.resource, leaseId: a.lease.leaseId, ttlMs: LONG_TTL_MS });
+      await store.acquire({ resource: a.lease.resource, owner: "p", task: "t", ttlMs: 1_000 });
+      await store.release({ resource: a.lease.resource, leaseId: a.lease.leaseId });
+      // A refresh in the middle of the history: totals then come from rollups and raw events together.
+      await store.sweep();
+      const b = await mustAcquire(res("life:b:1"));
+      await store.forceRelease({ resource: b.lease.resource, leaseId: b.lease.leaseId, actor: "oncall", reason: "x" });
+      await mustAcquire(res("life:c:1"), "o", "t", SHORT_TTL_MS);
+      await store.renew({ resource: res("life:d:1"), leaseId: randomUUID(), ttlMs: 1_000 });
+      await store.reportLost({ resource: res("life:d:1"), leaseId: randomUUID(), owner: "o", task: "t", fencingToken: "1", reason: "not_owner" });
+      await store.reportFencingRejection({ resource: res("life:d:1"), fencingToken: "1", seenToken: "2", by: "db" });
+      await sleep(PAST_SHORT_TTL_MS);
+      await store.sweep();
+      const after = await store.lifetimeTotals();
+
+      const events = await allEvents({ prefix: ns });
+      const expected = countKinds(events);
+      const terminal = events.filter((e) => (TERMINAL_EVENT_KINDS as readonly string[]).includes(e.kind));
+      for (const kind of LEASE_EVENT_KINDS) expect(after.counts[kind] - before.counts[kind], kind).toBe(expected[kind] ?? 0);
+      expect(after.counts.expired - before.counts.expired).toBe(1);
+      expect(after.counts.renewed - before.counts.renewed).toBe(1);
+      const histogramDelta = after.holdHistogram.map((n, i) => n - (before.holdHistogram[i] ?? 0));
+      expect(histogramDelta.reduce((x, y) => x + y, 0)).toBe(terminal.length);
+      for (const e of terminal) histogramDelta[holdBucketIndex(e.holdMs ?? 0)]! -= 1;
+      expect(histogramDelta.every((n) => n === 0), `${JSON.stringify(histogramDelta)}`).toBe(true);
+      expect(after.holdMsSum - before.holdMsSum).toBe(terminal.reduce((n, e) => n + (e.holdMs ?? 0), 0));
+      // Reading again changes nothing: they are records, not a reader's running count.
+      expect(await store.lifetimeTotals()).toEqual(after);
     });
 
     it("counts active leases and reports health", async () => {

@@ -9,11 +9,12 @@ export function fetchAudit(search: string, signal?: AbortSignal): Promise<AuditV
   return fetchView<AuditView>(withSearch("/api/audit", search), signal, "audit read");
 }
 
-export function useAuditQuery(search: string, initialData?: AuditView) {
+/** `intervalMs`: the viewer's refresh choice (null: no polling). */
+export function useAuditQuery(search: string, initialData?: AuditView, options: { intervalMs?: number | null } = {}) {
   return useQuery({
     queryKey: auditKeys.list(search),
     queryFn: ({ signal }) => fetchAudit(search, signal),
-    ...liveOptions(initialData),
+    ...liveOptions(initialData, options.intervalMs),
   });
 }
 

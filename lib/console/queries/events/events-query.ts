@@ -8,10 +8,11 @@ export function fetchEvents(search: string, signal?: AbortSignal): Promise<Event
   return fetchView<EventsView>(withSearch("/api/events", search), signal);
 }
 
-export function useEventsQuery(search: string, initialData?: EventsView) {
+/** `intervalMs`: the viewer's refresh choice (null: no polling). */
+export function useEventsQuery(search: string, initialData?: EventsView, options: { intervalMs?: number | null } = {}) {
   return useQuery({
     queryKey: eventKeys.list(search),
     queryFn: ({ signal }) => fetchEvents(search, signal),
-    ...liveOptions(initialData),
+    ...liveOptions(initialData, options.intervalMs),
   });
 }

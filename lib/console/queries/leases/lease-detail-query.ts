@@ -11,16 +11,21 @@ export function fetchLeaseDetail(store: string, resource: string, signal?: Abort
   return fetchView<LeaseDetailResponse>(leaseApiHref(store, resource), signal);
 }
 
-/** `paused`: no polling (the force-release dialog is open and must keep showing what it showed). */
-export function useLeaseDetailQuery(store: string, resource: string, initialData?: LeaseDetailResponse, options: { paused?: boolean } = {}) {
+/**
+ * `paused`: no polling (the force-release dialog is open and must keep showing what it showed).
+ * `intervalMs`: the viewer's refresh choice (null: no polling).
+ */
+export function useLeaseDetailQuery(store: string, resource: string, initialData?: LeaseDetailResponse, options: { paused?: boolean; intervalMs?: number | null } = {}) {
   const isPaused = options.paused === true;
+  const intervalMs = options.intervalMs === undefined ? LIVE_POLL_MS : options.intervalMs;
   return useQuery({
     queryKey: leaseKeys.detail(store, resource),
     queryFn: ({ signal }) => fetchLeaseDetail(store, resource, signal),
     initialData,
     initialDataUpdatedAt: initialData?.ok ? Date.parse(initialData.data.readAt) : undefined,
     enabled: !isPaused,
-    refetchInterval: isPaused ? false : LIVE_POLL_MS,
+    refetchInterval: isPaused || intervalMs === null ? false : intervalMs,
+    refetchOnWindowFocus: intervalMs !== null,
     refetchIntervalInBackground: false,
   });
 }

@@ -1,0 +1,19 @@
+import type { Metadata } from "next";
+import { AdviceClient } from "@/components/advice/advice-client";
+import { ParamProblemNotice } from "@/components/locks/read-notices";
+import { requirePermission, requireSession } from "@/lib/auth/session";
+import { getTtlAdviceFromSearch } from "@/lib/console/get-ttl-advice";
+import { toSearchString } from "@/lib/console/links";
+
+export const metadata: Metadata = { title: "TTL advice" };
+
+type SearchParams = Record<string, string | string[] | undefined>;
+
+export default async function AdvicePage({ searchParams }: { searchParams: Promise<SearchParams> }) {
+  const session = await requireSession();
+  requirePermission(session, "leases:read");
+  const params = await searchParams;
+  const result = await getTtlAdviceFromSearch(params);
+  if (!result.ok) return <ParamProblemNotice problem={result.problem} resetHref="/advice" what="TTL advice" />;
+  return <AdviceClient search={toSearchString(params)} initialData={result.view} />;
+}

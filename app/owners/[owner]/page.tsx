@@ -1,0 +1,19 @@
+import type { Metadata } from "next";
+import { ParamProblemNotice } from "@/components/locks/read-notices";
+import { OwnerClient } from "@/components/owners/owner-client";
+import { requirePermission, requireSession } from "@/lib/auth/session";
+import { getOwnerFromRoute } from "@/lib/console/get-owner";
+import { toSearchString } from "@/lib/console/links";
+
+export const metadata: Metadata = { title: "Owner" };
+
+type SearchParams = Record<string, string | string[] | undefined>;
+
+export default async function OwnerPage({ params, searchParams }: { params: Promise<{ owner: string }>; searchParams: Promise<SearchParams> }) {
+  const session = await requireSession();
+  requirePermission(session, "leases:read");
+  const [{ owner }, search] = await Promise.all([params, searchParams]);
+  const result = await getOwnerFromRoute(owner, search);
+  if (!result.ok) return <ParamProblemNotice problem={result.problem} resetHref="/locks" what="this owner" />;
+  return <OwnerClient search={toSearchString(search)} initialData={result.view} />;
+}

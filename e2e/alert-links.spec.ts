@@ -1,0 +1,45 @@
+/**
+ * Following an alert: each example link in ops/alerts.yml, filled in as Prometheus
+ * would for an alert on the test stores, opens in the browser on the right page with the
+ * alert's store, prefix, state and window, and keeps `at=` (the alert's start) in the URL.
+ */
+import { expect, test } from "@playwright/test";
+import { ALERT_LINKS, fillTemplates, RULES_BASE } from "../test/support/alert-links";
+import { PG_STORE } from "./support/harness";
+
+const LABELS: Record<string, string> = {
+  store: PG_STORE,
+  kind: "postgres",
+  prefix: "tenant_1:billing close",
+  prefix_group: "tenant_1:billing close",
+  state: "overdue",
+};
+// Ten minutes ago, in whole seconds: what an alert that started then carries.
+const AT = new Date(Math.floor(Date.now() / 1000) * 1000 - 10 * 60_000).toISOString().replace(".000Z", "Z");
+
+const FORM_FIELDS: Record<string, Record<string, string>> = {
+  "/locks": { store: "Store", prefix: "Resource prefix", state: "State" },
+  "/events": { store: "Store", prefix: "Resource prefix", window: "Window" },
+};
+
+for (const { alert, name, link } of ALERT_LINKS) {
+  test(`the ${alert} alert's ${name} link lands on its store, prefix, window and moment`, async ({ page }) => {
+    const expected = new URL(fillTemplates(link, LABELS, AT).replace(RULES_BASE, "http://x"));
+    expect(expected.searchParams.get("at")).toBe(AT);
+    await page.goto(`${expected.pathname}${expected.search}`);
+
+    const landed = new URL(page.url());
+    expect(landed.pathname).toBe(expected.pathname);
+    for (const [key, value] of expected.searchParams) expect(landed.searchParams.get(key), key).toBe(value);
+    await expect(page.getByRole("alert").filter({ hasText: "Can’t show" })).toHaveCount(0);
+
+    // The page took the filters: they show in its form (the overview has none to show).
+    for (const [param, label] of Object.entries(FORM_FIELDS[expected.pathname] ?? {})) {
+      const value = expected.searchParams.get(param);
+      if (value !== null) await expect(page.getByLabel(label, { exact: true }), `${param} field`).toHaveValue(value);
+    }
+    if (expected.pathname === "/") {
+      await expect(page.getByRole("group", { name: "Window" }).getByRole("button", { pressed: true })).toHaveText(expected.searchParams.get("window")!);
+    }
+  });
+}
