@@ -14,12 +14,14 @@ export function ContentionChart({
   scale,
   depth,
   store,
+  prefix = null,
 }: {
   points: OverviewPoint[];
   stackKeys: { key: string; prefix: string }[];
   scale: TimeScale;
   depth: number;
   store: string | null;
+  prefix?: string | null;
 }) {
   const { hidden, toggle } = useHiddenSeries();
   const data = points.map((p) => ({ t: p.t, ...p.stack }));
@@ -46,7 +48,7 @@ export function ContentionChart({
           const parts = p.contended > 0 ? shown.map((s) => `${s.name} ${formatNumber(p.stack[s.key] ?? 0)}`) : [];
           return `${formatBucketLabel(p.t, scale.bucketMs)}: ${formatNumber(p.contended)} failed acquires${parts.length > 0 ? ` (${parts.join(", ")})` : ""}`;
         },
-        hrefAt: (i) => bucketEventsHref(points[i]!.t, scale.bucketMs, { store: store ?? undefined, kind: "contended" }),
+        hrefAt: (i) => bucketEventsHref(points[i]!.t, scale.bucketMs, { store: store ?? undefined, prefix: prefix ?? undefined, kind: "contended" }),
       }}
     >
       {({ activeIndex, onChartClick }) => (
