@@ -1,6 +1,6 @@
 "use client";
 import { usePathname, useRouter } from "next/navigation";
-import { useState, useTransition } from "react";
+import { useId, useState, useTransition } from "react";
 import { cx } from "@/components/ui/cx";
 import { withParams } from "@/lib/console/links";
 import type { OverviewView, WindowName } from "@/lib/console/views";
@@ -41,6 +41,7 @@ function UtcInput({ label, value, onChange }: { label: string; value: string; on
  * 7-day window moves it to 24 h rather than refusing.
  */
 function PrefixFilter({ prefix, window, onApply }: { prefix: string | null; window: WindowName; onApply: (changes: Record<string, string | null>) => void }) {
+  const id = useId();
   const [value, setValue] = useState(prefix ?? "");
   const apply = (next: string) => onApply({ prefix: next === "" ? null : next, ...(next !== "" && window === "7d" ? { window: "24h" } : {}) });
   return (
@@ -53,10 +54,14 @@ function PrefixFilter({ prefix, window, onApply }: { prefix: string | null; wind
         apply(value.trim());
       }}
     >
-      <label className="text-xs font-medium text-zinc-600 dark:text-zinc-400">
-        Prefix
-        <span className="relative mt-1 flex">
+      <div>
+        {/* The label names the field alone; "×" is a sibling with its own name. */}
+        <label htmlFor={id} className="mb-1 block text-xs font-medium text-zinc-600 dark:text-zinc-400">
+          Prefix
+        </label>
+        <span className="relative flex">
           <input
+            id={id}
             type="search"
             name="prefix"
             value={value}
@@ -84,7 +89,7 @@ function PrefixFilter({ prefix, window, onApply }: { prefix: string | null; wind
             </button>
           ) : null}
         </span>
-      </label>
+      </div>
       <button type="submit" className="rounded-md border border-zinc-300 px-2.5 py-1 text-sm font-medium hover:bg-zinc-100 dark:border-zinc-700 dark:hover:bg-zinc-800">
         Apply
       </button>
