@@ -40,7 +40,7 @@ test("typing a prefix narrows the tiles and charts, and links keep it", async ({
   const contention = page.getByRole("link", { name: /^Contention rate: / });
   await expect(contention).toBeVisible();
 
-  const field = page.getByRole("searchbox", { name: "Prefix" });
+  const field = page.getByRole("searchbox", { name: "Prefix", exact: true });
   await field.fill(prefix);
   await field.press("Enter");
 
@@ -68,12 +68,12 @@ test("typing a prefix narrows the tiles and charts, and links keep it", async ({
 
   // Back on the narrowed overview, "×" removes the prefix by keyboard.
   await page.goBack();
-  await expect(page.getByRole("searchbox", { name: "Prefix" })).toHaveValue(prefix);
+  await expect(page.getByRole("searchbox", { name: "Prefix", exact: true })).toHaveValue(prefix);
   await page.getByRole("button", { name: `Remove the prefix filter ${prefix}` }).focus();
   await page.keyboard.press("Enter");
   await expect(page).not.toHaveURL(/prefix=/);
   await expect(page.getByRole("heading", { level: 1 })).toHaveText("Overview");
-  await expect(page.getByRole("searchbox", { name: "Prefix" })).toHaveValue("");
+  await expect(page.getByRole("searchbox", { name: "Prefix", exact: true })).toHaveValue("");
 });
 
 test("a prefix with a 7-day window says which window to use", async ({ page }) => {

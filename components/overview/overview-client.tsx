@@ -56,6 +56,15 @@ export function OverviewClient({ search, initialData }: { search: string; initia
             <span title={`${formatUtc(view.from)} → ${formatUtc(view.to)}`} className="underline decoration-dotted underline-offset-2">
               ({view.bucketMs >= 3_600_000 ? "hourly" : "per-minute"} buckets)
             </span>
+            {view.prefix !== null ? (
+              <span
+                className="underline decoration-dotted underline-offset-2"
+                title="The rollups count per store, so a prefix view counts the stores' events; Redis keeps them in capped streams."
+              >
+                {" "}
+                · counted from events
+              </span>
+            ) : null}
             {query.isError ? <span className="ml-2 text-amber-700 dark:text-amber-300">· live update failed: {query.error.message}</span> : null}
           </p>
         </div>
