@@ -37,6 +37,8 @@ function UtcInput({ label, value, onChange }: { label: string; value: string; on
 
 /**
  * The prefix the whole overview is narrowed to: Enter applies it, "×" removes it.
+ * No Apply button: Enter is how a search field submits, and every tab stop here
+ * delays the overview's first drill-down link.
  * Prefix views are read from events and cover up to 24 h, so applying one to a
  * 7-day window moves it to 24 h rather than refusing.
  */
@@ -66,7 +68,7 @@ function PrefixFilter({ prefix, window, onApply }: { prefix: string | null; wind
             name="prefix"
             value={value}
             onChange={(e) => setValue(e.target.value)}
-            placeholder="tenant_1:billing"
+            placeholder="tenant_1:billing ⏎"
             spellCheck={false}
             autoComplete="off"
             className={cx(
@@ -90,9 +92,6 @@ function PrefixFilter({ prefix, window, onApply }: { prefix: string | null; wind
           ) : null}
         </span>
       </div>
-      <button type="submit" className="rounded-md border border-zinc-300 px-2.5 py-1 text-sm font-medium hover:bg-zinc-100 dark:border-zinc-700 dark:hover:bg-zinc-800">
-        Apply
-      </button>
     </form>
   );
 }
