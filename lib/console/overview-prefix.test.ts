@@ -11,6 +11,7 @@ import { freshPgSchema, freshRedisNamespace, type FreshPgSchema, type FreshRedis
 import { HOLD_HISTOGRAM_BOUNDS_MS, type LeaseEvent, type LeaseStore } from "@/lib/lease/types";
 import { getOverviewFromSearch } from "./get-overview";
 import { parseOverviewParams } from "./params";
+import { countActiveUnder, readPrefixBuckets } from "./prefix-overview";
 import type { OverviewView, ReadResult } from "./views";
 
 const PREFIX = "tp:a";
@@ -160,6 +161,20 @@ describe("the overview narrowed to a prefix", () => {
     expect(view.total.contended).toBe(countKind(pgEvents, "contended") + countKind(redisEvents, "contended"));
     expect(view.total.expired).toBe(countKind(pgEvents, "expired") + countKind(redisEvents, "expired"));
     expect(view.total.activeLeases).toBe(2); // one kept lease per store
+  });
+
+  it.each(["pg", "redis"] as const)("on %s, refuses past its bound instead of counting part of the events", async (kind) => {
+    const store = kind === "pg" ? pgStore : redis;
+    await workload(store, `${PREFIX}:x`, 2); // 11 events (4 acquired), 1 lease left
+    const now = Date.now();
+    const range = { from: new Date(now - 15 * 60_000), to: new Date(now + 1), bucketMs: 60_000 };
+    const previous = { from: new Date(now - 30 * 60_000), to: range.from, bucketMs: 60_000 };
+    const within = await readPrefixBuckets(store, PREFIX, range, previous, 100);
+    if (!within.ok) throw new Error("expected the events within the bound");
+    expect(within.data.buckets.reduce((n, b) => n + b.counts.acquired, 0)).toBe(4);
+    expect(await readPrefixBuckets(store, PREFIX, range, previous, 5)).toEqual({ ok: false, limit: 5, what: "events" });
+    expect(await countActiveUnder(store, PREFIX, 1)).toEqual({ ok: true, data: 1 });
+    expect(await countActiveUnder(store, PREFIX, 0)).toEqual({ ok: false, limit: 0, what: "active leases" });
   });
 
   it("refuses windows over 24 h with a prefix, naming the window to use", () => {

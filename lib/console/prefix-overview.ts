@@ -40,27 +40,28 @@ async function readPrefixEvents(
   store: LeaseStore,
   prefix: string,
   range: PrefixRange,
-  kinds?: readonly LeaseEventKind[],
+  kinds: readonly LeaseEventKind[] | undefined,
+  maxEvents: number,
 ): Promise<PrefixRead<LeaseEvent[]>> {
   const events: LeaseEvent[] = [];
   let cursor: string | undefined;
   do {
     const page = await store.events({ prefix, from: range.from, to: range.to, kinds, order: "asc", limit: MAX_LIST_LIMIT, cursor });
     events.push(...page.items);
-    if (events.length > PREFIX_MAX_EVENTS) return { ok: false, limit: PREFIX_MAX_EVENTS, what: "events" };
+    if (events.length > maxEvents) return { ok: false, limit: maxEvents, what: "events" };
     cursor = page.nextCursor;
   } while (cursor);
   return { ok: true, data: events };
 }
 
 /** Leases currently stored under `prefix` (held or lapsed-unswept, as `countActive()` counts them). */
-export async function countActiveUnder(store: LeaseStore, prefix: string): Promise<PrefixRead<number>> {
+export async function countActiveUnder(store: LeaseStore, prefix: string, maxActive = PREFIX_MAX_ACTIVE): Promise<PrefixRead<number>> {
   let count = 0;
   let cursor: string | undefined;
   do {
     const page = await store.list({ prefix, limit: MAX_LIST_LIMIT, cursor });
     count += page.items.length;
-    if (count > PREFIX_MAX_ACTIVE) return { ok: false, limit: PREFIX_MAX_ACTIVE, what: "active leases" };
+    if (count > maxActive) return { ok: false, limit: maxActive, what: "active leases" };
     cursor = page.nextCursor;
   } while (cursor);
   return { ok: true, data: count };
@@ -102,11 +103,12 @@ export async function readPrefixBuckets(
   prefix: string,
   range: PrefixRange,
   previousRange: PrefixRange,
+  maxEvents = PREFIX_MAX_EVENTS,
 ): Promise<PrefixRead<{ buckets: StatsBucket[]; previous: StatsBucket[] }>> {
   // The previous window only feeds the contention tables' change column.
   const [current, previous] = await Promise.all([
-    readPrefixEvents(store, prefix, range),
-    readPrefixEvents(store, prefix, previousRange, ["contended"]),
+    readPrefixEvents(store, prefix, range, undefined, maxEvents),
+    readPrefixEvents(store, prefix, previousRange, ["contended"], maxEvents),
   ]);
   if (!current.ok) return current;
   if (!previous.ok) return previous;
