@@ -61,6 +61,7 @@ async function findLeaseAndOwner(page: Page): Promise<{ leasePath: string; owner
 // One test per page and scheme, so each scan has the whole test budget on a busy machine.
 const PAGES: Array<{ name: string; path: (page: Page) => Promise<string> }> = [
   { name: "overview", path: async () => "/?window=1h" },
+  { name: "overview narrowed to a prefix", path: async () => "/?window=1h&prefix=tenant_1" },
   { name: "leases", path: async () => "/locks" },
   { name: "expired view", path: async () => "/locks?state=expired&window=1h" },
   { name: "events", path: async () => "/events" },

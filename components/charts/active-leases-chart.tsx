@@ -8,7 +8,7 @@ import { AXIS_TICK, CHART_SYNC_ID, GRID_STROKE, SERIES_COLORS, TOOLTIP_STYLE, ac
 import { bucketEventsHref, formatBucketLabel, timeAxisProps, type TimeScale } from "./time-axis";
 
 /** Leases held at the end of each bucket, derived back from the live count and the counters. */
-export function ActiveLeasesChart({ points, scale, store, markAt }: { points: OverviewPoint[]; scale: TimeScale; store: string | null; /** The past view's instant, marked on the chart. */ markAt?: number | null }) {
+export function ActiveLeasesChart({ points, scale, store, markAt, prefix = null }: { points: OverviewPoint[]; scale: TimeScale; store: string | null; /** The past view's instant, marked on the chart. */ markAt?: number | null; prefix?: string | null }) {
   const data = points.map((p) => ({ t: p.t, active: p.active }));
   const peak = points.reduce((n, p) => Math.max(n, p.active), 0);
   return (
@@ -19,7 +19,7 @@ export function ActiveLeasesChart({ points, scale, store, markAt }: { points: Ov
       navigation={{
         keys: points.map((p) => p.t),
         describe: (i) => `${formatBucketLabel(points[i]!.t, scale.bucketMs)}: ${formatNumber(points[i]!.active)} leases held at the end`,
-        hrefAt: (i) => bucketEventsHref(points[i]!.t, scale.bucketMs, { store: store ?? undefined }),
+        hrefAt: (i) => bucketEventsHref(points[i]!.t, scale.bucketMs, { store: store ?? undefined, prefix: prefix ?? undefined }),
       }}
     >
       {({ activeIndex, onChartClick }) => (

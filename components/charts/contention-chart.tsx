@@ -16,6 +16,7 @@ export function ContentionChart({
   depth,
   store,
   markAt,
+  prefix = null,
 }: {
   points: OverviewPoint[];
   stackKeys: { key: string; prefix: string }[];
@@ -24,6 +25,7 @@ export function ContentionChart({
   store: string | null;
   /** The past view's instant, marked on the chart. */
   markAt?: number | null;
+  prefix?: string | null;
 }) {
   const { hidden, toggle } = useHiddenSeries();
   const data = points.map((p) => ({ t: p.t, ...p.stack }));
@@ -50,7 +52,7 @@ export function ContentionChart({
           const parts = p.contended > 0 ? shown.map((s) => `${s.name} ${formatNumber(p.stack[s.key] ?? 0)}`) : [];
           return `${formatBucketLabel(p.t, scale.bucketMs)}: ${formatNumber(p.contended)} failed acquires${parts.length > 0 ? ` (${parts.join(", ")})` : ""}`;
         },
-        hrefAt: (i) => bucketEventsHref(points[i]!.t, scale.bucketMs, { store: store ?? undefined, kind: "contended" }),
+        hrefAt: (i) => bucketEventsHref(points[i]!.t, scale.bucketMs, { store: store ?? undefined, prefix: prefix ?? undefined, kind: "contended" }),
       }}
     >
       {({ activeIndex, onChartClick }) => (

@@ -17,7 +17,7 @@ const SERIES = [
  * Expired ÷ released per bucket (a clean system releases; expiries are crash
  * reports), with force-releases as separate bars on their own axis.
  */
-export function ExpiryRatioChart({ points, scale, store, markAt }: { points: OverviewPoint[]; scale: TimeScale; store: string | null; /** The past view's instant, marked on the chart. */ markAt?: number | null }) {
+export function ExpiryRatioChart({ points, scale, store, markAt, prefix = null }: { points: OverviewPoint[]; scale: TimeScale; store: string | null; /** The past view's instant, marked on the chart. */ markAt?: number | null; prefix?: string | null }) {
   const { hidden, toggle } = useHiddenSeries();
   const data = points.map((p) => ({ t: p.t, ratio: p.expiredToReleased, forceReleased: p.forceReleased, expired: p.expired, released: p.released }));
   const expired = points.reduce((n, p) => n + p.expired, 0);
@@ -37,7 +37,7 @@ export function ExpiryRatioChart({ points, scale, store, markAt }: { points: Ove
           const p = points[i]!;
           return `${formatBucketLabel(p.t, scale.bucketMs)}: ${formatNumber(p.expired)} expired, ${formatNumber(p.released)} released (ratio ${formatRatio(p.expiredToReleased)}), ${formatNumber(p.forceReleased)} force-released`;
         },
-        hrefAt: (i) => bucketEventsHref(points[i]!.t, scale.bucketMs, { store: store ?? undefined, kind: ["expired", "released", "force_released"] }),
+        hrefAt: (i) => bucketEventsHref(points[i]!.t, scale.bucketMs, { store: store ?? undefined, prefix: prefix ?? undefined, kind: ["expired", "released", "force_released"] }),
       }}
     >
       {({ activeIndex, onChartClick }) => (

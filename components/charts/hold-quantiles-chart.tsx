@@ -21,7 +21,7 @@ const LOG_TICKS = [1, 10, 100, 1_000, 10_000, 60_000, 600_000, 3_600_000];
 const FLOOR_MS = 1;
 
 /** Hold duration quantiles per bucket, estimated from each bucket's histogram. */
-export function HoldQuantilesChart({ points, scale, store, markAt }: { points: OverviewPoint[]; scale: TimeScale; store: string | null; /** The past view's instant, marked on the chart. */ markAt?: number | null }) {
+export function HoldQuantilesChart({ points, scale, store, markAt, prefix = null }: { points: OverviewPoint[]; scale: TimeScale; store: string | null; /** The past view's instant, marked on the chart. */ markAt?: number | null; prefix?: string | null }) {
   const { hidden, toggle } = useHiddenSeries();
   const floor = (v: number | null) => (v === null ? null : Math.max(FLOOR_MS, v));
   const data = points.map((p) => ({ t: p.t, p50: floor(p.p50), p95: floor(p.p95), p99: floor(p.p99) }));
@@ -47,7 +47,7 @@ export function HoldQuantilesChart({ points, scale, store, markAt }: { points: O
           if (p.p50 === null) return `${label}: no lease ended`;
           return `${label}: ${QUANTILES.filter((q) => !hidden.has(q.key)).map((q) => `${q.name} ${formatDuration(p[q.key] ?? 0)}`).join(", ")}`;
         },
-        hrefAt: (i) => bucketEventsHref(points[i]!.t, scale.bucketMs, { store: store ?? undefined, kind: ["released", "expired", "force_released"] }),
+        hrefAt: (i) => bucketEventsHref(points[i]!.t, scale.bucketMs, { store: store ?? undefined, prefix: prefix ?? undefined, kind: ["released", "expired", "force_released"] }),
       }}
     >
       {({ activeIndex, onChartClick }) => (

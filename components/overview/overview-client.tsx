@@ -32,8 +32,11 @@ const WINDOW_TITLES: Record<OverviewView["window"], string> = {
 export function OverviewClient({ search, initialData }: { search: string; initialData: OverviewView }) {
   const query = useOverviewQuery(search, initialData);
   const view = query.data ?? initialData;
-  // Drill-down links carry the same window (custom from/to included).
-  const windowQuery = buildQuery(view.window === "custom" ? { window: "custom", from: view.from, to: view.to } : { window: view.window }).slice(1);
+  // Drill-down links carry the same window (custom from/to included) and prefix.
+  const windowQuery = buildQuery({
+    prefix: view.prefix,
+    ...(view.window === "custom" ? { window: "custom", from: view.from, to: view.to } : { window: view.window }),
+  }).slice(1);
   // One time scale for every time chart, so their ticks line up.
   const scale = useMemo(() => buildTimeScale(view.points.map((p) => p.t), view.bucketMs), [view.points, view.bucketMs]);
   // `at=` (the time scrubber): the instant every chart marks.
@@ -44,12 +47,30 @@ export function OverviewClient({ search, initialData }: { search: string; initia
     <div className="space-y-5">
       <div className="flex flex-wrap items-end justify-between gap-3">
         <div>
-          <h1 className="text-lg font-semibold tracking-tight">Overview</h1>
+          <h1 className="text-lg font-semibold tracking-tight">
+            Overview
+            {view.prefix !== null ? (
+              <>
+                {" "}
+                <span className="font-normal text-zinc-600 dark:text-zinc-400">of</span> <span className="font-mono">{view.prefix}</span>
+                <span className="sr-only"> (resources under this prefix)</span>
+              </>
+            ) : null}
+          </h1>
           <p className="text-sm text-zinc-600 dark:text-zinc-400">
             {view.selectedStore ? <span className="font-mono">{view.selectedStore}</span> : "All stores"}, {WINDOW_TITLES[view.window]}{" "}
             <span title={`${formatUtc(view.from)} → ${formatUtc(view.to)}`} className="underline decoration-dotted underline-offset-2">
               ({view.bucketMs >= 3_600_000 ? "hourly" : "per-minute"} buckets)
             </span>
+            {view.prefix !== null ? (
+              <span
+                className="underline decoration-dotted underline-offset-2"
+                title="The rollups count per store, so a prefix view counts the stores' events; Redis keeps them in capped streams."
+              >
+                {" "}
+                · counted from events
+              </span>
+            ) : null}
             {query.isError ? <span className="ml-2 text-amber-700 dark:text-amber-300">· live update failed: {query.error.message}</span> : null}
           </p>
         </div>
@@ -61,7 +82,7 @@ export function OverviewClient({ search, initialData }: { search: string; initia
         <ShareLink path="/" search={search} from={view.from} to={view.to} />
       </div>
       <StoreReadProblems stores={view.stores} />
-      <OverviewTiles tiles={view.total} windowQuery={windowQuery} store={view.selectedStore} />
+      <OverviewTiles tiles={view.total} windowQuery={windowQuery} store={view.selectedStore} prefix={view.prefix} />
       {/* The tiles per store, full width: ten columns do not fit beside a chart at 1280 px. */}
       <section aria-labelledby="by-store" className="min-w-0">
         <h2 id="by-store" className="mb-2 text-sm font-semibold">
@@ -70,10 +91,10 @@ export function OverviewClient({ search, initialData }: { search: string; initia
         <StoreBreakdown stores={view.stores} />
       </section>
       <div className="grid gap-4 lg:grid-cols-2">
-        <ContentionChart points={view.points} stackKeys={view.stackKeys} scale={scale} depth={view.depth} store={view.selectedStore} markAt={markAt} />
-        <HoldQuantilesChart points={view.points} scale={scale} store={view.selectedStore} markAt={markAt} />
-        <ExpiryRatioChart points={view.points} scale={scale} store={view.selectedStore} markAt={markAt} />
-        <ActiveLeasesChart points={view.points} scale={scale} store={view.selectedStore} markAt={markAt} />
+        <ContentionChart prefix={view.prefix} points={view.points} stackKeys={view.stackKeys} scale={scale} depth={view.depth} store={view.selectedStore} markAt={markAt} />
+        <HoldQuantilesChart prefix={view.prefix} points={view.points} scale={scale} store={view.selectedStore} markAt={markAt} />
+        <ExpiryRatioChart prefix={view.prefix} points={view.points} scale={scale} store={view.selectedStore} markAt={markAt} />
+        <ActiveLeasesChart prefix={view.prefix} points={view.points} scale={scale} store={view.selectedStore} markAt={markAt} />
         <HoldHistogramChart bars={view.histogram} className="lg:col-span-2" />
         <RenewalSlackPanel search={search} className="rounded-lg border border-zinc-200 p-4 lg:col-span-2 dark:border-zinc-800" />
       </div>

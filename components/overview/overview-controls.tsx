@@ -1,6 +1,6 @@
 "use client";
 import { usePathname, useRouter } from "next/navigation";
-import { useState, useTransition } from "react";
+import { useId, useState, useTransition } from "react";
 import { cx } from "@/components/ui/cx";
 import { withParams } from "@/lib/console/links";
 import type { OverviewView, WindowName } from "@/lib/console/views";
@@ -36,7 +36,68 @@ function UtcInput({ label, value, onChange }: { label: string; value: string; on
 }
 
 /**
- * Window, prefix depth and store: all in the URL (router.replace, so the back
+ * The prefix the whole overview is narrowed to: Enter applies it, "×" removes it.
+ * No Apply button: Enter is how a search field submits, and every tab stop here
+ * delays the overview's first drill-down link.
+ * Prefix views are read from events and cover up to 24 h, so applying one to a
+ * 7-day window moves it to 24 h rather than refusing.
+ */
+function PrefixFilter({ prefix, window, onApply }: { prefix: string | null; window: WindowName; onApply: (changes: Record<string, string | null>) => void }) {
+  const id = useId();
+  const [value, setValue] = useState(prefix ?? "");
+  const apply = (next: string) => onApply({ prefix: next === "" ? null : next, ...(next !== "" && window === "7d" ? { window: "24h" } : {}) });
+  return (
+    <form
+      role="search"
+      aria-label="Narrow the overview to a prefix"
+      className="flex items-end gap-1"
+      onSubmit={(e) => {
+        e.preventDefault();
+        apply(value.trim());
+      }}
+    >
+      <div>
+        {/* The label names the field alone; "×" is a sibling with its own name. */}
+        <label htmlFor={id} className="mb-1 block text-xs font-medium text-zinc-600 dark:text-zinc-400">
+          Prefix
+        </label>
+        <span className="relative flex">
+          <input
+            id={id}
+            type="search"
+            name="prefix"
+            value={value}
+            onChange={(e) => setValue(e.target.value)}
+            placeholder="tenant_1:billing ⏎"
+            spellCheck={false}
+            autoComplete="off"
+            className={cx(
+              "block w-48 rounded-md border border-zinc-300 bg-white py-1 pl-2 font-mono text-sm text-zinc-900 dark:border-zinc-700 dark:bg-zinc-900 dark:text-zinc-100 [&::-webkit-search-cancel-button]:hidden",
+              prefix !== null ? "pr-7" : "pr-2",
+            )}
+          />
+          {prefix !== null ? (
+            <button
+              type="button"
+              aria-label={`Remove the prefix filter ${prefix}`}
+              title="Remove the prefix filter"
+              onClick={() => {
+                setValue("");
+                apply("");
+              }}
+              className="absolute inset-y-0 right-0 px-2 text-base leading-none text-zinc-600 hover:text-zinc-900 dark:text-zinc-400 dark:hover:text-zinc-100"
+            >
+              ×
+            </button>
+          ) : null}
+        </span>
+      </div>
+    </form>
+  );
+}
+
+/**
+ * Window, prefix, prefix depth and store: all in the URL (router.replace, so the back
  * button isn't flooded), which re-renders the server page and re-keys the query.
  */
 export function OverviewControls({ view, search }: { view: OverviewView; search: string }) {
@@ -122,6 +183,8 @@ export function OverviewControls({ view, search }: { view: OverviewView; search:
           </button>
         </form>
       ) : null}
+      {/* Keyed by the applied prefix, so the field follows the URL (back button, a cleared filter). */}
+      <PrefixFilter key={view.prefix ?? ""} prefix={view.prefix} window={view.window} onApply={replace} />
       <label className="text-xs font-medium text-zinc-600 dark:text-zinc-400">
         Prefix depth
         <select

@@ -42,16 +42,27 @@ function Tile({ label, value, detail, tone = "plain", href }: { label: string; v
 }
 
 /** The headline numbers over the window; each links to the list that explains it. */
-export function OverviewTiles({ tiles, windowQuery: windowOnly, store }: { tiles: Tiles; windowQuery: string; store: string | null }) {
-  // The lists keep the store the overview is narrowed to, and its window.
+export function OverviewTiles({
+  tiles,
+  windowQuery: windowOnly,
+  store,
+  prefix = null,
+}: {
+  tiles: Tiles;
+  windowQuery: string;
+  store: string | null;
+  prefix?: string | null;
+}) {
+  // The lists keep the store and prefix the overview is narrowed to, and its window (which carries the prefix too).
   const storeQuery = buildQuery({ store }).slice(1);
+  const activeQuery = buildQuery({ store, prefix }).slice(1);
   const windowQuery = [storeQuery, windowOnly].filter(Boolean).join("&");
   const attempts = tiles.acquired + tiles.contended;
   const rate = tiles.contentionRate;
   const ratio = tiles.expiredToReleased;
   return (
     <dl className="grid grid-cols-2 gap-3 sm:grid-cols-4 2xl:grid-cols-8">
-      <Tile label="Active leases" value={formatNumber(tiles.activeLeases)} detail="held now (incl. lapsed, unswept)" href={`/locks${storeQuery ? `?${storeQuery}` : ""}`} />
+      <Tile label="Active leases" value={formatNumber(tiles.activeLeases)} detail="held now (incl. lapsed, unswept)" href={`/locks${activeQuery ? `?${activeQuery}` : ""}`} />
       <Tile label="Acquisitions / min" value={formatRate(tiles.acquisitionsPerMinute)} detail={`${formatNumber(tiles.acquired)} in the window`} />
       <Tile
         label="Contention rate"
@@ -87,7 +98,12 @@ export function OverviewTiles({ tiles, windowQuery: windowOnly, store }: { tiles
         tone={tiles.fencingRejected > 0 ? "bad" : "plain"}
         href={`/events?kind=fencing_rejected&${windowQuery}`}
       />
-      <Tile label="Renewals" value={formatNumber(tiles.renewed)} detail="successful renewals in the window" />
+      {/* Renewals are counted per store, not recorded as events, so a prefix view cannot count them. */}
+      {prefix === null ? (
+        <Tile label="Renewals" value={formatNumber(tiles.renewed)} detail="successful renewals in the window" />
+      ) : (
+        <Tile label="Renewals" value="—" detail="counted per store only, not per prefix" />
+      )}
     </dl>
   );
 }

@@ -2,15 +2,17 @@
  * Server-only read model of the overview `/`: tiles per store and in total, the
  * chart series and the "most contended" tables over the selected window — all
  * from the stores' rollups (`stats()`), never from scans of raw events, so a
- * 7-day overview stays cheap.
+ * 7-day overview stays cheap. With `prefix=` the rollups (per store) cannot
+ * answer; the stores' events under the prefix can, for windows up to 24 h.
  */
 import { histogramQuantile } from "@/lib/lease/histogram";
 import { HOLD_HISTOGRAM_BOUNDS_MS, type CounterKind, type LeaseStore, type StatsBucket, type StatsQuery } from "@/lib/lease/types";
 import { resourcePrefix } from "@/lib/lease/validation";
 import { createClosedBucketCache, type StatsReadQuery } from "./closed-buckets";
 import { fanOutStores, resolveEntries, selectEntries, type ReadOptions } from "./fan-out";
-import { formatBound } from "./format";
+import { formatBound, formatNumber } from "./format";
 import { parseOverviewParams, type OverviewParams, type SearchParamsInput } from "./params";
+import { countActiveUnder, readPrefixBuckets, type PrefixRead } from "./prefix-overview";
 import { createSharedReads } from "./shared-read";
 import type {
   ContentionTrend,
@@ -21,6 +23,7 @@ import type {
   PrefixCount,
   ReadResult,
   ResourceCount,
+  StoreOutcome,
   StoreOverview,
 } from "./views";
 
@@ -80,14 +83,18 @@ export async function getOverview(params: OverviewParams, options: ReadOptions =
   // The same number of buckets right before this window's first: a fair "previous window".
   const previousAxis = axis.map((t) => t - axis.length * bucketMs);
   const previousRange = { from: new Date(previousAxis[0]!), to: new Date(axis[0]!), bucketMs };
-  const outcomes = await fanOutStores(
+  const { prefix } = params;
+  const read = await fanOutStores(
     selected.entries,
-    (store) => {
+    (store): Promise<StoreRead | { refused: string }> => {
+      if (prefix !== undefined) return readPrefixStore(store, prefix, { from, to, bucketMs }, previousRange);
       const readStats = (q: StatsReadQuery) => (isReusing ? closedBuckets.readStats(store, q, nowMs) : store.stats(q));
       return readStore(store, readStats, { from, to, bucketMs }, previousRange, params.depth);
     },
     options.timeoutMs,
   );
+  // A store whose prefix read passed its bound says so, rather than showing a partial count.
+  const outcomes = read.map((o) => (o.ok && "refused" in o.data ? { store: o.store, kind: o.kind, ok: false as const, error: o.data.refused } : o)) as StoreOutcome<StoreRead>[];
 
   const windowMinutes = (to.getTime() - from.getTime()) / 60_000;
   const stores = outcomes.map((o) => {
@@ -123,6 +130,7 @@ export async function getOverview(params: OverviewParams, options: ReadOptions =
       to: to.toISOString(),
       bucketMs,
       depth: params.depth,
+      prefix: prefix ?? null,
       selectedStore: params.store ?? null,
       storeNames: all.map((e) => e.store.name),
       stores,
@@ -184,6 +192,27 @@ async function readStore(
     identifyResources(store, topNames(deep)),
   ]);
   return { buckets, deep, previous, previousDeep, resources, active };
+}
+
+/**
+ * One store's part under a prefix, from its events (lib/console/prefix-overview):
+ * the breakdown is complete at depth 3, so the merge cuts it to any depth.
+ */
+async function readPrefixStore(
+  store: LeaseStore,
+  prefix: string,
+  range: Omit<StatsQuery, "prefixDepth">,
+  previousRange: Omit<StatsQuery, "prefixDepth">,
+): Promise<StoreRead | { refused: string }> {
+  const [read, active] = await Promise.all([readPrefixBuckets(store, prefix, range, previousRange), countActiveUnder(store, prefix)]);
+  const refusal = (r: Extract<PrefixRead<unknown>, { ok: false }>) => ({
+    refused: `more than ${formatNumber(r.limit)} ${r.what} under "${prefix}" in this window; choose a shorter window or a longer prefix`,
+  });
+  if (!read.ok) return refusal(read);
+  if (!active.ok) return refusal(active);
+  const { buckets, previous } = read.data;
+  const resources = await identifyResources(store, topNames(buckets));
+  return { buckets, deep: buckets, previous, previousDeep: previous, resources, active: active.data };
 }
 
 /** One name's failed acquires per bucket, summed into at most SPARK_POINTS equal slices. */
@@ -424,9 +453,9 @@ export async function getOverviewFromSearch(search: SearchParamsInput, options: 
   return sharedReads.share(overviewReadKey(parsed.params), () => getOverview(parsed.params, options));
 }
 
-/** Same store, depth and window → same answer; a custom window also keys on its bounds. */
+/** Same store, prefix, depth and window → same answer; a custom window also keys on its bounds. */
 export function overviewReadKey(params: OverviewParams): string {
   const { window, from, to } = params.range;
   const bounds = window === "custom" ? `${from.toISOString()}/${to.toISOString()}` : "";
-  return JSON.stringify([params.store ?? null, params.depth, window, bounds]);
+  return JSON.stringify([params.store ?? null, params.prefix ?? null, params.depth, window, bounds]);
 }

@@ -200,19 +200,27 @@ function parseWith<T>(input: SearchParamsInput, read: (raw: RawParams) => T): Pa
 
 export interface OverviewParams {
   store?: string;
+  /** Narrows every number on the overview to resources under it (read from events, so windows up to 24 h). */
+  prefix?: string;
   range: TimeRange;
   depth: number;
   /** The instant the charts mark (the time scrubber); the leases held then are one link away. */
   at?: Date;
 }
 
+/** The longest window a prefix overview reads events for; longer ones would be unbounded scans. */
+export const PREFIX_MAX_RANGE_MS = WINDOW_MS["24h"];
+
 export function parseOverviewParams(input: SearchParamsInput, nowMs = Date.now()): ParseResult<OverviewParams> {
-  return parseWith(input, (raw) => ({
-    store: readOne(raw, "store", ZStoreParam),
-    range: resolveRange(raw, nowMs, "1h")!,
-    depth: readOne(raw, "depth", ZDepth) ?? DEFAULT_DEPTH,
-    at: readOne(raw, "at", ZDateTime),
-  }));
+  return parseWith(input, (raw) => {
+    const prefix = readOne(raw, "prefix", ZPrefix);
+    const range = resolveRange(raw, nowMs, "1h")!;
+    // The rollups count per store, not per prefix: a prefix view is rebuilt from events, which stay cheap only this far.
+    if (prefix !== undefined && range.to.getTime() - range.from.getTime() > PREFIX_MAX_RANGE_MS + 1) {
+      fail("window", "must be 24h or shorter with a prefix (counts under a prefix are read from events); use window=24h, or remove the prefix for longer windows");
+    }
+    return { store: readOne(raw, "store", ZStoreParam), prefix, range, depth: readOne(raw, "depth", ZDepth) ?? DEFAULT_DEPTH, at: readOne(raw, "at", ZDateTime) };
+  });
 }
 
 export interface LeasesParams {

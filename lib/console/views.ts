@@ -251,6 +251,8 @@ export interface OverviewView {
   to: string;
   bucketMs: number;
   depth: number;
+  /** Resources under this prefix only (`prefix=`), or every resource. */
+  prefix: string | null;
   /** Which stores the charts and totals include (all configured, or the one in `store=`). */
   selectedStore: string | null;
   storeNames: string[];

@@ -1,0 +1,82 @@
+/**
+ * The overview narrowed to a prefix: typing one narrows the tiles and the
+ * charts to data the test wrote itself under a prefix no one else uses, the
+ * URL carries `prefix=`, drill-down links keep it, and "×" removes it.
+ */
+import { randomBytes } from "node:crypto";
+import { expect, test } from "@playwright/test";
+import type { LeaseStore } from "../lib/lease/types";
+import { readStoreConfigs } from "./support/control";
+import { PG_STORE } from "./support/harness";
+import { openStore } from "./support/stores";
+
+const MINUTE = 60_000;
+
+let store: LeaseStore;
+
+test.beforeAll(async () => {
+  const config = (await readStoreConfigs()).find((c) => c.name === PG_STORE);
+  if (!config) throw new Error(`the e2e stack has no store ${PG_STORE}`);
+  store = openStore(config);
+});
+
+test.afterAll(async () => {
+  await store?.close();
+});
+
+test("typing a prefix narrows the tiles and charts, and links keep it", async ({ page }) => {
+  const prefix = `e2e-prefix-${randomBytes(4).toString("hex")}`;
+  // Three leases under the prefix, two refused acquires on one of them, one release.
+  const held = [];
+  for (const name of ["job:a", "job:b", "sync:c"]) {
+    const result = await store.acquire({ resource: `${prefix}:${name}`, owner: "e2e-holder", task: "t", ttlMs: 5 * MINUTE });
+    if (!result.acquired) throw new Error(`expected to acquire ${prefix}:${name}`);
+    held.push(result.lease);
+  }
+  for (let i = 0; i < 2; i++) await store.acquire({ resource: `${prefix}:job:a`, owner: "e2e-waiter", task: "t", ttlMs: 5 * MINUTE });
+  await store.release({ resource: held[2]!.resource, leaseId: held[2]!.leaseId });
+
+  await page.goto(`/?window=15m&store=${PG_STORE}`);
+  const contention = page.getByRole("link", { name: /^Contention rate: / });
+  await expect(contention).toBeVisible();
+
+  const field = page.getByRole("searchbox", { name: "Prefix", exact: true });
+  await field.fill(prefix);
+  await field.press("Enter");
+
+  await expect(page).toHaveURL(new RegExp(`[?&]prefix=${prefix}(&|$)`));
+  await expect(page.getByRole("heading", { level: 1 })).toContainText(`Overview of ${prefix}`);
+  // Tiles: exactly what the test wrote (the workload never writes under this prefix).
+  await expect(page.getByText("2 failed of 5 attempts", { exact: true })).toBeVisible();
+  await expect(page.getByText("0 expired · 1 released", { exact: true })).toBeVisible();
+  await expect(page.getByRole("link", { name: "Active leases: 2", exact: true })).toBeVisible();
+  // Charts: the contention chart's only series is the prefix's own group.
+  const chart = page.locator("figure").filter({ has: page.getByRole("heading", { name: "Contention over time", exact: true }) });
+  await expect(chart.getByRole("button", { name: `${prefix}:job`, exact: true })).toBeVisible();
+  await expect(chart.getByRole("button")).toHaveCount(1);
+  await expect(page.getByRole("table", { name: "Most contended prefixes" }).getByRole("row")).toHaveCount(2);
+
+  // A drill-down link keeps the prefix (and the window and store).
+  await expect(contention).toHaveAttribute("href", new RegExp(`prefix=${prefix}`));
+  await contention.click();
+  await expect(page).toHaveURL(/\/events\?/);
+  const url = new URL(page.url());
+  expect(url.searchParams.get("prefix")).toBe(prefix);
+  expect(url.searchParams.get("kind")).toBe("contended");
+  expect(url.searchParams.get("window")).toBe("15m");
+  expect(url.searchParams.get("store")).toBe(PG_STORE);
+
+  // Back on the narrowed overview, "×" removes the prefix by keyboard.
+  await page.goBack();
+  await expect(page.getByRole("searchbox", { name: "Prefix", exact: true })).toHaveValue(prefix);
+  await page.getByRole("button", { name: `Remove the prefix filter ${prefix}` }).focus();
+  await page.keyboard.press("Enter");
+  await expect(page).not.toHaveURL(/prefix=/);
+  await expect(page.getByRole("heading", { level: 1 })).toHaveText("Overview");
+  await expect(page.getByRole("searchbox", { name: "Prefix", exact: true })).toHaveValue("");
+});
+
+test("a prefix with a 7-day window says which window to use", async ({ page }) => {
+  await page.goto("/?window=7d&prefix=tenant");
+  await expect(page.getByText(/use window=24h/)).toBeVisible();
+});
