@@ -7,6 +7,8 @@ import { startApiServer } from "../lib/api/start";
 
 async function main(): Promise<void> {
   const api = await startApiServer(parseApiConfig());
+  // Always printed, whatever the log level: scripts and the benchmark wait for it.
+  console.log(`[api] listening at ${api.url}`);
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;

@@ -6,6 +6,7 @@
  *   survive a restart (a holder's renew gets 404 and it stops, as after a lost lease).
  * - LEASEWATCH_API_PORT (default 8787), LEASEWATCH_API_HOST (default 127.0.0.1);
  * - LEASEWATCH_API_STORE_TIMEOUT_MS (default 2000);
+ * - LEASEWATCH_API_LOG_LEVEL (default info: one line per request and its completion);
  * - the token table lives where the console keeps its tables (resolveConsoleDbConfig).
  */
 import { randomBytes } from "node:crypto";
@@ -26,7 +27,9 @@ export interface ApiConfig {
   port: number;
   host: string;
   storeTimeoutMs: number;
+  logLevel: string;
 }
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
 const ZPort = z.coerce.number().int().min(0).max(65535);
 
@@ -40,7 +43,10 @@ export function parseApiConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig 
   if (!port.success) throw new EnvError("LEASEWATCH_API_PORT must be a port number");
   const timeout = z.coerce.number().int().min(50).max(60_000).safeParse(env.LEASEWATCH_API_STORE_TIMEOUT_MS ?? DEFAULT_STORE_TIMEOUT_MS);
   if (!timeout.success) throw new EnvError("LEASEWATCH_API_STORE_TIMEOUT_MS must be between 50 and 60000");
+  const logLevel = env.LEASEWATCH_API_LOG_LEVEL?.trim() || "info";
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) throw new EnvError(`LEASEWATCH_API_LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}`);
   return {
+    logLevel,
     stores: parseStoresConfig(env),
     tokenDb: resolveConsoleDbConfig(env),
     handleKey: rawKey ? Buffer.from(rawKey, "utf8") : randomBytes(32),

@@ -171,3 +171,70 @@ describe("requests and tokens", () => {
     expect(metrics).toMatch(/leasewatch_api_requests_total\{method="POST",route="\/v1\/locks\/acquire",status="200"\} [1-9]/);
   });
 });
+
+describe("waiting, disconnects and concurrency", () => {
+  it("a client that disconnects cancels its wait: it never takes the lock afterwards", async () => {
+    const r = res("gone");
+    const held = await api.call(token, "POST", "/v1/locks/acquire", { resource: r, ownerId: "w1", task: "t", ttlMs: 10_000 });
+    const controller = new AbortController();
+    const waiting = fetch(`${api.url}/v1/locks/acquire`, {
+      method: "POST",
+      signal: controller.signal,
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ resource: r, ownerId: "w2", task: "t", ttlMs: 10_000, waitMs: 20_000 }),
+    }).catch((error: unknown) => error);
+    // The waiter has been refused at least once (a contended event) before it goes away.
+    const store = api.storeByName(api.pg.spec.name);
+    for (let i = 0; i < 100 && (await collectEvents(store, { resource: r, kinds: ["contended"] })).length === 0; i++) await sleep(50);
+    controller.abort();
+    await waiting;
+    await api.call(token, "DELETE", `/v1/locks/${String(held.body.leaseId)}`);
+    // Longer than the backoff cap (1 s): a waiter still running would have taken it by now.
+    await sleep(1_500);
+    expect(await store.get(r)).toBeNull();
+  });
+
+  it("limits requests in flight per token with 429 and Retry-After", async () => {
+    const narrow = await api.createToken({ prefixes: ["narrow:"], maxConcurrent: 1 });
+    const r = `narrow:${randomUUID().slice(0, 8)}`;
+    const held = await api.call(narrow, "POST", "/v1/locks/acquire", { resource: r, ownerId: "w1", task: "t", ttlMs: 10_000 });
+    const waiting = api.call(narrow, "POST", "/v1/locks/acquire", { resource: r, ownerId: "w2", task: "t", ttlMs: 10_000, waitMs: 30_000 });
+    const store = api.storeByName(api.pg.spec.name);
+    for (let i = 0; i < 100 && (await collectEvents(store, { resource: r, kinds: ["contended"] })).length === 0; i++) await sleep(50);
+    const refused = await api.call(narrow, "GET", "/v1/locks");
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("retry-after")).toBe("1");
+    // The other tenant is unaffected.
+    expect((await api.call(token, "GET", "/v1/locks")).status).toBe(200);
+    await api.pg.store.release({ resource: r, leaseId: (await store.get(r))!.leaseId });
+    const got = await waiting;
+    expect(got.body.acquired).toBe(true);
+    expect((await api.call(narrow, "DELETE", `/v1/locks/${String(got.body.leaseId)}`)).status).toBe(200);
+    void held;
+  });
+});
+
+describe("slots after a disconnect", () => {
+  it("gives the concurrency slot back when a waiting client disconnects", async () => {
+    const narrow = await api.createToken({ prefixes: ["slot:"], maxConcurrent: 1 });
+    const r = `slot:${randomUUID().slice(0, 8)}`;
+    await api.call(narrow, "POST", "/v1/locks/acquire", { resource: r, ownerId: "w1", task: "t", ttlMs: 10_000 });
+    const controller = new AbortController();
+    const waiting = fetch(`${api.url}/v1/locks/acquire`, {
+      method: "POST",
+      signal: controller.signal,
+      headers: { authorization: `Bearer ${narrow}`, "content-type": "application/json" },
+      body: JSON.stringify({ resource: r, ownerId: "w2", task: "t", ttlMs: 10_000, waitMs: 30_000 }),
+    }).catch((error: unknown) => error);
+    const store = api.storeByName(api.pg.spec.name);
+    for (let i = 0; i < 100 && (await collectEvents(store, { resource: r, kinds: ["contended"] })).length === 0; i++) await sleep(50);
+    controller.abort();
+    await waiting;
+    let status = 0;
+    for (let i = 0; i < 50 && status !== 200; i++) {
+      await sleep(100);
+      status = (await api.call(narrow, "GET", "/v1/locks")).status;
+    }
+    expect(status).toBe(200);
+  });
+});

@@ -161,7 +161,7 @@ export function buildApiServer(options: ApiServerOptions): FastifyInstance {
   });
 
   /** Authentication, then the token's rate and concurrency limits, on every /v1 route but the document. */
-  async function authenticate(request: FastifyRequest): Promise<void> {
+  async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const header = request.headers.authorization;
     const bearer = header?.startsWith("Bearer ") ? header.slice(7).trim() : undefined;
     if (!bearer) throw new ApiProblem("unauthorized", "Send Authorization: Bearer <token> (create one in the console under /tokens).");
@@ -172,6 +172,8 @@ export function buildApiServer(options: ApiServerOptions): FastifyInstance {
     const leave = limiter.enter(token.id, token.maxConcurrent);
     if (!leave) throw new ApiProblem("rate-limited", `This token may have at most ${token.maxConcurrent} requests in flight.`, { retryAfterS: 1 });
     request.leaveSlot = leave;
+    // 'close' also fires when the client went away before an answer (onResponse may then never run).
+    reply.raw.once("close", leave);
     request.apiToken = token;
   }
   const tokenOf = (request: FastifyRequest): ApiToken => {
@@ -342,7 +344,8 @@ export function buildApiServer(options: ApiServerOptions): FastifyInstance {
     });
   });
 
-  app.addHook("onClose", async () => {
+  // Before the listener closes: waiting acquires stop waiting and answer, so in-flight requests finish promptly.
+  app.addHook("preClose", async () => {
     closing = true;
   });
 

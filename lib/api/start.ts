@@ -23,12 +23,15 @@ export async function startApiServer(config: ApiConfig, options: { logger?: bool
   };
   try {
     await tokens.migrate();
-    const app = buildApiServer({ stores, tokens, handleKey: config.handleKey, storeTimeoutMs: config.storeTimeoutMs, ...(options.logger !== undefined ? { logger: options.logger } : {}) });
+    const app = buildApiServer({ stores, tokens, handleKey: config.handleKey, storeTimeoutMs: config.storeTimeoutMs, logger: options.logger ?? { level: config.logLevel } });
     if (config.handleKeyIsEphemeral) app.log.warn("LEASEWATCH_API_HANDLE_KEY is unset: using a random key, lease handles will not survive a restart");
     await app.listen({ port: config.port, host: config.host });
+    // The bound port, so LEASEWATCH_API_PORT=0 (any free port) reports the real one.
+    const address = app.server.address();
+    const port = typeof address === "object" && address ? address.port : config.port;
     return {
       app,
-      url: `http://${config.host}:${config.port}`,
+      url: `http://${config.host}:${port}`,
       tokens,
       close: async () => {
         await app.close();
