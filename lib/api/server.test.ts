@@ -168,7 +168,7 @@ describe("requests and tokens", () => {
     const ready = await api.call(null, "GET", "/readyz");
     expect(ready.body).toMatchObject({ ready: true, tokens: true });
     const metrics = await (await fetch(`${api.url}/metrics`)).text();
-    expect(metrics).toMatch(/leasewatch_api_requests_total\{method="POST",route="\/v1\/locks\/acquire",status="200"\} [1-9]/);
+    expect(metrics).toMatch(/leasewatch_api_requests_total\{method="GET",route="\/v1\/locks",status="200"\} [1-9]/);
   });
 });
 

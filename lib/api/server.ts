@@ -239,6 +239,8 @@ export function buildApiServer(options: ApiServerOptions): FastifyInstance {
         if (!reply.raw.writableFinished) gone = true;
       };
       reply.raw.on("close", onClose);
+      // The socket may have closed before the listener above was attached.
+      const isGone = () => gone || request.raw.socket.destroyed;
       try {
         for (let attempt = 0; ; attempt++) {
           const result = await call(store.acquire({ resource: body.resource, owner, task: body.task, ttlMs }), "the acquire");
@@ -255,11 +257,11 @@ export function buildApiServer(options: ApiServerOptions): FastifyInstance {
             };
           }
           const remaining = deadline - performance.now();
-          if (remaining <= 0 || gone || closing) {
+          if (remaining <= 0 || isGone() || closing) {
             return { acquired: false, holder: { owner: result.holder.owner, task: result.holder.task, expiresAt: result.holder.expiresAt.toISOString() } };
           }
           await new Promise((resolve) => setTimeout(resolve, computeBackoffDelay(DEFAULT_BACKOFF, attempt, remaining, Math.random)));
-          if (gone) {
+          if (isGone()) {
             request.log.info("client disconnected; wait cancelled");
             return { acquired: false };
           }

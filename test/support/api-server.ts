@@ -80,7 +80,12 @@ export async function startApiFixture(): Promise<ApiFixture> {
       return { status: response.status, body: parsed, headers: response.headers };
     },
     async close() {
-      await app.close();
+      // Graceful close first; a connection still open after a grace period (seen after clients
+      // that aborted a waiting acquire) is cut so one test file cannot hang the run.
+      const closed = app.close();
+      const timer = setTimeout(() => app.server.closeAllConnections(), 3_000);
+      await closed;
+      clearTimeout(timer);
       await tokens.close();
       await Promise.allSettled([pg.cleanup(), redis.cleanup(), tokenSchema.drop()]);
     },
