@@ -31,7 +31,7 @@ describe("tenant isolation", () => {
       const store = api.storeByName(storeName);
       const secretB = `${tenantB}secret:${randomUUID().slice(0, 6)}`;
       const tokenBForStore = kind === "postgres" ? tokenB : await api.createToken({ prefixes: [tenantB], stores: [storeName] });
-      const held = await api.call(tokenBForStore, "POST", "/v1/locks/acquire", { store: storeName, resource: secretB, ownerId: "b1", task: "b-job", ttlMs: 60_000 });
+      const held = await api.call(tokenBForStore, "POST", "/v1/locks/acquire", { store: storeName, resource: secretB, ownerId: "bee-holder", task: "b-job", ttlMs: 60_000 });
       expect(held.body.acquired).toBe(true);
       const handleB = String(held.body.leaseId);
       const before = await store.get(secretB);
@@ -72,7 +72,7 @@ describe("tenant isolation", () => {
         const r = await api.call(tokenA, method, path, body);
         expect([400, 404], `${method} ${path} → ${r.status} ${JSON.stringify(r.body)}`).toContain(r.status);
         expect(JSON.stringify(r.body)).not.toContain("b-job");
-        expect(JSON.stringify(r.body)).not.toContain("b1");
+        expect(JSON.stringify(r.body)).not.toContain("bee-holder");
       }
 
       // A store B's token may not use is "not found" for B too, like a foreign resource.

@@ -4,6 +4,7 @@ import { sleep } from "@/lib/lease/testing/isolation";
 import { collectEvents } from "@/test/support/stores";
 import { startApiFixture, type ApiFixture } from "@/test/support/api-server";
 import { randomUUID } from "node:crypto";
+import http from "node:http";
 
 let api: ApiFixture;
 let token: string;
@@ -172,22 +173,26 @@ describe("requests and tokens", () => {
   });
 });
 
+
+/** Starts a waiting acquire on its own socket; the returned function closes that socket (the client going away). */
+function startWaiter(bearer: string, body: Record<string, unknown>): () => void {
+  const url = new URL(`${api.url}/v1/locks/acquire`);
+  const data = JSON.stringify(body);
+  const req = http.request({ host: url.hostname, port: url.port, path: url.pathname, method: "POST", agent: false, headers: { authorization: `Bearer ${bearer}`, "content-type": "application/json", "content-length": Buffer.byteLength(data) } });
+  req.on("error", () => undefined);
+  req.end(data);
+  return () => req.destroy();
+}
+
 describe("waiting, disconnects and concurrency", () => {
   it("a client that disconnects cancels its wait: it never takes the lock afterwards", async () => {
     const r = res("gone");
     const held = await api.call(token, "POST", "/v1/locks/acquire", { resource: r, ownerId: "w1", task: "t", ttlMs: 10_000 });
-    const controller = new AbortController();
-    const waiting = fetch(`${api.url}/v1/locks/acquire`, {
-      method: "POST",
-      signal: controller.signal,
-      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-      body: JSON.stringify({ resource: r, ownerId: "w2", task: "t", ttlMs: 10_000, waitMs: 20_000 }),
-    }).catch((error: unknown) => error);
+    const disconnect = startWaiter(token, { resource: r, ownerId: "w2", task: "t", ttlMs: 10_000, waitMs: 20_000 });
     // The waiter has been refused at least once (a contended event) before it goes away.
     const store = api.storeByName(api.pg.spec.name);
     for (let i = 0; i < 100 && (await collectEvents(store, { resource: r, kinds: ["contended"] })).length === 0; i++) await sleep(50);
-    controller.abort();
-    await waiting;
+    disconnect();
     await api.call(token, "DELETE", `/v1/locks/${String(held.body.leaseId)}`);
     // Longer than the backoff cap (1 s): a waiter still running would have taken it by now.
     await sleep(1_500);
@@ -219,17 +224,10 @@ describe("slots after a disconnect", () => {
     const narrow = await api.createToken({ prefixes: ["slot:"], maxConcurrent: 1 });
     const r = `slot:${randomUUID().slice(0, 8)}`;
     await api.call(narrow, "POST", "/v1/locks/acquire", { resource: r, ownerId: "w1", task: "t", ttlMs: 10_000 });
-    const controller = new AbortController();
-    const waiting = fetch(`${api.url}/v1/locks/acquire`, {
-      method: "POST",
-      signal: controller.signal,
-      headers: { authorization: `Bearer ${narrow}`, "content-type": "application/json" },
-      body: JSON.stringify({ resource: r, ownerId: "w2", task: "t", ttlMs: 10_000, waitMs: 30_000 }),
-    }).catch((error: unknown) => error);
+    const disconnect = startWaiter(narrow, { resource: r, ownerId: "w2", task: "t", ttlMs: 10_000, waitMs: 30_000 });
     const store = api.storeByName(api.pg.spec.name);
     for (let i = 0; i < 100 && (await collectEvents(store, { resource: r, kinds: ["contended"] })).length === 0; i++) await sleep(50);
-    controller.abort();
-    await waiting;
+    disconnect();
     let status = 0;
     for (let i = 0; i < 50 && status !== 200; i++) {
       await sleep(100);
