@@ -222,8 +222,13 @@ export function buildApiServer(options: ApiServerOptions): FastifyInstance {
       const result = acquire(token, body, request, reply);
       // Remembered for the lease's ttl: after that the lease it names is gone anyway.
       idempotent.set(mapKey, { body: fingerprint, result, until: now + ttlMs + (body.waitMs ?? 0) });
-      // A failed attempt (timeout, bad store) is not remembered: the retry should really retry.
-      result.catch(() => idempotent.delete(mapKey));
+      // Only a lease is remembered: after a refusal or a failure (timeout, bad store) the retry really retries.
+      result.then(
+        (r) => {
+          if (r.acquired !== true) idempotent.delete(mapKey);
+        },
+        () => idempotent.delete(mapKey),
+      );
       return result;
     });
 
