@@ -7,9 +7,11 @@
  *   3. The stack (scripts/stack.ts): the local OIDC provider with the demo users,
  *      the workload generator with a few hours of backfilled history, and the
  *      console as a production build (built first when missing or stale).
- *   4. Runs until Ctrl-C, then stops everything — child processes by process group.
+ *   4. The lock API (`npm run api`) on API_PORT (default 8787), with a fresh token for
+ *      the tenant prefix `demo:` printed once (the README's curl flow uses it).
+ *   5. Runs until Ctrl-C, then stops everything — child processes by process group.
  *
- * Ports: PORT (console, default 3000) and OIDC_PORT (identity provider, default 4400).
+ * Ports: PORT (console, default 3000), OIDC_PORT (identity provider, default 4400), API_PORT (lock API, default 8787).
  * METRICS_TOKEN: the bearer token for /api/metrics (a random one when unset); the demo
  * writes it and a Prometheus config that scrapes the console (with ops/alerts.yml) to
  * <tmpdir>/leasewatch-demo/ and prints how to start Prometheus with them.
@@ -30,6 +32,8 @@ import { AuditConfigError } from "@/lib/audit/config";
 import { DEMO_USERS } from "./oidc-provider";
 import { setWorkloadStarter, startStack, type RunningStack } from "./stack";
 import { startWorkload, type Workload } from "./workload";
+import { parseApiConfig } from "@/lib/api/config";
+import { startApiServer, type RunningApi } from "@/lib/api/start";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 /** A second stop signal sooner than this after the first is the same Ctrl-C delivered twice. */
@@ -38,6 +42,7 @@ const DUPLICATE_SIGNAL_MS = 1_000;
 const ZDemoEnv = z.object({
   PORT: z.coerce.number().int().min(1).max(65_535).default(3000),
   OIDC_PORT: z.coerce.number().int().min(1).max(65_535).default(4400),
+  API_PORT: z.coerce.number().int().min(1).max(65_535).default(8787),
   DEMO_BACKFILL_HOURS: z.coerce.number().min(0).max(48).default(6),
   DEMO_INTENSITY: z.coerce.number().min(0.25).max(4).default(1),
   /** The workload refuses stores that are not on this machine unless this is "1". */
@@ -105,7 +110,21 @@ function writePrometheusSetup(consoleUrl: string, token: string): PrometheusSetu
   return { token, configPath, dataDir: path.join(dir, "prometheus-data") };
 }
 
-function printWelcome(stack: RunningStack, prometheus: PrometheusSetup): void {
+/** The lock API, with a token for `demo:` valid for a day; a new one each run (a token is shown once). */
+async function startDemoApi(port: number): Promise<{ api: RunningApi; token: string }> {
+  const api = await startApiServer({ ...parseApiConfig(), port }, { logger: { level: "warn" } });
+  const { token } = await api.tokens.create({
+    name: `demo-${Date.now().toString(36)}`,
+    prefixes: ["demo:"],
+    stores: parseStoresConfig().map((s) => s.name),
+    actions: ["acquire", "renew", "release", "read", "report"],
+    expiresAt: new Date(Date.now() + 86_400_000),
+    createdBy: "demo",
+  });
+  return { api, token };
+}
+
+function printWelcome(stack: RunningStack, prometheus: PrometheusSetup, api: { url: string; token: string }): void {
   const users = Object.entries(DEMO_USERS)
     .map(([login, user]) => {
       const role = user.groups.includes("leasewatch-operators") ? "operator" : user.groups.includes("leasewatch-viewers") ? "viewer" : "no access";
@@ -127,6 +146,10 @@ ${users.replace(/^/gm, "  │")}
   │ A local Prometheus (scrapes it, loads ops/alerts.yml; Debian: apt-get install prometheus):
   │   prometheus --config.file=${prometheus.configPath} \\
   │     --storage.tsdb.path=${prometheus.dataDir} --web.listen-address=127.0.0.1:9090
+  │
+  │ Lock API:            ${api.url}  (tenant prefix demo:)
+  │   export LEASEWATCH_API=${api.url}
+  │   export LEASEWATCH_TOKEN=${api.token}
   │
   │ A workload is running: healthy holders, slow renewers, crashing
   │ holders, hot-spot contention, stale writers hitting fencing.
@@ -156,7 +179,14 @@ async function main(): Promise<void> {
   // The console reads METRICS_TOKEN from the environment the stack passes on.
   const metricsToken = (process.env.METRICS_TOKEN ||= randomBytes(32).toString("base64url"));
   const stack = await startStack({ port: env.PORT, oidcPort: env.OIDC_PORT, workload: true, log: say });
-  printWelcome(stack, writePrometheusSetup(stack.url, metricsToken));
+  let demoApi: { api: RunningApi; token: string };
+  try {
+    demoApi = await startDemoApi(env.API_PORT);
+  } catch (error) {
+    await stack.stop();
+    throw error;
+  }
+  printWelcome(stack, writePrometheusSetup(stack.url, metricsToken), { url: demoApi.api.url, token: demoApi.token });
 
   let stoppingSince: number | undefined;
   const shutdown = (signal: string) => {
@@ -171,8 +201,9 @@ async function main(): Promise<void> {
     stoppingSince = Date.now();
     say(`\n[demo] ${signal}: stopping the console, workload and identity provider…`);
     const stats = workload?.stats();
-    stack
-      .stop()
+    demoApi.api
+      .close()
+      .then(() => stack.stop())
       .then(() => {
         if (stats) {
           for (const [name, c] of Object.entries(stats.stores)) {

@@ -1,0 +1,58 @@
+/**
+ * The API server's environment, validated once at start-up:
+ * - LEASEWATCH_STORES: the stores (lib/console/config.ts, shared with the console);
+ * - LEASEWATCH_API_HANDLE_KEY: HMAC key for lease handles, ≥ 32 characters, the same on
+ *   every replica. Unset outside production, a random key is used: handles then do not
+ *   survive a restart (a holder's renew gets 404 and it stops, as after a lost lease).
+ * - LEASEWATCH_API_PORT (default 8787), LEASEWATCH_API_HOST (default 127.0.0.1);
+ * - LEASEWATCH_API_STORE_TIMEOUT_MS (default 2000);
+ * - LEASEWATCH_API_LOG_LEVEL (default info: one line per request and its completion);
+ * - the token table lives where the console keeps its tables (resolveConsoleDbConfig).
+ */
+import { randomBytes } from "node:crypto";
+import { z } from "zod";
+import { parseStoresConfig, type TStoreConfig } from "@/lib/console/config";
+import { resolveConsoleDbConfig, type ConsoleDbConfig } from "@/lib/auth/session-store";
+import { EnvError } from "@/lib/env";
+import { MIN_HANDLE_KEY_BYTES } from "./handle";
+import { DEFAULT_STORE_TIMEOUT_MS } from "./server";
+
+export const DEFAULT_API_PORT = 8787;
+
+export interface ApiConfig {
+  stores: TStoreConfig[];
+  tokenDb: ConsoleDbConfig;
+  handleKey: Buffer;
+  handleKeyIsEphemeral: boolean;
+  port: number;
+  host: string;
+  storeTimeoutMs: number;
+  logLevel: string;
+}
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+
+const ZPort = z.coerce.number().int().min(0).max(65535);
+
+export function parseApiConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
+  const rawKey = env.LEASEWATCH_API_HANDLE_KEY?.trim();
+  if (rawKey !== undefined && rawKey !== "" && Buffer.byteLength(rawKey) < MIN_HANDLE_KEY_BYTES) {
+    throw new EnvError(`LEASEWATCH_API_HANDLE_KEY must be at least ${MIN_HANDLE_KEY_BYTES} characters (e.g. openssl rand -hex 32)`);
+  }
+  if (!rawKey && env.NODE_ENV === "production") throw new EnvError("Set LEASEWATCH_API_HANDLE_KEY in production (the same on every replica)");
+  const port = ZPort.safeParse(env.LEASEWATCH_API_PORT ?? DEFAULT_API_PORT);
+  if (!port.success) throw new EnvError("LEASEWATCH_API_PORT must be a port number");
+  const timeout = z.coerce.number().int().min(50).max(60_000).safeParse(env.LEASEWATCH_API_STORE_TIMEOUT_MS ?? DEFAULT_STORE_TIMEOUT_MS);
+  if (!timeout.success) throw new EnvError("LEASEWATCH_API_STORE_TIMEOUT_MS must be between 50 and 60000");
+  const logLevel = env.LEASEWATCH_API_LOG_LEVEL?.trim() || "info";
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) throw new EnvError(`LEASEWATCH_API_LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}`);
+  return {
+    logLevel,
+    stores: parseStoresConfig(env),
+    tokenDb: resolveConsoleDbConfig(env),
+    handleKey: rawKey ? Buffer.from(rawKey, "utf8") : randomBytes(32),
+    handleKeyIsEphemeral: !rawKey,
+    port: port.data,
+    host: env.LEASEWATCH_API_HOST?.trim() || "127.0.0.1",
+    storeTimeoutMs: timeout.data,
+  };
+}

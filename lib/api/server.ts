@@ -1,0 +1,360 @@
+/**
+ * The lock API: a lean Fastify server over the lease library (no Next.js on the
+ * workers' hot path). Layers: this file maps HTTP to lease operations; tokens.ts
+ * authenticates; scope.ts decides what a token may see; limits.ts rations it.
+ */
+import { randomUUID } from "node:crypto";
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import { Counter, Histogram, Registry } from "prom-client";
+import type { z } from "zod";
+import { LeaseError } from "@/lib/lease/errors";
+import type { Lease, LeaseStore } from "@/lib/lease/types";
+import { computeBackoffDelay, DEFAULT_BACKOFF } from "@/lib/lease/backoff";
+import { decodeHandle, encodeHandle } from "./handle";
+import { TokenLimiter } from "./limits";
+import { buildOpenApiDocument } from "./openapi";
+import { ApiProblem, notFound, problemBody } from "./problem";
+import {
+  ZAcquireBody,
+  ZFencingReportBody,
+  ZHandleParams,
+  ZListQuery,
+  ZRenewBody,
+  ZResourceParams,
+  ZStoreQuery,
+  type TAcquireBody,
+} from "./schemas";
+import { canSeeResource, chooseStore, requireAction, resolveListPrefix } from "./scope";
+import type { ApiToken, TokenStore } from "./tokens";
+
+export const BODY_LIMIT_BYTES = 16 * 1024;
+export const DEFAULT_STORE_TIMEOUT_MS = 2_000;
+const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,128}$/;
+
+export interface ApiServerOptions {
+  stores: ReadonlyMap<string, LeaseStore>;
+  tokens: TokenStore;
+  /** HMAC key for lease handles (≥ 32 bytes); replicas must share it. */
+  handleKey: Buffer;
+  storeTimeoutMs?: number;
+  /** pino options, or false for no logs (tests). */
+  logger?: boolean | Record<string, unknown>;
+}
+
+declare module "fastify" {
+  interface FastifyRequest {
+    apiToken?: ApiToken;
+    leaveSlot?: () => void;
+  }
+}
+
+/** Store calls never hang a request: past the timeout the client gets a 503 (the call may still land; a lease taken then simply expires). */
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new ApiProblem("store-unavailable", `The store did not answer ${what} within ${ms} ms; retry later.`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+function parse<S extends z.ZodType>(schema: S, value: unknown, where: string): z.output<S> {
+  const result = schema.safeParse(value ?? {});
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const path = issue?.path.length ? `${issue.path.join(".")}: ` : "";
+  throw new ApiProblem("invalid-request", `Invalid ${where}: ${path}${issue?.message ?? "unknown problem"}.`);
+}
+
+function lockView(lease: Lease) {
+  return {
+    store: lease.store,
+    resource: lease.resource,
+    owner: lease.owner,
+    task: lease.task,
+    fencingToken: lease.fencingToken,
+    acquiredAt: lease.acquiredAt.toISOString(),
+    expiresAt: lease.expiresAt.toISOString(),
+    ttlMs: lease.ttlMs,
+  };
+}
+
+/**
+ * Who acted, recorded on the lease itself: the library's acquire stores owner and task
+ * only (changing the hot path for an extra column was out of scope), so the API records
+ * the owner as `token:<name>/<ownerId>`. Events then carry the token in `owner`, and the
+ * console's owner filter finds a token's leases. The task is stored untouched.
+ */
+export function recordedOwner(token: ApiToken, ownerId: string): string {
+  return `token:${token.name}/${ownerId}`;
+}
+
+type AcquireReply = Record<string, unknown>;
+
+export function buildApiServer(options: ApiServerOptions): FastifyInstance {
+  const storeTimeoutMs = options.storeTimeoutMs ?? DEFAULT_STORE_TIMEOUT_MS;
+  const limiter = new TokenLimiter();
+  // In-flight and recent acquires by (token, Idempotency-Key): a retry gets the same answer.
+  const idempotent = new Map<string, { body: string; result: Promise<AcquireReply>; until: number }>();
+  let closing = false;
+
+  const metrics = new Registry();
+  const requests = new Counter({ name: "leasewatch_api_requests_total", help: "API requests by route and status", labelNames: ["method", "route", "status"], registers: [metrics] });
+  const duration = new Histogram({
+    name: "leasewatch_api_request_duration_seconds",
+    help: "API request duration by route",
+    labelNames: ["method", "route"],
+    buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5, 30],
+    registers: [metrics],
+  });
+
+  const app = Fastify({
+    logger: options.logger ?? { level: "info" },
+    bodyLimit: BODY_LIMIT_BYTES,
+    // Handles and resources (≤ 512 bytes, percent-encoded) are longer than the default 100.
+    routerOptions: { maxParamLength: 8192 },
+    requestIdHeader: "x-request-id",
+    genReqId: () => randomUUID(),
+    connectionTimeout: 60_000,
+    requestTimeout: 45_000,
+    return503OnClosing: true,
+  });
+
+  const call = <T>(promise: Promise<T>, what: string) => withTimeout(promise, storeTimeoutMs, what);
+
+  function storeFor(token: ApiToken, name: string | undefined): LeaseStore {
+    const chosen = chooseStore(token, name);
+    const store = chosen ? options.stores.get(chosen) : undefined;
+    if (!store) throw notFound();
+    return store;
+  }
+
+  app.addContentTypeParser("application/problem+json", { parseAs: "string" }, (_req, body, done) => done(null, body));
+
+  app.setErrorHandler((error: unknown, request, reply) => {
+    let problem: ApiProblem;
+    if (error instanceof ApiProblem) problem = error;
+    else if (error instanceof LeaseError) problem = new ApiProblem("invalid-request", `${error.message}.`);
+    else {
+      const e = error as { statusCode?: number; code?: string; message?: string };
+      if (e.code === "FST_ERR_CTP_BODY_TOO_LARGE") problem = new ApiProblem("payload-too-large", `Send at most ${BODY_LIMIT_BYTES} bytes.`);
+      else if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) problem = new ApiProblem("invalid-request", `The request could not be read: ${e.message ?? "bad request"}.`);
+      else {
+        request.log.error({ err: error }, "unhandled error");
+        problem = new ApiProblem("internal", `Something failed on the server; quote request id ${request.id}.`);
+      }
+    }
+    if (problem.extra.retryAfterS !== undefined) void reply.header("retry-after", String(problem.extra.retryAfterS));
+    return reply.code(problem.status).type("application/problem+json").send(problemBody(problem, request.url.length <= 256 ? request.url : undefined));
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const problem = notFound();
+    return reply.code(404).type("application/problem+json").send(problemBody(problem));
+  });
+
+  app.addHook("onResponse", (request, reply, done) => {
+    request.leaveSlot?.();
+    const route = request.routeOptions.url ?? "unmatched";
+    requests.inc({ method: request.method, route, status: String(reply.statusCode) });
+    duration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+    done();
+  });
+
+  /** Authentication, then the token's rate and concurrency limits, on every /v1 route but the document. */
+  async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const header = request.headers.authorization;
+    const bearer = header?.startsWith("Bearer ") ? header.slice(7).trim() : undefined;
+    if (!bearer) throw new ApiProblem("unauthorized", "Send Authorization: Bearer <token> (create one in the console under /tokens).");
+    const token = await call(options.tokens.authenticate(bearer), "the token lookup");
+    if (!token) throw new ApiProblem("unauthorized", "The token is unknown, revoked or expired.");
+    const rate = limiter.take(token.id, token.ratePerSec);
+    if (!rate.ok) throw new ApiProblem("rate-limited", `This token is limited to ${token.ratePerSec} requests per second.`, { retryAfterS: rate.retryAfterS });
+    const leave = limiter.enter(token.id, token.maxConcurrent);
+    if (!leave) throw new ApiProblem("rate-limited", `This token may have at most ${token.maxConcurrent} requests in flight.`, { retryAfterS: 1 });
+    request.leaveSlot = leave;
+    // 'close' also fires when the client went away before an answer (onResponse may then never run).
+    reply.raw.once("close", leave);
+    request.apiToken = token;
+  }
+  const tokenOf = (request: FastifyRequest): ApiToken => {
+    if (!request.apiToken) throw new ApiProblem("unauthorized", "Send Authorization: Bearer <token>.");
+    return request.apiToken;
+  };
+
+  app.get("/healthz", async () => ({ ok: true }));
+  app.get("/readyz", async (_request, reply) => {
+    const checks = await Promise.all(
+      [...options.stores.values()].map(async (store) => {
+        const health = await withTimeout(store.health(), storeTimeoutMs, "health").catch(() => ({ ok: false }));
+        return [store.name, health.ok] as const;
+      }),
+    );
+    const tokensOk = await withTimeout(options.tokens.health(), storeTimeoutMs, "health").catch(() => false);
+    const ready = !closing && tokensOk && checks.every(([, ok]) => ok);
+    return reply.code(ready ? 200 : 503).send({ ready, tokens: tokensOk, stores: Object.fromEntries(checks) });
+  });
+  app.get("/metrics", async (_request, reply) => reply.type(metrics.contentType).send(await metrics.metrics()));
+  const openApi = buildOpenApiDocument();
+  app.get("/v1/openapi.json", async () => openApi);
+
+  app.register(async (v1) => {
+    v1.addHook("onRequest", authenticate);
+
+    v1.post("/v1/locks/acquire", async (request, reply) => {
+      const token = tokenOf(request);
+      requireAction(token, "acquire");
+      const body = parse(ZAcquireBody, request.body, "acquire request");
+      const key = request.headers["idempotency-key"];
+      if (key === undefined) return acquire(token, body, request, reply);
+      if (typeof key !== "string" || !IDEMPOTENCY_KEY_PATTERN.test(key)) {
+        throw new ApiProblem("invalid-request", "Idempotency-Key must be 1-128 printable ASCII characters.");
+      }
+      const now = Date.now();
+      for (const [k, v] of idempotent) if (v.until <= now) idempotent.delete(k);
+      const mapKey = `${token.id}\n${key}`;
+      const fingerprint = JSON.stringify(body);
+      const previous = idempotent.get(mapKey);
+      if (previous) {
+        if (previous.body !== fingerprint) throw new ApiProblem("idempotency-conflict", "This Idempotency-Key was sent with a different body; use a new key.");
+        return previous.result;
+      }
+      const ttlMs = body.ttlMs ?? Math.round((body.ttlSeconds ?? 0) * 1000);
+      const result = acquire(token, body, request, reply);
+      // Remembered for the lease's ttl: after that the lease it names is gone anyway.
+      idempotent.set(mapKey, { body: fingerprint, result, until: now + ttlMs + (body.waitMs ?? 0) });
+      // Only a lease is remembered: after a refusal or a failure (timeout, bad store) the retry really retries.
+      result.then(
+        (r) => {
+          if (r.acquired !== true) idempotent.delete(mapKey);
+        },
+        () => idempotent.delete(mapKey),
+      );
+      return result;
+    });
+
+    async function acquire(token: ApiToken, body: TAcquireBody, request: FastifyRequest, reply: FastifyReply): Promise<AcquireReply> {
+      const store = storeFor(token, body.store);
+      if (!canSeeResource(token, body.resource)) throw notFound();
+      const ttlMs = body.ttlMs ?? Math.round((body.ttlSeconds ?? 0) * 1000);
+      const owner = recordedOwner(token, body.ownerId);
+      const deadline = performance.now() + (body.waitMs ?? 0);
+      // A client that goes away cancels its wait: the response closing before it was sent means the socket closed.
+      let gone = false;
+      const onClose = () => {
+        if (!reply.raw.writableFinished) gone = true;
+      };
+      reply.raw.on("close", onClose);
+      // The socket may have closed before the listener above was attached.
+      const isGone = () => gone || request.raw.socket.destroyed;
+      try {
+        for (let attempt = 0; ; attempt++) {
+          const result = await call(store.acquire({ resource: body.resource, owner, task: body.task, ttlMs }), "the acquire");
+          if (result.acquired) {
+            const lease = result.lease;
+            return {
+              acquired: true,
+              leaseId: encodeHandle(options.handleKey, { store: store.name, resource: lease.resource, leaseId: lease.leaseId, ttlMs }),
+              store: store.name,
+              resource: lease.resource,
+              fencingToken: lease.fencingToken,
+              expiresAt: lease.expiresAt.toISOString(),
+              ttlMs: lease.ttlMs,
+            };
+          }
+          const remaining = deadline - performance.now();
+          if (remaining <= 0 || isGone() || closing) {
+            return { acquired: false, holder: { owner: result.holder.owner, task: result.holder.task, expiresAt: result.holder.expiresAt.toISOString() } };
+          }
+          await new Promise((resolve) => setTimeout(resolve, computeBackoffDelay(DEFAULT_BACKOFF, attempt, remaining, Math.random)));
+          if (isGone()) {
+            request.log.info("client disconnected; wait cancelled");
+            return { acquired: false };
+          }
+        }
+      } finally {
+        reply.raw.off("close", onClose);
+      }
+    }
+
+    /** The handle's lease, if the handle is authentic and inside the token's tenant; otherwise 404. */
+    function leaseFromHandle(token: ApiToken, raw: unknown) {
+      const { leaseId } = parse(ZHandleParams, { leaseId: raw }, "lease handle");
+      const payload = decodeHandle(options.handleKey, leaseId);
+      if (!payload || !canSeeResource(token, payload.resource) || !token.stores.includes(payload.store)) throw notFound();
+      const store = options.stores.get(payload.store);
+      if (!store) throw notFound();
+      return { payload, store };
+    }
+
+    v1.post("/v1/locks/:leaseId/renew", async (request) => {
+      const token = tokenOf(request);
+      requireAction(token, "renew");
+      const { payload, store } = leaseFromHandle(token, (request.params as { leaseId?: unknown }).leaseId);
+      const body = parse(ZRenewBody, request.body, "renew request");
+      const ttlMs = body.ttlMs ?? (body.ttlSeconds !== undefined ? Math.round(body.ttlSeconds * 1000) : payload.ttlMs);
+      const result = await call(store.renew({ resource: payload.resource, leaseId: payload.leaseId, ttlMs }), "the renew");
+      if (!result.renewed) {
+        throw new ApiProblem("lease-not-held", `The lease is no longer held (${result.reason}); stop the work it protects.`, { fields: { reason: result.reason } });
+      }
+      return { renewed: true, expiresAt: result.expiresAt.toISOString(), ttlMs, renewals: result.renewals };
+    });
+
+    v1.delete("/v1/locks/:leaseId", async (request) => {
+      const token = tokenOf(request);
+      requireAction(token, "release");
+      const { payload, store } = leaseFromHandle(token, (request.params as { leaseId?: unknown }).leaseId);
+      const result = await call(store.release({ resource: payload.resource, leaseId: payload.leaseId }), "the release");
+      if (!result.released) {
+        throw new ApiProblem("lease-not-held", `The lease is no longer held (${result.reason}); nothing was released.`, { fields: { reason: result.reason } });
+      }
+      return { released: true, holdMs: result.holdMs };
+    });
+
+    v1.post("/v1/fencing/rejections", async (request) => {
+      const token = tokenOf(request);
+      requireAction(token, "report");
+      const body = parse(ZFencingReportBody, request.body, "fencing rejection");
+      const store = storeFor(token, body.store);
+      if (!canSeeResource(token, body.resource)) throw notFound();
+      const event = await call(
+        store.reportFencingRejection({ resource: body.resource, fencingToken: body.fencingToken, seenToken: body.seenToken, by: `token:${token.name}/${body.by}`.slice(0, 256) }),
+        "the report",
+      );
+      return { recorded: true, eventId: event.id };
+    });
+
+    v1.get("/v1/locks", async (request) => {
+      const token = tokenOf(request);
+      requireAction(token, "read");
+      const query = parse(ZListQuery, request.query, "query");
+      const store = storeFor(token, query.store);
+      const prefix = resolveListPrefix(token, query.prefix);
+      const page = await call(store.list({ prefix, limit: query.limit ?? 100, ...(query.cursor ? { cursor: query.cursor } : {}) }), "the list");
+      return {
+        // The library's prefix filter is trusted, and re-checked: nothing outside the tenant is ever serialised.
+        items: page.items.filter((l) => canSeeResource(token, l.resource)).map(lockView),
+        ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
+      };
+    });
+
+    v1.get("/v1/locks/:leaseId", async (request) => {
+      const token = tokenOf(request);
+      requireAction(token, "read");
+      const { resource } = parse(ZResourceParams, { resource: (request.params as { leaseId?: unknown }).leaseId }, "resource");
+      const query = parse(ZStoreQuery, request.query, "query");
+      const store = storeFor(token, query.store);
+      if (!canSeeResource(token, resource)) throw notFound();
+      const lease = await call(store.get(resource), "the read");
+      // Same answer as outside the tenant: "not held" and "not yours" must look alike.
+      if (!lease) throw notFound();
+      return lockView(lease);
+    });
+  });
+
+  // Before the listener closes: waiting acquires stop waiting and answer, so in-flight requests finish promptly.
+  app.addHook("preClose", async () => {
+    closing = true;
+  });
+
+  return app;
+}

@@ -1,0 +1,237 @@
+/**
+ * API bearer tokens (`<schema>.api_tokens`, in the console database next to the
+ * audit log and the sessions). Only the SHA-256 of a token is stored: the token is
+ * 32 random bytes, so a fast hash is enough (nothing to brute-force) and a database
+ * dump holds no usable credential.
+ *
+ * Lookups are cached for at most TOKEN_CACHE_MS so the hot path does not query
+ * Postgres per request, while a revoked or expired token is refused within a second.
+ */
+import { createHash, randomBytes, randomUUID } from "node:crypto";
+import pg from "pg";
+import { z } from "zod";
+import { ZStoreName } from "@/lib/lease/validation";
+
+export const API_ACTIONS = ["acquire", "renew", "release", "read", "report"] as const;
+export type ApiAction = (typeof API_ACTIONS)[number];
+
+/** Revocation and expiry take effect within this (the brief's bound is 1 s). */
+export const TOKEN_CACHE_MS = 500;
+export const TOKEN_PREFIX = "lwk_";
+export const DEFAULT_RATE_PER_SEC = 200;
+export const DEFAULT_MAX_CONCURRENT = 32;
+
+const ZSchemaName = z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, { error: "schema must be a lower-case SQL identifier" });
+
+/** A tenant prefix: printable, non-empty, bounded like a resource. */
+export const ZTenantPrefix = z
+  .string()
+  .min(1, { error: "a prefix must not be empty" })
+  .max(256, { error: "a prefix must be at most 256 characters" })
+  .regex(/^[\x21-\x7e]+$/, { error: "a prefix must be printable ASCII without spaces" });
+
+export const ZNewToken = z.strictObject({
+  name: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, { error: "name must be 1-64 chars of A-Z, a-z, 0-9, '.', '_' or '-'" }),
+  prefixes: z.array(ZTenantPrefix).min(1, { error: "give at least one prefix" }).max(32),
+  stores: z.array(ZStoreName).min(1, { error: "give at least one store" }).max(32),
+  actions: z.array(z.enum(API_ACTIONS)).min(1, { error: "give at least one action" }),
+  expiresAt: z.date(),
+  ratePerSec: z.number().int().min(1).max(100_000).default(DEFAULT_RATE_PER_SEC),
+  maxConcurrent: z.number().int().min(1).max(10_000).default(DEFAULT_MAX_CONCURRENT),
+  createdBy: z.string().min(1).max(256),
+});
+export type TNewToken = z.input<typeof ZNewToken>;
+
+export interface ApiToken {
+  id: string;
+  name: string;
+  prefixes: string[];
+  stores: string[];
+  actions: ApiAction[];
+  ratePerSec: number;
+  maxConcurrent: number;
+  createdAt: Date;
+  createdBy: string;
+  expiresAt: Date;
+  revokedAt: Date | null;
+}
+
+interface TokenRow {
+  id: string;
+  name: string;
+  prefixes: string[];
+  stores: string[];
+  actions: string[];
+  rate_per_sec: number;
+  max_concurrent: number;
+  created_at: Date;
+  created_by: string;
+  expires_at: Date;
+  revoked_at: Date | null;
+}
+
+const COLUMNS = "id::text AS id, name, prefixes, stores, actions, rate_per_sec, max_concurrent, created_at, created_by, expires_at, revoked_at";
+
+function toToken(row: TokenRow): ApiToken {
+  return {
+    id: row.id,
+    name: row.name,
+    prefixes: row.prefixes,
+    stores: row.stores,
+    actions: row.actions.filter((a): a is ApiAction => (API_ACTIONS as readonly string[]).includes(a)),
+    ratePerSec: row.rate_per_sec,
+    maxConcurrent: row.max_concurrent,
+    createdAt: row.created_at,
+    createdBy: row.created_by,
+    expiresAt: row.expires_at,
+    revokedAt: row.revoked_at,
+  };
+}
+
+export function hashToken(token: string): Buffer {
+  return createHash("sha256").update(token, "utf8").digest();
+}
+
+const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: (s: string) => string }> = [
+  {
+    version: 1,
+    name: "api tokens",
+    sql: (s) => `
+      CREATE TABLE ${s}.api_tokens (
+        id             uuid PRIMARY KEY,
+        name           text        NOT NULL UNIQUE,
+        token_hash     bytea       NOT NULL UNIQUE,
+        prefixes       text[]      NOT NULL,
+        stores         text[]      NOT NULL,
+        actions        text[]      NOT NULL,
+        rate_per_sec   integer     NOT NULL,
+        max_concurrent integer     NOT NULL,
+        created_at     timestamptz NOT NULL DEFAULT clock_timestamp(),
+        created_by     text        NOT NULL,
+        expires_at     timestamptz NOT NULL,
+        revoked_at     timestamptz
+      );
+    `,
+  },
+];
+
+export class TokenStore {
+  private readonly pool: pg.Pool;
+  private readonly ownsPool: boolean;
+  private readonly s: string;
+  private migrated: Promise<void> | undefined;
+  private readonly cache = new Map<string, { token: ApiToken | null; at: number }>();
+
+  constructor(private readonly options: { schema: string; url?: string; pool?: pg.Pool }) {
+    this.s = `"${ZSchemaName.parse(options.schema)}"`;
+    this.ownsPool = options.pool === undefined;
+    this.pool = options.pool ?? new pg.Pool({ connectionString: options.url, max: 4, connectionTimeoutMillis: 5_000, statement_timeout: 5_000 });
+    // A database restart must not crash the server; the failing query reports it.
+    this.pool.on("error", () => {});
+  }
+
+  /** Creates the table on first use, under an advisory lock of its own and a ledger of its own. */
+  migrate(): Promise<void> {
+    this.migrated ??= this.runMigrations().catch((error: unknown) => {
+      this.migrated = undefined;
+      throw error;
+    });
+    return this.migrated;
+  }
+
+  private async runMigrations(): Promise<void> {
+    const s = this.s;
+    const current = await this.pool
+      .query<{ version: number }>(`SELECT max(version) AS version FROM ${s}.api_tokens_migrations`)
+      .then((r) => r.rows[0]?.version ?? 0)
+      .catch(() => 0);
+    const latest = Math.max(...MIGRATIONS.map((m) => m.version));
+    if (current >= latest) return;
+    const client = await this.pool.connect();
+    try {
+      await client.query("BEGIN");
+      await client.query("SELECT pg_advisory_xact_lock(hashtext($1::text))", [`leasewatch.api-tokens.migrate:${this.options.schema}`]);
+      await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`);
+      await client.query(`CREATE TABLE IF NOT EXISTS ${s}.api_tokens_migrations (
+        version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT clock_timestamp())`);
+      const done = new Set((await client.query<{ version: number }>(`SELECT version FROM ${s}.api_tokens_migrations`)).rows.map((r) => r.version));
+      for (const migration of MIGRATIONS) {
+        if (done.has(migration.version)) continue;
+        await client.query(migration.sql(s));
+        await client.query(`INSERT INTO ${s}.api_tokens_migrations (version, name) VALUES ($1::int, $2::text)`, [migration.version, migration.name]);
+      }
+      await client.query("COMMIT");
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => {});
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** Creates a token and returns it in clear text: the only time it exists outside the caller's hands. */
+  async create(input: TNewToken): Promise<{ token: string; record: ApiToken }> {
+    const data = ZNewToken.parse(input);
+    await this.migrate();
+    const token = TOKEN_PREFIX + randomBytes(32).toString("base64url");
+    const result = await this.pool.query<TokenRow>(
+      `INSERT INTO ${this.s}.api_tokens (id, name, token_hash, prefixes, stores, actions, rate_per_sec, max_concurrent, created_by, expires_at)
+       VALUES ($1::uuid, $2::text, $3::bytea, $4::text[], $5::text[], $6::text[], $7::int, $8::int, $9::text, $10::timestamptz)
+       RETURNING ${COLUMNS}`,
+      [randomUUID(), data.name, hashToken(token), data.prefixes, data.stores, data.actions, data.ratePerSec, data.maxConcurrent, data.createdBy, data.expiresAt],
+    );
+    const row = result.rows[0];
+    if (!row) throw new Error("token insert returned no row");
+    return { token, record: toToken(row) };
+  }
+
+  async list(): Promise<ApiToken[]> {
+    await this.migrate();
+    const result = await this.pool.query<TokenRow>(`SELECT ${COLUMNS} FROM ${this.s}.api_tokens ORDER BY created_at DESC, id LIMIT 1000`);
+    return result.rows.map(toToken);
+  }
+
+  /** Revokes by name; returns whether a live token was revoked (revoking twice is a no-op). */
+  async revoke(name: string): Promise<{ revoked: boolean }> {
+    await this.migrate();
+    const result = await this.pool.query(`UPDATE ${this.s}.api_tokens SET revoked_at = clock_timestamp() WHERE name = $1::text AND revoked_at IS NULL`, [name]);
+    return { revoked: (result.rowCount ?? 0) > 0 };
+  }
+
+  /**
+   * The live token for a bearer value, or null (unknown, revoked or expired). Expiry is
+   * checked on every call, not only when the cache is refreshed.
+   */
+  async authenticate(bearer: string, now = Date.now()): Promise<ApiToken | null> {
+    if (!bearer.startsWith(TOKEN_PREFIX) || bearer.length > 128) return null;
+    const key = hashToken(bearer).toString("hex");
+    const cached = this.cache.get(key);
+    let token: ApiToken | null;
+    if (cached && now - cached.at < TOKEN_CACHE_MS) {
+      token = cached.token;
+    } else {
+      await this.migrate();
+      const result = await this.pool.query<TokenRow>(`SELECT ${COLUMNS} FROM ${this.s}.api_tokens WHERE token_hash = $1::bytea`, [Buffer.from(key, "hex")]);
+      const row = result.rows[0];
+      token = row ? toToken(row) : null;
+      // Bounded: unknown bearers could otherwise grow the cache without limit.
+      if (this.cache.size > 10_000) this.cache.clear();
+      this.cache.set(key, { token, at: now });
+    }
+    if (!token || token.revokedAt !== null || token.expiresAt.getTime() <= now) return null;
+    return token;
+  }
+
+  async health(): Promise<boolean> {
+    try {
+      await this.pool.query("SELECT 1");
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsPool) await this.pool.end();
+  }
+}
