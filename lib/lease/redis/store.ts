@@ -39,11 +39,12 @@ import {
   ZStoreName,
 } from "../validation";
 import { pairsToRecord, readScriptReply, replyEventsToRaw, toLease, toLeaseEvent, type RawEvent, type RawLease } from "./codec";
-import { callScript, execPipeline, RedisStoreError, rejectUnansweredOnClose, type RedisContext } from "./connection";
+import { callScript, execPipeline, parseTimeReply, RedisStoreError, rejectUnansweredOnClose, type RedisContext } from "./connection";
 import { readEvents, type EventSourcePlan } from "./events";
-import { bucketOf, buildBucketKeys, buildKindStreamKey, buildNamespaceBucketsKey, buildResourceKeys, type BucketKeys } from "./keys";
+import { bucketOf, buildBucketKeys, buildEvidsKey, buildKindStreamKey, buildNamespaceBucketsKey, buildResourceKeys, buildResourceScriptKeys, type BucketKeys } from "./keys";
 import { listLeases } from "./list";
-import { FOLD_PER_SWEEP, INDEXED_EVENT_KINDS, LEASE_SCRIPTS, type LeaseOperation } from "./scripts";
+import { Projector, type ProjectResult } from "./projector";
+import { INDEXED_EVENT_KINDS, LEASE_SCRIPTS, type LeaseOperation } from "./scripts";
 import { readStats } from "./stats";
 
 export const DEFAULT_NAMESPACE = "lw";
@@ -54,8 +55,10 @@ export const DEFAULT_EVENTS_MAX_LEN = 100_000;
  * The list is trimmed back to this once it is max(16, 1/16 of it) over, so it may briefly hold that many more.
  */
 export const RESOURCE_EVENTS_MAX_LEN = 1_000;
-/** Expired leases recorded per bucket per sweep call (keeps each call short). */
+/** Due leases read per bucket per sweep round (each is recorded by a script call of its own). */
 export const SWEEP_BATCH = 500;
+/** Batches per bucket a read of a read model projects first, at most (so a read stays bounded). */
+const READ_CATCH_UP_ROUNDS = 4;
 
 /** See RedisLeaseStore.lifetimeCounts. */
 export interface LifetimeCounts {
@@ -152,6 +155,7 @@ export class RedisLeaseStore implements LeaseStore {
   private readonly evidsMaxLen: number;
   private readonly bucketKeys: readonly BucketKeys[];
   private readonly ctx: RedisContext;
+  private readonly projector: Projector;
   private lastConnectionError: string | undefined;
   private readonly allowEvictingMemoryPolicy: boolean;
   private isNamespaceChecked = false;
@@ -185,6 +189,7 @@ export class RedisLeaseStore implements LeaseStore {
     }
     this.bucketKeys = Array.from({ length: this.buckets }, (_, b) => buildBucketKeys(this.namespace, b));
     this.ctx = { client: this.client, storeName: this.name, lastConnectionError: () => this.lastConnectionError };
+    this.projector = new Projector(this.ctx, this.bucketKeys, { eventsMaxLen: this.eventsMaxLen, evidsMaxLen: this.evidsMaxLen });
   }
 
   async acquire(input: AcquireInput): Promise<AcquireResult> {
@@ -270,6 +275,8 @@ export class RedisLeaseStore implements LeaseStore {
   async list(query: ListQuery = {}): Promise<LeasePage> {
     const q = parseOrThrow(ZListQuery, query, "list");
     if (!this.isNamespaceChecked) await this.checkNamespace("list");
+    // The "expires" order without a prefix reads the hot-path index only; the others read models.
+    if (q.prefix !== undefined || (q.sort ?? "expires") !== "expires") await this.projector.project(READ_CATCH_UP_ROUNDS);
     return listLeases(this.ctx, this.bucketKeys, q, (resource) => buildResourceKeys(this.namespace, this.buckets, resource).lease);
   }
 
@@ -277,21 +284,53 @@ export class RedisLeaseStore implements LeaseStore {
     const q = parseOrThrow(ZEventQuery, query, "events");
     if (!this.isNamespaceChecked) await this.checkNamespace("events");
     if (q.from && q.to && q.from.getTime() > q.to.getTime()) throw new LeaseError("events: from must not be after to");
-    return readEvents(this.ctx, this.planEventSources(q), q);
+    const plan = this.planEventSources(q);
+    // Whole bucket streams are the source itself; a resource's history and the per-kind streams are read models.
+    if (!("streams" in plan && plan.streams.every((s) => s.key === this.bucketKeys[s.bucket]!.events))) {
+      await this.projector.project(READ_CATCH_UP_ROUNDS);
+    }
+    return readEvents(this.ctx, plan, q);
   }
 
+  /**
+   * Records the expiry of every lease whose TTL ran out and nobody recorded yet (one script call
+   * per lease, so no call does unbounded work), then brings the read models up to date.
+   */
   async sweep(): Promise<{ expired: number }> {
     if (!this.isNamespaceChecked) await this.checkNamespace("sweep");
     let expired = 0;
     let pending = this.bucketKeys.map((_, bucket) => bucket);
-    // Each round calls sweep once per bucket (pipelined); a bucket goes again only
-    // while it filled a whole batch with expiries, or folded a whole batch of minutes.
+    // A bucket goes again only while it filled a whole batch with due leases and recorded some.
     while (pending.length > 0) {
-      const results = await Promise.all(pending.map((bucket) => this.sweepBucket(bucket)));
-      expired += results.reduce((sum, r) => sum + r.expired, 0);
-      pending = pending.filter((_, i) => (results[i]!.expired > 0 && results[i]!.scanned >= SWEEP_BATCH) || results[i]!.folded >= FOLD_PER_SWEEP);
+      const [time] = await execPipeline(this.ctx, "sweep", (p) => p.time());
+      const nowMs = parseTimeReply(time);
+      const due = (await execPipeline(this.ctx, "sweep", (p) => {
+        for (const bucket of pending) p.zrangebyscore(this.bucketKeys[bucket]!.idx, "-inf", nowMs, "LIMIT", 0, SWEEP_BATCH);
+      })) as string[][];
+      const recorded = await Promise.all(
+        pending.map(async (bucket, i) => {
+          const resources = due[i] ?? [];
+          const results = await Promise.all(resources.map((resource) => this.expireOne(bucket, resource)));
+          return { scanned: resources.length, expired: results.reduce((n, r) => n + r, 0) };
+        }),
+      );
+      expired += recorded.reduce((n, r) => n + r.expired, 0);
+      pending = pending.filter((_, i) => recorded[i]!.expired > 0 && recorded[i]!.scanned >= SWEEP_BATCH);
     }
+    await this.projector.project();
     return { expired };
+  }
+
+  /** Folds new events into the read models (see projector.ts); the console and the sweeper run it on an interval. */
+  async project(): Promise<ProjectResult> {
+    if (!this.isNamespaceChecked) await this.checkNamespace("project");
+    return this.projector.project();
+  }
+
+  /** How far the read models lag behind the events: the age of the oldest event not projected yet, on the store's clock. */
+  async projectionLag(): Promise<{ lagMs: number }> {
+    if (!this.isNamespaceChecked) await this.checkNamespace("projectionLag");
+    return this.projector.lag();
   }
 
   async reportFencingRejection(input: FencingRejectionInput): Promise<LeaseEvent> {
@@ -309,6 +348,7 @@ export class RedisLeaseStore implements LeaseStore {
     const q = parseOrThrow(ZStatsQuery, query, "stats");
     if (!this.isNamespaceChecked) await this.checkNamespace("stats");
     if (q.from.getTime() > q.to.getTime()) throw new LeaseError("stats: from must not be after to");
+    await this.projector.project(READ_CATCH_UP_ROUNDS);
     return readStats(this.ctx, this.bucketKeys, q);
   }
 
@@ -357,7 +397,12 @@ export class RedisLeaseStore implements LeaseStore {
         timer = setTimeout(() => reject(new Error(`no reply within ${HEALTH_TIMEOUT_MS} ms`)), HEALTH_TIMEOUT_MS);
       });
       await Promise.race([this.client.ping(), timeout]);
-      return { store: this.name, kind: "redis", ok: true, latencyMs: Math.round((performance.now() - started) * 100) / 100 };
+      const latencyMs = Math.round((performance.now() - started) * 100) / 100;
+      // The lag is part of the answer only when it comes in time; a slow read leaves it out.
+      const lag = await Promise.race([this.projector.lag().catch(() => null), timeout.catch(() => null)]);
+      const health: StoreHealth = { store: this.name, kind: "redis", ok: true, latencyMs };
+      if (lag) health.projectionLagMs = lag.lagMs;
+      return health;
     } catch (error) {
       const wrapped = new RedisStoreError(this.name, "health check", error, this.lastConnectionError);
       return { store: this.name, kind: "redis", ok: false, error: wrapped.message };
@@ -422,8 +467,9 @@ export class RedisLeaseStore implements LeaseStore {
    */
   private planEventSources(q: EventQuery): EventSourcePlan {
     if (q.resource) {
-      const k = buildResourceKeys(this.namespace, this.buckets, q.resource);
-      return { idList: { listKey: k.evids, streamKey: k.events, bucket: k.bucket } };
+      const bucket = bucketOf(q.resource, this.buckets);
+      const keys = this.bucketKeys[bucket]!;
+      return { idList: { listKey: buildEvidsKey(keys, q.resource), streamKey: keys.events, bucket } };
     }
     const kinds = [...new Set(q.kinds ?? [])];
     if (kinds.length > 0 && kinds.every((kind) => INDEXED_EVENT_KINDS.includes(kind))) {
@@ -435,8 +481,8 @@ export class RedisLeaseStore implements LeaseStore {
   private async callResourceScript(operation: LeaseOperation, resource: string, extra: readonly (string | number)[]) {
     if (!this.isNamespaceChecked) await this.checkNamespace(operation);
     const bucket = bucketOf(resource, this.buckets);
-    const keys = [this.bucketKeys[bucket]!.base];
-    const reply = await callScript(this.ctx, LEASE_SCRIPTS[operation], keys, [resource, this.eventsMaxLen, this.evidsMaxLen, ...extra]);
+    const keys = buildResourceScriptKeys(this.bucketKeys[bucket]!, resource);
+    const reply = await callScript(this.ctx, LEASE_SCRIPTS[operation], keys, [resource, this.eventsMaxLen, ...extra]);
     return { reply, bucket };
   }
 
@@ -448,17 +494,12 @@ export class RedisLeaseStore implements LeaseStore {
     return event;
   }
 
-  private async sweepBucket(bucket: number): Promise<{ expired: number; scanned: number; folded: number }> {
-    const keys = this.bucketKeys[bucket]!;
-    const reply = await callScript(
-      this.ctx,
-      LEASE_SCRIPTS.sweep,
-      [keys.base],
-      [this.eventsMaxLen, this.evidsMaxLen, SWEEP_BATCH],
-    );
-    // ["swept", expired, scanned, minutes folded]
-    const r = readScriptReply(reply, "sweep");
-    return { expired: Number(r[1]), scanned: Number(r[2]), folded: Number(r[3]) };
+  /** Records one lapsed lease's expiry (nothing if it was renewed, ended or recorded meanwhile); 1 if it did. */
+  private async expireOne(bucket: number, resource: string): Promise<number> {
+    const keys = buildResourceScriptKeys(this.bucketKeys[bucket]!, resource);
+    const reply = await callScript(this.ctx, LEASE_SCRIPTS.expire, keys, [resource, this.eventsMaxLen]);
+    // ["expired", events]
+    return this.toEvents(bucket, readScriptReply(reply, "expire")[1]).length;
   }
 
   /** Script reply events → LeaseEvents, in the order recorded: an operation's own event comes last (after any expiry it recorded on the way). */
