@@ -9,7 +9,7 @@
  * Written by the operations themselves (the hot path, scripts.ts):
  *   <ns>:{b7}:lock:<resource>     string leaseId, PX ttl — the enforcement
  *   <ns>:{b7}:lease:<resource>    hash of lease metadata, no TTL (sweep needs it after the lock vanished)
- *   <ns>:{b7}:ended:<resource>    hash: how the last lease ended (tells "expired" from "not_owner"), short TTL
+ *   <ns>:{b7}:ended:<resource>    string: how the last lease ended (tells "expired" from "not_owner"), short TTL
  *   <ns>:{b7}:fence:<resource>    last fencing token, long TTL
  *   <ns>:{b7}:idx                 zset resource → expiresAt ms (sweep, "expires" sort, countActive)
  *   <ns>:{b7}:events              stream of every event in the bucket, capped

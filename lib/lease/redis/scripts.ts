@@ -110,6 +110,23 @@ local function append_event(c, ev)
   return ev
 end
 
+-- The note of how a resource's last lease ended is one string (a SET … PX, not a hash and an
+-- expiry): these fields, each followed by the unit separator (byte 31), which printable owner, task,
+-- resource and JSON text never contain.
+local ENDED_FIELDS = { 'leaseId', 'how', 'owner', 'task', 'token', 'holdMs', 'eventId', 'callId', 'lease', 'event' }
+
+-- The note as a table; every field is '' when there is no note.
+local function read_ended(key)
+  local raw = redis.call('GET', key) or ''
+  local e, i = {}, 1
+  for value in string.gmatch(raw, '([^\\31]*)\\31') do
+    e[ENDED_FIELDS[i]] = value
+    i = i + 1
+  end
+  for _, field in ipairs(ENDED_FIELDS) do e[field] = e[field] or '' end
+  return e
+end
+
 -- Ends the lease described by \`lease\`: drops its state and expiry index entry, records the
 -- terminal event with holdMs, counts it in the durable totals, and remembers in <ended> how it
 -- ended. That note lets a late renew/release by its holder get "expired" rather than
@@ -117,11 +134,12 @@ end
 -- force-release call (same \`call_id\`: sent again because its reply was lost) answer what it
 -- did the first time instead of running again; another call for that lease id is refused as before.
 -- \`lease_flat\`: the lease hash as HGETALL gave it, kept for a repeated force-release's reply.
--- \`is_held\`: the lock key still holds this lease id (release, force-release) and is deleted
--- with it. Otherwise the lock's TTL already removed it — or, on an acquire that takes over a
--- lapsed lease, it is the new holder's — so it is left alone; no path deletes another's lock.
-local function end_lease(c, lease, kind, hold_ms, is_held, actor, reason, call_id, lease_flat)
-  if is_held then redis.call('DEL', c.lock, c.lease) else redis.call('DEL', c.lease) end
+-- \`drop\`: which keys to delete — 'lock' (the lock key still holds this lease id: release,
+-- force-release; deleted with the lease hash), 'lease' (the lock's TTL already removed it — or,
+-- on an acquire that takes over a lapsed lease, it is the new holder's — so it is left alone;
+-- no path deletes another's lock) or 'none' (the caller deleted both already).
+local function end_lease(c, lease, kind, hold_ms, drop, actor, reason, call_id, lease_flat)
+  if drop == 'lock' then redis.call('DEL', c.lock, c.lease) elseif drop == 'lease' then redis.call('DEL', c.lease) end
   redis.call('ZREM', c.idx, c.resource)
   local hold = tostring(hold_ms)
   local ev = { '', 'kind', kind, 'resource', c.resource }
@@ -134,22 +152,19 @@ local function end_lease(c, lease, kind, hold_ms, is_held, actor, reason, call_i
   put(ev, 'reason', reason)
   append_event(c, ev)
   redis.call('HINCRBY', c.totals, kind, '1')
+  local note = { lease.leaseId, kind, lease.owner or '', lease.task or '', lease.token or '', hold, ev[1], call_id or '' }
   if lease_flat then
-    redis.call('HSET', c.ended, 'leaseId', lease.leaseId, 'how', kind, 'owner', lease.owner or '', 'task', lease.task or '',
-      'token', lease.token or '', 'holdMs', hold, 'eventId', ev[1], 'callId', call_id or '',
-      'lease', cjson.encode(lease_flat), 'event', cjson.encode(ev))
-  else
-    redis.call('HSET', c.ended, 'leaseId', lease.leaseId, 'how', kind, 'owner', lease.owner or '', 'task', lease.task or '',
-      'token', lease.token or '', 'holdMs', hold, 'eventId', ev[1], 'callId', call_id or '')
+    note[9] = cjson.encode(lease_flat)
+    note[10] = cjson.encode(ev)
   end
-  redis.call('PEXPIRE', c.ended, tostring((tonumber(lease.ttlMs) or 0) + ENDED_GRACE_MS))
+  redis.call('SET', c.ended, table.concat(note, '\\31') .. '\\31', 'PX', tostring((tonumber(lease.ttlMs) or 0) + ENDED_GRACE_MS))
   return ev
 end
 
 -- A lapsed lease held from acquiredAt to expiresAt (its TTL, on this clock, is the end).
-local function record_expiry(c, lease)
+local function record_expiry(c, lease, drop)
   local hold = math.max(0, (tonumber(lease.expiresAt) or NOW_MS) - (tonumber(lease.acquiredAt) or NOW_MS))
-  return end_lease(c, lease, 'expired', hold, false)
+  return end_lease(c, lease, 'expired', hold, drop or 'lease')
 end
 `;
 
@@ -254,11 +269,11 @@ if not holder_id then
   end
 end
 if not known then
-  local e = redis.call('HMGET', c.ended, 'leaseId', 'how', 'owner', 'task', 'token')
-  if e[1] == lease_id then
-    known = { owner = e[3], task = e[4], token = e[5] }
+  local e = read_ended(c.ended)
+  if e.leaseId == lease_id then
+    known = { owner = e.owner, task = e.task, token = e.token }
     -- "expired" only while nobody else holds it; a new holder makes it "not_owner".
-    if e[2] == 'expired' and not holder_id then reason = 'expired' end
+    if e.how == 'expired' and not holder_id then reason = 'expired' end
   end
 end
 known = known or {}
@@ -284,31 +299,30 @@ const RELEASE = defineScript(
 local c = resource_context()
 local lease_id, call_id = ARGV[3], ARGV[4]
 
-local holder_id = redis.call('GET', c.lock)
-if holder_id == lease_id then
-  local v = redis.call('HMGET', c.lease, 'owner', 'task', 'token', 'acquiredAt', 'ttlMs')
-  local lease = { leaseId = lease_id, owner = v[1], task = v[2], token = v[3], ttlMs = v[5] }
-  local hold = math.max(0, NOW_MS - (tonumber(v[4]) or NOW_MS))
-  local ev = end_lease(c, lease, 'released', hold, true, nil, nil, call_id)
-  return { 'released', tostring(hold), ev[1], v[1], v[2], v[3] }
+-- The lease hash, not the lock key, says whose lease it is: an acquire writes both in one step,
+-- so while the hash names this lease the lock key holds this lease id or is gone (its TTL ran
+-- out). One DEL of both then tells which, and deletes nobody else's lock.
+local v = redis.call('HMGET', c.lease, 'leaseId', 'owner', 'task', 'token', 'acquiredAt', 'ttlMs', 'expiresAt')
+if v[1] == lease_id then
+  local lease = { leaseId = lease_id, owner = v[2] or nil, task = v[3] or nil, token = v[4] or nil, acquiredAt = v[5], ttlMs = v[6], expiresAt = v[7] }
+  if redis.call('DEL', c.lock, c.lease) == 2 then
+    local hold = math.max(0, NOW_MS - (tonumber(v[5]) or NOW_MS))
+    local ev = end_lease(c, lease, 'released', hold, 'none', nil, nil, call_id)
+    return { 'released', tostring(hold), ev[1], v[2], v[3], v[4] }
+  end
+  -- Released too late: the TTL already ended it. Record that expiry (exactly once).
+  return { 'refused', 'expired', { record_expiry(c, lease, 'none') } }
 end
 
-local e = redis.call('HMGET', c.ended, 'leaseId', 'how', 'holdMs', 'eventId', 'owner', 'task', 'token', 'callId')
-if e[1] == lease_id and e[2] == 'released' and e[8] == call_id then
+local e = read_ended(c.ended)
+if e.leaseId == lease_id and e.how == 'released' and e.callId == call_id then
   -- This very call released it already (sent again after its reply was lost): the same answer.
   -- false (not nil, which would end the reply array) becomes a nil reply.
-  local function opt(v) if v == '' then return false end return v end
-  return { 'released', e[3], e[4], opt(e[5]), opt(e[6]), opt(e[7]) }
+  local function opt(value) if value == '' then return false end return value end
+  return { 'released', e.holdMs, e.eventId, opt(e.owner), opt(e.task), opt(e.token) }
 end
-if not holder_id then
-  local lease = read_lease(c.lease)
-  if lease and lease.leaseId == lease_id then
-    -- Released too late: the TTL already ended it. Record that expiry (exactly once).
-    return { 'refused', 'expired', { record_expiry(c, lease) } }
-  end
-  if e[1] == lease_id and e[2] == 'expired' then
-    return { 'refused', 'expired', {} }
-  end
+if e.leaseId == lease_id and e.how == 'expired' and redis.call('EXISTS', c.lock) == 0 then
+  return { 'refused', 'expired', {} }
 end
 return { 'refused', 'not_owner', {} }
 `,
@@ -333,13 +347,13 @@ if holder_id == lease_id then
     flat = { 'leaseId', lease_id, 'acquiredAt', NOW }
   end
   local hold = math.max(0, NOW_MS - (tonumber(lease.acquiredAt) or NOW_MS))
-  local ev = end_lease(c, lease, 'force_released', hold, true, actor, reason, call_id, flat)
+  local ev = end_lease(c, lease, 'force_released', hold, 'lock', actor, reason, call_id, flat)
   return { 'released', tostring(hold), flat, { ev } }
 end
-local e = redis.call('HMGET', c.ended, 'leaseId', 'how', 'holdMs', 'lease', 'event', 'callId')
-if e[1] == lease_id and e[2] == 'force_released' and e[6] == call_id and e[4] and e[5] then
+local e = read_ended(c.ended)
+if e.leaseId == lease_id and e.how == 'force_released' and e.callId == call_id and e.lease ~= '' and e.event ~= '' then
   -- This very call force-released it already (sent again after its reply was lost): the same answer.
-  return { 'released', e[3], cjson.decode(e[4]), { cjson.decode(e[5]) } }
+  return { 'released', e.holdMs, cjson.decode(e.lease), { cjson.decode(e.event) } }
 end
 if holder_id then
   local _, flat = read_lease(c.lease)
