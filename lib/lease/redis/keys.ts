@@ -129,3 +129,23 @@ export function buildKindStreamKey(keys: BucketKeys, kind: string): string {
 export function buildStatsKey(keys: BucketKeys, unit: "m" | "h", index: number): string {
   return `${keys.stats}${unit}:${index}`;
 }
+
+/** CRC16/XMODEM, the hash Redis Cluster maps keys to slots with. */
+function crc16(bytes: Buffer): number {
+  let crc = 0;
+  for (const byte of bytes) {
+    crc ^= byte << 8;
+    for (let bit = 0; bit < 8; bit++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
+  }
+  return crc;
+}
+
+/** The Redis Cluster slot of a key: of its hash tag (`{b7}`) when it has a non-empty one, else of the whole key. */
+export function clusterSlotOf(key: string): number {
+  const open = key.indexOf("{");
+  if (open !== -1) {
+    const close = key.indexOf("}", open + 1);
+    if (close > open + 1) return crc16(Buffer.from(key.slice(open + 1, close), "utf8")) % 16384;
+  }
+  return crc16(Buffer.from(key, "utf8")) % 16384;
+}

@@ -311,7 +311,7 @@ describe("RedisLeaseStore on a throwaway server", () => {
     const admin = new Redis(server.url);
     const fresh = freshRedisNamespace(server.url);
     const store = new RedisLeaseStore({ name: "redis-round-trips", url: server.url, namespace: fresh.namespace });
-    const watch = await watchConnection(server, store.client, admin);
+    const watch = await watchConnection(server, store.client as Redis, admin);
     try {
       // Warm: scripts loaded and the once-per-store check done.
       const warm = await store.acquire({ resource: "trip:warm", owner: "a", task: "t", ttlMs: 10_000 });

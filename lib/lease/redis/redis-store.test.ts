@@ -124,7 +124,7 @@ describe("RedisLeaseStore keys", () => {
     await store.sweep();
     await store.reportLost({ resource: resources[1]!, leaseId: randomUUID(), owner: "o", task: "t", fencingToken: "1", reason: "expired" });
 
-    const keys = await scanKeys(store.client, fresh.namespace);
+    const keys = await scanKeys(store.client as Redis, fresh.namespace);
     expect(keys.length).toBeGreaterThan(0);
     const perResource = /^(lock|lease|ended|fence|evids):(.+)$/;
     const perBucket = /^(idx|acq|names|events|events:(expired|lost|renew_failed|force_released|fencing_rejected)|stats:[mh]:\d+|totals|proj)$/;
@@ -163,9 +163,9 @@ describe("RedisLeaseStore fencing", () => {
       highest = lease.fencingToken;
       await store.release({ resource: r, leaseId: lease.leaseId });
     }
-    const keys = await scanKeys(store.client, fresh.namespace);
+    const keys = await scanKeys(store.client as Redis, fresh.namespace);
     await store.client.unlink(...keys);
-    expect(await scanKeys(store.client, fresh.namespace)).toEqual([]);
+    expect(await scanKeys(store.client as Redis, fresh.namespace)).toEqual([]);
     expect(await store.get(r)).toBeNull();
 
     const after = await mustAcquire(store, r);
@@ -260,7 +260,7 @@ describe("RedisLeaseStore lifetime counts", () => {
     expect(await store.lifetimeCounts()).toEqual(expected);
 
     // Retention does its work: every stream trimmed to nothing, every stats hash and history list gone.
-    const keys = await scanKeys(store.client, fresh.namespace);
+    const keys = await scanKeys(store.client as Redis, fresh.namespace);
     const streams = keys.filter((k) => /:events(:[a-z_]+)?$/.test(k));
     expect(streams.length).toBeGreaterThan(0);
     for (const stream of streams) await store.client.xtrim(stream, "MAXLEN", 0);

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { Redis } from "ioredis";
+import { Cluster, Redis, type ChainableCommander, type ClusterOptions } from "ioredis";
 import { z } from "zod";
 import { LeaseError } from "../errors";
 import type {
@@ -39,7 +39,7 @@ import {
   ZStoreName,
 } from "../validation";
 import { pairsToRecord, readScriptReply, replyEventsToRaw, toLease, toLeaseEvent, type RawEvent, type RawLease } from "./codec";
-import { callScript, execPipeline, parseTimeReply, RedisStoreError, rejectUnansweredOnClose, type RedisContext } from "./connection";
+import { callScript, execPipeline, isCluster, parseTimeReply, RedisStoreError, rejectUnansweredOnClose, type RedisClient, type RedisContext } from "./connection";
 import { readEvents, type EventSourcePlan } from "./events";
 import { bucketOf, buildBucketKeys, buildEvidsKey, buildKindStreamKey, buildNamespaceBucketsKey, buildResourceKeys, buildResourceScriptKeys, type BucketKeys } from "./keys";
 import { listLeases } from "./list";
@@ -71,15 +71,38 @@ export interface LifetimeCounts {
 }
 
 /** Structural check rather than instanceof, so a client from another copy of ioredis is accepted. */
-const ZRedisClient = z.custom<Redis>(
+const ZRedisClient = z.custom<RedisClient>(
   (v) =>
     typeof v === "object" &&
     v !== null &&
     typeof (v as Redis).evalsha === "function" &&
     typeof (v as Redis).pipeline === "function" &&
     typeof (v as Redis).quit === "function",
-  { error: "client must be an ioredis Redis client" },
+  { error: "client must be an ioredis Redis or Cluster client" },
 );
+
+const ZClusterNode = z.union([
+  z.string().regex(/^[^\s:]+:\d{1,5}$/, { error: "a cluster node is host:port" }),
+  z.strictObject({ host: z.string().min(1), port: z.number().int().min(1).max(65_535) }),
+]);
+
+/** `redis+cluster://host:port,host:port[/namespace]`: the seed nodes of a Redis Cluster (and optionally the namespace). */
+export const REDIS_CLUSTER_URL = /^redis\+cluster:\/\/([^/?#]+)(?:\/([A-Za-z0-9_-]{1,32})?)?$/;
+
+/** The seed nodes and namespace of a `redis+cluster://` URL; throws a LeaseError on a malformed one. */
+export function parseRedisClusterUrl(url: string): { nodes: { host: string; port: number }[]; namespace?: string } {
+  const match = REDIS_CLUSTER_URL.exec(url);
+  if (!match) throw new LeaseError("a cluster url is redis+cluster://host:port,host:port[/namespace]", "invalid_input");
+  const nodes = match[1]!.split(",").map((hostPort) => {
+    const at = hostPort.lastIndexOf(":");
+    const port = Number(hostPort.slice(at + 1));
+    if (at <= 0 || !Number.isInteger(port) || port < 1 || port > 65_535) {
+      throw new LeaseError(`cluster url: "${hostPort}" is not host:port`, "invalid_input");
+    }
+    return { host: hostPort.slice(0, at), port };
+  });
+  return match[2] ? { nodes, namespace: match[2] } : { nodes };
+}
 
 /**
  * Options. Exactly one of `url` (the store creates and closes its client) or
@@ -100,8 +123,15 @@ const ZRedisClient = z.custom<Redis>(
 export const ZRedisLeaseStoreOptions = z
   .strictObject({
     name: ZStoreName,
-    url: z.string().regex(/^rediss?:\/\//, { error: "url must start with redis:// or rediss://" }).optional(),
+    url: z
+      .string()
+      .regex(/^(rediss?:\/\/|redis\+cluster:\/\/)/, { error: "url must start with redis://, rediss:// or redis+cluster://" })
+      .optional(),
     client: ZRedisClient.optional(),
+    /** A Redis Cluster: seed nodes and ioredis ClusterOptions (the store adds its own connection settings). */
+    cluster: z
+      .strictObject({ nodes: z.array(ZClusterNode).min(1), options: z.custom<ClusterOptions>((v) => typeof v === "object" && v !== null).optional() })
+      .optional(),
     namespace: z
       .string()
       .regex(/^[A-Za-z0-9_-]{1,32}$/, { error: "namespace must be 1-32 chars of A-Z, a-z, 0-9, '_' or '-'" })
@@ -110,7 +140,7 @@ export const ZRedisLeaseStoreOptions = z
     eventsMaxLen: z.number().int().min(1).max(100_000_000).default(DEFAULT_EVENTS_MAX_LEN),
     allowEvictingMemoryPolicy: z.boolean().default(false),
   })
-  .refine((o) => (o.url === undefined) !== (o.client === undefined), { error: "give exactly one of url or client" });
+  .refine((o) => [o.url, o.client, o.cluster].filter((v) => v !== undefined).length === 1, { error: "give exactly one of url, client or cluster" });
 export type TRedisLeaseStoreOptions = z.input<typeof ZRedisLeaseStoreOptions>;
 
 /**
@@ -148,7 +178,11 @@ export class RedisLeaseStore implements LeaseStore {
   readonly kind = "redis" as const;
   readonly namespace: string;
   readonly buckets: number;
-  readonly client: Redis;
+  /** Whether the store runs on a Redis Cluster (reads then fan out per node). */
+  get isCluster(): boolean {
+    return isCluster(this.client);
+  }
+  readonly client: RedisClient;
   private readonly isOwnClient: boolean;
   private readonly eventsMaxLen: number;
   /** Length of each resource's history list of event ids. */
@@ -171,11 +205,29 @@ export class RedisLeaseStore implements LeaseStore {
     this.eventsMaxLen = o.eventsMaxLen;
     this.allowEvictingMemoryPolicy = o.allowEvictingMemoryPolicy;
     this.evidsMaxLen = Math.min(o.eventsMaxLen, RESOURCE_EVENTS_MAX_LEN);
+    const clusterUrl = o.url?.startsWith("redis+cluster://") ? parseRedisClusterUrl(o.url) : null;
+    if (clusterUrl?.namespace && options.namespace === undefined) this.namespace = clusterUrl.namespace;
     if (o.client) {
       this.client = o.client;
       this.isOwnClient = false;
     } else {
-      this.client = new Redis(o.url!, CLIENT_OPTIONS);
+      const seeds = clusterUrl?.nodes ?? o.cluster?.nodes;
+      if (seeds) {
+        const given = o.cluster?.options ?? {};
+        const cluster = new Cluster(seeds, {
+          ...given,
+          // Commands wait while the slot map is refreshed (failover, reshard), bounded by the per-node settings.
+          enableOfflineQueue: true,
+          redisOptions: { ...CLIENT_OPTIONS, ...given.redisOptions, autoResendUnfulfilledCommands: false },
+        });
+        // Each node's connection, like a standalone client's, rejects what a closed connection left unanswered.
+        cluster.on("+node", (node: Redis) => rejectUnansweredOnClose(node));
+        this.client = cluster;
+      } else {
+        const client = new Redis(o.url!, CLIENT_OPTIONS);
+        rejectUnansweredOnClose(client);
+        this.client = client;
+      }
       this.isOwnClient = true;
       // Without a listener ioredis reports every reconnect failure as an unhandled error;
       // the message is kept for health().
@@ -185,7 +237,6 @@ export class RedisLeaseStore implements LeaseStore {
       this.client.on("ready", () => {
         this.lastConnectionError = undefined;
       });
-      rejectUnansweredOnClose(this.client);
     }
     this.bucketKeys = Array.from({ length: this.buckets }, (_, b) => buildBucketKeys(this.namespace, b));
     this.ctx = { client: this.client, storeName: this.name, lastConnectionError: () => this.lastConnectionError };
@@ -369,14 +420,13 @@ export class RedisLeaseStore implements LeaseStore {
    */
   async lifetimeCounts(): Promise<LifetimeCounts> {
     if (!this.isNamespaceChecked) await this.checkNamespace("lifetimeCounts");
-    const replies = await execPipeline(
-      this.ctx,
-      "lifetimeCounts",
-      (p) => {
-        for (const keys of this.bucketKeys) p.hgetall(keys.totals).zcard(keys.idx);
-      },
-      this.client.multi(),
-    );
+    // Each bucket's totals and expiry index change together in one script, so one MULTI per
+    // bucket (one slot, as a cluster requires) reads a consistent pair, and sums of consistent
+    // pairs keep the equation. A standalone server takes them all in one MULTI.
+    const read = (p: ChainableCommander, keys: BucketKeys) => p.hgetall(keys.totals).zcard(keys.idx);
+    const replies = isCluster(this.client)
+      ? (await Promise.all(this.bucketKeys.map((keys) => execPipeline(this.ctx, "lifetimeCounts", (p) => read(p, keys), this.client.multi())))).flat()
+      : await execPipeline(this.ctx, "lifetimeCounts", (p) => this.bucketKeys.forEach((keys) => read(p, keys)), this.client.multi());
     const counts: LifetimeCounts = { acquired: 0, released: 0, expired: 0, force_released: 0, held: 0 };
     for (let b = 0; b < this.bucketKeys.length; b++) {
       const totals = (replies[2 * b] ?? {}) as Record<string, string>;
