@@ -19,7 +19,10 @@
  * commandstats, commands run inside scripts included). Each side also shows what a pair costs: this process's CPU,
  * and the server's (Redis: INFO cpu; Postgres: its backends' /proc CPU), which tell which end limits it.
  *
- * Knobs: LW_BENCH_BACKENDS (redis,postgres), LW_BENCH_CONCURRENCY (16),
+ * - Redis Cluster: the same three sides on a throwaway 3-master cluster started here (ioredis
+ *   `Cluster` clients; target ≥ 0.7× bare-on-cluster).
+ *
+ * Knobs: LW_BENCH_BACKENDS (redis,redis-cluster,postgres), LW_BENCH_CONCURRENCY (16),
  * LW_BENCH_SECONDS per side (5), LW_BENCH_ROUNDS (4); REDIS_URL / DATABASE_URL
  * pick the servers (a private Redis keeps others' traffic out of the CPU column).
  * The machine is usually shared: run it a few times and take the median.
@@ -27,10 +30,12 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { Redlock } from "@sesamecare-oss/redlock";
-import { Redis } from "ioredis";
+import { Cluster, Redis } from "ioredis";
 import pg from "pg";
 import { PostgresLeaseStore } from "@/lib/lease/postgres/store";
+import type { RedisClient } from "@/lib/lease/redis/connection";
 import { RedisLeaseStore } from "@/lib/lease/redis/store";
+import { startRedisCluster, stopAllServers } from "@/test/support/servers";
 import { freshPgSchema, freshRedisNamespace, TEST_DATABASE_URL, TEST_REDIS_URL } from "@/lib/lease/testing/isolation";
 import type { LeaseStore } from "@/lib/lease/types";
 import type { BenchOutcome } from "./run";
@@ -38,12 +43,12 @@ import type { BenchOutcome } from "./run";
 const CONCURRENCY = Number(process.env.LW_BENCH_CONCURRENCY ?? 16);
 const SECONDS_PER_SIDE = Number(process.env.LW_BENCH_SECONDS ?? 5);
 const ROUNDS = Math.max(3, Number(process.env.LW_BENCH_ROUNDS ?? 4));
-/** `LW_BENCH_BACKENDS=redis` (or `postgres`) runs one side only; default both. */
-const BACKENDS = (process.env.LW_BENCH_BACKENDS ?? "redis,postgres").split(",").map((b) => b.trim());
+/** `LW_BENCH_BACKENDS=redis` (or `redis-cluster`, `postgres`, or a list) runs those only; default all three. */
+const BACKENDS = (process.env.LW_BENCH_BACKENDS ?? "redis,redis-cluster,postgres").split(",").map((b) => b.trim());
 const WARMUP_MS = 500;
 const PG_POOL_SIZE = 10;
 const TTL_MS = 30_000;
-const TARGETS = { redisRatio: 0.8, redisVsRedlock: 1.0, pgRatio: 0.7, redisP99Ms: 1 };
+const TARGETS = { redisRatio: 0.8, redisVsRedlock: 1.0, redisClusterRatio: 0.7, pgRatio: 0.7, redisP99Ms: 1 };
 
 /** One acquire+release pair; returns the acquire latency in ms. */
 type Pair = (loop: number, n: number) => Promise<number>;
@@ -179,16 +184,30 @@ function storePair(store: LeaseStore, owner: string): Pair {
 // The classic single-instance Redis lock: delete only if the value is still ours.
 const COMPARE_AND_DELETE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end`;
 
-async function benchRedis(): Promise<Row[]> {
-  const fresh = freshRedisNamespace();
-  const storeClient = new Redis(fresh.url);
-  const bareClient = new Redis(fresh.url);
-  const redlockClient = new Redis(fresh.url);
+/** Where a Redis comparison runs: a standalone server, or a Redis Cluster (clients are ioredis `Cluster`s). */
+interface RedisTarget {
+  backend: string;
+  makeClient: () => RedisClient;
+  /** Every server (each master of a cluster), for INFO cpu and commandstats summed over them. */
+  nodeUrls: string[];
+  ratioTarget: number;
+  p99TargetMs: number | null;
+}
+
+async function benchRedis(target: RedisTarget): Promise<Row[]> {
+  const fresh = freshRedisNamespace(target.nodeUrls[0]);
+  const storeClient = target.makeClient();
+  const bareClient = target.makeClient();
+  const redlockClient = target.makeClient();
+  const admins = target.nodeUrls.map((url) => new Redis(url));
   const store = new RedisLeaseStore({ name: "bench-redis", client: storeClient, namespace: fresh.namespace });
-  // Single instance, no retries: an uncontended acquire is one SET NX PX, a release one compare-and-delete script.
+  // Single instance (one cluster counts as one), no retries: an uncontended acquire is one SET NX PX, a release one compare-and-delete script.
   const redlock = new Redlock([redlockClient], { retryCount: 0 });
+  // defineCommand: EVALSHA with EVAL on NOSCRIPT, on whichever node serves the key.
+  bareClient.defineCommand("compareAndDelete", { numberOfKeys: 1, lua: COMPARE_AND_DELETE });
+  const compareAndDelete = (key: string, value: string) =>
+    (bareClient as unknown as { compareAndDelete(k: string, v: string): Promise<number> }).compareAndDelete(key, value);
   try {
-    const sha = String(await bareClient.script("LOAD", COMPARE_AND_DELETE));
     const bare: Pair = async (loop) => {
       const key = `${fresh.namespace}:bare:${loop}`;
       const value = randomUUID();
@@ -196,7 +215,7 @@ async function benchRedis(): Promise<Row[]> {
       const ok = await bareClient.set(key, value, "PX", TTL_MS, "NX");
       const ms = performance.now() - t0;
       if (ok !== "OK") throw new Error(`bench: ${key} unexpectedly held`);
-      const deleted = await bareClient.evalsha(sha, 1, key, value);
+      const deleted = await compareAndDelete(key, value);
       if (deleted !== 1) throw new Error(`bench: compare-and-delete of ${key} refused`);
       return ms;
     };
@@ -208,36 +227,73 @@ async function benchRedis(): Promise<Row[]> {
       return ms;
     };
     const readServerCpu = async () => {
-      const info = await bareClient.info("cpu");
-      const user = /used_cpu_user:([\d.]+)/.exec(info)?.[1];
-      const system = /used_cpu_sys:([\d.]+)/.exec(info)?.[1];
-      return user === undefined || system === undefined ? null : Number(user) + Number(system);
+      let seconds = 0;
+      for (const admin of admins) {
+        const info = await admin.info("cpu");
+        const user = /used_cpu_user:([\d.]+)/.exec(info)?.[1];
+        const system = /used_cpu_sys:([\d.]+)/.exec(info)?.[1];
+        if (user === undefined || system === undefined) return null;
+        seconds += Number(user) + Number(system);
+      }
+      return seconds;
     };
     const readCommandStats = async () => {
-      const info = await bareClient.info("commandstats");
       const calls = new Map<string, number>();
-      for (const m of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) calls.set(m[1]!, Number(m[2]));
+      for (const admin of admins) {
+        const info = await admin.info("commandstats");
+        for (const m of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) calls.set(m[1]!, (calls.get(m[1]!) ?? 0) + Number(m[2]));
+      }
       return calls;
     };
     const c = await compare({ bare, redlock: redlockPair, store: storePair(store, "bench") }, readServerCpu, readCommandStats);
-    console.log("redis commands per pair (INFO commandstats; a shared server adds others' commands):");
+    console.log(`${target.backend} commands per pair (INFO commandstats; a shared server adds others' commands):`);
     for (const [side, list] of Object.entries(c.commandsPerPair ?? {})) {
       const top = list.filter(([, n]) => n >= 0.05);
       const sum = top.reduce((n, [, k]) => n + k, 0);
       console.log(`  ${side.padEnd(8)} ${sum.toFixed(1)}: ${top.map(([cmd, n]) => `${cmd} ${n.toFixed(2)}`).join(", ")}`);
     }
+    const storeTargets = { ratioTarget: target.ratioTarget, ...(target.p99TargetMs === null ? {} : { p99TargetMs: target.p99TargetMs }) };
     return [
-      row("redis", "bare", c),
-      row("redis", "redlock", c, { vs: "bare" }),
-      row("redis", "store", c, { vs: "bare", ratioTarget: TARGETS.redisRatio, p99TargetMs: TARGETS.redisP99Ms }),
-      row("redis", "store", c, { vs: "redlock", ratioTarget: TARGETS.redisVsRedlock }),
+      row(target.backend, "bare", c),
+      row(target.backend, "redlock", c, { vs: "bare" }),
+      row(target.backend, "store", c, { vs: "bare", ...storeTargets }),
+      row(target.backend, "store", c, { vs: "redlock", ...(target.p99TargetMs === null ? {} : { ratioTarget: TARGETS.redisVsRedlock }) }),
     ];
   } finally {
     await store.close();
     storeClient.disconnect();
     bareClient.disconnect();
     redlockClient.disconnect();
-    await fresh.drop();
+    await dropEverywhere(admins, fresh.namespace);
+    for (const admin of admins) admin.disconnect();
+  }
+}
+
+/** Unlinks the namespace's keys on every server, one key per UNLINK (a cluster node refuses keys of several slots in one). */
+async function dropEverywhere(admins: Redis[], namespace: string): Promise<void> {
+  for (const admin of admins) {
+    let cursor = "0";
+    do {
+      const [next, keys] = await admin.scan(cursor, "MATCH", `${namespace}:*`, "COUNT", 1000);
+      cursor = next;
+      if (keys.length > 0) await admin.pipeline(keys.map((k) => ["unlink", k])).exec();
+    } while (cursor !== "0");
+  }
+}
+
+/** The same three sides on a throwaway 3-master Redis Cluster on this machine. */
+async function benchRedisCluster(): Promise<Row[]> {
+  const cluster = await startRedisCluster(3);
+  try {
+    return await benchRedis({
+      backend: "redis-cluster",
+      makeClient: () => new Cluster(cluster.seeds),
+      nodeUrls: cluster.masters.map((m) => m.url),
+      ratioTarget: TARGETS.redisClusterRatio,
+      p99TargetMs: null,
+    });
+  } finally {
+    await stopAllServers();
   }
 }
 
@@ -380,7 +436,10 @@ export async function run(): Promise<BenchOutcome> {
       `redis ${TEST_REDIS_URL}, postgres ${TEST_DATABASE_URL.replace(/:[^:@/]*@/, ":***@")} (pool ${PG_POOL_SIZE})`,
   );
   const all = [
-    ...(BACKENDS.includes("redis") ? await benchRedis() : []),
+    ...(BACKENDS.includes("redis")
+      ? await benchRedis({ backend: "redis", makeClient: () => new Redis(TEST_REDIS_URL), nodeUrls: [TEST_REDIS_URL], ratioTarget: TARGETS.redisRatio, p99TargetMs: TARGETS.redisP99Ms })
+      : []),
+    ...(BACKENDS.includes("redis-cluster") ? await benchRedisCluster() : []),
     ...(BACKENDS.includes("postgres") ? await benchPostgres() : []),
   ];
   printTable(all);
