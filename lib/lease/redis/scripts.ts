@@ -33,7 +33,7 @@ export const EVIDS_TTL_S = 1_296_000;
  * each script. An event in a reply is `[id, field, value, field, value, …]` —
  * the stream entry it was written as, with its id in front.
  *
- * Resource scripts share (RESOURCE_KEYS in keys.ts):
+ * Resource scripts share (buildResourceScriptKeys in keys.ts):
  *   KEYS[1] lock  KEYS[2] lease  KEYS[3] ended  KEYS[4] fence  KEYS[5] idx  KEYS[6] events  KEYS[7] totals
  *   ARGV[1] resource  ARGV[2] events MAXLEN  ARGV[3..] per script, documented on each.
  */
