@@ -9,6 +9,9 @@
  *      console as a production build (built first when missing or stale).
  *   4. Runs until Ctrl-C, then stops everything — child processes by process group.
  *
+ * DEMO_REDIS_CLUSTER=1 runs the Redis store on a local 3-master Redis Cluster instead (throwaway
+ * redis-servers on free ports, stopped with the demo), unless LEASEWATCH_STORES names the stores.
+ *
  * Ports: PORT (console, default 3000) and OIDC_PORT (identity provider, default 4400).
  * METRICS_TOKEN: the bearer token for /api/metrics (a random one when unset); the demo
  * writes it and a Prometheus config that scrapes the console (with ops/alerts.yml) to
@@ -27,6 +30,7 @@ import { PostgresLeaseStore } from "@/lib/lease/postgres/store";
 import { ConfigError, parseStoresConfig, type TStoreConfig } from "@/lib/console/config";
 import { EnvError } from "@/lib/env";
 import { AuditConfigError } from "@/lib/audit/config";
+import { startRedisCluster, stopAllServers } from "@/test/support/servers";
 import { DEMO_USERS } from "./oidc-provider";
 import { setWorkloadStarter, startStack, type RunningStack } from "./stack";
 import { startWorkload, type Workload } from "./workload";
@@ -42,6 +46,8 @@ const ZDemoEnv = z.object({
   DEMO_INTENSITY: z.coerce.number().min(0.25).max(4).default(1),
   /** The workload refuses stores that are not on this machine unless this is "1". */
   DEMO_ALLOW_REMOTE: z.enum(["0", "1"]).default("0"),
+  /** "1": the Redis store runs on a local 3-master Redis Cluster. */
+  DEMO_REDIS_CLUSTER: z.enum(["0", "1"]).default("0"),
 });
 
 function say(line: string): void {
@@ -138,6 +144,15 @@ ${users.replace(/^/gm, "  │")}
 async function main(): Promise<void> {
   const env = ZDemoEnv.parse(process.env);
   ensureServices();
+  if (env.DEMO_REDIS_CLUSTER === "1" && !process.env.LEASEWATCH_STORES) {
+    // The same throwaway cluster the tests use: redis-servers in their own process groups, gone with the demo.
+    const cluster = await startRedisCluster(3);
+    say(`[demo] Redis Cluster: ${cluster.url}`);
+    process.env.LEASEWATCH_STORES = JSON.stringify([
+      { name: "pg-main", kind: "postgres", url: process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres" },
+      { name: "redis-cluster", kind: "redis", url: cluster.url },
+    ]);
+  }
   const stores = parseStoresConfig();
   await migrateStores(stores);
 
@@ -173,6 +188,7 @@ async function main(): Promise<void> {
     const stats = workload?.stats();
     stack
       .stop()
+      .then(() => stopAllServers())
       .then(() => {
         if (stats) {
           for (const [name, c] of Object.entries(stats.stores)) {

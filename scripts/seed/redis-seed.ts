@@ -117,6 +117,17 @@ export async function writeRedisEvents(
 ): Promise<{ written: number; skipped: number }> {
   const { client, namespace, buckets } = target;
   const last = mode === "add" ? await readStreamTails(client, namespace, buckets) : new Map<number, { ms: number; seq: number }>();
+  // The read models are written here directly, so the projector must start after the seeded
+  // events: a bucket's cursor moves to its new tail if it had reached the old one (else the
+  // projector still has live events to fold first, and would count the seeded ones again).
+  const cursors = await readProjectionCursors(client, namespace, buckets);
+  const isCaughtUp = new Map<number, boolean>(
+    Array.from({ length: buckets }, (_, b) => {
+      const tail = last.get(b);
+      return [b, (tail ? `${tail.ms}-${tail.seq}` : null) === cursors[b]];
+    }),
+  );
+  const written0 = new Map([...last]);
   /** Per bucket: the newest time the stream already covered before this run. */
   const covered = new Map<number, number>([...last].map(([b, tail]) => [b, tail.ms]));
   const stats = new Map<string, StatsHash>();
@@ -178,7 +189,18 @@ export async function writeRedisEvents(
     if (commands.length >= PIPELINE_BATCH) await flushPipeline(client, commands);
   }
   await flushPipeline(client, commands);
+  for (const [b, tail] of last) {
+    if (written0.get(b) === tail || !isCaughtUp.get(b)) continue;
+    commands.push(["hset", buildBucketKeys(namespace, b).proj, "last", `${tail.ms}-${tail.seq}`]);
+  }
+  await flushPipeline(client, commands);
   return { written, skipped };
+}
+
+/** Per bucket: the projector's cursor (the last stream id folded into the read models), or null. */
+async function readProjectionCursors(client: Redis, namespace: string, buckets: number): Promise<(string | null)[]> {
+  const replies = await client.pipeline(Array.from({ length: buckets }, (_, b) => ["hget", buildBucketKeys(namespace, b).proj, "last"])).exec();
+  return (replies ?? []).map(([, reply]) => (typeof reply === "string" ? reply : null));
 }
 
 /** Writes live leases exactly as the acquire script leaves them (lock with PX, lease hash, fence, indexes). */

@@ -212,6 +212,122 @@ export async function startRedis(): Promise<ThrowawayServer> {
   return server;
 }
 
+export interface ThrowawayCluster {
+  /** The masters, in slot order; each may be killed and restarted like a throwaway redis-server. */
+  readonly masters: ThrowawayServer[];
+  /** `redis+cluster://127.0.0.1:P1,127.0.0.1:P2,…` (the store's URL form). */
+  readonly url: string;
+  readonly seeds: { host: string; port: number }[];
+  /** Node id of a master (CLUSTER MYID). */
+  nodeId(master: ThrowawayServer): Promise<string>;
+  /** Moves `slots` slots from one master to another with `redis-cli --cluster reshard` (live, keys included). */
+  reshard(from: ThrowawayServer, to: ThrowawayServer, slots: number): Promise<void>;
+  /** Waits until every running master reports cluster_state:ok. */
+  waitUntilOk(): Promise<void>;
+}
+
+function redisCli(args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const { child, logs } = spawnGroup("redis-cli", args);
+    child.once("exit", (code) => (code === 0 ? resolve(logs()) : reject(new Error(`redis-cli ${args.join(" ")} exited ${code}:\n${logs()}`))));
+  });
+}
+
+/**
+ * A Redis Cluster of `masters` masters without replicas, each a throwaway redis-server on free
+ * ports (client and cluster bus), no persistence: a master restarted after kill -9 comes back
+ * with its slots (nodes.conf is kept) and no keys. `cluster-require-full-coverage no`, so the
+ * other masters keep serving their slots while one is down.
+ */
+export async function startRedisCluster(masters = 3): Promise<ThrowawayCluster> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "lw-cluster-"));
+  dataDirs.add(dir);
+  const nodes: ThrowawayServer[] = [];
+  for (let i = 0; i < masters; i++) {
+    const port = await findFreePort();
+    const busPort = await findFreePort();
+    let proc: { child: ChildProcess; logs: () => string } | null = null;
+    const launch = async () => {
+      proc = spawnGroup("redis-server", [
+        "--port", String(port),
+        "--cluster-port", String(busPort),
+        "--bind", "127.0.0.1",
+        "--cluster-enabled", "yes",
+        "--cluster-config-file", path.join(dir, `nodes-${port}.conf`),
+        "--cluster-node-timeout", "2000",
+        "--cluster-require-full-coverage", "no",
+        "--dir", dir,
+        "--save", "",
+        "--appendonly", "no",
+        "--daemonize", "no",
+      ]);
+      const current = proc;
+      await waitUntil(`redis-server (cluster) :${port}`, () => pingRedis(port), () => current.child, current.logs);
+    };
+    const isUp = () => proc !== null && proc.child.exitCode === null && proc.child.signalCode === null;
+    await launch();
+    const server: ThrowawayServer = {
+      kind: "redis",
+      port,
+      url: `redis://127.0.0.1:${port}`,
+      get isRunning() {
+        return isUp();
+      },
+      stop: async () => stopGroup(proc?.child ?? null, "SIGTERM"),
+      kill9: async () => stopGroup(proc?.child ?? null, "SIGKILL"),
+      pause: () => {
+        if (proc) killGroupSync(proc.child, "SIGSTOP");
+      },
+      resume: () => {
+        if (proc) killGroupSync(proc.child, "SIGCONT");
+      },
+      restart: async () => {
+        if (isUp()) await server.stop();
+        await launch();
+      },
+    };
+    nodes.push(server);
+  }
+  const addresses = nodes.map((n) => `127.0.0.1:${n.port}`);
+  await redisCli(["--cluster", "create", ...addresses, "--cluster-replicas", "0", "--cluster-yes"]);
+  const cluster: ThrowawayCluster = {
+    masters: nodes,
+    url: `redis+cluster://${addresses.join(",")}`,
+    seeds: nodes.map((n) => ({ host: "127.0.0.1", port: n.port })),
+    nodeId: async (master) => (await redisCli(["-p", String(master.port), "cluster", "myid"])).trim(),
+    reshard: async (from, to, slots) => {
+      const [fromId, toId] = [await cluster.nodeId(from), await cluster.nodeId(to)];
+      await redisCli([
+        "--cluster", "reshard", `127.0.0.1:${from.port}`,
+        "--cluster-from", fromId,
+        "--cluster-to", toId,
+        "--cluster-slots", String(slots),
+        "--cluster-yes",
+      ]);
+    },
+    waitUntilOk: async () => {
+      const deadline = Date.now() + READY_TIMEOUT_MS;
+      for (;;) {
+        const states = await Promise.all(
+          nodes.filter((n) => n.isRunning).map((n) => redisCli(["-p", String(n.port), "cluster", "info"]).catch(() => "")),
+        );
+        if (states.every((info) => /cluster_state:ok/.test(info))) return;
+        if (Date.now() > deadline) throw new Error(`cluster not ok within ${READY_TIMEOUT_MS} ms`);
+        await sleep(100);
+      }
+    },
+  };
+  await cluster.waitUntilOk();
+  const cleanup = async () => {
+    cleanups.delete(cleanup);
+    await Promise.all(nodes.map((n) => n.kill9()));
+    rmSync(dir, { recursive: true, force: true });
+    dataDirs.delete(dir);
+  };
+  cleanups.add(cleanup);
+  return cluster;
+}
+
 /** Newest /usr/lib/postgresql/<version>/bin, or the directory of `postgres` on PATH. */
 export function findPostgresBinDir(): string {
   const root = "/usr/lib/postgresql";
