@@ -36,7 +36,7 @@ import { PostgresLeaseStore } from "@/lib/lease/postgres/store";
 import type { RedisClient } from "@/lib/lease/redis/connection";
 import { PROJECTION_INTERVAL_MS } from "@/lib/lease/redis/projector";
 import { RedisLeaseStore } from "@/lib/lease/redis/store";
-import { startRedisCluster, stopAllServers } from "@/test/support/servers";
+import { startRedisCluster, stopAllServers } from "@/scripts/throwaway-servers";
 import { freshPgSchema, freshRedisNamespace, TEST_DATABASE_URL, TEST_REDIS_URL } from "@/lib/lease/testing/isolation";
 import type { LeaseStore } from "@/lib/lease/types";
 import type { BenchOutcome } from "./run";

@@ -8,6 +8,10 @@
  *      the workload generator with a few hours of backfilled history, and the
  *      console as a production build (built first when missing or stale).
  *   4. Runs until Ctrl-C, then stops everything — child processes by process group.
+ *      It runs under `node --import tsx` (package.json), not the tsx CLI: the CLI relays a
+ *      Ctrl-C to its child and SIGKILLs it unless the child acknowledges within 30 ms, which a
+ *      busy demo misses — it then died before stopping the console and the cluster's
+ *      redis-servers, which run in process groups of their own and so outlived it.
  *
  * DEMO_REDIS_CLUSTER=1 runs the Redis store on a local 3-master Redis Cluster instead (throwaway
  * redis-servers on free ports, stopped with the demo), unless LEASEWATCH_STORES names the stores.
@@ -30,7 +34,7 @@ import { PostgresLeaseStore } from "@/lib/lease/postgres/store";
 import { ConfigError, parseStoresConfig, type TStoreConfig } from "@/lib/console/config";
 import { EnvError } from "@/lib/env";
 import { AuditConfigError } from "@/lib/audit/config";
-import { startRedisCluster, stopAllServers } from "@/test/support/servers";
+import { startRedisCluster, stopAllServers } from "./throwaway-servers";
 import { DEMO_USERS } from "./oidc-provider";
 import { setWorkloadStarter, startStack, type RunningStack } from "./stack";
 import { startWorkload, type Workload } from "./workload";
