@@ -27,6 +27,7 @@ interface ApiRequest {
 /** One or more requests per handler ("METHOD /api/route/as/in/the/tree"). */
 const REQUESTS: Record<string, ApiRequest[]> = {
   "GET /api/leases": [{ path: "/api/leases", isFineWithSession: true }],
+  "GET /api/past-leases": [{ path: "/api/past-leases?at=2026-01-01T00:00:00Z", isFineWithSession: true }],
   "GET /api/events": [{ path: "/api/events", isFineWithSession: true }],
   "GET /api/overview": [{ path: "/api/overview", isFineWithSession: true }],
   "GET /api/advice": [{ path: "/api/advice", isFineWithSession: true }],

@@ -1,10 +1,12 @@
 import type { Metadata } from "next";
 import { FacetSummary } from "@/components/facets/facet-summary";
 import { LeasesClient } from "@/components/locks/leases-client";
+import { PastLeases } from "@/components/past/past-leases";
 import { ParamProblemNotice } from "@/components/locks/read-notices";
 import { canSession, requirePermission, requireSession } from "@/lib/auth/session";
 import { toSearchString } from "@/lib/console/links";
 import { getLeaseFacetsFromSearch } from "@/lib/console/facets";
+import { getPastLeasesFromSearch } from "@/lib/console/get-past-leases";
 import { listLeasesFromSearch } from "@/lib/console/list-leases";
 
 export const metadata: Metadata = { title: "Leases" };
@@ -15,6 +17,12 @@ export default async function LeasesPage({ searchParams }: { searchParams: Promi
   const session = await requireSession();
   requirePermission(session, "leases:read");
   const params = await searchParams;
+  // `at=`: the past view (what was held then), not the live list.
+  if (params.at !== undefined && params.at !== "") {
+    const past = await getPastLeasesFromSearch(params);
+    if (!past.ok) return <ParamProblemNotice problem={past.problem} resetHref="/locks" what="the past view" />;
+    return <PastLeases view={past.view} search={toSearchString(params)} />;
+  }
   const [result, facets] = await Promise.all([listLeasesFromSearch(params), getLeaseFacetsFromSearch(params)]);
   if (!result.ok) return <ParamProblemNotice problem={result.problem} resetHref="/locks" what="leases" />;
   // Display only: the bulk release route re-checks the role with the IdP itself.

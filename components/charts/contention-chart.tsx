@@ -3,6 +3,7 @@ import { Area, AreaChart, CartesianGrid, ReferenceLine, Tooltip, XAxis, YAxis } 
 import { formatCompact, formatNumber } from "@/lib/console/format";
 import type { OverviewPoint } from "@/lib/console/views";
 import { ChartFrame } from "./chart-frame";
+import { renderInstantLine } from "./instant-line";
 import { AXIS_TICK, CHART_SYNC_ID, GRID_STROKE, OTHER_COLOR, SERIES_COLORS, TOOLTIP_STYLE, activeLineProps } from "./chart-theme";
 import { SeriesLegend, useHiddenSeries } from "./series-legend";
 import { bucketEventsHref, formatBucketLabel, timeAxisProps, type TimeScale } from "./time-axis";
@@ -14,12 +15,15 @@ export function ContentionChart({
   scale,
   depth,
   store,
+  markAt,
 }: {
   points: OverviewPoint[];
   stackKeys: { key: string; prefix: string }[];
   scale: TimeScale;
   depth: number;
   store: string | null;
+  /** The past view's instant, marked on the chart. */
+  markAt?: number | null;
 }) {
   const { hidden, toggle } = useHiddenSeries();
   const data = points.map((p) => ({ t: p.t, ...p.stack }));
@@ -62,6 +66,7 @@ export function ContentionChart({
         >
           <CartesianGrid stroke={GRID_STROKE} vertical={false} />
           <XAxis {...timeAxisProps(scale)} tick={AXIS_TICK} stroke={GRID_STROKE} />
+          {renderInstantLine(markAt, scale.bucketMs)}
           <YAxis allowDecimals={false} tick={AXIS_TICK} stroke={GRID_STROKE} width={44} tickFormatter={(v: number) => formatCompact(v)} />
           <Tooltip {...TOOLTIP_STYLE} labelFormatter={(label) => formatBucketLabel(label, scale.bucketMs)} />
           {series.map((s) => (

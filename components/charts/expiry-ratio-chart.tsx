@@ -3,6 +3,7 @@ import { Bar, CartesianGrid, ComposedChart, Line, ReferenceLine, Tooltip, XAxis,
 import { formatNumber, formatRatio } from "@/lib/console/format";
 import type { OverviewPoint } from "@/lib/console/views";
 import { ChartFrame } from "./chart-frame";
+import { renderInstantLine } from "./instant-line";
 import { AXIS_TICK, CHART_SYNC_ID, ENDING_COLORS, GRID_STROKE, TOOLTIP_STYLE, activeLineProps } from "./chart-theme";
 import { SeriesLegend, useHiddenSeries } from "./series-legend";
 import { bucketEventsHref, formatBucketLabel, timeAxisProps, type TimeScale } from "./time-axis";
@@ -16,7 +17,7 @@ const SERIES = [
  * Expired ÷ released per bucket (a clean system releases; expiries are crash
  * reports), with force-releases as separate bars on their own axis.
  */
-export function ExpiryRatioChart({ points, scale, store }: { points: OverviewPoint[]; scale: TimeScale; store: string | null }) {
+export function ExpiryRatioChart({ points, scale, store, markAt }: { points: OverviewPoint[]; scale: TimeScale; store: string | null; /** The past view's instant, marked on the chart. */ markAt?: number | null }) {
   const { hidden, toggle } = useHiddenSeries();
   const data = points.map((p) => ({ t: p.t, ratio: p.expiredToReleased, forceReleased: p.forceReleased, expired: p.expired, released: p.released }));
   const expired = points.reduce((n, p) => n + p.expired, 0);
@@ -52,6 +53,7 @@ export function ExpiryRatioChart({ points, scale, store }: { points: OverviewPoi
         >
           <CartesianGrid stroke={GRID_STROKE} vertical={false} />
           <XAxis {...timeAxisProps(scale)} tick={AXIS_TICK} stroke={GRID_STROKE} />
+          {renderInstantLine(markAt, scale.bucketMs)}
           <YAxis yAxisId="ratio" tick={AXIS_TICK} stroke={GRID_STROKE} width={44} tickFormatter={(v: number) => formatRatio(v)} />
           <YAxis yAxisId="count" orientation="right" allowDecimals={false} tick={AXIS_TICK} stroke={GRID_STROKE} width={32} />
           <Tooltip

@@ -4,6 +4,7 @@ import { formatDuration } from "@/components/ui/format";
 import { formatAxisDuration } from "@/lib/console/format";
 import type { OverviewPoint } from "@/lib/console/views";
 import { ChartFrame } from "./chart-frame";
+import { renderInstantLine } from "./instant-line";
 import { AXIS_TICK, CHART_SYNC_ID, GRID_STROKE, SERIES_COLORS, TOOLTIP_STYLE, activeLineProps } from "./chart-theme";
 import { SeriesLegend, useHiddenSeries } from "./series-legend";
 import { bucketEventsHref, formatBucketLabel, timeAxisProps, type TimeScale } from "./time-axis";
@@ -20,7 +21,7 @@ const LOG_TICKS = [1, 10, 100, 1_000, 10_000, 60_000, 600_000, 3_600_000];
 const FLOOR_MS = 1;
 
 /** Hold duration quantiles per bucket, estimated from each bucket's histogram. */
-export function HoldQuantilesChart({ points, scale, store }: { points: OverviewPoint[]; scale: TimeScale; store: string | null }) {
+export function HoldQuantilesChart({ points, scale, store, markAt }: { points: OverviewPoint[]; scale: TimeScale; store: string | null; /** The past view's instant, marked on the chart. */ markAt?: number | null }) {
   const { hidden, toggle } = useHiddenSeries();
   const floor = (v: number | null) => (v === null ? null : Math.max(FLOOR_MS, v));
   const data = points.map((p) => ({ t: p.t, p50: floor(p.p50), p95: floor(p.p95), p99: floor(p.p99) }));
@@ -62,6 +63,7 @@ export function HoldQuantilesChart({ points, scale, store }: { points: OverviewP
         >
           <CartesianGrid stroke={GRID_STROKE} vertical={false} />
           <XAxis {...timeAxisProps(scale)} tick={AXIS_TICK} stroke={GRID_STROKE} />
+          {renderInstantLine(markAt, scale.bucketMs)}
           <YAxis
             scale="log"
             domain={[FLOOR_MS, top]}

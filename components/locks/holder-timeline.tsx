@@ -18,7 +18,7 @@ const MAX_BARS = 24;
  * the store's "now": a bar from acquired to its end, coloured AND labelled by how
  * it ended (released, expired, force-released, still held).
  */
-export function HolderTimeline({ bars, storeNow }: { bars: HoldBar[]; storeNow: string }) {
+export function HolderTimeline({ bars, storeNow, markAt }: { bars: HoldBar[]; storeNow: string; /** The past view's instant, marked on every row. */ markAt?: string | null }) {
   const shown = bars.slice(-MAX_BARS);
   if (shown.length === 0) {
     return <p className="text-sm text-zinc-600 dark:text-zinc-400">No holder in the recorded history yet.</p>;
@@ -52,6 +52,9 @@ export function HolderTimeline({ bars, storeNow }: { bars: HoldBar[]; storeNow: 
                   }}
                   title={`${formatUtc(bar.start)} → ${bar.end ? formatUtc(bar.end) : "now"}`}
                 />
+                {markAt && Date.parse(markAt) >= startMs && Date.parse(markAt) <= endMs ? (
+                  <span className="absolute inset-y-[-2px] w-0.5 bg-violet-600 dark:bg-violet-400" style={{ left: pct(Date.parse(markAt)) }} data-testid="timeline-instant" />
+                ) : null}
               </span>
               <span className="flex items-center gap-1.5">
                 <span aria-hidden="true" className="size-2 shrink-0 rounded-full" style={{ background: ENDING_COLORS[bar.ending] }} />

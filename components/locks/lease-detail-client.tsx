@@ -33,11 +33,14 @@ export function LeaseDetailClient({
   resource,
   initialData,
   access,
+  markAt,
 }: {
   store: string;
   resource: string;
   initialData: LeaseDetailResponse;
   access: ForceReleaseAccess;
+  /** `?at=`: the instant the timeline marks. */
+  markAt?: string | null;
 }) {
   // The lease the dialog shows, frozen when it opened; polling stops while it is open.
   const [releasing, setReleasing] = useState<{ lease: LeaseView; offsetMs: number } | null>(null);
@@ -76,6 +79,7 @@ export function LeaseDetailClient({
           view={outcome.data}
           updatedAt={query.dataUpdatedAt}
           access={access}
+          markAt={markAt}
           onForceRelease={(lease, offsetMs) => {
             setLastResult(null);
             setReleasing({ lease, offsetMs });
@@ -112,11 +116,13 @@ function LeaseDetailBody({
   updatedAt,
   access,
   onForceRelease,
+  markAt,
 }: {
   view: LeaseDetailView;
   updatedAt: number;
   access: ForceReleaseAccess;
   onForceRelease: (lease: LeaseView, offsetMs: number) => void;
+  markAt?: string | null;
 }) {
   // Store clock minus browser clock, measured when this data arrived: countdowns run on the store's clock.
   const offset = useMemo(() => Date.parse(view.storeNow) - (updatedAt || Date.parse(view.readAt)), [view.storeNow, view.readAt, updatedAt]);
@@ -151,7 +157,7 @@ function LeaseDetailBody({
         <h2 id="timeline" className={H2}>
           Holders over time
         </h2>
-        <HolderTimeline bars={view.timeline} storeNow={view.storeNow} />
+        <HolderTimeline bars={view.timeline} storeNow={view.storeNow} markAt={markAt} />
       </section>
       <RenewalSlackPanel search={buildQuery({ store: view.store })} prefix={resourcePrefix(view.resource, SLACK_PREFIX_DEPTH)} className={SECTION} />
       <div className="grid items-start gap-4 lg:grid-cols-2">

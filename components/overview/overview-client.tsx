@@ -8,6 +8,9 @@ import { HoldQuantilesChart } from "@/components/charts/hold-quantiles-chart";
 import { RenewalSlackPanel } from "@/components/advice/renewal-slack-panel";
 import { buildTimeScale } from "@/components/charts/time-axis";
 import { StoreReadProblems } from "@/components/locks/read-notices";
+import { ShareLink } from "@/components/past/share-link";
+import { TimeScrubber } from "@/components/past/time-scrubber";
+import { UtcRange } from "@/components/past/utc-range";
 import { formatUtc } from "@/components/ui/format";
 import { buildQuery } from "@/lib/console/links";
 import { useOverviewQuery } from "@/lib/console/queries/overview/overview-query";
@@ -33,6 +36,9 @@ export function OverviewClient({ search, initialData }: { search: string; initia
   const windowQuery = buildQuery(view.window === "custom" ? { window: "custom", from: view.from, to: view.to } : { window: view.window }).slice(1);
   // One time scale for every time chart, so their ticks line up.
   const scale = useMemo(() => buildTimeScale(view.points.map((p) => p.t), view.bucketMs), [view.points, view.bucketMs]);
+  // `at=` (the time scrubber): the instant every chart marks.
+  const at = new URLSearchParams(search).get("at");
+  const markAt = at ? Date.parse(at) : null;
 
   return (
     <div className="space-y-5">
@@ -49,6 +55,11 @@ export function OverviewClient({ search, initialData }: { search: string; initia
         </div>
         <OverviewControls view={view} search={search} />
       </div>
+      <UtcRange from={view.from} to={view.to} />
+      <div className="flex flex-wrap items-center justify-between gap-3">
+        <TimeScrubber path="/" search={search} from={view.from} to={view.to} at={at} store={view.selectedStore} />
+        <ShareLink path="/" search={search} from={view.from} to={view.to} />
+      </div>
       <StoreReadProblems stores={view.stores} />
       <OverviewTiles tiles={view.total} windowQuery={windowQuery} store={view.selectedStore} />
       {/* The tiles per store, full width: ten columns do not fit beside a chart at 1280 px. */}
@@ -59,10 +70,10 @@ export function OverviewClient({ search, initialData }: { search: string; initia
         <StoreBreakdown stores={view.stores} />
       </section>
       <div className="grid gap-4 lg:grid-cols-2">
-        <ContentionChart points={view.points} stackKeys={view.stackKeys} scale={scale} depth={view.depth} store={view.selectedStore} />
-        <HoldQuantilesChart points={view.points} scale={scale} store={view.selectedStore} />
-        <ExpiryRatioChart points={view.points} scale={scale} store={view.selectedStore} />
-        <ActiveLeasesChart points={view.points} scale={scale} store={view.selectedStore} />
+        <ContentionChart points={view.points} stackKeys={view.stackKeys} scale={scale} depth={view.depth} store={view.selectedStore} markAt={markAt} />
+        <HoldQuantilesChart points={view.points} scale={scale} store={view.selectedStore} markAt={markAt} />
+        <ExpiryRatioChart points={view.points} scale={scale} store={view.selectedStore} markAt={markAt} />
+        <ActiveLeasesChart points={view.points} scale={scale} store={view.selectedStore} markAt={markAt} />
         <HoldHistogramChart bars={view.histogram} className="lg:col-span-2" />
         <RenewalSlackPanel search={search} className="rounded-lg border border-zinc-200 p-4 lg:col-span-2 dark:border-zinc-800" />
       </div>

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { leaseHref, withParams } from "./links";
 import { selectEntries } from "./fan-out";
-import { parseEventsParams, parseLeaseDetailParams, parseOverviewParams, toProblemSentence } from "./params";
+import { parseAtParam, parseEventsParams, parseLeaseDetailParams, parseLeasesParams, parseOverviewParams, toProblemSentence } from "./params";
 
 /** What the app router hands a page for a path: the segments after /locks/, still percent-encoded. */
 function routeOf(href: string): { store: string; resource: string[] } {
@@ -97,5 +97,18 @@ describe("withParams", () => {
     expect(withParams("prefix=a&cursor=c1&prev=c0", { state: "held" })).toBe("?prefix=a&state=held");
     expect(withParams("prefix=a", { prefix: null })).toBe("");
     expect(withParams("prefix=a&cursor=c1", { sort: "newest" }, true)).toBe("?prefix=a&cursor=c1&sort=newest");
+  });
+});
+
+describe("at (the past view's instant)", () => {
+  it("reads an ISO time, UTC when it has no zone, and names the parameter when it is not one", () => {
+    expect(parseLeasesParams({ at: "2026-04-01T10:00:00.123Z", prefix: "tenant_1:" })).toMatchObject({
+      ok: true,
+      params: { at: new Date("2026-04-01T10:00:00.123Z"), prefix: "tenant_1:" },
+    });
+    expect(parseAtParam({ at: "2026-04-01T10:00" })).toEqual({ ok: true, params: { at: new Date("2026-04-01T10:00:00Z") } });
+    expect(parseAtParam({})).toEqual({ ok: true, params: { at: undefined } });
+    expect(parseLeasesParams({ at: "yesterday" })).toMatchObject({ ok: false, problem: { param: "at" } });
+    expect(parseOverviewParams({ at: ["2026-04-01T10:00:00Z", "2026-04-01T11:00:00Z"] })).toMatchObject({ ok: false, problem: { param: "at" } });
   });
 });

@@ -202,6 +202,8 @@ export interface OverviewParams {
   store?: string;
   range: TimeRange;
   depth: number;
+  /** The instant the charts mark (the time scrubber); the leases held then are one link away. */
+  at?: Date;
 }
 
 export function parseOverviewParams(input: SearchParamsInput, nowMs = Date.now()): ParseResult<OverviewParams> {
@@ -209,6 +211,7 @@ export function parseOverviewParams(input: SearchParamsInput, nowMs = Date.now()
     store: readOne(raw, "store", ZStoreParam),
     range: resolveRange(raw, nowMs, "1h")!,
     depth: readOne(raw, "depth", ZDepth) ?? DEFAULT_DEPTH,
+    at: readOne(raw, "at", ZDateTime),
   }));
 }
 
@@ -224,6 +227,8 @@ export interface LeasesParams {
   limit: number;
   /** Only for state=expired: which window of history to list. */
   range: TimeRange;
+  /** A past instant: what was held then (rebuilt from history) instead of now. */
+  at?: Date;
 }
 
 export function parseLeasesParams(input: SearchParamsInput, nowMs = Date.now()): ParseResult<LeasesParams> {
@@ -238,7 +243,13 @@ export function parseLeasesParams(input: SearchParamsInput, nowMs = Date.now()):
     prev: readOne(raw, "prev", ZPrevCursors) ?? [],
     limit: readOne(raw, "limit", ZPageSize) ?? DEFAULT_PAGE_SIZE,
     range: resolveRange(raw, nowMs, "1h")!,
+    at: readOne(raw, "at", ZDateTime),
   }));
+}
+
+/** `at=` alone (the lease page, whose other parameters are path segments). */
+export function parseAtParam(input: SearchParamsInput): ParseResult<{ at?: Date }> {
+  return parseWith(input, (raw) => ({ at: readOne(raw, "at", ZDateTime) }));
 }
 
 export interface EventsParams {

@@ -17,6 +17,8 @@ import type {
   AcquireResult,
   EventQuery,
   FencingRejectionInput,
+  HeldAtQuery,
+  HeldAtResult,
   ForceReleaseInput,
   ForceReleaseResult,
   Lease,
@@ -133,6 +135,7 @@ class UnavailableStore implements LeaseStore {
   async get(): Promise<Lease | null> { return this.fail(); }
   async list(): Promise<LeasePage> { return this.fail(); }
   async events(): Promise<Page<LeaseEvent>> { return this.fail(); }
+  async heldAt(): Promise<HeldAtResult> { return this.fail(); }
   async sweep(): Promise<{ expired: number }> { return this.fail(); }
   async reportFencingRejection(): Promise<LeaseEvent> { return this.fail(); }
   async reportLost(): Promise<LeaseEvent> { return this.fail(); }
@@ -185,6 +188,7 @@ class MigratingStore implements LeaseStore {
   get(resource: string) { return this.run((s) => s.get(resource)); }
   list(query?: ListQuery) { return this.run((s) => s.list(query)); }
   events(query?: EventQuery) { return this.run((s) => s.events(query)); }
+  heldAt(query: HeldAtQuery) { return this.run((s) => s.heldAt(query)); }
   sweep() { return this.run((s) => s.sweep()); }
   reportFencingRejection(input: FencingRejectionInput) { return this.run((s) => s.reportFencingRejection(input)); }
   reportLost(input: LostInput) { return this.run((s) => s.reportLost(input)); }

@@ -176,6 +176,58 @@ export interface EventQuery {
   order?: "asc" | "desc";
 }
 
+/**
+ * What was held at a past instant. `at` names a millisecond: the answer is the state
+ * after every event the store recorded in that millisecond, applied in the store's
+ * own order (its event ids), so an acquire and a release in the same millisecond
+ * both count.
+ */
+export interface HeldAtQuery {
+  at: Date;
+  /** One resource exactly (the lease page). */
+  resource?: string;
+  prefix?: string;
+  owner?: string;
+  task?: string;
+  /** Default 100, at most 1000; the longest-held come first. */
+  limit?: number;
+}
+
+/** How a hold that was live at the instant ended later. */
+export type PastHoldEnding = TerminalEventKind | "held";
+
+export interface PastHold {
+  store: string;
+  resource: string;
+  leaseId: string;
+  owner: string;
+  task: string;
+  fencingToken: string;
+  acquiredAt: Date;
+  /** How long it had been held at the instant. */
+  heldForMs: number;
+  /** "held": still held now. "expired" also covers a lapsed lease whose expiry is not recorded yet. */
+  ending: PastHoldEnding;
+  /** When the hold ended (for an expiry: when its TTL ran out); null while still held. */
+  endedAt: Date | null;
+}
+
+export type HeldAtResult =
+  | {
+      covered: true;
+      at: Date;
+      /** Ordered by acquiredAt (longest-held first), then resource. */
+      items: PastHold[];
+      hasMore: boolean;
+      now: Date;
+      historyStartsAt: Date;
+    }
+  /**
+   * The store cannot answer for this instant: it is before the retained history
+   * (`historyStartsAt`, null when the store has recorded no events), or after the store's clock.
+   */
+  | { covered: false; reason: "before_history" | "future"; at: Date; now: Date; historyStartsAt: Date | null };
+
 export interface Page<T> {
   items: T[];
   nextCursor?: string;
@@ -243,6 +295,8 @@ export interface LeaseStore {
   get(resource: string): Promise<Lease | null>;
   list(query?: ListQuery): Promise<LeasePage>;
   events(query?: EventQuery): Promise<Page<LeaseEvent>>;
+  /** What was held at a past instant, rebuilt from the history (see HeldAtQuery). */
+  heldAt(query: HeldAtQuery): Promise<HeldAtResult>;
   /** Records `expired` for leases whose TTL the store already enforced. Returns how many. */
   sweep(): Promise<{ expired: number }>;
   reportFencingRejection(input: FencingRejectionInput): Promise<LeaseEvent>;

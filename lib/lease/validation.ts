@@ -87,6 +87,15 @@ export const ZEventQuery = z.strictObject({
   cursor: ZCursor.optional(),
   order: z.enum(["asc", "desc"]).optional(),
 });
+export const MAX_HELD_AT_LIMIT = 1000;
+export const ZHeldAtQuery = z.strictObject({
+  at: z.date().refine((d) => !Number.isNaN(d.getTime()), { error: "at must be a valid date" }),
+  resource: ZResource.optional(),
+  prefix: ZPrefix.optional(),
+  owner: ZOwner.optional(),
+  task: ZTask.optional(),
+  limit: z.number().int().min(1).max(MAX_HELD_AT_LIMIT, { error: `limit must be 1..${MAX_HELD_AT_LIMIT}` }).optional(),
+});
 export const ZStatsQuery = z.strictObject({
   from: z.date(),
   to: z.date(),

@@ -1,6 +1,7 @@
 import type {
   AcquireInput,
   EventQuery,
+  HeldAtQuery,
   FencingRejectionInput,
   ForceReleaseInput,
   LeaseStore,
@@ -113,6 +114,7 @@ export function createRateLimitedStore(store: LeaseStore, bucket: TokenBucket, c
     get: (resource: string) => store.get(resource),
     list: (query?: ListQuery) => store.list(query),
     events: (query?: EventQuery) => store.events(query),
+    heldAt: (query: HeldAtQuery) => store.heldAt(query),
     stats: (query: StatsQuery) => store.stats(query),
     countActive: () => store.countActive(),
     lifetimeTotals: () => store.lifetimeTotals(),

@@ -153,6 +153,31 @@ export const MIGRATIONS: readonly Migration[] = [
       `;
     },
   },
+  {
+    version: 6,
+    name: "hold spans for past-state reads",
+    sql: (schema) => {
+      const s = quoteSchema(schema);
+      return `
+        -- heldAt(): which holds spanned an instant. A terminal event knows its hold's end
+        -- (release time, or for an expiry the TTL's end in detail.expiredAt) and its length
+        -- (hold_ms), so [end - hold_ms, recorded at] bounds the hold, in epoch ms widened by
+        -- 2 ms for rounding. A GiST index over that range makes "spans T" an index probe
+        -- whatever the history's length; the exact bounds are re-checked on the rows found.
+        -- IMMUTABLE is true here: the epoch of an instant, and an ISO time with its offset,
+        -- do not depend on the session's time zone.
+        CREATE FUNCTION ${s}.lease_hold_span(kind text, at timestamptz, hold_ms bigint, detail jsonb)
+        RETURNS int8range LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $f$
+          SELECT int8range(floor(extract(epoch FROM least(at, CASE WHEN kind = 'expired' AND detail ? 'expiredAt'
+                                                              THEN (detail->>'expiredAt')::timestamptz ELSE at END)) * 1000)::bigint - hold_ms - 2,
+                           floor(extract(epoch FROM at) * 1000)::bigint + 2, '[]')
+        $f$;
+        CREATE INDEX lease_events_hold_span_idx ON ${s}.lease_events
+          USING gist (${s}.lease_hold_span(kind, at, hold_ms, detail))
+          WHERE kind IN ('released', 'expired', 'force_released') AND hold_ms IS NOT NULL;
+      `;
+    },
+  },
 ];
 
 export interface MigrateResult {

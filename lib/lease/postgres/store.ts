@@ -8,6 +8,8 @@ import type {
   EventQuery,
   FencingRejectionInput,
   ForceReleaseInput,
+  HeldAtQuery,
+  HeldAtResult,
   ForceReleaseResult,
   Lease,
   LeaseEvent,
@@ -47,6 +49,7 @@ import {
   ZAcquireInput,
   ZEventQuery,
   ZFencingRejectionInput,
+  ZHeldAtQuery,
   ZForceReleaseInput,
   ZListQuery,
   ZLostInput,
@@ -55,6 +58,7 @@ import {
   ZResource,
   ZStoreName,
 } from "../validation";
+import { readHeldAt } from "./held-at";
 import { runMigrations, type MigrateResult } from "./migrations";
 import { readLifetimeTotals, readStats, refreshRollups, type RefreshRollupsResult } from "./rollups";
 import {
@@ -99,6 +103,7 @@ const ZPostgresLeaseStoreOptions = z
 
 const DEFAULT_LIST_LIMIT = 100;
 const DEFAULT_EVENTS_LIMIT = 100;
+const DEFAULT_HELD_AT_LIMIT = 100;
 /**
  * acquire re-runs only when its insert met a row committed after its snapshot that had
  * already lapsed (a live one is answered as contention in the same statement), so a
@@ -276,6 +281,12 @@ export class PostgresLeaseStore implements LeaseStore {
     const items = rows.slice(0, limit).map((r) => toEvent(this.name, r));
     const last = items[items.length - 1];
     return rows.length > limit && last ? { items, nextCursor: encodeEventCursor(order, last.id) } : { items };
+  }
+
+  /** What was held at a past instant: one indexed statement, see ./held-at.ts. */
+  async heldAt(query: HeldAtQuery): Promise<HeldAtResult> {
+    const q = parseOrThrow(ZHeldAtQuery, query, "heldAt");
+    return readHeldAt(this.pool, this.schema, this.name, q, q.limit ?? DEFAULT_HELD_AT_LIMIT);
   }
 
   /**

@@ -24,6 +24,7 @@
  *   <ns>:{b7}:events:<kind>       stream per rare kind (expired, lost, …): same entries and ids
  *   <ns>:{b7}:stats:m:<minute>    hash of counters per epoch minute (~48 h)
  *   <ns>:{b7}:stats:h:<hour>      hash of counters per epoch hour (~15 days)
+ *   <ns>:{b7}:holds:c<k> / open / classes   the hold index heldAt() reads (see held-at.ts)
  * Outside the buckets:
  *   <ns>:buckets                  the namespace's bucket count, set by the first store to use it, no TTL
  */

@@ -1,14 +1,15 @@
 import { holdBucketIndex } from "../histogram";
 import { resourcePrefix } from "../validation";
-import { streamEntryToRaw } from "./codec";
+import { streamEntryToRaw, type RawEvent } from "./codec";
 import { callScript, execPipeline, parseTimeReply, type RedisContext } from "./connection";
+import { buildHoldKeys, holdClass, holdsFromEntries, loadOpenStarts } from "./held-at";
 import { buildEvidsKey, buildKindStreamKey, buildStatsKey, type BucketKeys } from "./keys";
 import { EVIDS_TTL_S, HOUR_TTL_S, INDEXED_EVENT_KINDS, LEASE_SCRIPTS, MINUTE_TTL_S } from "./scripts";
 
 /**
  * The projector: folds each bucket's event stream into the read models the console reads
- * (keys.ts): the listing zsets (acq, names), per-resource history lists, per-kind streams and
- * the per-minute / per-hour rollups, plus renewals (counted in the durable totals, not stored as
+ * (keys.ts): the listing zsets (acq, names), per-resource history lists, per-kind streams,
+ * the per-minute / per-hour rollups, the hold index heldAt() reads (held-at.ts), plus renewals (counted in the durable totals, not stored as
  * events). The hot-path scripts only append the event; this runs off that path, in batches: by
  * the sweeper process and the console on an interval (PROJECTION_INTERVAL_MS), and by a read of
  * a read model first (so a caller reads its own writes).
@@ -191,6 +192,27 @@ export class Projector {
     return counts.reduce((a, b) => a + b, 0);
   }
 
+  /**
+   * The hold index (held-at.ts) for one batch: each ended hold into its duration class's zset,
+   * the starts of holds still open in `holds:open` (an expiry's event carries its length, not its
+   * start). An expiry whose acquire came in an earlier batch takes its start from there: one
+   * HMGET, only then. Read before the batch is applied, so if another projector moves the cursor
+   * meanwhile, this batch is refused as a whole and nothing read here is used.
+   */
+  private async addHoldIndexWrites(writes: BatchWrites, keys: BucketKeys, raws: RawEvent[]): Promise<void> {
+    const hk = buildHoldKeys(keys);
+    const { holds, acquired, ended } = holdsFromEntries(raws, await loadOpenStarts(this.ctx, hk, raws));
+    if (acquired.size > 0) writes.add("HSET", hk.open, ...[...acquired].flatMap(([leaseId, ms]) => [leaseId, ms]));
+    if (ended.length > 0) writes.add("HDEL", hk.open, ...ended);
+    const classes = new Set<number>();
+    for (const h of holds) {
+      const k = holdClass(h.e - h.s);
+      classes.add(k);
+      writes.add("ZADD", hk.classKey(k), h.e, JSON.stringify(h));
+    }
+    if (classes.size > 0) writes.add("SADD", hk.classes, ...classes);
+  }
+
   private async apply(s: BucketState, entries: [string, string[]][], nowMs: number): Promise<number> {
     const keys = this.bucketKeys[s.bucket]!;
     const nowMinute = Math.floor(nowMs / 60_000);
@@ -209,9 +231,11 @@ export class Projector {
     const totals = new Map<string, number>();
     const total = (field: string, n: number) => totals.set(field, (totals.get(field) ?? 0) + n);
     const history = new Map<string, string[]>();
+    const raws: RawEvent[] = [];
     const listed = new Map<string, number | null>();
     for (const entry of entries) {
       const raw = streamEntryToRaw(entry);
+      raws.push(raw);
       const { kind, resource } = raw;
       if (!kind || !resource) continue;
       const ms = Number(entry[0].split("-")[0]);
@@ -260,6 +284,7 @@ export class Projector {
       writes.add("EXPIRE", key, EVIDS_TTL_S);
     }
     for (const [field, n] of totals) writes.add("HINCRBY", keys.totals, field, n);
+    await this.addHoldIndexWrites(writes, keys, raws);
     for (const [key, fields] of counters) {
       for (const [field, n] of fields) writes.add("HINCRBY", key, field, n);
       writes.add("EXPIRE", key, key.includes(":stats:m:") ? MINUTE_TTL_S : HOUR_TTL_S);

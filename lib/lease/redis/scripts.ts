@@ -471,7 +471,7 @@ const PROJECT = defineScript(
   `
 local cursor = redis.call('HMGET', KEYS[1], 'last', 'renewed')
 if (cursor[1] or '') ~= ARGV[1] then return { 'stale', cursor[1] or '' } end
-local WRITES = { ZADD = true, ZREM = true, HINCRBY = true, LPUSH = true, LTRIM = true, EXPIRE = true, XADD = true }
+local WRITES = { ZADD = true, ZREM = true, HINCRBY = true, HSET = true, HDEL = true, SADD = true, LPUSH = true, LTRIM = true, EXPIRE = true, XADD = true }
 local i = 3
 while i <= #ARGV do
   local argc = tonumber(ARGV[i])

@@ -3,6 +3,8 @@ import { Cluster, Redis, type ChainableCommander, type ClusterOptions } from "io
 import { z } from "zod";
 import { LeaseError } from "../errors";
 import type {
+  HeldAtQuery,
+  HeldAtResult,
   AcquireInput,
   AcquireResult,
   EventQuery,
@@ -43,6 +45,7 @@ import {
   type EventTally,
 } from "../slack";
 import {
+  ZHeldAtQuery,
   parseOrThrow,
   ZAcquireInput,
   ZEventQuery,
@@ -70,6 +73,7 @@ import {
   buildSlackKey,
   type BucketKeys,
 } from "./keys";
+import { pruneBucketHolds, readHeldAt, type HeldAtDeps } from "./held-at";
 import { listLeases } from "./list";
 import { Projector, type ProjectResult } from "./projector";
 import { INDEXED_EVENT_KINDS, LEASE_SCRIPTS, type LeaseOperation } from "./scripts";
@@ -83,6 +87,7 @@ export const DEFAULT_EVENTS_MAX_LEN = 100_000;
  * How many recent event ids each resource's history list keeps (the detail page's history).
  * The list is trimmed back to this once it is max(16, 1/16 of it) over, so it may briefly hold that many more.
  */
+const DEFAULT_HELD_AT_LIMIT = 100;
 export const RESOURCE_EVENTS_MAX_LEN = 1_000;
 /** ttlAdvice reads at most this many events of its window (newest first). */
 export const ADVICE_EVENTS_CAP = 50_000;
@@ -380,6 +385,40 @@ export class RedisLeaseStore implements LeaseStore {
   }
 
   /**
+   * What was held at a past instant: the hold index plus current leases, see ./held-at.ts. Both
+   * are read models (the hold index and the `acq` zset), so the projection is caught up first;
+   * what it has not reached yet is read from the stream itself.
+   */
+  async heldAt(query: HeldAtQuery): Promise<HeldAtResult> {
+    const q = parseOrThrow(ZHeldAtQuery, query, "heldAt");
+    if (!this.isNamespaceChecked) await this.checkNamespace("heldAt");
+    await this.projector.project(READ_CATCH_UP_ROUNDS);
+    const deps: HeldAtDeps = {
+      listOldestFirst: (l) => this.list({ ...l, sort: "held_longest" }),
+      get: (resource) => this.get(resource),
+      leaseKey: (resource) => buildResourceKeys(this.namespace, this.buckets, resource).lease,
+      bucketOf: (resource) => bucketOf(resource, this.buckets),
+    };
+    return readHeldAt(this.ctx, this.bucketKeys, deps, q, q.limit ?? DEFAULT_HELD_AT_LIMIT);
+  }
+
+  /**
+   * Brings the hold index heldAt() reads up to date — it is projected with the other read
+   * models (project()) — and drops the holds that ended before the streams' trimmed part.
+   * sweep() does both too. Returns how many events were projected.
+   */
+  async projectHolds(): Promise<{ projected: number }> {
+    if (!this.isNamespaceChecked) await this.checkNamespace("projectHolds");
+    const { applied } = await this.projector.project();
+    await this.pruneHolds();
+    return { projected: applied };
+  }
+
+  private async pruneHolds(): Promise<void> {
+    await Promise.all(this.bucketKeys.map((keys) => pruneBucketHolds(this.ctx, keys)));
+  }
+
+  /**
    * Records the expiry of every lease whose TTL ran out and nobody recorded yet (one script call
    * per lease, so no call does unbounded work), then brings the read models up to date.
    */
@@ -405,6 +444,7 @@ export class RedisLeaseStore implements LeaseStore {
       pending = pending.filter((_, i) => recorded[i]!.expired > 0 && recorded[i]!.scanned >= SWEEP_BATCH);
     }
     await this.projector.project();
+    await this.pruneHolds();
     return { expired };
   }
 

@@ -1,26 +1,51 @@
 import type { Metadata } from "next";
 import { LeaseDetailClient } from "@/components/locks/lease-detail-client";
 import { ParamProblemNotice } from "@/components/locks/read-notices";
+import { PastHolder } from "@/components/past/past-holder";
+import { ShareLink } from "@/components/past/share-link";
+import { TimeScrubber } from "@/components/past/time-scrubber";
 import { canSession, requirePermission, requireSession } from "@/lib/auth/session";
 import { getLeaseDetailFromRoute } from "@/lib/console/get-lease-detail";
+import { getPastHolder } from "@/lib/console/get-past-leases";
+import { leaseHref, toSearchString } from "@/lib/console/links";
 
 export const metadata: Metadata = { title: "Lease" };
 
 type RouteParams = { store: string; resource: string[] };
+type SearchParams = Record<string, string | string[] | undefined>;
 
-export default async function LeasePage({ params }: { params: Promise<RouteParams> }) {
+/** Without a recorded history the scrubber spans the last hour. */
+const DEFAULT_SCRUB_MS = 3_600_000;
+
+export default async function LeasePage({ params, searchParams }: { params: Promise<RouteParams>; searchParams: Promise<SearchParams> }) {
   const session = await requireSession();
   requirePermission(session, "leases:read");
   const route = await params;
+  const search = await searchParams;
   const result = await getLeaseDetailFromRoute(route);
   if (!result.ok) return <ParamProblemNotice problem={result.problem} resetHref="/locks" what="this lease" />;
   const outcome = result.view;
   const resource = outcome.ok ? outcome.data.resource : route.resource.map((s) => safeDecode(s)).join("/");
+  const path = leaseHref(outcome.store, resource);
+  const past = await getPastHolder(outcome.store, resource, search);
+  if (past && !past.ok) return <ParamProblemNotice problem={past.problem} resetHref={path} what="this lease at that instant" />;
   // Display only: the force-release route re-checks the role with the IdP itself.
   const access = canSession(session, "leases:force_release")
     ? ({ canForceRelease: true } as const)
     : ({ canForceRelease: false, reason: "Force release needs the operator role." } as const);
-  return <LeaseDetailClient store={outcome.store} resource={resource} initialData={outcome} access={access} />;
+  const storeNow = outcome.ok ? outcome.data.storeNow : new Date().toISOString();
+  const scrubFrom = (outcome.ok ? outcome.data.timelineFrom : null) ?? new Date(Date.parse(storeNow) - DEFAULT_SCRUB_MS).toISOString();
+  const searchString = toSearchString(search);
+  return (
+    <div className="space-y-4">
+      {past ? <PastHolder view={past.view} nowHref={path} /> : null}
+      <div className="flex flex-wrap items-center justify-between gap-3">
+        <TimeScrubber path={path} search={searchString} from={scrubFrom} to={storeNow} at={past ? past.view.at : null} resource={resource} />
+        <ShareLink path={path} search={searchString} />
+      </div>
+      <LeaseDetailClient store={outcome.store} resource={resource} initialData={outcome} access={access} markAt={past ? past.view.at : null} />
+    </div>
+  );
 }
 
 function safeDecode(segment: string): string {

@@ -1,0 +1,13 @@
+import type { NextRequest } from "next/server";
+import { requireApiSession } from "@/lib/auth/session";
+import { respondWithRead } from "@/lib/console/api-response";
+import { getPastLeasesFromSearch } from "@/lib/console/get-past-leases";
+
+export const dynamic = "force-dynamic";
+
+/** What was held at `at` (required), rebuilt from history; the leases page's filters apply. */
+export async function GET(request: NextRequest) {
+  const auth = await requireApiSession();
+  if (!auth.ok) return auth.response;
+  return respondWithRead(auth.session, "leases:read", () => getPastLeasesFromSearch(request.nextUrl.searchParams));
+}

@@ -1,0 +1,73 @@
+import Link from "next/link";
+import { DataTable, MONO, TBody, THead, Td, Th, Tr } from "@/components/ui/data-table";
+import { formatDuration, formatUtc } from "@/components/ui/format";
+import type { Tone } from "@/components/ui/badge";
+import { StatusPill } from "@/components/ui/status-pill";
+import { leaseHref } from "@/lib/console/links";
+import type { PastLeaseView } from "@/lib/console/past-views";
+import type { PastHoldEnding } from "@/lib/lease/types";
+
+const ENDINGS: Record<PastHoldEnding, { label: string; tone: Tone }> = {
+  released: { label: "released", tone: "green" },
+  expired: { label: "expired", tone: "red" },
+  force_released: { label: "force-released", tone: "amber" },
+  held: { label: "still held", tone: "blue" },
+};
+
+/** The holders at the instant: who, since when, and how each hold ended later. */
+export function PastLeasesTable({ items, at }: { items: readonly PastLeaseView[]; at: string }) {
+  return (
+    <DataTable caption={`Leases held at ${formatUtc(at)}`}>
+      <THead>
+        <tr>
+          <Th>Store</Th>
+          <Th>Resource</Th>
+          <Th>Owner</Th>
+          <Th>Task</Th>
+          <Th align="right">Token</Th>
+          <Th>Lease id</Th>
+          <Th align="right">Held then</Th>
+          <Th>Acquired</Th>
+          <Th>Ended later</Th>
+        </tr>
+      </THead>
+      <TBody>
+        {items.map((h) => {
+          const ending = ENDINGS[h.ending];
+          return (
+            <Tr key={`${h.store}/${h.leaseId}`}>
+              <Td mono>{h.store}</Td>
+              <Td mono>
+                <Link href={`${leaseHref(h.store, h.resource)}?at=${encodeURIComponent(at)}`} className="underline underline-offset-2">
+                  {h.resource}
+                </Link>
+              </Td>
+              <Td mono>{h.owner}</Td>
+              <Td mono>{h.task}</Td>
+              <Td mono align="right">
+                {h.fencingToken}
+              </Td>
+              <Td mono>
+                <span title={h.leaseId}>{h.leaseId.slice(0, 8)}…</span>
+              </Td>
+              <Td align="right" className="tabular-nums" title={`${h.heldForMs} ms`}>
+                {formatDuration(h.heldForMs)}
+              </Td>
+              <Td mono>
+                <time dateTime={h.acquiredAt}>{formatUtc(h.acquiredAt)}</time>
+              </Td>
+              <Td>
+                <StatusPill tone={ending.tone} label={ending.label} />
+                {h.endedAt ? (
+                  <time dateTime={h.endedAt} className={`ml-2 ${MONO}`} title={formatUtc(h.endedAt)}>
+                    {formatUtc(h.endedAt).slice(11)}
+                  </time>
+                ) : null}
+              </Td>
+            </Tr>
+          );
+        })}
+      </TBody>
+    </DataTable>
+  );
+}

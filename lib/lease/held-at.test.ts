@@ -1,0 +1,224 @@
+/**
+ * Past state (`heldAt`) on both real stores: a scripted history whose every hold's
+ * start and end are taken from the store's own replies (its clock), then the state at
+ * chosen instants — inside the same millisecond as events, one millisecond either side,
+ * while a lapsed lease is not swept yet, before the history, after it — compared with
+ * what those replies say was held.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Redis } from "ioredis";
+import { createStoreFixture, type StoreFixture } from "@/test/support/stores";
+import { buildBucketKeys } from "./redis/keys";
+import type { RedisLeaseStore } from "./redis/store";
+import type { HeldAtResult, LeaseStore, PastHoldEnding, StoreKind } from "./types";
+
+interface ScriptedHold {
+  resource: string;
+  leaseId: string;
+  owner: string;
+  task: string;
+  fencingToken: string;
+  startMs: number;
+  /** End on the store's clock (release time, or the TTL's end for an expiry); null while held. */
+  endMs: number | null;
+  ending: PastHoldEnding;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const P = "past:";
+
+/** Runs the script; returns every hold with its true bounds, from the store's replies. */
+async function runScript(store: LeaseStore): Promise<{ holds: ScriptedHold[]; marks: Record<string, number> }> {
+  const holds: ScriptedHold[] = [];
+  const marks: Record<string, number> = {};
+  const grant = async (resource: string, owner: string, task: string, ttlMs: number) => {
+    const r = await store.acquire({ resource, owner, task, ttlMs });
+    if (!r.acquired) throw new Error(`${resource} was not free`);
+    const hold: ScriptedHold = {
+      resource,
+      leaseId: r.lease.leaseId,
+      owner,
+      task,
+      fencingToken: r.lease.fencingToken,
+      startMs: r.lease.acquiredAt.getTime(),
+      endMs: null,
+      ending: "held",
+    };
+    holds.push(hold);
+    return { hold, expiresAt: r.lease.expiresAt.getTime() };
+  };
+
+  const a = await grant(`${P}r1`, "alice", "t-a", 60_000);
+  const b = await grant(`${P}r2`, "bob", "t-b", 150);
+  const c = await grant(`${P}r3`, "carol", "t-c", 60_000);
+  await sleep(5);
+  const renewed = await store.renew({ resource: `${P}r3`, leaseId: c.hold.leaseId, ttlMs: 60_000 });
+  if (!renewed.renewed) throw new Error("renew failed");
+  await sleep(20);
+  // Release and the next acquire sent back to back: often the same millisecond.
+  const [released, next] = await Promise.all([
+    store.release({ resource: `${P}r1`, leaseId: a.hold.leaseId }),
+    store.acquire({ resource: `${P}r1`, owner: "dave", task: "t-d", ttlMs: 60_000 }),
+  ]);
+  if (!released.released) throw new Error("release failed");
+  a.hold.endMs = released.event.at.getTime();
+  a.hold.ending = "released";
+  if (!next.acquired) throw new Error("dave did not get r1");
+  holds.push({
+    resource: `${P}r1`,
+    leaseId: next.lease.leaseId,
+    owner: "dave",
+    task: "t-d",
+    fencingToken: next.lease.fencingToken,
+    startMs: next.lease.acquiredAt.getTime(),
+    endMs: null,
+    ending: "held",
+  });
+  await sleep(300);
+  // bob's lease ran out at its TTL; sweep records it (the record comes later than the end).
+  await store.sweep();
+  b.hold.endMs = b.expiresAt;
+  b.hold.ending = "expired";
+  await grant(`${P}r2`, "erin", "t-e", 60_000);
+  await sleep(10);
+  const forced = await store.forceRelease({ resource: `${P}r3`, leaseId: c.hold.leaseId, actor: "oncall@example.com", reason: "stuck" });
+  if (!forced.released) throw new Error("force release failed");
+  c.hold.endMs = forced.event.at.getTime();
+  c.hold.ending = "force_released";
+  // frank's lease lapses and nobody sweeps it: still a row, ended at its TTL.
+  const f = await grant(`${P}r4`, "frank", "t-f", 120);
+  f.hold.endMs = f.expiresAt;
+  f.hold.ending = "expired";
+  await sleep(250);
+  marks.fLapsed = f.expiresAt;
+  return { holds, marks };
+}
+
+/** What the store's replies say was live at millisecond T. */
+function expectedAt(holds: readonly ScriptedHold[], T: number) {
+  return holds
+    .filter((h) => h.startMs <= T && (h.endMs === null || h.endMs > T))
+    .map((h) => ({
+      resource: h.resource,
+      leaseId: h.leaseId,
+      owner: h.owner,
+      task: h.task,
+      fencingToken: h.fencingToken,
+      acquiredAt: h.startMs,
+      heldForMs: T - h.startMs,
+      ending: h.ending,
+      endedAt: h.endMs,
+    }))
+    .sort((x, y) => x.acquiredAt - y.acquiredAt || x.resource.localeCompare(y.resource));
+}
+
+function actualOf(result: HeldAtResult) {
+  if (!result.covered) throw new Error(`not covered: ${result.reason}`);
+  return result.items.map((i) => ({
+    resource: i.resource,
+    leaseId: i.leaseId,
+    owner: i.owner,
+    task: i.task,
+    fencingToken: i.fencingToken,
+    acquiredAt: i.acquiredAt.getTime(),
+    heldForMs: i.heldForMs,
+    ending: i.ending,
+    endedAt: i.endedAt?.getTime() ?? null,
+  }));
+}
+
+/** Ten instants (plus the ones each test adds): events' own milliseconds and their neighbours. */
+function chosenInstants(holds: readonly ScriptedHold[]): number[] {
+  const by = (owner: string) => holds.find((h) => h.owner === owner)!;
+  const [alice, bob, carol, dave, frank] = ["alice", "bob", "carol", "dave", "frank"].map(by) as [ScriptedHold, ScriptedHold, ScriptedHold, ScriptedHold, ScriptedHold];
+  return [
+    alice.startMs, // the first event's own millisecond
+    bob.startMs,
+    alice.endMs! - 1,
+    alice.endMs!, // release (and maybe dave's acquire) in this millisecond
+    dave.startMs,
+    bob.endMs! - 1, // last millisecond of bob's TTL
+    bob.endMs!, // his TTL's end: no longer held, though the expiry was recorded later
+    carol.endMs!, // force-released in this millisecond
+    frank.startMs + 1, // frank's lapsed lease, not swept: held then, ending "expired"
+    frank.endMs! + 5,
+  ];
+}
+
+describe.each<StoreKind>(["postgres", "redis"])("heldAt on %s", (kind) => {
+  let fx: StoreFixture;
+  let holds: ScriptedHold[];
+
+  beforeAll(async () => {
+    fx = await createStoreFixture(kind);
+    ({ holds } = await runScript(fx.store));
+  }, 60_000);
+  afterAll(async () => {
+    await fx?.cleanup();
+  });
+
+  it("reproduces the scripted history exactly at ten chosen instants", async () => {
+    const instants = chosenInstants(holds);
+    expect(instants).toHaveLength(10);
+    for (const T of instants) {
+      const result = await fx.store.heldAt({ at: new Date(T), prefix: P });
+      expect(actualOf(result), `at ${new Date(T).toISOString()}`).toEqual(expectedAt(holds, T));
+      // Without a prefix (the store holds nothing else): the path that merges every bucket's leases.
+      expect(actualOf(await fx.store.heldAt({ at: new Date(T) })), `at ${new Date(T).toISOString()}, no prefix`).toEqual(expectedAt(holds, T));
+    }
+    // Not vacuous: the instants cover every way a hold ends.
+    const endings = new Set(instants.flatMap((T) => expectedAt(holds, T).map((h) => h.ending)));
+    expect([...endings].sort()).toEqual(["expired", "force_released", "held", "released"]);
+  });
+
+  it("combines with owner, task and resource filters", async () => {
+    const T = holds.find((h) => h.owner === "carol")!.endMs! - 1;
+    const all = expectedAt(holds, T);
+    expect(all.length).toBeGreaterThan(1);
+    for (const h of all) {
+      expect(actualOf(await fx.store.heldAt({ at: new Date(T), owner: h.owner }))).toEqual([h]);
+      expect(actualOf(await fx.store.heldAt({ at: new Date(T), task: h.task, prefix: P }))).toEqual([h]);
+      expect(actualOf(await fx.store.heldAt({ at: new Date(T), resource: h.resource }))).toEqual([h]);
+    }
+    const limited = await fx.store.heldAt({ at: new Date(T), prefix: P, limit: 1 });
+    expect(actualOf(limited)).toEqual(all.slice(0, 1));
+    expect(limited.covered && limited.hasMore).toBe(true);
+  });
+
+  it("explains an instant before the history and one after the store's clock", async () => {
+    const first = Math.min(...holds.map((h) => h.startMs));
+    const before = await fx.store.heldAt({ at: new Date(first - 1) });
+    expect(before).toMatchObject({ covered: false, reason: "before_history", historyStartsAt: new Date(first) });
+    const future = await fx.store.heldAt({ at: new Date(Date.now() + 3_600_000) });
+    expect(future).toMatchObject({ covered: false, reason: "future" });
+  });
+
+  if (kind === "redis") {
+    it("answers the same from the hold index as from the stream, and refuses what trimming removed", async () => {
+      const store = fx.store as RedisLeaseStore;
+      await store.projectHolds();
+      for (const T of chosenInstants(holds)) {
+        expect(actualOf(await store.heldAt({ at: new Date(T), prefix: P }))).toEqual(expectedAt(holds, T));
+      }
+      // Retention: trim every bucket's stream below carol's force-release.
+      const carolEnd = holds.find((h) => h.owner === "carol")!.endMs!;
+      const redis = new Redis(fx.spec.url);
+      try {
+        for (let b = 0; b < store.buckets; b++) {
+          await redis.xtrim(buildBucketKeys(store.namespace, b).events, "MINID", String(carolEnd));
+        }
+      } finally {
+        redis.disconnect();
+      }
+      await store.projectHolds();
+      const trimmed = await store.heldAt({ at: new Date(carolEnd - 300) });
+      expect(trimmed.covered).toBe(false);
+      expect(trimmed).toMatchObject({ reason: "before_history" });
+      if (!trimmed.covered) expect(trimmed.historyStartsAt!.getTime()).toBeGreaterThan(carolEnd - 300);
+      // After the horizon the answer is still exact (frank's and dave's holds).
+      const frank = holds.find((h) => h.owner === "frank")!;
+      const after = await store.heldAt({ at: new Date(frank.startMs + 1), prefix: P });
+      expect(actualOf(after)).toEqual(expectedAt(holds, frank.startMs + 1));
+    });
+  }
+});

@@ -1,0 +1,118 @@
+import type pg from "pg";
+import type { HeldAtQuery, HeldAtResult, PastHold, PastHoldEnding } from "../types";
+import { prefixUpperBound } from "./rows";
+import { quoteSchema } from "./sql";
+
+/**
+ * heldAt() on Postgres: one statement, so the live leases and the ended holds are
+ * read in one snapshot (a release between two reads would otherwise show a hold
+ * twice, or not at all).
+ *
+ * `tn` is the end of the asked millisecond (T + 1 ms): a hold was live at T when it
+ * began before tn and had not ended before tn. Two sources:
+ * - `leases` rows acquired before tn that had not lapsed by then (still held, or lapsed
+ *   and not swept yet: those ended at their TTL) — the (acquired_at, resource) index;
+ * - terminal events whose hold spans tn, found through the GiST index on
+ *   lease_hold_span (migration 6) and re-checked exactly: the end is the release time or
+ *   detail.expiredAt, the start is the hold's own `acquired` event.
+ */
+export function buildHeldAtQuery(schema: string, q: HeldAtQuery, limit: number): { text: string; values: unknown[] } {
+  const s = quoteSchema(schema);
+  const tn = new Date(q.at.getTime() + 1);
+  const values: unknown[] = [tn, tn.getTime(), limit];
+  const filters = (alias: string): string => {
+    const where: string[] = [];
+    if (q.resource !== undefined) {
+      values.push(q.resource);
+      where.push(`${alias}.resource = $${values.length}::text`);
+    }
+    if (q.prefix !== undefined) {
+      values.push(q.prefix);
+      where.push(`${alias}.resource >= $${values.length}::text`);
+      const upper = prefixUpperBound(q.prefix);
+      if (upper !== null) {
+        values.push(upper);
+        where.push(`${alias}.resource < $${values.length}::text`);
+      }
+    }
+    if (q.owner !== undefined) {
+      values.push(q.owner);
+      where.push(`${alias}.owner = $${values.length}::text`);
+    }
+    if (q.task !== undefined) {
+      values.push(q.task);
+      where.push(`${alias}.task = $${values.length}::text`);
+    }
+    return where.map((w) => ` AND ${w}`).join("");
+  };
+  const liveFilters = filters("l");
+  const endedFilters = filters("e");
+  const text = `
+    WITH clk AS MATERIALIZED (SELECT clock_timestamp() AS now, (SELECT min(at) FROM ${s}.lease_events) AS first_at),
+    live AS (
+      SELECT l.resource, l.lease_id, l.owner, l.task, l.fencing_token, l.acquired_at,
+             CASE WHEN l.expires_at <= c.now THEN l.expires_at END AS ended_at,
+             CASE WHEN l.expires_at <= c.now THEN 'expired' ELSE 'held' END AS ending
+      FROM ${s}.leases l, clk c
+      WHERE l.acquired_at < $1::timestamptz AND l.expires_at >= $1::timestamptz${liveFilters}
+      ORDER BY l.acquired_at, l.resource
+      LIMIT $3::int
+    ),
+    spans AS (
+      SELECT e.resource, e.lease_id, e.owner, e.task, e.fencing_token, e.at, e.hold_ms, e.kind,
+             CASE WHEN e.kind = 'expired' AND e.detail ? 'expiredAt' THEN (e.detail->>'expiredAt')::timestamptz ELSE e.at END AS ended_at
+      FROM ${s}.lease_events e
+      WHERE e.kind IN ('released', 'expired', 'force_released') AND e.hold_ms IS NOT NULL
+        AND ${s}.lease_hold_span(e.kind, e.at, e.hold_ms, e.detail) @> $2::bigint${endedFilters}
+    ),
+    ended AS (
+      SELECT x.resource, x.lease_id, x.owner, x.task, x.fencing_token,
+             coalesce(a.at, x.ended_at - x.hold_ms * interval '1 millisecond') AS acquired_at, x.ended_at, x.kind AS ending
+      FROM spans x
+      LEFT JOIN LATERAL (
+        SELECT a.at FROM ${s}.lease_events a
+        WHERE a.resource = x.resource AND a.at <= x.at AND a.kind = 'acquired' AND a.lease_id = x.lease_id
+        ORDER BY a.at DESC LIMIT 1
+      ) a ON true
+      WHERE x.ended_at >= $1::timestamptz
+    ),
+    holds AS (
+      SELECT * FROM live
+      UNION ALL
+      SELECT * FROM ended WHERE acquired_at < $1::timestamptz
+    )
+    SELECT c.now, c.first_at, h.* FROM clk c
+    LEFT JOIN LATERAL (SELECT * FROM holds ORDER BY acquired_at, resource LIMIT $3::int) h ON true`;
+  return { text, values };
+}
+
+export async function readHeldAt(pool: pg.Pool, schema: string, store: string, q: HeldAtQuery, limit: number): Promise<HeldAtResult> {
+  const { text, values } = buildHeldAtQuery(schema, q, limit + 1);
+  const { rows } = await pool.query(text, values);
+  const head = rows[0]!;
+  const now = head.now as Date;
+  const firstAt = (head.first_at as Date | null) ?? null;
+  if (q.at.getTime() >= now.getTime()) return { covered: false, reason: "future", at: q.at, now, historyStartsAt: firstAt };
+  // The first recorded millisecond is covered: `at` includes everything recorded in it.
+  if (firstAt === null || q.at.getTime() < Math.floor(firstAt.getTime())) {
+    return { covered: false, reason: "before_history", at: q.at, now, historyStartsAt: firstAt };
+  }
+  const found: PastHold[] = rows
+    .filter((r) => r.resource !== null)
+    .map((r) => {
+      const acquiredAt = r.acquired_at as Date;
+      return {
+        store,
+        resource: String(r.resource),
+        leaseId: String(r.lease_id),
+        owner: String(r.owner),
+        task: String(r.task),
+        fencingToken: String(r.fencing_token),
+        acquiredAt,
+        heldForMs: Math.max(0, q.at.getTime() - acquiredAt.getTime()),
+        ending: r.ending as PastHoldEnding,
+        endedAt: (r.ended_at as Date | null) ?? null,
+      };
+    });
+  return { covered: true, at: q.at, items: found.slice(0, limit), hasMore: found.length > limit, now, historyStartsAt: firstAt };
+}
