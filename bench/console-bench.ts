@@ -380,7 +380,8 @@ export async function run(): Promise<BenchOutcome> {
     log(`redis: ${redisSeed.value.leases.toLocaleString("en")} leases, ${redisSeed.value.events.toLocaleString("en")} events in ${(redisSeed.ms / 1000).toFixed(1)} s`);
     log(`live leases as the stores count them: postgres ${await pgStore.countActive()}, redis ${await redisStore.countActive()}`);
 
-    // The hold index heldAt() reads is projected by sweep(); seeding wrote the stream directly.
+    // The seeder writes the hold index heldAt() reads with the other read models; this catches up
+    // anything it left to the projector and trims the index with the streams.
     const projected = await timeIt(() => redisStore.projectHolds());
     log(`redis: hold index projected (${projected.value.projected.toLocaleString("en")} holds) in ${(projected.ms / 1000).toFixed(1)} s`);
 

@@ -3,43 +3,53 @@
  * concurrency, in the same run, on loopback.
  *
  * - Redis: RedisLeaseStore acquire+release (Lua scripts by SHA, events, counters) vs
- *   bare `SET key val NX PX` + compare-and-delete Lua via EVALSHA. One connection
- *   each, both clients created with the same (default) options.
+ *   bare `SET key val NX PX` + compare-and-delete Lua via EVALSHA, and vs
+ *   `@sesamecare-oss/redlock` on a single instance (what a lock library costs). One
+ *   connection each, all clients created with the same (default) options.
  * - Postgres: PostgresLeaseStore acquire+release (one statement each, events) vs
  *   bare `INSERT … ON CONFLICT DO NOTHING` + `DELETE … WHERE resource=$1 AND
  *   lease_id=$2` on a plain table. Same pool size each.
  *
  * CONCURRENCY loops run acquire→release back to back over distinct resources
- * (no contention: this measures the cost of an uncontended lease). Store and
- * baseline alternate in ROUNDS short rounds so drift on the machine hits both.
- * Targets from DESIGN.md: Redis ≥ 0.8× bare, Postgres ≥ 0.7× bare, Redis p99
- * acquire ≤ 2 ms. Each side also shows what a pair costs: this process's CPU,
+ * (no contention: this measures the cost of an uncontended lease). The sides
+ * alternate in ROUNDS (≥ 3) short rounds, rotating the order, so drift on the machine
+ * hits all of them; each ratio is the median over rounds of the same-round ratios.
+ * Targets from DESIGN.md: Redis ≥ 0.8× bare and ≥ 1.0× redlock, Postgres ≥ 0.7× bare,
+ * Redis p99 acquire ≤ 1 ms. Redis also prints each side's commands per pair (INFO
+ * commandstats, commands run inside scripts included). Each side also shows what a pair costs: this process's CPU,
  * and the server's (Redis: INFO cpu; Postgres: its backends' /proc CPU), which tell which end limits it.
  *
- * Knobs: LW_BENCH_BACKENDS (redis,postgres), LW_BENCH_CONCURRENCY (16),
+ * - Redis Cluster: the same three sides on a throwaway 3-master cluster started here (ioredis
+ *   `Cluster` clients; target ≥ 0.7× bare-on-cluster).
+ *
+ * Knobs: LW_BENCH_BACKENDS (redis,redis-cluster,postgres), LW_BENCH_CONCURRENCY (16),
  * LW_BENCH_SECONDS per side (5), LW_BENCH_ROUNDS (4); REDIS_URL / DATABASE_URL
  * pick the servers (a private Redis keeps others' traffic out of the CPU column).
  * The machine is usually shared: run it a few times and take the median.
  */
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { Redis } from "ioredis";
+import { Redlock } from "@sesamecare-oss/redlock";
+import { Cluster, Redis } from "ioredis";
 import pg from "pg";
 import { PostgresLeaseStore } from "@/lib/lease/postgres/store";
+import type { RedisClient } from "@/lib/lease/redis/connection";
+import { PROJECTION_INTERVAL_MS } from "@/lib/lease/redis/projector";
 import { RedisLeaseStore } from "@/lib/lease/redis/store";
+import { startRedisCluster, stopAllServers } from "@/scripts/throwaway-servers";
 import { freshPgSchema, freshRedisNamespace, TEST_DATABASE_URL, TEST_REDIS_URL } from "@/lib/lease/testing/isolation";
 import type { LeaseStore } from "@/lib/lease/types";
 import type { BenchOutcome } from "./run";
 
 const CONCURRENCY = Number(process.env.LW_BENCH_CONCURRENCY ?? 16);
 const SECONDS_PER_SIDE = Number(process.env.LW_BENCH_SECONDS ?? 5);
-const ROUNDS = Number(process.env.LW_BENCH_ROUNDS ?? 4);
-/** `LW_BENCH_BACKENDS=redis` (or `postgres`) runs one side only; default both. */
-const BACKENDS = (process.env.LW_BENCH_BACKENDS ?? "redis,postgres").split(",").map((b) => b.trim());
+const ROUNDS = Math.max(3, Number(process.env.LW_BENCH_ROUNDS ?? 4));
+/** `LW_BENCH_BACKENDS=redis` (or `redis-cluster`, `postgres`, or a list) runs those only; default all three. */
+const BACKENDS = (process.env.LW_BENCH_BACKENDS ?? "redis,redis-cluster,postgres").split(",").map((b) => b.trim());
 const WARMUP_MS = 500;
 const PG_POOL_SIZE = 10;
 const TTL_MS = 30_000;
-const TARGETS = { redisRatio: 0.8, pgRatio: 0.7, redisP99Ms: 2 };
+const TARGETS = { redisRatio: 0.8, redisVsRedlock: 1.0, redisClusterRatio: 0.7, pgRatio: 0.7, redisP99Ms: 1 };
 
 /** One acquire+release pair; returns the acquire latency in ms. */
 type Pair = (loop: number, n: number) => Promise<number>;
@@ -85,31 +95,78 @@ async function measure(pair: Pair, durationMs: number, record: boolean, readServ
   return { pairs, elapsedMs, acquireMs, clientCpuUs: cpu.user + cpu.system, serverCpuUs };
 }
 
-/** Runs both sides, alternating, after a warm-up of each. */
+interface Comparison {
+  total: Record<string, Measurement>;
+  /** pairs/s of each side in each round (same index = same round). */
+  roundRates: Record<string, number[]>;
+  /** Redis only: each side's commands per pair (INFO commandstats deltas), largest first. */
+  commandsPerPair?: Record<string, [string, number][]>;
+}
+
+/** Command name → calls so far, from INFO commandstats (commands run inside scripts included). */
+type CommandStats = () => Promise<Map<string, number>>;
+
+/**
+ * Runs every side, alternating: after a warm-up of each, ROUNDS rounds in which every side runs
+ * once, the order rotated each round so drift on the machine hits all of them alike. A ratio is
+ * then the median over rounds of the two sides' rates in the same round.
+ */
 async function compare(
-  sides: Record<"store" | "bare", Pair>,
-  serverCpu: ServerCpu | Record<"store" | "bare", ServerCpu> = async () => null,
-): Promise<Record<"store" | "bare", Measurement>> {
-  // One reader for both sides (a whole server) or one per side (each side's own backends).
-  const readServerCpu = typeof serverCpu === "function" ? { store: serverCpu, bare: serverCpu } : serverCpu;
-  await measure(sides.bare, WARMUP_MS, false, readServerCpu.bare);
-  await measure(sides.store, WARMUP_MS, false, readServerCpu.store);
+  sides: Record<string, Pair>,
+  serverCpu: ServerCpu | Record<string, ServerCpu> = async () => null,
+  commandStats?: CommandStats,
+): Promise<Comparison> {
+  const names = Object.keys(sides);
+  // One reader for every side (a whole server) or one per side (each side's own backends).
+  const readServerCpu = (side: string) => (typeof serverCpu === "function" ? serverCpu : serverCpu[side]!);
+  for (const side of names) await measure(sides[side]!, WARMUP_MS, false, readServerCpu(side));
   const empty = (): Measurement => ({ pairs: 0, elapsedMs: 0, acquireMs: [], clientCpuUs: 0, serverCpuUs: 0 });
-  const total = { store: empty(), bare: empty() };
+  const total = Object.fromEntries(names.map((n) => [n, empty()]));
+  const roundRates = Object.fromEntries(names.map((n) => [n, [] as number[]]));
+  const commands = Object.fromEntries(names.map((n) => [n, new Map<string, number>()]));
   const roundMs = (SECONDS_PER_SIDE * 1000) / ROUNDS;
   for (let round = 0; round < ROUNDS; round++) {
-    for (const side of round % 2 === 0 ? (["bare", "store"] as const) : (["store", "bare"] as const)) {
-      const m = await measure(sides[side], roundMs, true, readServerCpu[side]);
-      total[side].pairs += m.pairs;
-      total[side].elapsedMs += m.elapsedMs;
-      total[side].acquireMs.push(...m.acquireMs);
-      total[side].clientCpuUs += m.clientCpuUs;
-      total[side].serverCpuUs = total[side].serverCpuUs === null || m.serverCpuUs === null ? null : total[side].serverCpuUs + m.serverCpuUs;
+    const order = names.map((_, i) => names[(i + round) % names.length]!);
+    for (const side of order) {
+      const before = commandStats ? await commandStats() : null;
+      const m = await measure(sides[side]!, roundMs, true, readServerCpu(side));
+      if (before && commandStats) {
+        for (const [command, calls] of await commandStats()) {
+          const delta = calls - (before.get(command) ?? 0);
+          if (delta > 0) commands[side]!.set(command, (commands[side]!.get(command) ?? 0) + delta);
+        }
+      }
+      const t = total[side]!;
+      t.pairs += m.pairs;
+      t.elapsedMs += m.elapsedMs;
+      t.acquireMs.push(...m.acquireMs);
+      t.clientCpuUs += m.clientCpuUs;
+      t.serverCpuUs = t.serverCpuUs === null || m.serverCpuUs === null ? null : t.serverCpuUs + m.serverCpuUs;
+      roundRates[side]!.push((m.pairs / m.elapsedMs) * 1000);
     }
   }
-  total.store.acquireMs.sort((a, b) => a - b);
-  total.bare.acquireMs.sort((a, b) => a - b);
-  return total;
+  for (const side of names) total[side]!.acquireMs.sort((a, b) => a - b);
+  const result: Comparison = { total, roundRates };
+  if (commandStats) {
+    result.commandsPerPair = Object.fromEntries(
+      names.map((n) => [
+        n,
+        [...commands[n]!.entries()].map(([c, calls]): [string, number] => [c, calls / total[n]!.pairs]).sort((a, b) => b[1] - a[1]),
+      ]),
+    );
+  }
+  return result;
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** Median over rounds of side a's rate / side b's rate in the same round. */
+function medianRatio(c: Comparison, a: string, b: string): number {
+  return median(c.roundRates[a]!.map((rate, i) => rate / c.roundRates[b]![i]!));
 }
 
 function storePair(store: LeaseStore, owner: string): Pair {
@@ -128,13 +185,30 @@ function storePair(store: LeaseStore, owner: string): Pair {
 // The classic single-instance Redis lock: delete only if the value is still ours.
 const COMPARE_AND_DELETE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end`;
 
-async function benchRedis(): Promise<Row[]> {
-  const fresh = freshRedisNamespace();
-  const storeClient = new Redis(fresh.url);
-  const bareClient = new Redis(fresh.url);
+/** Where a Redis comparison runs: a standalone server, or a Redis Cluster (clients are ioredis `Cluster`s). */
+interface RedisTarget {
+  backend: string;
+  makeClient: () => RedisClient;
+  /** Every server (each master of a cluster), for INFO cpu and commandstats summed over them. */
+  nodeUrls: string[];
+  ratioTarget: number;
+  p99TargetMs: number | null;
+}
+
+async function benchRedis(target: RedisTarget): Promise<Row[]> {
+  const fresh = freshRedisNamespace(target.nodeUrls[0]);
+  const storeClient = target.makeClient();
+  const bareClient = target.makeClient();
+  const redlockClient = target.makeClient();
+  const admins = target.nodeUrls.map((url) => new Redis(url));
   const store = new RedisLeaseStore({ name: "bench-redis", client: storeClient, namespace: fresh.namespace });
+  // Single instance (one cluster counts as one), no retries: an uncontended acquire is one SET NX PX, a release one compare-and-delete script.
+  const redlock = new Redlock([redlockClient], { retryCount: 0 });
+  // defineCommand: EVALSHA with EVAL on NOSCRIPT, on whichever node serves the key.
+  bareClient.defineCommand("compareAndDelete", { numberOfKeys: 1, lua: COMPARE_AND_DELETE });
+  const compareAndDelete = (key: string, value: string) =>
+    (bareClient as unknown as { compareAndDelete(k: string, v: string): Promise<number> }).compareAndDelete(key, value);
   try {
-    const sha = String(await bareClient.script("LOAD", COMPARE_AND_DELETE));
     const bare: Pair = async (loop) => {
       const key = `${fresh.namespace}:bare:${loop}`;
       const value = randomUUID();
@@ -142,23 +216,112 @@ async function benchRedis(): Promise<Row[]> {
       const ok = await bareClient.set(key, value, "PX", TTL_MS, "NX");
       const ms = performance.now() - t0;
       if (ok !== "OK") throw new Error(`bench: ${key} unexpectedly held`);
-      const deleted = await bareClient.evalsha(sha, 1, key, value);
+      const deleted = await compareAndDelete(key, value);
       if (deleted !== 1) throw new Error(`bench: compare-and-delete of ${key} refused`);
       return ms;
     };
-    const readServerCpu = async () => {
-      const info = await bareClient.info("cpu");
-      const user = /used_cpu_user:([\d.]+)/.exec(info)?.[1];
-      const system = /used_cpu_sys:([\d.]+)/.exec(info)?.[1];
-      return user === undefined || system === undefined ? null : Number(user) + Number(system);
+    const redlockPair: Pair = async (loop) => {
+      const t0 = performance.now();
+      const lock = await redlock.acquire([`${fresh.namespace}:redlock:${loop}`], TTL_MS);
+      const ms = performance.now() - t0;
+      await lock.release();
+      return ms;
     };
-    const m = await compare({ store: storePair(store, "bench"), bare }, readServerCpu);
-    return rows("redis", m, TARGETS.redisRatio, TARGETS.redisP99Ms);
+    const readServerCpu = async () => {
+      let seconds = 0;
+      for (const admin of admins) {
+        const info = await admin.info("cpu");
+        const user = /used_cpu_user:([\d.]+)/.exec(info)?.[1];
+        const system = /used_cpu_sys:([\d.]+)/.exec(info)?.[1];
+        if (user === undefined || system === undefined) return null;
+        seconds += Number(user) + Number(system);
+      }
+      return seconds;
+    };
+    const readCommandStats = async () => {
+      const calls = new Map<string, number>();
+      for (const admin of admins) {
+        const info = await admin.info("commandstats");
+        for (const m of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) calls.set(m[1]!, (calls.get(m[1]!) ?? 0) + Number(m[2]));
+      }
+      return calls;
+    };
+    // The read models are projected off the hot path as the console does it: every second, by
+    // another client; the lag it leaves behind is sampled just before each projection.
+    const projectorClient = target.makeClient();
+    const projecting = new RedisLeaseStore({ name: "bench-projector", client: projectorClient, namespace: fresh.namespace });
+    let maxLagMs = 0;
+    let projected = 0;
+    let isProjecting = false;
+    const projectTimer = setInterval(() => {
+      if (isProjecting) return;
+      isProjecting = true;
+      void projecting
+        .projectionLag()
+        .then(({ lagMs }) => {
+          maxLagMs = Math.max(maxLagMs, lagMs);
+          return projecting.project();
+        })
+        .then((r) => (projected += r.applied))
+        .catch(() => undefined)
+        .finally(() => (isProjecting = false));
+    }, PROJECTION_INTERVAL_MS);
+    let c: Comparison;
+    try {
+      c = await compare({ bare, redlock: redlockPair, store: storePair(store, "bench") }, readServerCpu, readCommandStats);
+    } finally {
+      clearInterval(projectTimer);
+      projectorClient.disconnect();
+    }
+    console.log(`${target.backend} projection: ${projected} events projected, every ${PROJECTION_INTERVAL_MS} ms; largest lag seen ${maxLagMs} ms`);
+    console.log(`${target.backend} commands per pair (INFO commandstats; a shared server adds others' commands):`);
+    for (const [side, list] of Object.entries(c.commandsPerPair ?? {})) {
+      const top = list.filter(([, n]) => n >= 0.05);
+      const sum = top.reduce((n, [, k]) => n + k, 0);
+      console.log(`  ${side.padEnd(8)} ${sum.toFixed(1)}: ${top.map(([cmd, n]) => `${cmd} ${n.toFixed(2)}`).join(", ")}`);
+    }
+    const storeTargets = { ratioTarget: target.ratioTarget, ...(target.p99TargetMs === null ? {} : { p99TargetMs: target.p99TargetMs }) };
+    return [
+      row(target.backend, "bare", c),
+      row(target.backend, "redlock", c, { vs: "bare" }),
+      row(target.backend, "store", c, { vs: "bare", ...storeTargets }),
+      row(target.backend, "store", c, { vs: "redlock", ...(target.p99TargetMs === null ? {} : { ratioTarget: TARGETS.redisVsRedlock }) }),
+    ];
   } finally {
     await store.close();
     storeClient.disconnect();
     bareClient.disconnect();
-    await fresh.drop();
+    redlockClient.disconnect();
+    await dropEverywhere(admins, fresh.namespace);
+    for (const admin of admins) admin.disconnect();
+  }
+}
+
+/** Unlinks the namespace's keys on every server, one key per UNLINK (a cluster node refuses keys of several slots in one). */
+async function dropEverywhere(admins: Redis[], namespace: string): Promise<void> {
+  for (const admin of admins) {
+    let cursor = "0";
+    do {
+      const [next, keys] = await admin.scan(cursor, "MATCH", `${namespace}:*`, "COUNT", 1000);
+      cursor = next;
+      if (keys.length > 0) await admin.pipeline(keys.map((k) => ["unlink", k])).exec();
+    } while (cursor !== "0");
+  }
+}
+
+/** The same three sides on a throwaway 3-master Redis Cluster on this machine. */
+async function benchRedisCluster(): Promise<Row[]> {
+  const cluster = await startRedisCluster(3);
+  try {
+    return await benchRedis({
+      backend: "redis-cluster",
+      makeClient: () => new Cluster(cluster.seeds),
+      nodeUrls: cluster.masters.map((m) => m.url),
+      ratioTarget: TARGETS.redisClusterRatio,
+      p99TargetMs: null,
+    });
+  } finally {
+    await stopAllServers();
   }
 }
 
@@ -190,11 +353,11 @@ async function benchPostgres(): Promise<Row[]> {
       if (deleted.rowCount !== 1) throw new Error(`bench: delete of ${resource} refused`);
       return ms;
     };
-    const m = await compare({ store: storePair(store, "bench"), bare }, {
+    const c = await compare({ bare, store: storePair(store, "bench") }, {
       store: () => readBackendCpu(barePool, `${fresh.schema}_store`),
       bare: () => readBackendCpu(barePool, `${fresh.schema}_bare`),
     });
-    return rows("postgres", m, TARGETS.pgRatio, null);
+    return [row("postgres", "bare", c), row("postgres", "store", c, { vs: "bare", ratioTarget: TARGETS.pgRatio })];
   } finally {
     await store.close();
     await storePool.end();
@@ -227,39 +390,55 @@ const CLOCK_TICKS_PER_SECOND = 100;
 
 interface Row {
   backend: string;
-  side: "store" | "bare";
+  side: string;
   pairsPerSec: number;
   clientUsPerPair: number;
   serverUsPerPair: number | null;
   p50Ms: number;
   p99Ms: number;
+  /** Median over rounds of this side's rate / the `vs` side's rate. */
   ratio: number | null;
+  vs: string;
   target: string;
   isMet: boolean | null;
 }
 
-function rows(backend: string, m: Record<"store" | "bare", Measurement>, ratioTarget: number, p99TargetMs: number | null): Row[] {
-  const rate = (x: Measurement) => (x.pairs / x.elapsedMs) * 1000;
-  const ratio = rate(m.store) / rate(m.bare);
-  const p99 = quantile(m.store.acquireMs, 0.99);
-  const targets = [`≥ ${ratioTarget}× bare`];
-  let isMet = ratio >= ratioTarget;
-  if (p99TargetMs !== null) {
-    targets.push(`p99 ≤ ${p99TargetMs} ms`);
-    isMet &&= p99 <= p99TargetMs;
+function row(
+  backend: string,
+  side: string,
+  c: Comparison,
+  against?: { vs: string; ratioTarget?: number; p99TargetMs?: number },
+): Row {
+  const m = c.total[side]!;
+  const p99 = quantile(m.acquireMs, 0.99);
+  const ratio = against ? medianRatio(c, side, against.vs) : null;
+  const targets: string[] = [];
+  let isMet: boolean | null = null;
+  if (against?.ratioTarget !== undefined && ratio !== null) {
+    targets.push(`≥ ${against.ratioTarget}× ${against.vs}`);
+    isMet = ratio >= against.ratioTarget;
   }
-  const costs = (x: Measurement) => ({
-    clientUsPerPair: x.clientCpuUs / x.pairs,
-    serverUsPerPair: x.serverCpuUs === null ? null : x.serverCpuUs / x.pairs,
-  });
-  return [
-    { backend, side: "bare", pairsPerSec: rate(m.bare), ...costs(m.bare), p50Ms: quantile(m.bare.acquireMs, 0.5), p99Ms: quantile(m.bare.acquireMs, 0.99), ratio: null, target: "", isMet: null },
-    { backend, side: "store", pairsPerSec: rate(m.store), ...costs(m.store), p50Ms: quantile(m.store.acquireMs, 0.5), p99Ms: p99, ratio, target: targets.join(", "), isMet },
-  ];
+  if (against?.p99TargetMs !== undefined) {
+    targets.push(`p99 ≤ ${against.p99TargetMs} ms`);
+    isMet = (isMet ?? true) && p99 <= against.p99TargetMs;
+  }
+  return {
+    backend,
+    side,
+    pairsPerSec: (m.pairs / m.elapsedMs) * 1000,
+    clientUsPerPair: m.clientCpuUs / m.pairs,
+    serverUsPerPair: m.serverCpuUs === null ? null : m.serverCpuUs / m.pairs,
+    p50Ms: quantile(m.acquireMs, 0.5),
+    p99Ms: p99,
+    ratio,
+    vs: against?.vs ?? "",
+    target: targets.join(", "),
+    isMet,
+  };
 }
 
 function printTable(all: Row[]): void {
-  const header = ["backend", "side", "pairs/s", "client CPU µs/pair", "server CPU µs/pair", "acquire p50 ms", "acquire p99 ms", "ratio", "target", ""];
+  const header = ["backend", "side", "pairs/s", "client CPU µs/pair", "server CPU µs/pair", "acquire p50 ms", "acquire p99 ms", "median ratio", "target", ""];
   const body = all.map((r) => [
     r.backend,
     r.side,
@@ -268,7 +447,7 @@ function printTable(all: Row[]): void {
     r.serverUsPerPair === null ? "" : r.serverUsPerPair.toFixed(1),
     r.p50Ms.toFixed(3),
     r.p99Ms.toFixed(3),
-    r.ratio === null ? "" : `${r.ratio.toFixed(2)}×`,
+    r.ratio === null ? "" : `${r.ratio.toFixed(2)}× ${r.vs}`,
     r.target,
     r.isMet === null ? "" : r.isMet ? "ok" : "MISS",
   ]);
@@ -285,7 +464,10 @@ export async function run(): Promise<BenchOutcome> {
       `redis ${TEST_REDIS_URL}, postgres ${TEST_DATABASE_URL.replace(/:[^:@/]*@/, ":***@")} (pool ${PG_POOL_SIZE})`,
   );
   const all = [
-    ...(BACKENDS.includes("redis") ? await benchRedis() : []),
+    ...(BACKENDS.includes("redis")
+      ? await benchRedis({ backend: "redis", makeClient: () => new Redis(TEST_REDIS_URL), nodeUrls: [TEST_REDIS_URL], ratioTarget: TARGETS.redisRatio, p99TargetMs: TARGETS.redisP99Ms })
+      : []),
+    ...(BACKENDS.includes("redis-cluster") ? await benchRedisCluster() : []),
     ...(BACKENDS.includes("postgres") ? await benchPostgres() : []),
   ];
   printTable(all);

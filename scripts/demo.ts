@@ -10,6 +10,13 @@
  *   4. The lock API (`npm run api`) on API_PORT (default 8787), with a fresh token for
  *      the tenant prefix `demo:` printed once (the README's curl flow uses it).
  *   5. Runs until Ctrl-C, then stops everything — child processes by process group.
+ *      It runs under `node --import tsx` (package.json), not the tsx CLI: the CLI relays a
+ *      Ctrl-C to its child and SIGKILLs it unless the child acknowledges within 30 ms, which a
+ *      busy demo misses — it then died before stopping the console and the cluster's
+ *      redis-servers, which run in process groups of their own and so outlived it.
+ *
+ * DEMO_REDIS_CLUSTER=1 runs the Redis store on a local 3-master Redis Cluster instead (throwaway
+ * redis-servers on free ports, stopped with the demo), unless LEASEWATCH_STORES names the stores.
  *
  * Ports: PORT (console, default 3000), OIDC_PORT (identity provider, default 4400), API_PORT (lock API, default 8787).
  * METRICS_TOKEN: the bearer token for /api/metrics (a random one when unset); the demo
@@ -29,6 +36,7 @@ import { PostgresLeaseStore } from "@/lib/lease/postgres/store";
 import { ConfigError, parseStoresConfig, type TStoreConfig } from "@/lib/console/config";
 import { EnvError } from "@/lib/env";
 import { AuditConfigError } from "@/lib/audit/config";
+import { startRedisCluster, stopAllServers } from "./throwaway-servers";
 import { DEMO_USERS } from "./oidc-provider";
 import { setWorkloadStarter, startStack, type RunningStack } from "./stack";
 import { startWorkload, type Workload } from "./workload";
@@ -47,6 +55,8 @@ const ZDemoEnv = z.object({
   DEMO_INTENSITY: z.coerce.number().min(0.25).max(4).default(1),
   /** The workload refuses stores that are not on this machine unless this is "1". */
   DEMO_ALLOW_REMOTE: z.enum(["0", "1"]).default("0"),
+  /** "1": the Redis store runs on a local 3-master Redis Cluster. */
+  DEMO_REDIS_CLUSTER: z.enum(["0", "1"]).default("0"),
 });
 
 function say(line: string): void {
@@ -161,6 +171,15 @@ ${users.replace(/^/gm, "  │")}
 async function main(): Promise<void> {
   const env = ZDemoEnv.parse(process.env);
   ensureServices();
+  if (env.DEMO_REDIS_CLUSTER === "1" && !process.env.LEASEWATCH_STORES) {
+    // The same throwaway cluster the tests use: redis-servers in their own process groups, gone with the demo.
+    const cluster = await startRedisCluster(3);
+    say(`[demo] Redis Cluster: ${cluster.url}`);
+    process.env.LEASEWATCH_STORES = JSON.stringify([
+      { name: "pg-main", kind: "postgres", url: process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres" },
+      { name: "redis-cluster", kind: "redis", url: cluster.url },
+    ]);
+  }
   const stores = parseStoresConfig();
   await migrateStores(stores);
 
@@ -204,6 +223,7 @@ async function main(): Promise<void> {
     demoApi.api
       .close()
       .then(() => stack.stop())
+      .then(() => stopAllServers())
       .then(() => {
         if (stats) {
           for (const [name, c] of Object.entries(stats.stores)) {

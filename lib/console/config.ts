@@ -4,7 +4,8 @@ import { ZStoreName } from "@/lib/lease/validation";
 /**
  * Stores the console watches, from `LEASEWATCH_STORES`: a JSON array of
  * `{ "name": "pg-main", "kind": "postgres", "url": "postgres://…" }` /
- * `{ "name": "redis-main", "kind": "redis", "url": "redis://…" }`.
+ * `{ "name": "redis-main", "kind": "redis", "url": "redis://…" }`. A Redis Cluster is
+ * `"url": "redis+cluster://host:port,host:port[/namespace]"` (seed nodes; the console shows it as one store).
  * Unset: the local PostgreSQL (DATABASE_URL or 127.0.0.1:5432) and Redis
  * (REDIS_URL or 127.0.0.1:6379), named "pg-main" and "redis-main".
  */
@@ -18,7 +19,7 @@ export const ZStoreConfig = z.discriminatedUnion("kind", [
   z.strictObject({
     name: ZStoreName,
     kind: z.literal("redis"),
-    url: z.string().regex(/^rediss?:\/\//, { error: "a redis store needs a redis:// url" }),
+    url: z.string().regex(/^(rediss?|redis\+cluster):\/\//, { error: "a redis store needs a redis://, rediss:// or redis+cluster://host:port,host:port url" }),
     namespace: z.string().regex(/^[A-Za-z0-9_-]{1,32}$/).optional(),
   }),
 ]);

@@ -43,6 +43,7 @@ import type {
   TtlAdviceReport,
 } from "@/lib/lease/types";
 import { PostgresLeaseStore } from "@/lib/lease/postgres/store";
+import { PROJECTION_INTERVAL_MS } from "@/lib/lease/redis/projector";
 import { RedisLeaseStore } from "@/lib/lease/redis/store";
 import { parseStoresConfig, type TStoreConfig } from "./config";
 
@@ -58,6 +59,40 @@ interface Registry {
   byName: Map<string, StoreEntry>;
   /** Null unless LEASEWATCH_SWEEP=1. */
   sweepTimer: ReturnType<typeof setInterval> | null;
+  /** Null when no store has projected read models. */
+  projectTimer: ReturnType<typeof setInterval> | null;
+}
+
+/** A store whose read models are derived from its events off the hot path (Redis: lib/lease/redis/projector.ts). */
+interface ProjectingStore {
+  project(): Promise<unknown>;
+}
+
+function isProjectingStore(store: LeaseStore): store is LeaseStore & ProjectingStore {
+  return typeof (store as Partial<ProjectingStore>).project === "function";
+}
+
+/**
+ * Projects every store that has read models every PROJECTION_INTERVAL_MS, so they lag their
+ * events by about that at most. Never throws (a store that is down shows on the health bar);
+ * each store has its own in-flight flag. The timer never keeps a process alive on its own.
+ */
+export function startProjecting(entries: readonly StoreEntry[]): ReturnType<typeof setInterval> | null {
+  const projecting = entries.filter((e) => isProjectingStore(e.store));
+  if (projecting.length === 0) return null;
+  const busy = new Set<string>();
+  const timer = setInterval(() => {
+    for (const entry of projecting) {
+      if (busy.has(entry.config.name)) continue;
+      busy.add(entry.config.name);
+      void (entry.store as LeaseStore & ProjectingStore)
+        .project()
+        .catch(() => undefined)
+        .finally(() => busy.delete(entry.config.name));
+    }
+  }, PROJECTION_INTERVAL_MS);
+  timer.unref();
+  return timer;
 }
 
 /** The console migrates its Postgres stores itself (LEASEWATCH_MIGRATE=1). */
@@ -229,7 +264,8 @@ function buildRegistry(): Registry {
   const configs = parseStoresConfig();
   const entries: StoreEntry[] = configs.map((config) => ({ config, store: createStore(config) }));
   const byName = new Map(entries.map((e) => [e.config.name, e]));
-  if (!isSweepEnabled()) return { entries, byName, sweepTimer: null };
+  const projectTimer = startProjecting(entries);
+  if (!isSweepEnabled()) return { entries, byName, sweepTimer: null, projectTimer };
   // Each store has its own in-flight flag: a store that hangs until its command
   // timeout neither piles up overlapping sweeps nor delays the other stores' sweeps.
   const sweeping = new Set<string>();
@@ -242,7 +278,7 @@ function buildRegistry(): Registry {
   }, SWEEP_INTERVAL_MS);
   // The sweeper must never keep a process (build worker, test, script) alive on its own.
   sweepTimer.unref();
-  return { entries, byName, sweepTimer };
+  return { entries, byName, sweepTimer, projectTimer };
 }
 
 function getRegistry(): Registry {

@@ -280,6 +280,8 @@ export interface StoreHealth {
   kind: StoreKind;
   ok: boolean;
   latencyMs?: number;
+  /** Stores with projected read models (Redis): how far listing, history and charts lag the events, ms. */
+  projectionLagMs?: number;
   error?: string;
 }
 

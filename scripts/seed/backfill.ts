@@ -1,3 +1,4 @@
+import type { Redis } from "ioredis";
 import { Pool } from "pg";
 import type { LeaseStore } from "@/lib/lease";
 import { PostgresLeaseStore } from "@/lib/lease/postgres/store";
@@ -46,15 +47,18 @@ function planWindow(nowMs: number, hours: number, latestMs: number | null): { fr
 }
 
 async function backfillRedis(store: RedisLeaseStore, opts: BackfillOptions): Promise<BackfillResult> {
+  // The seeder pipelines across buckets (slots): a cluster gets its history from the live workload only.
+  if (store.isCluster) return { events: 0, skipped: "history backfill needs a standalone Redis" };
+  const client = store.client as Redis;
   const target: RedisSeedTarget = {
-    client: store.client,
+    client,
     namespace: store.namespace,
     buckets: store.buckets,
     eventsMaxLen: DEFAULT_EVENTS_MAX_LEN,
     evidsMaxLen: RESOURCE_EVENTS_MAX_LEN,
   };
-  const nowMs = parseTimeReply(await store.client.time());
-  const tails = await readStreamTails(store.client, store.namespace, store.buckets);
+  const nowMs = parseTimeReply(await client.time());
+  const tails = await readStreamTails(client, store.namespace, store.buckets);
   let latestMs: number | null = null;
   for (const { ms } of tails.values()) latestMs = Math.max(latestMs ?? 0, ms);
   const window = planWindow(nowMs, opts.hours, latestMs);

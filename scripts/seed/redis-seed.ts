@@ -1,5 +1,7 @@
 import type { Redis } from "ioredis";
 import { holdBucketIndex, resourcePrefix, type LeaseEventKind } from "@/lib/lease";
+import { streamEntryToRaw } from "@/lib/lease/redis/codec";
+import { buildHoldKeys, holdClass, holdsFromEntries } from "@/lib/lease/redis/held-at";
 import { buildBucketKeys, buildKindStreamKey, buildResourceKeys, buildStatsKey } from "@/lib/lease/redis/keys";
 import { EVIDS_TTL_S, FENCE_TTL_S, HOUR_TTL_S, INDEXED_EVENT_KINDS, MINUTE_TTL_S } from "@/lib/lease/redis/scripts";
 import type { SyntheticEvent } from "./history";
@@ -9,7 +11,7 @@ import type { SyntheticEvent } from "./history";
  * the Redis store's scripts write (lib/lease/redis/scripts.ts and keys.ts) —
  * the bucket streams, the per-kind streams of rare kinds and each resource's
  * list of event ids (all under the same ids), the minute/hour
- * stats hashes with the same fields and expiries, and for live leases the lock
+ * stats hashes with the same fields and expiries, the hold index (held-at.ts), and for live leases the lock
  * key, lease hash, fence key and the idx/acq/names indexes. Pipelined, because
  * a script call per event would take minutes for a million events.
  *
@@ -117,10 +119,23 @@ export async function writeRedisEvents(
 ): Promise<{ written: number; skipped: number }> {
   const { client, namespace, buckets } = target;
   const last = mode === "add" ? await readStreamTails(client, namespace, buckets) : new Map<number, { ms: number; seq: number }>();
+  // The read models are written here directly, so the projector must start after the seeded
+  // events: a bucket's cursor moves to its new tail if it had reached the old one (else the
+  // projector still has live events to fold first, and would count the seeded ones again).
+  const cursors = await readProjectionCursors(client, namespace, buckets);
+  const isCaughtUp = new Map<number, boolean>(
+    Array.from({ length: buckets }, (_, b) => {
+      const tail = last.get(b);
+      return [b, (tail ? `${tail.ms}-${tail.seq}` : null) === cursors[b]];
+    }),
+  );
+  const written0 = new Map([...last]);
   /** Per bucket: the newest time the stream already covered before this run. */
   const covered = new Map<number, number>([...last].map(([b, tail]) => [b, tail.ms]));
   const stats = new Map<string, StatsHash>();
   const evidsKeys = new Set<string>();
+  /** Per bucket: acquire times by lease id, so a seeded expiry's hold starts where its acquire was. */
+  const holdStarts = new Map<number, Map<string, number>>();
   const commands: Array<[string, ...(string | number)[]]> = [];
   let written = 0;
   let skipped = 0;
@@ -144,6 +159,20 @@ export async function writeRedisEvents(
     commands.push(["lpush", keys.evids, id]);
     evidsKeys.add(keys.evids);
     written += 1;
+    // The hold index heldAt() reads, as the projector would fold it — for the buckets whose cursor
+    // moves past the seeded events below (the projector folds the others' itself).
+    if (isCaughtUp.get(keys.bucket)) {
+      let starts = holdStarts.get(keys.bucket);
+      if (!starts) holdStarts.set(keys.bucket, (starts = new Map()));
+      const hk = buildHoldKeys(keys);
+      const { holds, acquired, ended } = holdsFromEntries([streamEntryToRaw([id, fields])], starts);
+      for (const [leaseId, ms] of acquired) commands.push(["hset", hk.open, leaseId, ms]);
+      if (ended.length > 0) commands.push(["hdel", hk.open, ...ended]);
+      for (const h of holds) {
+        const k = holdClass(h.e - h.s);
+        commands.push(["zadd", hk.classKey(k), h.e, JSON.stringify(h)], ["sadd", hk.classes, k]);
+      }
+    }
 
     // The same counters count() in the scripts writes, per minute and per hour.
     const minute = Math.floor(e.at / 60_000);
@@ -178,7 +207,18 @@ export async function writeRedisEvents(
     if (commands.length >= PIPELINE_BATCH) await flushPipeline(client, commands);
   }
   await flushPipeline(client, commands);
+  for (const [b, tail] of last) {
+    if (written0.get(b) === tail || !isCaughtUp.get(b)) continue;
+    commands.push(["hset", buildBucketKeys(namespace, b).proj, "last", `${tail.ms}-${tail.seq}`]);
+  }
+  await flushPipeline(client, commands);
   return { written, skipped };
+}
+
+/** Per bucket: the projector's cursor (the last stream id folded into the read models), or null. */
+async function readProjectionCursors(client: Redis, namespace: string, buckets: number): Promise<(string | null)[]> {
+  const replies = await client.pipeline(Array.from({ length: buckets }, (_, b) => ["hget", buildBucketKeys(namespace, b).proj, "last"])).exec();
+  return (replies ?? []).map(([, reply]) => (typeof reply === "string" ? reply : null));
 }
 
 /** Writes live leases exactly as the acquire script leaves them (lock with PX, lease hash, fence, indexes). */

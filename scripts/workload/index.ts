@@ -86,6 +86,9 @@ export interface Workload {
 
 /** Whether a URL's host is this machine. */
 export function isLoopbackUrl(url: string): boolean {
+  // redis+cluster://host:port,host:port/…: every seed node must be on this machine.
+  const cluster = /^redis\+cluster:\/\/([^/?#]+)/.exec(url);
+  if (cluster) return cluster[1]!.split(",").every((node) => isLoopbackUrl(`redis://${node}`));
   let host: string;
   try {
     host = new URL(url).hostname.replace(/^\[|\]$/g, "");

@@ -42,7 +42,8 @@ describe("Redis restart mid-run (no persistence)", () => {
       ({ signal }) =>
         new Promise<string>((resolve) => {
           isHolding = true;
-          const timer = setTimeout(() => resolve("never interrupted"), 8_000);
+          // Longer than the run can last, stretched phases included: only the restart ends it.
+          const timer = setTimeout(() => resolve("never interrupted"), 45_000);
           signal.addEventListener("abort", () => {
             clearTimeout(timer);
             resolve("aborted");
@@ -55,7 +56,7 @@ describe("Redis restart mid-run (no persistence)", () => {
       (error: unknown) => error,
     );
 
-    const { tokens, acquiredIn } = await runAcrossRestart(fixture, observed, { ttlMs: 1_000, retryMs: 10, afterMs: 2_000 });
+    const { tokens, acquiredIn } = await runAcrossRestart(fixture, observed, { ttlMs: 1_000, retryMs: 10, afterMs: 2_000, minAcquiredPerPhase: 11 });
     const outcome = await heldOutcome;
     await fixture.cleanup();
     probe.disconnect();

@@ -62,15 +62,21 @@ export function classifyFailure(error: unknown): FailureKind {
   return isConnectionError(error) ? "connection" : "other";
 }
 
+/** How long a phase may be stretched while it waits for `minAcquiredPerPhase` (a busy machine). */
+const PHASE_STRETCH_LIMIT_MS = 30_000;
+
 /**
  * Runs the clients for 1.5 s, restarts `server`, runs them `afterMs` more, then
  * stops them and waits until every loop has finished. A failed attempt is
  * recorded with its phase and kind, and retried after `retryMs`.
+ * `minAcquiredPerPhase`: the phases before and after the restart last until at least this
+ * many acquisitions happened in them (up to PHASE_STRETCH_LIMIT_MS more), so a test can ask
+ * for work on both sides of the restart without racing a loaded machine's clock.
  */
 export async function runAcrossRestart(
   fixture: StoreFixture,
   server: ThrowawayServer,
-  options: { ttlMs: number; retryMs: number; afterMs: number },
+  options: { ttlMs: number; retryMs: number; afterMs: number; minAcquiredPerPhase?: number },
 ): Promise<RestartRun> {
   const resources = ["acct:0", "acct:1", "acct:2"];
   const tokens = new Map<string, bigint[]>(resources.map((r) => [r, []]));
@@ -101,14 +107,21 @@ export async function runAcrossRestart(
     }
   });
 
+  const minAcquired = options.minAcquiredPerPhase ?? 0;
+  const stretch = async (p: "before" | "after") => {
+    const deadline = performance.now() + PHASE_STRETCH_LIMIT_MS;
+    while (acquiredIn[p] < minAcquired && performance.now() < deadline) await sleep(20);
+  };
   const started = performance.now();
   await sleep(1_500);
+  await stretch("before");
   const restarting = performance.now();
   phase = "during";
   await server.restart();
   const restarted = performance.now();
   phase = "after";
   await sleep(options.afterMs);
+  await stretch("after");
   isRunning = false;
   const stopped = performance.now();
   await Promise.all(loops);

@@ -1,10 +1,18 @@
-import type { ChainableCommander, Redis } from "ioredis";
+import { Cluster, type ChainableCommander, type Redis } from "ioredis";
 import { LeaseError } from "../errors";
+import { clusterSlotOf } from "./keys";
 import type { LeaseScript } from "./scripts";
+
+/** A standalone Redis or a Redis Cluster (ioredis `Cluster`): the store runs on either. */
+export type RedisClient = Redis | Cluster;
+
+export function isCluster(client: RedisClient): client is Cluster {
+  return client instanceof Cluster || (client as { isCluster?: boolean }).isCluster === true;
+}
 
 /** What the read and write paths need from the store: the client and how to name failures. */
 export interface RedisContext {
-  client: Redis;
+  client: RedisClient;
   storeName: string;
   /** The last connection error seen, if the client is not connected now. */
   lastConnectionError?: () => string | undefined;
@@ -100,8 +108,10 @@ export async function execPipeline(
   ctx: RedisContext,
   operation: string,
   build: (pipeline: ChainableCommander) => void,
-  pipeline: ChainableCommander = ctx.client.pipeline(),
+  pipeline?: ChainableCommander,
 ): Promise<unknown[]> {
+  if (!pipeline && isCluster(ctx.client)) return execFannedOut(ctx, ctx.client, operation, build);
+  pipeline ??= ctx.client.pipeline();
   build(pipeline);
   let replies: [Error | null, unknown][] | null;
   try {
@@ -114,6 +124,86 @@ export async function execPipeline(
     if (error) throw toStoreError(ctx, operation, error);
     return reply;
   });
+}
+
+type RecordedCommand = [name: string, ...args: unknown[]];
+
+/**
+ * On a cluster a pipeline may only hold keys served by one node, so the commands `build` adds are
+ * recorded, grouped by the node that serves each command's first key (keyless ones, such as TIME,
+ * go with the first group), sent as one pipeline per node in parallel, and their replies put back
+ * in the order they were added. Each command still reads one bucket (one slot): nothing here
+ * spans slots. A group whose slots moved (a reshard, a failover) answers MOVED/ASK: the slot map
+ * is refreshed and the commands grouped and sent again, a few times at most, with a short pause (what goes through
+ * here reads, or writes idempotently).
+ */
+async function execFannedOut(
+  ctx: RedisContext,
+  cluster: Cluster,
+  operation: string,
+  build: (pipeline: ChainableCommander) => void,
+): Promise<unknown[]> {
+  const commands: RecordedCommand[] = [];
+  const recorder: ChainableCommander = new Proxy({} as ChainableCommander, {
+    get: (_, name) =>
+      (...args: unknown[]) => {
+        commands.push([String(name), ...args]);
+        return recorder;
+      },
+  });
+  build(recorder);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await sendGrouped(ctx, cluster, operation, commands);
+    } catch (error) {
+      const cause = error instanceof RedisStoreError ? error.cause : error;
+      if (attempt >= FAN_OUT_ATTEMPTS || !(cause instanceof Error && SLOTS_MOVED.test(cause.message))) throw error;
+      // A slot still migrating answers ASK until the move ends: give it a moment.
+      await new Promise<void>((resolve) => setTimeout(resolve, 50 * attempt));
+      await new Promise<void>((resolve) => cluster.refreshSlotsCache(() => resolve()));
+    }
+  }
+}
+
+const FAN_OUT_ATTEMPTS = 5;
+/** Redirections, and ioredis' refusal of a pipeline whose slots its refreshed map puts on several nodes. */
+const SLOTS_MOVED = /^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN)\b|same slots allocation group/;
+
+async function sendGrouped(ctx: RedisContext, cluster: Cluster, operation: string, commands: readonly RecordedCommand[]): Promise<unknown[]> {
+  const groups = new Map<string, number[]>();
+  const keyless: number[] = [];
+  commands.forEach((command, i) => {
+    const key = command[1];
+    if (command[0] === "time" || command[0] === "info" || command[0] === "ping" || (typeof key !== "string" && !Buffer.isBuffer(key))) {
+      keyless.push(i);
+      return;
+    }
+    const slot = clusterSlotOf(typeof key === "string" ? key : key.toString("latin1"));
+    const node = cluster.slots[slot]?.join(",") ?? `slot:${slot}`;
+    let group = groups.get(node);
+    if (!group) groups.set(node, (group = []));
+    group.push(i);
+  });
+  const grouped = [...groups.values()];
+  if (grouped.length === 0) grouped.push([]);
+  grouped[0]!.unshift(...keyless);
+  const replies = new Array<unknown>(commands.length);
+  await Promise.all(
+    grouped.map(async (indices) => {
+      let results: [Error | null, unknown][] | null;
+      try {
+        results = await cluster.pipeline(indices.map((i) => commands[i]!) as string[][]).exec();
+      } catch (error) {
+        throw toStoreError(ctx, operation, error);
+      }
+      if (!results) throw toStoreError(ctx, operation, new Error("pipeline was discarded"));
+      results.forEach(([error, reply], j) => {
+        if (error) throw toStoreError(ctx, operation, error);
+        replies[indices[j]!] = reply;
+      });
+    }),
+  );
+  return replies;
 }
 
 /** The store clock in ms (`TIME`), from a TIME reply. */

@@ -5,20 +5,21 @@
  * the `acq` zset, read in acquiredAt order by listLeases), or it ended after T — and
  * then its terminal event (released / expired / force_released, with holdMs) is in the
  * bucket stream after T. Scanning the stream from T would read everything since T, so
- * a projector (run by sweep(), off the hot path) folds terminal events into a **hold
- * index** per bucket, bucketed by duration class:
+ * the store's projector (projector.ts: off the hot path, in the same cursor-checked batch as
+ * the other read models) folds terminal events into a **hold index** per bucket, bucketed by
+ * duration class:
  *
  *   <ns>:{b7}:holds:c<k>   zset, score = end ms, member = the hold (JSON), for holds
  *                          lasting [2^k, 2^(k+1)) ms (k = 0 also takes 0–1 ms)
  *   <ns>:{b7}:holds:open   hash leaseId → acquired ms, for holds not ended yet (an
  *                          expiry's event carries its length, not its start)
- *   <ns>:{b7}:holds:pos    the last stream id projected
  *   <ns>:{b7}:holds:classes  set of the classes in use (a read probes only those)
  *
  * A hold of class k that spans T ends within (T, T + 2^(k+1)], so each class is one
  * ZRANGEBYSCORE over a window no wider than twice its holds: at least about half of
- * what is read is an answer, whatever the history's length. Events after `pos` (the
- * projector's lag) are read from the stream directly, so answers never wait for a sweep.
+ * what is read is an answer, whatever the history's length. heldAt() catches the projection
+ * up first; events after the projection cursor (`<bucket>proj`, what is still left) are read
+ * from the stream directly, so answers never wait for a projection.
  *
  * Precision: stream ids are `<ms>-<seq>` in the store's order; T names a millisecond and
  * includes every event in it. Retention: the index drops holds that ended before the
@@ -32,13 +33,11 @@ import type { BucketKeys } from "./keys";
 
 /** Duration classes 0..36: 2^37 ms is over four years; longer holds share the last class. */
 export const HOLD_CLASSES = 37;
-const PROJECT_BATCH = 2_000;
-/** heldAt reads at most this many unprojected events per bucket; beyond, it asks for a sweep. */
+/** heldAt reads at most this many unprojected events per bucket; beyond, it asks for a projection. */
 export const MAX_UNPROJECTED_EVENTS = 50_000;
 const TERMINAL = new Set<string>(TERMINAL_EVENT_KINDS);
 
 export interface HoldKeys {
-  pos: string;
   open: string;
   classes: string;
   classKey: (k: number) => string;
@@ -46,11 +45,11 @@ export interface HoldKeys {
 
 export function buildHoldKeys(keys: BucketKeys): HoldKeys {
   const base = `${keys.base}holds:`;
-  return { pos: `${base}pos`, open: `${base}open`, classes: `${base}classes`, classKey: (k) => `${base}c${k}` };
+  return { open: `${base}open`, classes: `${base}classes`, classKey: (k) => `${base}c${k}` };
 }
 
 /** One ended hold as the index stores it (short names: there is one per terminal event). */
-interface HoldRecord {
+export interface HoldRecord {
   /** Stream id of the terminal event. */
   i: string;
   r: string;
@@ -75,7 +74,7 @@ export function holdClass(durationMs: number): number {
  * An expiry whose start is unknown (its acquire was trimmed before projection) is
  * placed by its fencing token, which is the store's µs clock at the grant.
  */
-function holdsFromEntries(entries: RawEvent[], starts: Map<string, number>): { holds: HoldRecord[]; acquired: Map<string, number>; ended: string[] } {
+export function holdsFromEntries(entries: RawEvent[], starts: Map<string, number>): { holds: HoldRecord[]; acquired: Map<string, number>; ended: string[] } {
   const holds: HoldRecord[] = [];
   const acquired = new Map<string, number>();
   const ended: string[] = [];
@@ -115,7 +114,7 @@ function holdsFromEntries(entries: RawEvent[], starts: Map<string, number>): { h
 }
 
 /** Starts of expired holds not begun in `entries`, from the open-holds hash. */
-async function loadOpenStarts(ctx: RedisContext, hk: HoldKeys, entries: RawEvent[]): Promise<Map<string, number>> {
+export async function loadOpenStarts(ctx: RedisContext, hk: HoldKeys, entries: RawEvent[]): Promise<Map<string, number>> {
   const seen = new Set<string>();
   const wanted: string[] = [];
   for (const raw of entries) {
@@ -151,50 +150,22 @@ function maxDeletedId(info: unknown): string {
 }
 
 /**
- * Projects one bucket's new terminal events into its hold index, then drops holds that
- * ended before the stream's trimmed part. Idempotent: members are the same JSON for the
- * same event, and a rerun from an older `pos` rewrites what is already there.
+ * Drops the holds of one bucket's index that ended before the stream's trimmed part (they can
+ * no longer be asked for: an instant before the retained history is refused). Retention only:
+ * sweep() and projectHolds() run it.
  */
-export async function projectBucketHolds(ctx: RedisContext, keys: BucketKeys): Promise<number> {
+export async function pruneBucketHolds(ctx: RedisContext, keys: BucketKeys): Promise<void> {
   const hk = buildHoldKeys(keys);
-  let projected = 0;
-  for (;;) {
-    const [pos] = await execPipeline(ctx, "projectHolds", (p) => p.get(hk.pos));
-    const from = typeof pos === "string" ? `(${pos}` : "-";
-    const [reply] = await execPipeline(ctx, "projectHolds", (p) => p.xrange(keys.events, from, "+", "COUNT", PROJECT_BATCH));
-    const entries = parseEntries(reply);
-    const last = entries[entries.length - 1];
-    if (!last?.id) break;
-    const starts = await loadOpenStarts(ctx, hk, entries);
-    const { holds, acquired, ended } = holdsFromEntries(entries, starts);
-    await execPipeline(ctx, "projectHolds", (p) => {
-      if (acquired.size > 0) p.hset(hk.open, Object.fromEntries([...acquired].map(([l, ms]) => [l, String(ms)])));
-      if (ended.length > 0) p.hdel(hk.open, ...ended);
-      const classes = new Set<number>();
-      for (const h of holds) {
-        const k = holdClass(h.e - h.s);
-        classes.add(k);
-        p.zadd(hk.classKey(k), h.e, JSON.stringify(h));
-      }
-      // Before pos moves on: a reader that sees the new pos also sees every class it used.
-      if (classes.size > 0) p.sadd(hk.classes, ...[...classes].map(String));
-      p.set(hk.pos, last.id!);
-    });
-    projected += holds.length;
-    if (entries.length < PROJECT_BATCH) break;
-  }
   const [exists] = await execPipeline(ctx, "projectHolds", (p) => p.exists(keys.events));
-  if (Number(exists) > 0) {
-    const [info] = await execPipeline(ctx, "projectHolds", (p) => p.xinfo("STREAM", keys.events));
-    const deleted = parseStreamId(maxDeletedId(info)).ms;
-    if (deleted > 0) {
-      const [classes] = await execPipeline(ctx, "projectHolds", (p) => p.smembers(hk.classes));
-      await execPipeline(ctx, "projectHolds", (p) => {
-        for (const k of (classes as string[]) ?? []) p.zremrangebyscore(hk.classKey(Number(k)), "-inf", `(${deleted}`);
-      });
-    }
-  }
-  return projected;
+  if (Number(exists) === 0) return;
+  const [info] = await execPipeline(ctx, "projectHolds", (p) => p.xinfo("STREAM", keys.events));
+  const deleted = parseStreamId(maxDeletedId(info)).ms;
+  if (deleted <= 0) return;
+  const [classes] = await execPipeline(ctx, "projectHolds", (p) => p.smembers(hk.classes));
+  if (((classes as string[]) ?? []).length === 0) return;
+  await execPipeline(ctx, "projectHolds", (p) => {
+    for (const k of (classes as string[]) ?? []) p.zremrangebyscore(hk.classKey(Number(k)), "-inf", `(${deleted}`);
+  });
 }
 
 interface BucketState {
@@ -233,7 +204,7 @@ export async function readHeldAt(
     p.time();
     for (const b of buckets) {
       const keys = bucketKeys[b]!;
-      p.get(buildHoldKeys(keys).pos);
+      p.hget(keys.proj, "last");
       p.xrange(keys.events, "-", "+", "COUNT", 1);
       p.zcount(keys.acq, "-inf", `(${tn}`);
       p.smembers(buildHoldKeys(keys).classes);
@@ -290,7 +261,7 @@ export async function readHeldAt(
       if (h.s < tn && h.e >= tn && matches({ resource: h.r, owner: h.o, task: h.t })) ended.set(h.i, h);
     }
   }
-  // The projector's lag: events after `pos`, read from the stream itself (one pipeline
+  // The projector's lag: events after its cursor, read from the stream itself (one pipeline
   // for every bucket; a bucket further behind than one read continues on its own).
   const TAIL_BATCH = 5_000;
   const firstReads = await execPipeline(ctx, "heldAt", (p) => {
@@ -302,7 +273,7 @@ export async function readHeldAt(
     while (last?.id && tail.length % TAIL_BATCH === 0) {
       if (tail.length >= MAX_UNPROJECTED_EVENTS) {
         throw new LeaseError(
-          `heldAt: the hold index of bucket ${s.bucket} is more than ${MAX_UNPROJECTED_EVENTS} events behind; sweep() brings it up to date`,
+          `heldAt: the hold index of bucket ${s.bucket} is more than ${MAX_UNPROJECTED_EVENTS} events behind; store.project() brings it up to date`,
           "index_behind",
         );
       }

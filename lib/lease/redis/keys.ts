@@ -2,26 +2,30 @@
  * Key layout of the Redis store.
  *
  * Every key one Lua script call touches carries the same hash tag `{b<n>}`, where n is
- * the resource's bucket. That keeps each call inside one Redis Cluster slot,
- * and gives the console a fixed set of per-bucket indexes to read:
+ * the resource's bucket, and is passed in KEYS (built here, never inside Lua). That keeps
+ * each call inside one Redis Cluster slot, and gives the console a fixed set of per-bucket
+ * indexes to read.
  *
+ * Written by the operations themselves (the hot path, scripts.ts):
  *   <ns>:{b7}:lock:<resource>     string leaseId, PX ttl — the enforcement
  *   <ns>:{b7}:lease:<resource>    hash of lease metadata, no TTL (sweep needs it after the lock vanished)
- *   <ns>:{b7}:ended:<resource>    hash: how the last lease ended (tells "expired" from "not_owner"), short TTL
+ *   <ns>:{b7}:ended:<resource>    string: how the last lease ended (tells "expired" from "not_owner"), short TTL
  *   <ns>:{b7}:fence:<resource>    last fencing token, long TTL
- *   <ns>:{b7}:evids:<resource>    list: ids of this resource's recent events, newest first
  *   <ns>:{b7}:idx                 zset resource → expiresAt ms (sweep, "expires" sort, countActive)
+ *   <ns>:{b7}:events              stream of every event in the bucket, capped
+ *   <ns>:{b7}:totals              hash of lifetime counts, no TTL: acquired, released, expired, force_released and
+ *                                 renewed from the hot path; the other kinds, hold histogram and sum from the projector
+ *   <ns>:{b7}:slack:<hour>        hash of renewal-slack counts '<ttl>|<bucket>|<group>' per epoch hour (15 days), by renew
+ * Read models, derived from the events stream by the projector (projector.ts):
+ *   <ns>:{b7}:proj                hash: the projection cursor (last applied stream id, renewals applied, when)
  *   <ns>:{b7}:acq                 zset resource → acquiredAt ms ("held_longest" / "newest" sorts)
  *   <ns>:{b7}:names               zset of resources, all score 0 (lex ranges for prefix filters)
- *   <ns>:{b7}:events              stream of every event in the bucket, capped
+ *   <ns>:{b7}:evids:<resource>    list: ids of this resource's recent events, newest first
  *   <ns>:{b7}:events:<kind>       stream per rare kind (expired, lost, …): same entries and ids
- *   <ns>:{b7}:stats:m:<minute>    hash of counters per epoch minute (~48 h), written with each event
- *   <ns>:{b7}:stats:h:<hour>      hash of counters per epoch hour (~15 days), folded from closed minutes
- *   <ns>:{b7}:stats:pending       zset of minutes not folded into hours yet (see fold_minutes in scripts.ts)
- *   <ns>:{b7}:slack:<hour>        hash of renewal-slack counts '<ttl>|<bucket>|<group>' per epoch hour (15 days)
- *   <ns>:{b7}:totals              hash of lifetime counts (acquired, released, expired, force_released), no TTL
- *   <ns>:{b7}:holds:c<k> / open / pos / classes   the hold index heldAt() reads, projected from the
- *                                 events stream by sweep() (see held-at.ts)
+ *   <ns>:{b7}:stats:m:<minute>    hash of counters per epoch minute (~48 h)
+ *   <ns>:{b7}:stats:h:<hour>      hash of counters per epoch hour (~15 days)
+ *   <ns>:{b7}:holds:c<k> / open / classes   the hold index heldAt() reads (see held-at.ts)
+ * Outside the buckets:
  *   <ns>:buckets                  the namespace's bucket count, set by the first store to use it, no TTL
  */
 
@@ -32,9 +36,10 @@ export interface BucketKeys {
   acq: string;
   names: string;
   events: string;
-  /** Prefix of the stats hashes; the Lua appends `m:<minute>` / `h:<hour>` / `pending`. */
+  /** Prefix of the stats hashes: `m:<minute>` / `h:<hour>` follow. */
   stats: string;
   totals: string;
+  proj: string;
 }
 
 export interface ResourceKeys extends BucketKeys {
@@ -86,6 +91,7 @@ export function buildBucketKeys(namespace: string, bucket: number): BucketKeys {
     events: `${base}events`,
     stats: `${base}stats:`,
     totals: `${base}totals`,
+    proj: `${base}proj`,
   };
 }
 
@@ -103,19 +109,48 @@ export function buildResourceKeys(namespace: string, buckets: number, resource: 
   };
 }
 
-/** Stream of one indexed event kind in a bucket (must match the Lua in scripts.ts). */
+/**
+ * The KEYS of a resource script, in the order scripts.ts reads them: lock, lease, ended, fence,
+ * idx, events, totals. Built straight from the bucket's keys: it runs on every operation.
+ */
+export function buildResourceScriptKeys(keys: BucketKeys, resource: string): string[] {
+  const base = keys.base;
+  return [`${base}lock:${resource}`, `${base}lease:${resource}`, `${base}ended:${resource}`, `${base}fence:${resource}`, keys.idx, keys.events, keys.totals];
+}
+
+/** A resource's history list of event ids (a read model). */
+export function buildEvidsKey(keys: BucketKeys, resource: string): string {
+  return `${keys.base}evids:${resource}`;
+}
+
+/** Stream of one indexed event kind in a bucket (a read model). */
 export function buildKindStreamKey(keys: BucketKeys, kind: string): string {
   return `${keys.events}:${kind}`;
 }
 
-/** Per-bucket stats hash key for an epoch minute / hour (must match the Lua in scripts.ts). */
+/** Per-bucket stats hash key for an epoch minute / hour (a read model). */
 export function buildStatsKey(keys: BucketKeys, unit: "m" | "h", index: number): string {
   return `${keys.stats}${unit}:${index}`;
 }
 
-/** The bucket's minutes not folded into their hours yet, a zset scored by minute (must match the Lua in scripts.ts). */
-export function buildFoldPendingKey(keys: BucketKeys): string {
-  return `${keys.stats}pending`;
+/** CRC16/XMODEM, the hash Redis Cluster maps keys to slots with. */
+function crc16(bytes: Buffer): number {
+  let crc = 0;
+  for (const byte of bytes) {
+    crc ^= byte << 8;
+    for (let bit = 0; bit < 8; bit++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
+  }
+  return crc;
+}
+
+/** The Redis Cluster slot of a key: of its hash tag (`{b7}`) when it has a non-empty one, else of the whole key. */
+export function clusterSlotOf(key: string): number {
+  const open = key.indexOf("{");
+  if (open !== -1) {
+    const close = key.indexOf("}", open + 1);
+    if (close > open + 1) return crc16(Buffer.from(key.slice(open + 1, close), "utf8")) % 16384;
+  }
+  return crc16(Buffer.from(key, "utf8")) % 16384;
 }
 
 /**

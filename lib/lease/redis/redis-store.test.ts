@@ -7,6 +7,8 @@ import { freshRedisNamespace, sleep, TEST_REDIS_URL, type FreshRedisNamespace } 
 import { compareFencingTokens } from "../validation";
 import { compareBytes } from "./codec";
 import { bucketOf } from "./keys";
+import { PROJECT_BATCH } from "./projector";
+import { LEASE_SCRIPTS } from "./scripts";
 import { RedisLeaseStore, type TRedisLeaseStoreOptions } from "./store";
 
 /** Redis-specific behaviour on the shared Redis, each test in its own namespace. */
@@ -122,10 +124,10 @@ describe("RedisLeaseStore keys", () => {
     await store.sweep();
     await store.reportLost({ resource: resources[1]!, leaseId: randomUUID(), owner: "o", task: "t", fencingToken: "1", reason: "expired" });
 
-    const keys = await scanKeys(store.client, fresh.namespace);
+    const keys = await scanKeys(store.client as Redis, fresh.namespace);
     expect(keys.length).toBeGreaterThan(0);
     const perResource = /^(lock|lease|ended|fence|evids):(.+)$/;
-    const perBucket = /^(idx|acq|names|events|events:(expired|lost|renew_failed|force_released|fencing_rejected)|stats:[mh]:\d+|stats:pending|slack:\d+|totals|holds:(pos|open|classes|c\d+))$/;
+    const perBucket = /^(idx|acq|names|events|events:(expired|lost|renew_failed|force_released|fencing_rejected)|stats:[mh]:\d+|slack:\d+|totals|proj|holds:(open|classes|c\d+))$/;
     const kinds = new Set<string>();
     // The one key outside the buckets: the namespace's bucket count.
     expect(keys).toContain(`${fresh.namespace}:buckets`);
@@ -146,7 +148,7 @@ describe("RedisLeaseStore keys", () => {
       }
     }
     // Every kind of key was produced, so each was checked above.
-    expect([...kinds].sort()).toEqual(["acq", "ended", "events", "events:<kind>", "evids", "fence", "holds", "idx", "lease", "lock", "names", "slack", "stats", "totals"]);
+    expect([...kinds].sort()).toEqual(["acq", "ended", "events", "events:<kind>", "evids", "fence", "holds", "idx", "lease", "lock", "names", "proj", "slack", "stats", "totals"]);
   });
 });
 
@@ -161,9 +163,9 @@ describe("RedisLeaseStore fencing", () => {
       highest = lease.fencingToken;
       await store.release({ resource: r, leaseId: lease.leaseId });
     }
-    const keys = await scanKeys(store.client, fresh.namespace);
+    const keys = await scanKeys(store.client as Redis, fresh.namespace);
     await store.client.unlink(...keys);
-    expect(await scanKeys(store.client, fresh.namespace)).toEqual([]);
+    expect(await scanKeys(store.client as Redis, fresh.namespace)).toEqual([]);
     expect(await store.get(r)).toBeNull();
 
     const after = await mustAcquire(store, r);
@@ -258,7 +260,7 @@ describe("RedisLeaseStore lifetime counts", () => {
     expect(await store.lifetimeCounts()).toEqual(expected);
 
     // Retention does its work: every stream trimmed to nothing, every stats hash and history list gone.
-    const keys = await scanKeys(store.client, fresh.namespace);
+    const keys = await scanKeys(store.client as Redis, fresh.namespace);
     const streams = keys.filter((k) => /:events(:[a-z_]+)?$/.test(k));
     expect(streams.length).toBeGreaterThan(0);
     for (const stream of streams) await store.client.xtrim(stream, "MAXLEN", 0);
@@ -288,10 +290,9 @@ describe("RedisLeaseStore events", () => {
     // MAXLEN ~ trims whole stream nodes (100 entries each by default), so a little more than the cap may remain.
     expect(length).toBeGreaterThanOrEqual(100);
     expect(length).toBeLessThanOrEqual(300);
-    // The resource's history keeps eventsMaxLen ids too, trimmed back once it is 16 (or 1/16) over.
-    const history = await store.client.llen(`${fresh.namespace}:{b0}:evids:hot:1`);
-    expect(history).toBeGreaterThanOrEqual(100);
-    expect(history).toBeLessThanOrEqual(116);
+    // The resource's history (a read model) keeps eventsMaxLen ids too.
+    await store.project();
+    expect(await store.client.llen(`${fresh.namespace}:{b0}:evids:hot:1`)).toBe(100);
 
     const newest = await store.events({ limit: 5 });
     expect(newest.items).toHaveLength(5);
@@ -479,62 +480,68 @@ describe("RedisLeaseStore stats", () => {
     const week = await store.stats({ from: new Date(now - 7 * 24 * 3_600_000), to: new Date(now), bucketMs: 3_600_000 });
     expect(week.length).toBeGreaterThanOrEqual(168);
   });
+});
 
-  it("folds closed minutes into hours exactly once: hour totals match the minutes before and after, and nothing counts twice", async () => {
+describe("RedisLeaseStore projection", () => {
+  it("derives the read models from the events once: a replayed batch changes nothing, a backlog goes in bounded batches", async () => {
     const { store, fresh } = openStore({ buckets: 1 });
-    const lease = await mustAcquire(store, "fold:a:1");
-    await store.acquire({ resource: "fold:a:1", owner: "b", task: "t", ttlMs: 1_000 });
-    await store.release({ resource: "fold:a:1", leaseId: lease.leaseId });
+    const base = `${fresh.namespace}:{b0}:`;
+    // More events than one batch, left unprojected (nothing here reads a read model until project()).
+    const pairs = Math.ceil(PROJECT_BATCH / 2) + 100;
+    for (let i = 0; i < pairs; i += 50) {
+      await Promise.all(
+        Array.from({ length: Math.min(50, pairs - i) }, async (_, j) => {
+          const lease = await mustAcquire(store, `p:${(i + j) % 7}:${i + j}`);
+          await store.release({ resource: lease.resource, leaseId: lease.leaseId });
+        }),
+      );
+    }
+    const held = await mustAcquire(store, "p:held:1");
+    await store.acquire({ resource: "p:held:1", owner: "b", task: "t", ttlMs: 1_000 });
+    expect(await store.client.exists(`${base}proj`)).toBe(0);
+    expect((await store.projectionLag()).lagMs).toBeGreaterThanOrEqual(0);
 
-    // Three earlier minutes as they would be left behind: two written by the scripts and not
-    // folded yet (marked), and one already counted into its hour (unmarked, as the demo seeder
-    // writes history). The marked two are pending, as if no fold had run since.
-    const [seconds] = await store.client.time();
-    const nowMinute = Math.floor(Number(seconds) / 60);
-    const stats = `${fresh.namespace}:{b0}:stats:`;
-    const seeded = nowMinute - 5;
-    await store.client.hset(`${stats}m:${nowMinute - 3}`, { acquired: 2, "released:h3": 1, holdSum: 40, fold: 1 });
-    await store.client.hset(`${stats}m:${nowMinute - 2}`, { acquired: 1, contended: 1, "cp:fold:b:1": 1, fold: 1 });
-    await store.client.hset(`${stats}m:${seeded}`, { acquired: 7 });
-    await store.client.hincrby(`${stats}h:${Math.floor(seeded / 60)}`, "acquired", 7);
-    await store.client.zadd(`${stats}pending`, nowMinute - 3, String(nowMinute - 3), nowMinute - 2, String(nowMinute - 2));
+    const first = await store.project();
+    const total = 2 * pairs + 2;
+    expect(first).toEqual({ applied: total, isCaughtUp: true });
+    expect((await store.projectionLag()).lagMs).toBe(0);
+    const snapshot = async () => ({
+      acq: await store.client.zrange(`${base}acq`, "0", "-1", "WITHSCORES"),
+      names: await store.client.zrange(`${base}names`, "0", "-1"),
+      history: await store.client.lrange(`${base}evids:p:held:1`, 0, -1),
+      cursor: await store.client.hgetall(`${base}proj`),
+      stats: await store.stats({ from: new Date(Date.now() - 3_600_000), to: new Date(Date.now() + 60_000), bucketMs: 60_000 }),
+    });
+    const before = await snapshot();
+    expect(before.names).toEqual(["p:held:1"]);
+    expect(before.history).toHaveLength(2);
+    const counted = before.stats.reduce((acc, b) => ({ acquired: acc.acquired + b.counts.acquired, released: acc.released + b.counts.released, contended: acc.contended + b.counts.contended }), { acquired: 0, released: 0, contended: 0 });
+    expect(counted).toEqual({ acquired: pairs + 1, released: pairs, contended: 1 });
 
-    const now = Number(seconds) * 1000;
-    const range = { from: new Date(now - 2 * 3_600_000), to: new Date(now + 3_600_000), prefixDepth: 3 };
-    const totals = async (bucketMs: number) => {
-      const buckets = await store.stats({ ...range, bucketMs });
-      return {
-        acquired: buckets.reduce((n, b) => n + b.counts.acquired, 0),
-        released: buckets.reduce((n, b) => n + b.counts.released, 0),
-        contended: buckets.reduce((n, b) => n + b.counts.contended, 0),
-        histogram: buckets.reduce<number[]>((sum, b) => sum.map((n, i) => n + (b.holdHistogram[i] ?? 0)), new Array(18).fill(0)),
-        holdMsSum: buckets.reduce((n, b) => n + b.holdMsSum, 0),
-        contention: buckets.reduce<Record<string, number>>((acc, b) => {
-          for (const [p, n] of Object.entries(b.contendedByPrefix)) acc[p] = (acc[p] ?? 0) + n;
-          return acc;
-        }, {}),
-      };
-    };
-    const minutes = await totals(60_000);
-    expect(minutes).toMatchObject({ acquired: 1 + 2 + 1 + 7, released: 1 + 1, contended: 1 + 1 });
-    expect(minutes.contention).toEqual({ "fold:a:1": 1, "fold:b:1": 1 });
-    expect(minutes.histogram[3]).toBeGreaterThanOrEqual(1);
-    expect(minutes.histogram.reduce((a, b) => a + b, 0)).toBe(2);
+    // Replaying the first batch (applied after the empty cursor) is refused by the cursor check.
+    const firstId = ((await store.client.xrange(`${base}events`, "-", "+", "COUNT", 1)) as [string, string[]][])[0]![0];
+    const replayKeys = [`${base}proj`, `${base}totals`, `${base}stats:m:0`, `${base}stats:h:0`, `${base}acq`];
+    const replay = await store.client.eval(LEASE_SCRIPTS.project.lua, replayKeys.length, ...replayKeys, "", firstId, "3", "ZADD", "5", "1", "p:replayed");
+    expect((replay as string[])[0]).toBe("stale");
+    // Another projector, and this one again, find nothing left to do.
+    const other = openStore({ buckets: 1 }, fresh).store;
+    expect(await other.project()).toEqual({ applied: 0, isCaughtUp: true });
+    expect(await store.project()).toEqual({ applied: 0, isCaughtUp: true });
+    const after = await snapshot();
+    expect({ ...after, cursor: { ...after.cursor, at: "" } }).toEqual({ ...before, cursor: { ...before.cursor, at: "" } });
+    await store.release({ resource: "p:held:1", leaseId: held.leaseId });
+  });
 
-    const beforeFold = await totals(3_600_000);
-    expect(beforeFold).toEqual(minutes);
-    await store.sweep();
-    expect(await store.client.hexists(`${stats}m:${nowMinute - 3}`, "fold")).toBe(0);
-    expect(await store.client.hexists(`${stats}m:${nowMinute - 2}`, "fold")).toBe(0);
-    expect(await store.client.zrangebyscore(`${stats}pending`, "-inf", nowMinute - 1)).toEqual([]);
-    expect(await totals(3_600_000)).toEqual(minutes);
-    // Folded minutes listed as pending again (readers then look at them too) neither make
-    // readers count them again nor a second fold add them again.
-    const folded = [nowMinute - 3, nowMinute - 2, seeded];
-    await store.client.zadd(`${stats}pending`, ...folded.flatMap((m) => [m, String(m)]));
-    expect(await totals(3_600_000)).toEqual(minutes);
-    await store.sweep();
-    expect(await totals(3_600_000)).toEqual(minutes);
-    expect(await totals(60_000)).toEqual(minutes);
+  it("counts renewals into the rollups from the durable counter, once", async () => {
+    const { store } = openStore({ buckets: 2 });
+    const lease = await mustAcquire(store, "renewed:1");
+    for (let i = 0; i < 3; i++) await store.renew({ resource: "renewed:1", leaseId: lease.leaseId, ttlMs: 60_000 });
+    const range = { from: new Date(Date.now() - 3_600_000), to: new Date(Date.now() + 3_600_000), bucketMs: 3_600_000 };
+    const renewed = async () => (await store.stats(range)).reduce((n, b) => n + b.counts.renewed, 0);
+    expect(await renewed()).toBe(3);
+    await store.project();
+    expect(await renewed()).toBe(3);
+    await store.renew({ resource: "renewed:1", leaseId: lease.leaseId, ttlMs: 60_000 });
+    expect(await renewed()).toBe(4);
   });
 });

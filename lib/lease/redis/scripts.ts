@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
-import { HOLD_HISTOGRAM_BOUNDS_MS, SLACK_BUCKET_COUNT, type LeaseEventKind } from "../types";
+import { SLACK_BUCKET_COUNT, type LeaseEventKind } from "../types";
 
-/** Event kinds with a stream of their own per bucket (see append_event). */
+/** Event kinds with a stream of their own per bucket (a read model, see projector.ts). */
 export const INDEXED_EVENT_KINDS: readonly LeaseEventKind[] = ["expired", "force_released", "renew_failed", "lost", "fencing_rejected"];
 
 /** Key lifetimes in seconds: minute / hour stats hashes, fencing token, per-resource event id list. */
@@ -11,41 +11,53 @@ export const FENCE_TTL_S = 31_536_000;
 export const EVIDS_TTL_S = 1_296_000;
 /** Renewal-slack hashes (one per bucket and hour) live as long as the hour stats: 15 days. */
 export const SLACK_TTL_S = 1_296_000;
-/** Closed minutes folded into hours at most per write (the first of each minute) and per sweep call, per bucket. */
-export const FOLD_PER_WRITE = 4;
-export const FOLD_PER_SWEEP = 120;
 
 /**
  * The Lua of the Redis store: one script per operation, loaded once and run by
  * SHA (EVALSHA; after NOSCRIPT — a restart, SCRIPT FLUSH — it is sent again, see
- * callScript in connection.ts). Each script makes the state change, records its
- * event(s) and bumps its stats counters in one atomic step, on the store's clock
- * (`TIME` inside the script — client clocks are never used). Redis ≥ 7 (`SET … NX
- * GET`, `XADD <ms>-*`).
+ * callScript in connection.ts). Redis ≥ 7 (`SET … NX GET`, `XADD <ms>-*`).
  *
- * Every script is the shared top (constants and helpers) followed by its body.
- * Redis compiles a script once, but re-runs its top on every call, so the helpers
- * are kept to plain locals and small tables.
+ * The hot path (acquire, renew, release, forceRelease) writes, in one atomic step on the
+ * store's clock (`TIME` inside the script — client clocks are never used), only what the
+ * lease itself needs: the lock key, the lease hash, the fencing token, the bucket's expiry
+ * index (sweep and `list` need it to find a lapsed lease, which is what makes the `expired`
+ * event exactly-once), the durable lifetime counters conservation is checked against, a
+ * short-lived note of how the last lease ended, and ONE event appended to the bucket's
+ * stream. Listing indexes, per-minute / per-hour rollups, per-kind streams and per-resource
+ * history are read models derived from that stream off the hot path (projector.ts). No
+ * script does unbounded work: sweep records one resource per call.
  *
- * Cost model (what the scripts are shaped by): Redis CPU per call is a small
- * base plus, per `redis.call`, the command itself and ~0.3 µs (read) to ~0.7 µs
- * (write) of call overhead, and Lua turning numbers into strings is a `sprintf`
- * each. So the hot paths make as few calls as the invariants allow, pass
- * strings (not numbers) to Redis, and build each decimal string once.
+ * Every key a script touches is passed in KEYS (built in keys.ts, never in Lua) and carries
+ * the bucket's hash tag, so a call lives in one Redis Cluster slot, is routed by KEYS, and is
+ * refused (not half-run) by a node that no longer owns the slot during a reshard.
  *
  * Replies are flat arrays of strings, never JSON: `[status, …]` as documented on
  * each script. An event in a reply is `[id, field, value, field, value, …]` —
  * the stream entry it was written as, with its id in front.
  *
- * Every script is given one key, its bucket's base `<ns>:{b<n>}:` (keys.ts), and
- * derives the keys it touches from it — `<base>lock:<resource>`, `<base>idx`, … —
- * so all of them carry the base's hash tag and live in the one cluster slot that
- * KEYS names. (Passing ten long key names per call cost more on the client and in
- * Redis' request parsing than deriving them in Lua.) Resource scripts share:
- *   KEYS[1] bucket base
- *   ARGV[1] resource  ARGV[2] events MAXLEN  ARGV[3] per-resource event id list length
- *   ARGV[4..] per script, documented on each.
+ * Resource scripts share (buildResourceScriptKeys in keys.ts):
+ *   KEYS[1] lock  KEYS[2] lease  KEYS[3] ended  KEYS[4] fence  KEYS[5] idx  KEYS[6] events  KEYS[7] totals
+ *   ARGV[1] resource  ARGV[2] events MAXLEN  ARGV[3..] per script, documented on each.
+ * renew takes one more: KEYS[8] the bucket's renewal-slack hash for the hour (buildSlackKey).
  */
+
+/**
+ * Renewal slack (see lib/lease/slack.ts), counted inside renew before the lease hash is
+ * updated: the share of the old TTL left on this clock, in SLACK_BUCKET_COUNT buckets
+ * (slackBucketIndex), into field '<old ttl>|<bucket>|<group>' of KEYS[8]. It stays on the hot
+ * path because a renew appends no event, so the projector has nothing to derive it from; it
+ * costs one HMGET and one HINCRBY (plus the key's EXPIRE on its first count).
+ */
+const RENEWAL_SLACK_LUA = `
+  local slack_was = redis.call('HMGET', c.lease, 'expiresAt', 'ttlMs')
+  local slack_ttl = tonumber(slack_was[2])
+  if slack_ttl and slack_ttl > 0 and KEYS[8] then
+    local slack_i = math.floor(((tonumber(slack_was[1]) or NOW_MS) - NOW_MS) * ${SLACK_BUCKET_COUNT} / slack_ttl)
+    slack_i = math.max(0, math.min(${SLACK_BUCKET_COUNT - 1}, slack_i))
+    if redis.call('HINCRBY', KEYS[8], slack_was[2] .. '|' .. slack_i .. '|' .. ARGV[5], '1') == 1 then
+      redis.call('EXPIRE', KEYS[8], '${SLACK_TTL_S}')
+    end
+  end`;
 
 /** One operation's body: it runs after start(), so KEYS, ARGV and NOW are set. */
 interface ScriptBody {
@@ -53,42 +65,18 @@ interface ScriptBody {
   body: string;
 }
 
-export type LeaseOperation = "acquire" | "renew" | "release" | "forceRelease" | "reportFencingRejection" | "reportLost" | "sweep";
+export type LeaseOperation = "acquire" | "renew" | "release" | "forceRelease" | "reportFencingRejection" | "reportLost" | "expire" | "project";
 
 function defineScript(operation: LeaseOperation, body: string): ScriptBody {
   return { operation, body };
 }
-
-/** holdBucketIndex() of lib/lease/histogram.ts as an if-chain, returning the index as the text the field name needs. */
-const HOLD_BUCKET_LUA = [
-  ...HOLD_HISTOGRAM_BOUNDS_MS.map((bound, i) => `${i === 0 ? "if" : "elseif"} ms <= ${bound} then return '${i}'`),
-  `end`,
-  `return '${HOLD_HISTOGRAM_BOUNDS_MS.length}'`,
-].join("\n  ");
-
-/**
- * Renewal slack (see lib/lease/slack.ts), counted inside renew before the lease hash is
- * updated: the share of the old TTL left on this clock, in SLACK_BUCKET_COUNT buckets
- * (slackBucketIndex), into field '<old ttl>|<bucket>|<group>' of KEYS[2]. Self-contained:
- * one read of the old expiry and TTL, one HINCRBY, and the key's TTL set by the first count.
- */
-const RENEWAL_SLACK_LUA = `
-  local slack_was = redis.call('HMGET', c.lease, 'expiresAt', 'ttlMs')
-  local slack_ttl = tonumber(slack_was[2])
-  if slack_ttl and slack_ttl > 0 and KEYS[2] then
-    local slack_i = math.floor(((tonumber(slack_was[1]) or NOW_MS) - NOW_MS) * ${SLACK_BUCKET_COUNT} / slack_ttl)
-    slack_i = math.max(0, math.min(${SLACK_BUCKET_COUNT - 1}, slack_i))
-    if redis.call('HINCRBY', KEYS[2], slack_was[2] .. '|' .. slack_i .. '|' .. ARGV[6], '1') == 1 then
-      redis.call('EXPIRE', KEYS[2], '${SLACK_TTL_S}')
-    end
-  end`;
 
 /**
  * The shared top of every script: constants and helpers. The per-call state lives in
  * locals that start() sets from the script's KEYS and ARGV at the beginning of the call.
  */
 const LIBRARY_TOP = `
-local KEYS, ARGV, TIME, NOW_US, NOW_MS, NOW, NOW_US_TEXT, MINUTE
+local KEYS, ARGV, TIME, NOW_US, NOW_MS, NOW, NOW_US_TEXT
 
 local function start(keys, args)
   KEYS, ARGV = keys, args
@@ -99,33 +87,17 @@ local function start(keys, args)
   -- ('%.14g'); the 16-digit microsecond clock would not, so it is spliced from TIME's own digits.
   NOW = tostring(NOW_MS)
   NOW_US_TEXT = TIME[1] .. string.sub('00000' .. TIME[2], -6)
-  MINUTE = tostring(math.floor(NOW_MS / 60000))
 end
 
-local MINUTE_TTL_S = '${MINUTE_TTL_S}'
-local HOUR_TTL_S = '${HOUR_TTL_S}'
 local FENCE_TTL_S = '${FENCE_TTL_S}'
-local EVIDS_TTL_S = '${EVIDS_TTL_S}'
 local ENDED_GRACE_MS = 60000
-local FOLD_PER_WRITE = ${FOLD_PER_WRITE}
-local FOLD_PER_SWEEP = ${FOLD_PER_SWEEP}
 
--- Kinds that are rare in a healthy system and that people filter on: each also gets a stream per bucket.
-local INDEXED_KINDS = { ${INDEXED_EVENT_KINDS.map((k) => `${k} = true`).join(", ")} }
-
--- The keys of one resource and of its bucket (same names as keys.ts builds), and the limits.
-local function context(base, resource, events_max, evids_max)
-  return {
-    lock = base .. 'lock:' .. resource, lease = base .. 'lease:' .. resource, ended = base .. 'ended:' .. resource,
-    fence = base .. 'fence:' .. resource, evids = base .. 'evids:' .. resource,
-    idx = base .. 'idx', acq = base .. 'acq', names = base .. 'names', events = base .. 'events', stats = base .. 'stats:',
-    totals = base .. 'totals',
-    resource = resource, events_max = events_max, evids_max = tonumber(evids_max),
-  }
-end
-
+-- The keys and limits of one resource call (see the header of scripts.ts).
 local function resource_context()
-  return context(KEYS[1], ARGV[1], ARGV[2], ARGV[3])
+  return {
+    lock = KEYS[1], lease = KEYS[2], ended = KEYS[3], fence = KEYS[4], idx = KEYS[5], events = KEYS[6], totals = KEYS[7],
+    resource = ARGV[1], events_max = ARGV[2],
+  }
 end
 
 -- Appends field, value to a flat list unless the value is missing (nil or false).
@@ -145,127 +117,51 @@ local function read_lease(key)
   return lease, flat
 end
 
--- Same bucketing as holdBucketIndex() in lib/lease/histogram.ts (0-based; the last is +Inf).
-local function hold_bucket(ms)
-  ${HOLD_BUCKET_LUA}
-end
-
--- The first 3 ':'-separated segments, exactly like resourcePrefix(resource, 3) in validation.ts.
-local function contention_prefix(resource)
-  local at = 0
-  for _ = 1, 3 do
-    at = string.find(resource, ':', at + 1, true)
-    if not at then return resource end
-  end
-  return string.sub(resource, 1, at - 1)
-end
-
--- Hour rollups are folded from closed minutes rather than written with every event (that
--- doubled the counter writes of every operation). A minute hash written by these scripts
--- carries the field 'fold' until its counters have been added to its hour's hash, and its
--- minute is in the bucket's zset <stats>pending; the fold adds the counters, removes the mark
--- and the zset entry in one atomic step, so each minute reaches its hour exactly once whoever
--- folds it (the first write of each new minute, or sweep), and a reader adds the minutes still
--- marked. The zset holds only minutes that had writes, so a bucket left idle for days has no
--- empty minutes to walk, and each call folds at most \`limit\` of them: no script does unbounded
--- work; sweep catches up on a backlog. Returns how many minutes it looked at.
-local function fold_minutes(stats, up_to, limit)
-  local pending_key = stats .. 'pending'
-  local due = redis.call('ZRANGEBYSCORE', pending_key, '-inf', tostring(up_to), 'LIMIT', '0', tostring(limit))
-  for _, m in ipairs(due) do
-    local key = stats .. 'm:' .. m
-    local flat = redis.call('HGETALL', key)
-    local is_marked = false
-    for i = 1, #flat, 2 do
-      if flat[i] == 'fold' then is_marked = true break end
-    end
-    if is_marked then
-      local hour_key = stats .. 'h:' .. math.floor(tonumber(m) / 60)
-      for i = 1, #flat, 2 do
-        if flat[i] ~= 'fold' then redis.call('HINCRBY', hour_key, flat[i], flat[i + 1]) end
-      end
-      redis.call('EXPIRE', hour_key, HOUR_TTL_S)
-      redis.call('HDEL', key, 'fold')
-    end
-    redis.call('ZREM', pending_key, m)
-  end
-  return #due
-end
-
--- Lifetime counters per bucket, no TTL: what conservation is checked against once the capped
--- streams and expiring stats have dropped old history (acquired = ended + held).
-local LIFETIME_KINDS = { acquired = true, released = true, expired = true, force_released = true }
-
--- Rollups for the charts, per minute, written with the event. A terminal event counts into
--- '<kind>:h<hold bucket>' — its kind's count and the hold histogram in one field — plus holdSum.
-local function count(c, kind, hold_ms)
-  local key = c.stats .. 'm:' .. MINUTE
-  local field = kind
-  if hold_ms then
-    field = kind .. ':h' .. hold_bucket(hold_ms)
-    redis.call('HINCRBY', key, 'holdSum', tostring(hold_ms))
-  end
-  if redis.call('HINCRBY', key, field, '1') == 1 then
-    -- The first count of a field in a minute sets the key's TTL; later counts need not. The
-    -- first count in the minute at all marks it for folding and folds (some of) the minutes before it.
-    redis.call('EXPIRE', key, MINUTE_TTL_S)
-    if redis.call('HSETNX', key, 'fold', '1') == 1 then
-      local pending_key = c.stats .. 'pending'
-      redis.call('ZADD', pending_key, MINUTE, MINUTE)
-      redis.call('EXPIRE', pending_key, MINUTE_TTL_S)
-      fold_minutes(c.stats, tonumber(MINUTE) - 1, FOLD_PER_WRITE)
-    end
-  end
-  redis.call('HINCRBY', c.totals, field, '1') if hold_ms then redis.call('HINCRBY', c.totals, 'holdSum', tostring(hold_ms)) end
-  -- Only the 3-segment prefix is counted: depths 1 and 2 are sums over it, done on read.
-  if kind == 'contended' then redis.call('HINCRBY', key, 'cp:' .. contention_prefix(c.resource), '1') end
-end
-
 -- Appends the event \`ev\` — a flat list { '', 'kind', kind, field, value, … } whose first slot is
--- kept for the id — to the bucket stream (capped), notes the id in the resource's history list
--- and, for indexed kinds, copies the entry under the same id to the bucket's stream for that kind.
+-- kept for the id — to the bucket stream (capped), the one write every read model is derived from.
 -- The id's ms part is the event time: we ask for <NOW>-*; if the stream's last id is already
 -- ahead (the clock stepped back), Redis refuses it and we take the next id instead, so ids stay
 -- ordered. pcall, because a refused command inside call() would abort the call half-written.
-local function append_event(c, kind, ev)
+local function append_event(c, ev)
   local id = redis.pcall('XADD', c.events, 'MAXLEN', '~', c.events_max, NOW .. '-*', unpack(ev, 2))
   if type(id) ~= 'string' then
     id = redis.call('XADD', c.events, 'MAXLEN', '~', c.events_max, '*', unpack(ev, 2))
   end
   ev[1] = id
-  -- A list of ids per resource (~100 bytes) rather than a stream per resource (~4 KB each).
-  -- Trimmed back to its length once it is a little over (one LTRIM per many events, not one
-  -- per event); its TTL is refreshed every 16 events, which the overshoot always spans.
-  local length = redis.call('LPUSH', c.evids, id)
-  if length > c.evids_max + math.max(16, math.floor(c.evids_max / 16)) then
-    redis.call('LTRIM', c.evids, 0, c.evids_max - 1)
-  end
-  if length % 16 == 1 then redis.call('EXPIRE', c.evids, EVIDS_TTL_S) end
-  if INDEXED_KINDS[kind] then
-    local kind_key = c.events .. ':' .. kind
-    local copied = redis.pcall('XADD', kind_key, 'MAXLEN', '~', c.events_max, id, unpack(ev, 2))
-    if type(copied) ~= 'string' then
-      redis.call('XADD', kind_key, 'MAXLEN', '~', c.events_max, '*', unpack(ev, 2))
-    end
-  end
   return ev
 end
 
--- Ends the lease described by \`lease\`: drops its state and index entries, records the
--- terminal event with holdMs, counts it, and remembers in <ended> how it ended. That note
--- lets a late renew/release by its holder get "expired" rather than "not_owner" (and its
--- renew_failed event still name the owner), and lets the same release or force-release call
--- (same \`call_id\`: sent again because its reply was lost) answer what it did the first time
--- instead of running again; another call for that lease id is refused as before.
+-- The note of how a resource's last lease ended is one string (a SET … PX, not a hash and an
+-- expiry): these fields, each followed by the unit separator (byte 31), which printable owner, task,
+-- resource and JSON text never contain.
+local ENDED_FIELDS = { 'leaseId', 'how', 'owner', 'task', 'token', 'holdMs', 'eventId', 'callId', 'lease', 'event' }
+
+-- The note as a table; every field is '' when there is no note.
+local function read_ended(key)
+  local raw = redis.call('GET', key) or ''
+  local e, i = {}, 1
+  for value in string.gmatch(raw, '([^\\31]*)\\31') do
+    e[ENDED_FIELDS[i]] = value
+    i = i + 1
+  end
+  for _, field in ipairs(ENDED_FIELDS) do e[field] = e[field] or '' end
+  return e
+end
+
+-- Ends the lease described by \`lease\`: drops its state and expiry index entry, records the
+-- terminal event with holdMs, counts it in the durable totals, and remembers in <ended> how it
+-- ended. That note lets a late renew/release by its holder get "expired" rather than
+-- "not_owner" (and its renew_failed event still name the owner), and lets the same release or
+-- force-release call (same \`call_id\`: sent again because its reply was lost) answer what it
+-- did the first time instead of running again; another call for that lease id is refused as before.
 -- \`lease_flat\`: the lease hash as HGETALL gave it, kept for a repeated force-release's reply.
--- \`is_held\`: the lock key still holds this lease id (release, force-release) and is deleted
--- with it. Otherwise the lock's TTL already removed it — or, on an acquire that takes over a
--- lapsed lease, it is the new holder's — so it is left alone; no path deletes another's lock.
-local function end_lease(c, lease, kind, hold_ms, is_held, actor, reason, call_id, lease_flat, detail)
-  if is_held then redis.call('DEL', c.lock, c.lease) else redis.call('DEL', c.lease) end
+-- \`drop\`: which keys to delete — 'lock' (the lock key still holds this lease id: release,
+-- force-release; deleted with the lease hash), 'lease' (the lock's TTL already removed it — or,
+-- on an acquire that takes over a lapsed lease, it is the new holder's — so it is left alone;
+-- no path deletes another's lock) or 'none' (the caller deleted both already).
+local function end_lease(c, lease, kind, hold_ms, drop, actor, reason, call_id, lease_flat, detail)
+  if drop == 'lock' then redis.call('DEL', c.lock, c.lease) elseif drop == 'lease' then redis.call('DEL', c.lease) end
   redis.call('ZREM', c.idx, c.resource)
-  redis.call('ZREM', c.acq, c.resource)
-  redis.call('ZREM', c.names, c.resource)
   local hold = tostring(hold_ms)
   local ev = { '', 'kind', kind, 'resource', c.resource }
   put(ev, 'leaseId', lease.leaseId)
@@ -276,31 +172,28 @@ local function end_lease(c, lease, kind, hold_ms, is_held, actor, reason, call_i
   put(ev, 'actor', actor)
   put(ev, 'reason', reason)
   put(ev, 'detail', detail)
-  append_event(c, kind, ev)
-  count(c, kind, hold_ms)
+  append_event(c, ev)
+  redis.call('HINCRBY', c.totals, kind, '1')
+  local note = { lease.leaseId, kind, lease.owner or '', lease.task or '', lease.token or '', hold, ev[1], call_id or '' }
   if lease_flat then
-    redis.call('HSET', c.ended, 'leaseId', lease.leaseId, 'how', kind, 'owner', lease.owner or '', 'task', lease.task or '',
-      'token', lease.token or '', 'holdMs', hold, 'eventId', ev[1], 'callId', call_id or '',
-      'lease', cjson.encode(lease_flat), 'event', cjson.encode(ev))
-  else
-    redis.call('HSET', c.ended, 'leaseId', lease.leaseId, 'how', kind, 'owner', lease.owner or '', 'task', lease.task or '',
-      'token', lease.token or '', 'holdMs', hold, 'eventId', ev[1], 'callId', call_id or '')
+    note[9] = cjson.encode(lease_flat)
+    note[10] = cjson.encode(ev)
   end
-  redis.call('PEXPIRE', c.ended, tostring((tonumber(lease.ttlMs) or 0) + ENDED_GRACE_MS))
+  redis.call('SET', c.ended, table.concat(note, '\\31') .. '\\31', 'PX', tostring((tonumber(lease.ttlMs) or 0) + ENDED_GRACE_MS))
   return ev
 end
 
 -- A lapsed lease held from acquiredAt to expiresAt (its TTL, on this clock, is the end).
 -- \`by\` names the operation that recorded it; the detail is the one Postgres writes for an expiry.
-local function record_expiry(c, lease, by)
+local function record_expiry(c, lease, by, drop)
   local hold = math.max(0, (tonumber(lease.expiresAt) or NOW_MS) - (tonumber(lease.acquiredAt) or NOW_MS))
   local detail = cjson.encode({ renewals = tonumber(lease.renewals) or 0, expiredAt = lease.expiresAt, recordedBy = by })
-  return end_lease(c, lease, 'expired', hold, false, nil, nil, nil, nil, detail)
+  return end_lease(c, lease, 'expired', hold, drop or 'lease', nil, nil, nil, nil, detail)
 end
 `;
 
 /**
- * acquire. ARGV[4] owner, ARGV[5] task, ARGV[6] ttlMs, ARGV[7] new leaseId.
+ * acquire. ARGV[3] owner, ARGV[4] task, ARGV[5] ttlMs, ARGV[6] new leaseId.
  * Returns ["acquired", tookOverExpired "1"|"0", token, acquiredAt, expiresAt]
  * or ["held", holder leaseId, owner, task, token, expiresAt].
  */
@@ -308,7 +201,7 @@ const ACQUIRE = defineScript(
   "acquire",
   `
 local c = resource_context()
-local owner, task, ttl, lease_id = ARGV[4], ARGV[5], ARGV[6], ARGV[7]
+local owner, task, ttl, lease_id = ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 
 -- One call takes a free lock or, if it is taken, names its holder (and changes nothing).
 -- The PX on the lock key is the enforcement; the lease hash is bookkeeping without a TTL.
@@ -326,8 +219,7 @@ if holder_id then
   local ev = { '', 'kind', 'contended', 'resource', c.resource, 'leaseId', holder_id, 'owner', owner, 'task', task }
   put(ev, 'token', h[3])
   put(ev, 'detail', cjson.encode({ holderOwner = h[1] or nil, holderTask = h[2] or nil }))
-  append_event(c, 'contended', ev)
-  count(c, 'contended')
+  append_event(c, ev)
   return { 'held', holder_id, h[1] or '', h[2] or '', h[3] or '0', expires }
 end
 
@@ -359,25 +251,23 @@ redis.call('HSET', c.lease,
   'leaseId', lease_id, 'owner', owner, 'task', task, 'token', token, 'acquiredAt', NOW,
   'expiresAt', expires, 'ttlMs', ttl, 'renewedAt', NOW, 'renewals', '0')
 redis.call('ZADD', c.idx, expires, c.resource)
-redis.call('ZADD', c.acq, NOW, c.resource)
-redis.call('ZADD', c.names, '0', c.resource)
 
-append_event(c, 'acquired', { '', 'kind', 'acquired', 'resource', c.resource, 'leaseId', lease_id, 'owner', owner, 'task', task, 'token', token })
-count(c, 'acquired')
+redis.call('HINCRBY', c.totals, 'acquired', '1')
+append_event(c, { '', 'kind', 'acquired', 'resource', c.resource, 'leaseId', lease_id, 'owner', owner, 'task', task, 'token', token })
 return { 'acquired', old and '1' or '0', token, NOW, expires }
 `,
 );
 
 /**
- * renew. ARGV[4] leaseId, ARGV[5] ttlMs, ARGV[6] the resource's slack group (slackGroupOf);
- * KEYS[2] the bucket's renewal-slack hash for the hour (buildSlackKey).
+ * renew. ARGV[3] leaseId, ARGV[4] ttlMs, ARGV[5] the resource's slack group (slackGroupOf);
+ * KEYS[8] the bucket's renewal-slack hash for the hour.
  * Returns ["renewed", expiresAt, renewals] or ["refused", reason, events].
  */
 const RENEW = defineScript(
   "renew",
   `
 local c = resource_context()
-local lease_id, ttl = ARGV[4], ARGV[5]
+local lease_id, ttl = ARGV[3], ARGV[4]
 
 local holder_id = redis.call('GET', c.lock)
 if holder_id == lease_id then
@@ -387,8 +277,8 @@ ${RENEWAL_SLACK_LUA}
   redis.call('HSET', c.lease, 'expiresAt', expires, 'ttlMs', ttl, 'renewedAt', NOW)
   local renewals = redis.call('HINCRBY', c.lease, 'renewals', '1')
   redis.call('ZADD', c.idx, expires, c.resource)
-  -- Renewals are counted, not stored as events.
-  count(c, 'renewed')
+  -- Renewals are counted, not stored as events: a durable counter the projector turns into rollups.
+  redis.call('HINCRBY', c.totals, 'renewed', '1')
   return { 'renewed', expires, tostring(renewals) }
 end
 
@@ -405,11 +295,11 @@ if not holder_id then
   end
 end
 if not known then
-  local e = redis.call('HMGET', c.ended, 'leaseId', 'how', 'owner', 'task', 'token')
-  if e[1] == lease_id then
-    known = { owner = e[3], task = e[4], token = e[5] }
+  local e = read_ended(c.ended)
+  if e.leaseId == lease_id then
+    known = { owner = e.owner, task = e.task, token = e.token }
     -- "expired" only while nobody else holds it; a new holder makes it "not_owner".
-    if e[2] == 'expired' and not holder_id then reason = 'expired' end
+    if e.how == 'expired' and not holder_id then reason = 'expired' end
   end
 end
 known = known or {}
@@ -418,14 +308,13 @@ put(ev, 'owner', known.owner ~= '' and known.owner)
 put(ev, 'task', known.task ~= '' and known.task)
 put(ev, 'token', known.token ~= '' and known.token)
 put(ev, 'reason', reason)
-events[#events + 1] = append_event(c, 'renew_failed', ev)
-count(c, 'renew_failed')
+events[#events + 1] = append_event(c, ev)
 return { 'refused', reason, events }
 `,
 );
 
 /**
- * release. ARGV[4] leaseId, ARGV[5] call id (the same for a call sent again).
+ * release. ARGV[3] leaseId, ARGV[4] call id (the same for a call sent again).
  * Returns ["released", holdMs, event id, owner, task, token] — the released event is the
  * rest of what the caller sent, so only this goes back (owner/task/token nil if unknown) —
  * or ["refused", reason, events].
@@ -434,40 +323,42 @@ const RELEASE = defineScript(
   "release",
   `
 local c = resource_context()
-local lease_id, call_id = ARGV[4], ARGV[5]
+local lease_id, call_id = ARGV[3], ARGV[4]
 
-local holder_id = redis.call('GET', c.lock)
-if holder_id == lease_id then
-  local v = redis.call('HMGET', c.lease, 'owner', 'task', 'token', 'acquiredAt', 'ttlMs')
-  local lease = { leaseId = lease_id, owner = v[1], task = v[2], token = v[3], ttlMs = v[5] }
-  local hold = math.max(0, NOW_MS - (tonumber(v[4]) or NOW_MS))
-  local ev = end_lease(c, lease, 'released', hold, true, nil, nil, call_id)
-  return { 'released', tostring(hold), ev[1], v[1], v[2], v[3] }
+-- The lease hash, not the lock key, says whose lease it is: an acquire writes both in one step,
+-- so while the hash names this lease the lock key holds this lease id or is gone (its TTL ran
+-- out). One DEL of both then tells which, and deletes nobody else's lock.
+local v = redis.call('HMGET', c.lease, 'leaseId', 'owner', 'task', 'token', 'acquiredAt', 'ttlMs', 'expiresAt', 'renewals')
+if v[1] == lease_id then
+  local lease = {
+    leaseId = lease_id, owner = v[2] or nil, task = v[3] or nil, token = v[4] or nil, acquiredAt = v[5], ttlMs = v[6], expiresAt = v[7],
+    renewals = v[8] or nil,
+  }
+  if redis.call('DEL', c.lock, c.lease) == 2 then
+    local hold = math.max(0, NOW_MS - (tonumber(v[5]) or NOW_MS))
+    local ev = end_lease(c, lease, 'released', hold, 'none', nil, nil, call_id)
+    return { 'released', tostring(hold), ev[1], v[2], v[3], v[4] }
+  end
+  -- Released too late: the TTL already ended it. Record that expiry (exactly once).
+  return { 'refused', 'expired', { record_expiry(c, lease, 'release', 'none') } }
 end
 
-local e = redis.call('HMGET', c.ended, 'leaseId', 'how', 'holdMs', 'eventId', 'owner', 'task', 'token', 'callId')
-if e[1] == lease_id and e[2] == 'released' and e[8] == call_id then
+local e = read_ended(c.ended)
+if e.leaseId == lease_id and e.how == 'released' and e.callId == call_id then
   -- This very call released it already (sent again after its reply was lost): the same answer.
   -- false (not nil, which would end the reply array) becomes a nil reply.
-  local function opt(v) if v == '' then return false end return v end
-  return { 'released', e[3], e[4], opt(e[5]), opt(e[6]), opt(e[7]) }
+  local function opt(value) if value == '' then return false end return value end
+  return { 'released', e.holdMs, e.eventId, opt(e.owner), opt(e.task), opt(e.token) }
 end
-if not holder_id then
-  local lease = read_lease(c.lease)
-  if lease and lease.leaseId == lease_id then
-    -- Released too late: the TTL already ended it. Record that expiry (exactly once).
-    return { 'refused', 'expired', { record_expiry(c, lease, 'release') } }
-  end
-  if e[1] == lease_id and e[2] == 'expired' then
-    return { 'refused', 'expired', {} }
-  end
+if e.leaseId == lease_id and e.how == 'expired' and redis.call('EXISTS', c.lock) == 0 then
+  return { 'refused', 'expired', {} }
 end
 return { 'refused', 'not_owner', {} }
 `,
 );
 
 /**
- * forceRelease. ARGV[4] leaseId, ARGV[5] actor, ARGV[6] reason, ARGV[7] call id (the same for a call sent again).
+ * forceRelease. ARGV[3] leaseId, ARGV[4] actor, ARGV[5] reason, ARGV[6] call id (the same for a call sent again).
  * Returns ["released", holdMs, lease fields, events] | ["lease_changed", current lease fields or [], events]
  * | ["not_found", events]. Lease fields are the hash as [field, value, …].
  */
@@ -475,7 +366,7 @@ const FORCE_RELEASE = defineScript(
   "forceRelease",
   `
 local c = resource_context()
-local lease_id, actor, reason, call_id = ARGV[4], ARGV[5], ARGV[6], ARGV[7]
+local lease_id, actor, reason, call_id = ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 
 local holder_id = redis.call('GET', c.lock)
 if holder_id == lease_id then
@@ -485,13 +376,13 @@ if holder_id == lease_id then
     flat = { 'leaseId', lease_id, 'acquiredAt', NOW }
   end
   local hold = math.max(0, NOW_MS - (tonumber(lease.acquiredAt) or NOW_MS))
-  local ev = end_lease(c, lease, 'force_released', hold, true, actor, reason, call_id, flat)
+  local ev = end_lease(c, lease, 'force_released', hold, 'lock', actor, reason, call_id, flat)
   return { 'released', tostring(hold), flat, { ev } }
 end
-local e = redis.call('HMGET', c.ended, 'leaseId', 'how', 'holdMs', 'lease', 'event', 'callId')
-if e[1] == lease_id and e[2] == 'force_released' and e[6] == call_id and e[4] and e[5] then
+local e = read_ended(c.ended)
+if e.leaseId == lease_id and e.how == 'force_released' and e.callId == call_id and e.lease ~= '' and e.event ~= '' then
   -- This very call force-released it already (sent again after its reply was lost): the same answer.
-  return { 'released', e[3], cjson.decode(e[4]), { cjson.decode(e[5]) } }
+  return { 'released', e.holdMs, cjson.decode(e.lease), { cjson.decode(e.event) } }
 end
 if holder_id then
   local _, flat = read_lease(c.lease)
@@ -506,8 +397,8 @@ return { 'not_found', events }
 );
 
 /**
- * reportFencingRejection. ARGV[4] stale token, ARGV[5] seen token, ARGV[6] by,
- * ARGV[7] owner, ARGV[8] task, ARGV[9] leaseId ("" when unknown).
+ * reportFencingRejection. ARGV[3] stale token, ARGV[4] seen token, ARGV[5] by,
+ * ARGV[6] owner, ARGV[7] task, ARGV[8] leaseId ("" when unknown).
  * Returns ["recorded", events].
  */
 const FENCING_REJECTED = defineScript(
@@ -516,19 +407,18 @@ const FENCING_REJECTED = defineScript(
 local c = resource_context()
 local function opt(v) if v == '' then return nil end return v end
 local ev = { '', 'kind', 'fencing_rejected', 'resource', c.resource }
-put(ev, 'leaseId', opt(ARGV[9]))
-put(ev, 'owner', opt(ARGV[7]))
-put(ev, 'task', opt(ARGV[8]))
-put(ev, 'token', ARGV[4])
-put(ev, 'detail', cjson.encode({ seenToken = ARGV[5], by = ARGV[6] }))
-append_event(c, 'fencing_rejected', ev)
-count(c, 'fencing_rejected')
+put(ev, 'leaseId', opt(ARGV[8]))
+put(ev, 'owner', opt(ARGV[6]))
+put(ev, 'task', opt(ARGV[7]))
+put(ev, 'token', ARGV[3])
+put(ev, 'detail', cjson.encode({ seenToken = ARGV[4], by = ARGV[5] }))
+append_event(c, ev)
 return { 'recorded', { ev } }
 `,
 );
 
 /**
- * reportLost. ARGV[4] leaseId, ARGV[5] owner, ARGV[6] task, ARGV[7] token, ARGV[8] reason.
+ * reportLost. ARGV[3] leaseId, ARGV[4] owner, ARGV[5] task, ARGV[6] token, ARGV[7] reason.
  * Returns ["recorded", events].
  */
 const LOST = defineScript(
@@ -536,55 +426,92 @@ const LOST = defineScript(
   `
 local c = resource_context()
 local ev = {
-  '', 'kind', 'lost', 'resource', c.resource, 'leaseId', ARGV[4], 'owner', ARGV[5], 'task', ARGV[6],
-  'token', ARGV[7], 'reason', ARGV[8],
+  '', 'kind', 'lost', 'resource', c.resource, 'leaseId', ARGV[3], 'owner', ARGV[4], 'task', ARGV[5],
+  'token', ARGV[6], 'reason', ARGV[7],
 }
-append_event(c, 'lost', ev)
-count(c, 'lost')
+append_event(c, ev)
 return { 'recorded', { ev } }
 `,
 );
 
 /**
- * sweep, one bucket. KEYS[1] bucket base. ARGV[1] events MAXLEN, ARGV[2] per-resource event id list length, ARGV[3] batch size.
- * Returns ["swept", expired, scanned, minutes folded] (integers).
+ * expire: records the expiry of one lapsed lease (sweep calls it for each resource its bucket's
+ * expiry index says is due). Resource KEYS and ARGV[1..2] only.
+ * Returns ["expired", events] — empty when there was nothing to record.
  */
-const SWEEP = defineScript(
-  "sweep",
+const EXPIRE = defineScript(
+  "expire",
   `
-local due = redis.call('ZRANGEBYSCORE', KEYS[1] .. 'idx', '-inf', NOW, 'LIMIT', 0, ARGV[3])
-local expired = 0
-for _, resource in ipairs(due) do
-  local c = context(KEYS[1], resource, ARGV[1], ARGV[2])
-  -- A lock key still present was renewed or expires within this millisecond: not ours to record.
-  if redis.call('EXISTS', c.lock) == 0 then
-    local lease = read_lease(c.lease)
-    if lease then
-      record_expiry(c, lease, 'sweep')
-      expired = expired + 1
-    else
-      redis.call('ZREM', c.idx, resource)
-      redis.call('ZREM', c.acq, resource)
-      redis.call('ZREM', c.names, resource)
-    end
-  end
+local c = resource_context()
+-- A lock key still present was renewed or expires within this millisecond: not ours to record.
+if redis.call('EXISTS', c.lock) == 1 then return { 'expired', {} } end
+local lease = read_lease(c.lease)
+if not lease then
+  -- Ended since the index was read (its end removed the entry) or left behind: drop the entry.
+  redis.call('ZREM', c.idx, c.resource)
+  return { 'expired', {} }
 end
--- Buckets nobody writes to still get their closed minutes folded into hours.
-local folded = fold_minutes(KEYS[1] .. 'stats:', tonumber(MINUTE) - 1, FOLD_PER_SWEEP)
-return { 'swept', expired, #due, folded }
+return { 'expired', { record_expiry(c, lease, 'sweep') } }
 `,
 );
 
-const IDEMPOTENT_OPERATIONS: ReadonlySet<LeaseOperation> = new Set(["acquire", "release", "forceRelease", "sweep"]);
+/**
+ * project: applies one batch of read-model writes for one bucket, once (projector.ts builds it).
+ * KEYS[1] the bucket's projection cursor (hash: last = last applied stream id, renewed = the
+ * renewal count already in the rollups), KEYS[2] the bucket's totals, KEYS[3] and KEYS[4] the
+ * minute and hour stats hashes that take the renewals counted since, KEYS[5..] what the writes touch.
+ * ARGV[1] the cursor the batch was read after ("" for none), ARGV[2] the batch's last stream id,
+ * ARGV[3..] the writes, each `argc, command, key index, arg, …` (argc counts what follows the index).
+ * The cursor check makes it idempotent: a batch read after a cursor that moved on (another
+ * projector applied it first, or this is a replay) changes nothing. Bounded by the batch size.
+ * Returns ["applied", renewals added] or ["stale", current cursor].
+ */
+const PROJECT = defineScript(
+  "project",
+  `
+local cursor = redis.call('HMGET', KEYS[1], 'last', 'renewed')
+if (cursor[1] or '') ~= ARGV[1] then return { 'stale', cursor[1] or '' } end
+local WRITES = { ZADD = true, ZREM = true, HINCRBY = true, HSET = true, HDEL = true, SADD = true, LPUSH = true, LTRIM = true, EXPIRE = true, XADD = true }
+local i = 3
+while i <= #ARGV do
+  local argc = tonumber(ARGV[i])
+  local command, key = ARGV[i + 1], KEYS[tonumber(ARGV[i + 2])]
+  if not WRITES[command] or not key then return redis.error_reply('project: bad write at ' .. i) end
+  local args = {}
+  for j = 1, argc do args[j] = ARGV[i + 2 + j] end
+  if command == 'XADD' then
+    -- A per-kind copy under the event's own id: an id already there (the kind stream is never
+    -- ahead of its bucket stream otherwise) means it was copied before, so pcall and move on.
+    redis.pcall('XADD', key, unpack(args))
+  else
+    redis.call(command, key, unpack(args))
+  end
+  i = i + 3 + argc
+end
+local renewed = tonumber(redis.call('HGET', KEYS[2], 'renewed') or '0')
+local added = renewed - tonumber(cursor[2] or '0')
+if added > 0 then
+  redis.call('HINCRBY', KEYS[3], 'renewed', tostring(added))
+  redis.call('EXPIRE', KEYS[3], '${MINUTE_TTL_S}')
+  redis.call('HINCRBY', KEYS[4], 'renewed', tostring(added))
+  redis.call('EXPIRE', KEYS[4], '${HOUR_TTL_S}')
+end
+if ARGV[2] ~= '' then redis.call('HSET', KEYS[1], 'last', ARGV[2]) end
+redis.call('HSET', KEYS[1], 'renewed', tostring(renewed), 'at', NOW)
+return { 'applied', tostring(math.max(added, 0)) }
+`,
+);
 
-const BODIES: readonly ScriptBody[] = [ACQUIRE, RENEW, RELEASE, FORCE_RELEASE, FENCING_REJECTED, LOST, SWEEP];
+const IDEMPOTENT_OPERATIONS: ReadonlySet<LeaseOperation> = new Set(["acquire", "release", "forceRelease", "expire", "project"]);
+
+const BODIES: readonly ScriptBody[] = [ACQUIRE, RENEW, RELEASE, FORCE_RELEASE, FENCING_REJECTED, LOST, EXPIRE, PROJECT];
 
 export interface LeaseScript {
   operation: LeaseOperation;
   /**
    * Running the same call twice has the effect and answer of running it once, so a call whose
    * reply was lost to a dropped connection may be sent again: acquire (keyed by its new lease
-   * id), release and forceRelease (keyed by a call id), sweep.
+   * id), release and forceRelease (keyed by a call id), expire, project (keyed by its cursor).
    */
   isIdempotent: boolean;
   /** The full Lua text (what EVAL takes). */

@@ -1,15 +1,13 @@
 import { LeaseError } from "../errors";
 import { HOLD_HISTOGRAM_BOUNDS_MS, LEASE_EVENT_KINDS, type CounterKind, type StatsBucket, type StatsQuery } from "../types";
 import { resourcePrefix } from "../validation";
-import { execPipeline, parseTimeReply, type RedisContext } from "./connection";
-import { buildFoldPendingKey, buildStatsKey, type BucketKeys } from "./keys";
+import { execPipeline, type RedisContext } from "./connection";
+import { buildStatsKey, type BucketKeys } from "./keys";
 
 /** 7 days of minutes, or 420 days of hours: beyond that a chart needs a coarser bucketMs. */
 export const MAX_STATS_INTERVALS = 10_080;
 export const DEFAULT_PREFIX_DEPTH = 2;
 const CONTENDED_FIELD = "cp:";
-/** Marks a minute hash whose counters are not in its hour's hash yet (see fold_minutes in scripts.ts). */
-const FOLD_MARK_FIELD = "fold";
 /** A terminal event's counter: its kind and hold-histogram bucket in one field. */
 const TERMINAL_FIELD = /^(released|expired|force_released):h(\d{1,2})$/;
 
@@ -20,15 +18,10 @@ function emptyCounts(): Record<CounterKind, number> {
 }
 
 /**
- * Reads the counter hashes the Lua scripts maintain (one per bucket and interval)
- * and sums them per interval. Intervals are those whose start lies in
+ * Reads the counter hashes the projector maintains (one per bucket and minute or hour,
+ * projector.ts) and sums them per interval. Intervals are those whose start lies in
  * [floor(from), to); empty ones are returned with zeros so a chart's time axis
- * has no holes.
- *
- * Minutes are written by every operation; hours are folded from closed minutes
- * (scripts.ts). An hour is its hash plus the minutes of it still marked as not
- * folded — read in one MULTI with the hour hashes, so a fold running meanwhile
- * is seen entirely or not at all, never twice or half.
+ * has no holes. Each projected batch writes its minutes and hours in one atomic step.
  */
 export async function readStats(ctx: RedisContext, bucketKeys: readonly BucketKeys[], query: StatsQuery): Promise<StatsBucket[]> {
   const isHours = query.bucketMs !== 60_000;
@@ -50,45 +43,13 @@ export async function readStats(ctx: RedisContext, bucketKeys: readonly BucketKe
     });
   }
 
-  if (!isHours) {
-    const replies = await execPipeline(ctx, "stats", (p) => {
-      for (let index = first; index <= last; index++) {
-        for (const keys of bucketKeys) p.hgetall(buildStatsKey(keys, "m", index));
-      }
-    });
-    replies.forEach((hash, i) => addHash(result[Math.floor(i / bucketKeys.length)]!, hash, depth));
-    return result;
-  }
-
-  // Which minutes may still be unfolded: each bucket's pending ones in range, and the current
-  // minute (its first write may mark it between this read and the next).
-  const firstMinute = first * 60;
-  const lastMinute = last * 60 + 59;
-  const marks = await execPipeline(ctx, "stats", (p) => {
-    p.time();
-    for (const keys of bucketKeys) p.zrangebyscore(buildFoldPendingKey(keys), firstMinute, lastMinute);
+  const unit = isHours ? "h" : "m";
+  const replies = await execPipeline(ctx, "stats", (p) => {
+    for (let index = first; index <= last; index++) {
+      for (const keys of bucketKeys) p.hgetall(buildStatsKey(keys, unit, index));
+    }
   });
-  const nowMinute = Math.floor(parseTimeReply(marks[0]) / 60_000);
-  const minuteReads: Array<{ bucket: number; minute: number }> = [];
-  bucketKeys.forEach((_, b) => {
-    const minutes = new Set(((marks[b + 1] ?? []) as string[]).map(Number));
-    if (nowMinute >= firstMinute && nowMinute <= lastMinute) minutes.add(nowMinute);
-    for (const minute of minutes) minuteReads.push({ bucket: b, minute });
-  });
-
-  const multi = ctx.client.multi();
-  for (let index = first; index <= last; index++) {
-    for (const keys of bucketKeys) multi.hgetall(buildStatsKey(keys, "h", index));
-  }
-  for (const { bucket, minute } of minuteReads) multi.hgetall(buildStatsKey(bucketKeys[bucket]!, "m", minute));
-  const replies = await execPipeline(ctx, "stats", () => undefined, multi);
-
-  const hourReplies = (last - first + 1) * bucketKeys.length;
-  replies.slice(0, hourReplies).forEach((hash, i) => addHash(result[Math.floor(i / bucketKeys.length)]!, hash, depth));
-  minuteReads.forEach(({ minute }, i) => {
-    const hash = replies[hourReplies + i] as Record<string, string> | null;
-    if (hash && Object.hasOwn(hash, FOLD_MARK_FIELD)) addHash(result[Math.floor(minute / 60) - first]!, hash, depth);
-  });
+  replies.forEach((hash, i) => addHash(result[Math.floor(i / bucketKeys.length)]!, hash, depth));
   return result;
 }
 

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { Redis } from "ioredis";
+import { Cluster, Redis, type ChainableCommander, type ClusterOptions } from "ioredis";
 import { z } from "zod";
 import { LeaseError } from "../errors";
 import type {
@@ -60,12 +60,23 @@ import {
   ZStoreName,
 } from "../validation";
 import { pairsToRecord, readScriptReply, replyEventsToRaw, toLease, toLeaseEvent, type RawEvent, type RawLease } from "./codec";
-import { callScript, execPipeline, parseTimeReply, RedisStoreError, rejectUnansweredOnClose, type RedisContext } from "./connection";
+import { callScript, execPipeline, isCluster, parseTimeReply, RedisStoreError, rejectUnansweredOnClose, type RedisClient, type RedisContext } from "./connection";
 import { readEvents, type EventSourcePlan } from "./events";
-import { bucketOf, buildBucketKeys, buildKindStreamKey, buildNamespaceBucketsKey, buildResourceKeys, buildSlackKey, type BucketKeys } from "./keys";
-import { projectBucketHolds, readHeldAt, type HeldAtDeps } from "./held-at";
+import {
+  bucketOf,
+  buildBucketKeys,
+  buildEvidsKey,
+  buildKindStreamKey,
+  buildNamespaceBucketsKey,
+  buildResourceKeys,
+  buildResourceScriptKeys,
+  buildSlackKey,
+  type BucketKeys,
+} from "./keys";
+import { pruneBucketHolds, readHeldAt, type HeldAtDeps } from "./held-at";
 import { listLeases } from "./list";
-import { FOLD_PER_SWEEP, INDEXED_EVENT_KINDS, LEASE_SCRIPTS, type LeaseOperation } from "./scripts";
+import { Projector, type ProjectResult } from "./projector";
+import { INDEXED_EVENT_KINDS, LEASE_SCRIPTS, type LeaseOperation } from "./scripts";
 import { readStats } from "./stats";
 import { addTotalsHash, emptyLifetimeTotals } from "./totals";
 
@@ -82,8 +93,10 @@ export const RESOURCE_EVENTS_MAX_LEN = 1_000;
 export const ADVICE_EVENTS_CAP = 50_000;
 const ADVICE_EVENT_KINDS: readonly LeaseEventKind[] = ["released", "expired", "force_released", "renew_failed"];
 const SLACK_HOUR_MS = 3_600_000;
-/** Expired leases recorded per bucket per sweep call (keeps each call short). */
+/** Due leases read per bucket per sweep round (each is recorded by a script call of its own). */
 export const SWEEP_BATCH = 500;
+/** Batches per bucket a read of a read model projects first, at most (so a read stays bounded). */
+const READ_CATCH_UP_ROUNDS = 4;
 
 /** See RedisLeaseStore.lifetimeCounts. */
 export interface LifetimeCounts {
@@ -96,15 +109,38 @@ export interface LifetimeCounts {
 }
 
 /** Structural check rather than instanceof, so a client from another copy of ioredis is accepted. */
-const ZRedisClient = z.custom<Redis>(
+const ZRedisClient = z.custom<RedisClient>(
   (v) =>
     typeof v === "object" &&
     v !== null &&
     typeof (v as Redis).evalsha === "function" &&
     typeof (v as Redis).pipeline === "function" &&
     typeof (v as Redis).quit === "function",
-  { error: "client must be an ioredis Redis client" },
+  { error: "client must be an ioredis Redis or Cluster client" },
 );
+
+const ZClusterNode = z.union([
+  z.string().regex(/^[^\s:]+:\d{1,5}$/, { error: "a cluster node is host:port" }),
+  z.strictObject({ host: z.string().min(1), port: z.number().int().min(1).max(65_535) }),
+]);
+
+/** `redis+cluster://host:port,host:port[/namespace]`: the seed nodes of a Redis Cluster (and optionally the namespace). */
+export const REDIS_CLUSTER_URL = /^redis\+cluster:\/\/([^/?#]+)(?:\/([A-Za-z0-9_-]{1,32})?)?$/;
+
+/** The seed nodes and namespace of a `redis+cluster://` URL; throws a LeaseError on a malformed one. */
+export function parseRedisClusterUrl(url: string): { nodes: { host: string; port: number }[]; namespace?: string } {
+  const match = REDIS_CLUSTER_URL.exec(url);
+  if (!match) throw new LeaseError("a cluster url is redis+cluster://host:port,host:port[/namespace]", "invalid_input");
+  const nodes = match[1]!.split(",").map((hostPort) => {
+    const at = hostPort.lastIndexOf(":");
+    const port = Number(hostPort.slice(at + 1));
+    if (at <= 0 || !Number.isInteger(port) || port < 1 || port > 65_535) {
+      throw new LeaseError(`cluster url: "${hostPort}" is not host:port`, "invalid_input");
+    }
+    return { host: hostPort.slice(0, at), port };
+  });
+  return match[2] ? { nodes, namespace: match[2] } : { nodes };
+}
 
 /**
  * Options. Exactly one of `url` (the store creates and closes its client) or
@@ -125,8 +161,15 @@ const ZRedisClient = z.custom<Redis>(
 export const ZRedisLeaseStoreOptions = z
   .strictObject({
     name: ZStoreName,
-    url: z.string().regex(/^rediss?:\/\//, { error: "url must start with redis:// or rediss://" }).optional(),
+    url: z
+      .string()
+      .regex(/^(rediss?:\/\/|redis\+cluster:\/\/)/, { error: "url must start with redis://, rediss:// or redis+cluster://" })
+      .optional(),
     client: ZRedisClient.optional(),
+    /** A Redis Cluster: seed nodes and ioredis ClusterOptions (the store adds its own connection settings). */
+    cluster: z
+      .strictObject({ nodes: z.array(ZClusterNode).min(1), options: z.custom<ClusterOptions>((v) => typeof v === "object" && v !== null).optional() })
+      .optional(),
     namespace: z
       .string()
       .regex(/^[A-Za-z0-9_-]{1,32}$/, { error: "namespace must be 1-32 chars of A-Z, a-z, 0-9, '_' or '-'" })
@@ -135,7 +178,7 @@ export const ZRedisLeaseStoreOptions = z
     eventsMaxLen: z.number().int().min(1).max(100_000_000).default(DEFAULT_EVENTS_MAX_LEN),
     allowEvictingMemoryPolicy: z.boolean().default(false),
   })
-  .refine((o) => (o.url === undefined) !== (o.client === undefined), { error: "give exactly one of url or client" });
+  .refine((o) => [o.url, o.client, o.cluster].filter((v) => v !== undefined).length === 1, { error: "give exactly one of url, client or cluster" });
 export type TRedisLeaseStoreOptions = z.input<typeof ZRedisLeaseStoreOptions>;
 
 /**
@@ -173,13 +216,18 @@ export class RedisLeaseStore implements LeaseStore {
   readonly kind = "redis" as const;
   readonly namespace: string;
   readonly buckets: number;
-  readonly client: Redis;
+  /** Whether the store runs on a Redis Cluster (reads then fan out per node). */
+  get isCluster(): boolean {
+    return isCluster(this.client);
+  }
+  readonly client: RedisClient;
   private readonly isOwnClient: boolean;
   private readonly eventsMaxLen: number;
   /** Length of each resource's history list of event ids. */
   private readonly evidsMaxLen: number;
   private readonly bucketKeys: readonly BucketKeys[];
   private readonly ctx: RedisContext;
+  private readonly projector: Projector;
   private lastConnectionError: string | undefined;
   private readonly allowEvictingMemoryPolicy: boolean;
   private isNamespaceChecked = false;
@@ -195,11 +243,29 @@ export class RedisLeaseStore implements LeaseStore {
     this.eventsMaxLen = o.eventsMaxLen;
     this.allowEvictingMemoryPolicy = o.allowEvictingMemoryPolicy;
     this.evidsMaxLen = Math.min(o.eventsMaxLen, RESOURCE_EVENTS_MAX_LEN);
+    const clusterUrl = o.url?.startsWith("redis+cluster://") ? parseRedisClusterUrl(o.url) : null;
+    if (clusterUrl?.namespace && options.namespace === undefined) this.namespace = clusterUrl.namespace;
     if (o.client) {
       this.client = o.client;
       this.isOwnClient = false;
     } else {
-      this.client = new Redis(o.url!, CLIENT_OPTIONS);
+      const seeds = clusterUrl?.nodes ?? o.cluster?.nodes;
+      if (seeds) {
+        const given = o.cluster?.options ?? {};
+        const cluster = new Cluster(seeds, {
+          ...given,
+          // Commands wait while the slot map is refreshed (failover, reshard), bounded by the per-node settings.
+          enableOfflineQueue: true,
+          redisOptions: { ...CLIENT_OPTIONS, ...given.redisOptions, autoResendUnfulfilledCommands: false },
+        });
+        // Each node's connection, like a standalone client's, rejects what a closed connection left unanswered.
+        cluster.on("+node", (node: Redis) => rejectUnansweredOnClose(node));
+        this.client = cluster;
+      } else {
+        const client = new Redis(o.url!, CLIENT_OPTIONS);
+        rejectUnansweredOnClose(client);
+        this.client = client;
+      }
       this.isOwnClient = true;
       // Without a listener ioredis reports every reconnect failure as an unhandled error;
       // the message is kept for health().
@@ -209,10 +275,10 @@ export class RedisLeaseStore implements LeaseStore {
       this.client.on("ready", () => {
         this.lastConnectionError = undefined;
       });
-      rejectUnansweredOnClose(this.client);
     }
     this.bucketKeys = Array.from({ length: this.buckets }, (_, b) => buildBucketKeys(this.namespace, b));
     this.ctx = { client: this.client, storeName: this.name, lastConnectionError: () => this.lastConnectionError };
+    this.projector = new Projector(this.ctx, this.bucketKeys, { eventsMaxLen: this.eventsMaxLen, evidsMaxLen: this.evidsMaxLen });
   }
 
   async acquire(input: AcquireInput): Promise<AcquireResult> {
@@ -301,6 +367,8 @@ export class RedisLeaseStore implements LeaseStore {
   async list(query: ListQuery = {}): Promise<LeasePage> {
     const q = parseOrThrow(ZListQuery, query, "list");
     if (!this.isNamespaceChecked) await this.checkNamespace("list");
+    // The "expires" order without a prefix reads the hot-path index only; the others read models.
+    if (q.prefix !== undefined || (q.sort ?? "expires") !== "expires") await this.projector.project(READ_CATCH_UP_ROUNDS);
     return listLeases(this.ctx, this.bucketKeys, q, (resource) => buildResourceKeys(this.namespace, this.buckets, resource).lease);
   }
 
@@ -308,13 +376,23 @@ export class RedisLeaseStore implements LeaseStore {
     const q = parseOrThrow(ZEventQuery, query, "events");
     if (!this.isNamespaceChecked) await this.checkNamespace("events");
     if (q.from && q.to && q.from.getTime() > q.to.getTime()) throw new LeaseError("events: from must not be after to");
-    return readEvents(this.ctx, this.planEventSources(q), q);
+    const plan = this.planEventSources(q);
+    // Whole bucket streams are the source itself; a resource's history and the per-kind streams are read models.
+    if (!("streams" in plan && plan.streams.every((s) => s.key === this.bucketKeys[s.bucket]!.events))) {
+      await this.projector.project(READ_CATCH_UP_ROUNDS);
+    }
+    return readEvents(this.ctx, plan, q);
   }
 
-  /** What was held at a past instant: the hold index plus current leases, see ./held-at.ts. */
+  /**
+   * What was held at a past instant: the hold index plus current leases, see ./held-at.ts. Both
+   * are read models (the hold index and the `acq` zset), so the projection is caught up first;
+   * what it has not reached yet is read from the stream itself.
+   */
   async heldAt(query: HeldAtQuery): Promise<HeldAtResult> {
     const q = parseOrThrow(ZHeldAtQuery, query, "heldAt");
     if (!this.isNamespaceChecked) await this.checkNamespace("heldAt");
+    await this.projector.project(READ_CATCH_UP_ROUNDS);
     const deps: HeldAtDeps = {
       listOldestFirst: (l) => this.list({ ...l, sort: "held_longest" }),
       get: (resource) => this.get(resource),
@@ -325,28 +403,61 @@ export class RedisLeaseStore implements LeaseStore {
   }
 
   /**
-   * Folds new terminal events into the hold index heldAt() reads (sweep() does this too).
-   * Returns how many holds were added.
+   * Brings the hold index heldAt() reads up to date — it is projected with the other read
+   * models (project()) — and drops the holds that ended before the streams' trimmed part.
+   * sweep() does both too. Returns how many events were projected.
    */
   async projectHolds(): Promise<{ projected: number }> {
     if (!this.isNamespaceChecked) await this.checkNamespace("projectHolds");
-    const counts = await Promise.all(this.bucketKeys.map((keys) => projectBucketHolds(this.ctx, keys)));
-    return { projected: counts.reduce((a, b) => a + b, 0) };
+    const { applied } = await this.projector.project();
+    await this.pruneHolds();
+    return { projected: applied };
   }
 
+  private async pruneHolds(): Promise<void> {
+    await Promise.all(this.bucketKeys.map((keys) => pruneBucketHolds(this.ctx, keys)));
+  }
+
+  /**
+   * Records the expiry of every lease whose TTL ran out and nobody recorded yet (one script call
+   * per lease, so no call does unbounded work), then brings the read models up to date.
+   */
   async sweep(): Promise<{ expired: number }> {
     if (!this.isNamespaceChecked) await this.checkNamespace("sweep");
     let expired = 0;
     let pending = this.bucketKeys.map((_, bucket) => bucket);
-    // Each round calls sweep once per bucket (pipelined); a bucket goes again only
-    // while it filled a whole batch with expiries, or folded a whole batch of minutes.
+    // A bucket goes again only while it filled a whole batch with due leases and recorded some.
     while (pending.length > 0) {
-      const results = await Promise.all(pending.map((bucket) => this.sweepBucket(bucket)));
-      expired += results.reduce((sum, r) => sum + r.expired, 0);
-      pending = pending.filter((_, i) => (results[i]!.expired > 0 && results[i]!.scanned >= SWEEP_BATCH) || results[i]!.folded >= FOLD_PER_SWEEP);
+      const [time] = await execPipeline(this.ctx, "sweep", (p) => p.time());
+      const nowMs = parseTimeReply(time);
+      const due = (await execPipeline(this.ctx, "sweep", (p) => {
+        for (const bucket of pending) p.zrangebyscore(this.bucketKeys[bucket]!.idx, "-inf", nowMs, "LIMIT", 0, SWEEP_BATCH);
+      })) as string[][];
+      const recorded = await Promise.all(
+        pending.map(async (bucket, i) => {
+          const resources = due[i] ?? [];
+          const results = await Promise.all(resources.map((resource) => this.expireOne(bucket, resource)));
+          return { scanned: resources.length, expired: results.reduce((n, r) => n + r, 0) };
+        }),
+      );
+      expired += recorded.reduce((n, r) => n + r.expired, 0);
+      pending = pending.filter((_, i) => recorded[i]!.expired > 0 && recorded[i]!.scanned >= SWEEP_BATCH);
     }
-    await this.projectHolds();
+    await this.projector.project();
+    await this.pruneHolds();
     return { expired };
+  }
+
+  /** Folds new events into the read models (see projector.ts); the console and the sweeper run it on an interval. */
+  async project(): Promise<ProjectResult> {
+    if (!this.isNamespaceChecked) await this.checkNamespace("project");
+    return this.projector.project();
+  }
+
+  /** How far the read models lag behind the events: the age of the oldest event not projected yet, on the store's clock. */
+  async projectionLag(): Promise<{ lagMs: number }> {
+    if (!this.isNamespaceChecked) await this.checkNamespace("projectionLag");
+    return this.projector.lag();
   }
 
   async reportFencingRejection(input: FencingRejectionInput): Promise<LeaseEvent> {
@@ -364,6 +475,7 @@ export class RedisLeaseStore implements LeaseStore {
     const q = parseOrThrow(ZStatsQuery, query, "stats");
     if (!this.isNamespaceChecked) await this.checkNamespace("stats");
     if (q.from.getTime() > q.to.getTime()) throw new LeaseError("stats: from must not be after to");
+    await this.projector.project(READ_CATCH_UP_ROUNDS);
     return readStats(this.ctx, this.bucketKeys, q);
   }
 
@@ -442,14 +554,13 @@ export class RedisLeaseStore implements LeaseStore {
    */
   async lifetimeCounts(): Promise<LifetimeCounts> {
     if (!this.isNamespaceChecked) await this.checkNamespace("lifetimeCounts");
-    const replies = await execPipeline(
-      this.ctx,
-      "lifetimeCounts",
-      (p) => {
-        for (const keys of this.bucketKeys) p.hgetall(keys.totals).zcard(keys.idx);
-      },
-      this.client.multi(),
-    );
+    // Each bucket's totals and expiry index change together in one script, so one MULTI per
+    // bucket (one slot, as a cluster requires) reads a consistent pair, and sums of consistent
+    // pairs keep the equation. A standalone server takes them all in one MULTI.
+    const read = (p: ChainableCommander, keys: BucketKeys) => p.hgetall(keys.totals).zcard(keys.idx);
+    const replies = isCluster(this.client)
+      ? (await Promise.all(this.bucketKeys.map((keys) => execPipeline(this.ctx, "lifetimeCounts", (p) => read(p, keys), this.client.multi())))).flat()
+      : await execPipeline(this.ctx, "lifetimeCounts", (p) => this.bucketKeys.forEach((keys) => read(p, keys)), this.client.multi());
     const counts: LifetimeCounts = { acquired: 0, released: 0, expired: 0, force_released: 0, held: 0 };
     for (let b = 0; b < this.bucketKeys.length; b++) {
       const { counts: totals } = addTotalsHash(emptyLifetimeTotals(), (replies[2 * b] ?? {}) as Record<string, string>);
@@ -464,17 +575,20 @@ export class RedisLeaseStore implements LeaseStore {
 
   /**
    * Every kind's lifetime count, renewals and the hold histogram, from the per-bucket `totals`
-   * hashes (no TTL), read in one MULTI so a reader sees one moment of every bucket.
+   * hashes (no TTL). The projector completes them (the kinds the hot path does not count, the
+   * hold histogram and sum), so the projection is caught up first, as for the other read models.
+   * A standalone server is read in one MULTI, one moment of every bucket; a cluster per node.
    */
   async lifetimeTotals(): Promise<LifetimeTotals> {
     if (!this.isNamespaceChecked) await this.checkNamespace("lifetimeTotals");
+    await this.projector.project(READ_CATCH_UP_ROUNDS);
     const replies = await execPipeline(
       this.ctx,
       "lifetimeTotals",
       (p) => {
         for (const keys of this.bucketKeys) p.hgetall(keys.totals);
       },
-      this.client.multi(),
+      isCluster(this.client) ? undefined : this.client.multi(),
     );
     const totals = emptyLifetimeTotals();
     for (const hash of replies) addTotalsHash(totals, (hash ?? {}) as Record<string, string>);
@@ -489,7 +603,12 @@ export class RedisLeaseStore implements LeaseStore {
         timer = setTimeout(() => reject(new Error(`no reply within ${HEALTH_TIMEOUT_MS} ms`)), HEALTH_TIMEOUT_MS);
       });
       await Promise.race([this.client.ping(), timeout]);
-      return { store: this.name, kind: "redis", ok: true, latencyMs: Math.round((performance.now() - started) * 100) / 100 };
+      const latencyMs = Math.round((performance.now() - started) * 100) / 100;
+      // The lag is part of the answer only when it comes in time; a slow read leaves it out.
+      const lag = await Promise.race([this.projector.lag().catch(() => null), timeout.catch(() => null)]);
+      const health: StoreHealth = { store: this.name, kind: "redis", ok: true, latencyMs };
+      if (lag) health.projectionLagMs = lag.lagMs;
+      return health;
     } catch (error) {
       const wrapped = new RedisStoreError(this.name, "health check", error, this.lastConnectionError);
       return { store: this.name, kind: "redis", ok: false, error: wrapped.message };
@@ -554,8 +673,9 @@ export class RedisLeaseStore implements LeaseStore {
    */
   private planEventSources(q: EventQuery): EventSourcePlan {
     if (q.resource) {
-      const k = buildResourceKeys(this.namespace, this.buckets, q.resource);
-      return { idList: { listKey: k.evids, streamKey: k.events, bucket: k.bucket } };
+      const bucket = bucketOf(q.resource, this.buckets);
+      const keys = this.bucketKeys[bucket]!;
+      return { idList: { listKey: buildEvidsKey(keys, q.resource), streamKey: keys.events, bucket } };
     }
     const kinds = [...new Set(q.kinds ?? [])];
     if (kinds.length > 0 && kinds.every((kind) => INDEXED_EVENT_KINDS.includes(kind))) {
@@ -564,7 +684,7 @@ export class RedisLeaseStore implements LeaseStore {
     return { streams: this.bucketKeys.map((keys, bucket) => ({ key: keys.events, bucket })) };
   }
 
-  /** `moreKeys`: keys after the bucket base, for scripts that take them in KEYS (renew's slack hash). */
+  /** `moreKeys`: keys after the shared resource KEYS, for scripts that take more (renew's slack hash). */
   private async callResourceScript(
     operation: LeaseOperation,
     resource: string,
@@ -574,8 +694,9 @@ export class RedisLeaseStore implements LeaseStore {
     if (!this.isNamespaceChecked) await this.checkNamespace(operation);
     const bucket = bucketOf(resource, this.buckets);
     const bucketKeys = this.bucketKeys[bucket]!;
-    const keys = moreKeys ? [bucketKeys.base, ...moreKeys(bucketKeys)] : [bucketKeys.base];
-    const reply = await callScript(this.ctx, LEASE_SCRIPTS[operation], keys, [resource, this.eventsMaxLen, this.evidsMaxLen, ...extra]);
+    const keys = buildResourceScriptKeys(bucketKeys, resource);
+    if (moreKeys) keys.push(...moreKeys(bucketKeys));
+    const reply = await callScript(this.ctx, LEASE_SCRIPTS[operation], keys, [resource, this.eventsMaxLen, ...extra]);
     return { reply, bucket };
   }
 
@@ -587,17 +708,12 @@ export class RedisLeaseStore implements LeaseStore {
     return event;
   }
 
-  private async sweepBucket(bucket: number): Promise<{ expired: number; scanned: number; folded: number }> {
-    const keys = this.bucketKeys[bucket]!;
-    const reply = await callScript(
-      this.ctx,
-      LEASE_SCRIPTS.sweep,
-      [keys.base],
-      [this.eventsMaxLen, this.evidsMaxLen, SWEEP_BATCH],
-    );
-    // ["swept", expired, scanned, minutes folded]
-    const r = readScriptReply(reply, "sweep");
-    return { expired: Number(r[1]), scanned: Number(r[2]), folded: Number(r[3]) };
+  /** Records one lapsed lease's expiry (nothing if it was renewed, ended or recorded meanwhile); 1 if it did. */
+  private async expireOne(bucket: number, resource: string): Promise<number> {
+    const keys = buildResourceScriptKeys(this.bucketKeys[bucket]!, resource);
+    const reply = await callScript(this.ctx, LEASE_SCRIPTS.expire, keys, [resource, this.eventsMaxLen]);
+    // ["expired", events]
+    return this.toEvents(bucket, readScriptReply(reply, "expire")[1]).length;
   }
 
   /** Script reply events → LeaseEvents, in the order recorded: an operation's own event comes last (after any expiry it recorded on the way). */

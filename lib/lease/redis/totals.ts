@@ -2,6 +2,8 @@ import { HOLD_HISTOGRAM_BOUNDS_MS, LEASE_EVENT_KINDS, type CounterKind, type Lif
 
 const COUNTER_KINDS: readonly CounterKind[] = [...LEASE_EVENT_KINDS, "renewed"];
 const HISTOGRAM_FIELD = /^([a-z_]+):h(\d+)$/;
+/** `hold:h<n>`: a histogram bucket only (the kind is counted in a field of its own). */
+const HOLD_FIELD_PREFIX = "hold";
 
 export function emptyLifetimeTotals(): LifetimeTotals {
   return {
@@ -12,11 +14,11 @@ export function emptyLifetimeTotals(): LifetimeTotals {
 }
 
 /**
- * Adds one bucket's `totals` hash (`<ns>:{b<n>}:totals`, no TTL) to `into`. The scripts count
- * each event there under the same field as in the minute hash: its kind, or `<kind>:h<bucket>`
- * for a terminal event (its kind and hold bucket in one field), plus `holdSum`. Namespaces
- * written before hold buckets were kept there have plain `released`/`expired`/`force_released`
- * fields: those count for their kind but, their hold unknown, not in the histogram.
+ * Adds one bucket's `totals` hash (`<ns>:{b<n>}:totals`, no TTL) to `into`. Fields: a kind's
+ * count under its name (acquired, released, expired, force_released and renewed by the scripts
+ * on the hot path; the other kinds by the projector), `hold:h<bucket>` for the hold histogram
+ * and `holdSum` (the projector, see projector.ts). Namespaces written before the lean write path
+ * may also hold `<kind>:h<bucket>` fields: each counts for its kind and its hold bucket at once.
  */
 export function addTotalsHash(into: LifetimeTotals, hash: Readonly<Record<string, string>>): LifetimeTotals {
   for (const [field, raw] of Object.entries(hash)) {
@@ -27,6 +29,11 @@ export function addTotalsHash(into: LifetimeTotals, hash: Readonly<Record<string
       continue;
     }
     const held = HISTOGRAM_FIELD.exec(field);
+    if (held && held[1] === HOLD_FIELD_PREFIX) {
+      const index = Number(held[2]);
+      if (index < into.holdHistogram.length) into.holdHistogram[index] = (into.holdHistogram[index] ?? 0) + value;
+      continue;
+    }
     const kind = (held ? held[1] : field) as CounterKind;
     if (!(kind in into.counts)) continue;
     into.counts[kind] += value;

@@ -1,0 +1,307 @@
+import { holdBucketIndex } from "../histogram";
+import { resourcePrefix } from "../validation";
+import { streamEntryToRaw, type RawEvent } from "./codec";
+import { callScript, execPipeline, parseTimeReply, type RedisContext } from "./connection";
+import { buildHoldKeys, holdClass, holdsFromEntries, loadOpenStarts } from "./held-at";
+import { buildEvidsKey, buildKindStreamKey, buildStatsKey, type BucketKeys } from "./keys";
+import { EVIDS_TTL_S, HOUR_TTL_S, INDEXED_EVENT_KINDS, LEASE_SCRIPTS, MINUTE_TTL_S } from "./scripts";
+
+/**
+ * The projector: folds each bucket's event stream into the read models the console reads
+ * (keys.ts): the listing zsets (acq, names), per-resource history lists, per-kind streams,
+ * the per-minute / per-hour rollups, the hold index heldAt() reads (held-at.ts), plus renewals (counted in the durable totals, not stored as
+ * events). The hot-path scripts only append the event; this runs off that path, in batches: by
+ * the sweeper process and the console on an interval (PROJECTION_INTERVAL_MS), and by a read of
+ * a read model first (so a caller reads its own writes).
+ *
+ * It also completes the durable lifetime totals (`<bucket>totals`, never trimmed, never
+ * expiring; see totals.ts): the counts of the kinds the hot path does not count (contended,
+ * renew_failed, lost, fencing_rejected), the hold histogram (`hold:h<n>`) and the hold sum.
+ * That is cheaper than counting them in every script — a terminal event would need a hold
+ * bucket search and two more HINCRBYs on the hot path — and as exact: the cursor makes each
+ * event count once, and lifetimeTotals() catches the projection up before reading. Only an
+ * event trimmed from the stream before it was projected is missed, as by every read model.
+ *
+ * Each bucket has a cursor (`<bucket>proj`: the last applied stream id). A batch is the entries
+ * after the cursor, turned into writes here and applied by the `project` script only if the
+ * cursor is still the one the batch was read after, moving it in the same atomic step. So each
+ * event reaches the read models exactly once and in stream order, whichever projector applies
+ * it, and replaying a batch changes nothing. An event trimmed from the capped stream before it
+ * was projected (more than eventsMaxLen events in a bucket within one interval) never reaches
+ * the read models; the durable totals and the lease state do not depend on them.
+ */
+
+/** Stream entries read and applied per bucket per script call: bounds each call. */
+export const PROJECT_BATCH = 1_000;
+/** How often the console and the sweeper project: a read model lags its stream by at most about this. */
+export const PROJECTION_INTERVAL_MS = 1_000;
+
+const TERMINAL_KINDS = new Set(["released", "expired", "force_released"]);
+/**
+ * Kinds the hot path counts in the durable totals itself: conservation (acquired = ended + held)
+ * is checked against them, so they must not wait for (or depend on) a projection.
+ */
+const HOT_PATH_TOTAL_KINDS = new Set(["acquired", "released", "expired", "force_released"]);
+const INDEXED_KINDS = new Set<string>(INDEXED_EVENT_KINDS);
+/** Contention is counted per 3-segment prefix; shallower depths are sums over it, done on read. */
+const CONTENTION_PREFIX_DEPTH = 3;
+
+export interface ProjectorOptions {
+  eventsMaxLen: number;
+  evidsMaxLen: number;
+}
+
+export interface ProjectResult {
+  /** Events applied to the read models by this call (others may have applied more meanwhile). */
+  applied: number;
+  /** Every bucket's read models had reached the end of its stream when this call ended. */
+  isCaughtUp: boolean;
+}
+
+/** Writes for one batch, in the `project` script's encoding: keys by index, writes as `argc, command, key index, arg…`. */
+class BatchWrites {
+  readonly keys: string[];
+  readonly args: (string | number)[] = [];
+  private readonly keyIndex = new Map<string, number>();
+
+  constructor(fixedKeys: string[]) {
+    this.keys = [...fixedKeys];
+    fixedKeys.forEach((k, i) => this.keyIndex.set(k, i + 1));
+  }
+
+  add(command: string, key: string, ...args: (string | number)[]): void {
+    let index = this.keyIndex.get(key);
+    if (index === undefined) {
+      this.keys.push(key);
+      index = this.keys.length;
+      this.keyIndex.set(key, index);
+    }
+    this.args.push(args.length, command, index, ...args);
+  }
+}
+
+interface BucketState {
+  bucket: number;
+  cursor: string;
+  isDone: boolean;
+}
+
+/**
+ * A projector over a store's buckets. It remembers each bucket's cursor between calls (one
+ * round trip fewer when nothing changed); the cursor in Redis is the truth, re-read every round.
+ */
+export class Projector {
+  private readonly cursors: string[];
+  private inFlight: Promise<ProjectResult> | null = null;
+  private queued: Promise<ProjectResult> | null = null;
+
+  constructor(
+    private readonly ctx: RedisContext,
+    private readonly bucketKeys: readonly BucketKeys[],
+    private readonly options: ProjectorOptions,
+  ) {
+    this.cursors = bucketKeys.map(() => "");
+  }
+
+  /**
+   * Projects up to `maxRounds` batches per bucket. Calls made while one runs share the next run
+   * (which starts after it, so it sees every event written before the call was made).
+   */
+  project(maxRounds = 8): Promise<ProjectResult> {
+    if (!this.inFlight) {
+      this.inFlight = this.run(maxRounds).finally(() => {
+        this.inFlight = null;
+      });
+      return this.inFlight;
+    }
+    this.queued ??= this.inFlight
+      .catch(() => undefined)
+      .then(() => {
+        this.queued = null;
+        return this.project(maxRounds);
+      });
+    return this.queued;
+  }
+
+  /**
+   * How far the read models are behind: the age, on the store's clock, of the oldest event
+   * not projected yet (0 when every bucket is caught up).
+   */
+  async lag(): Promise<{ lagMs: number }> {
+    const cursors = await execPipeline(this.ctx, "projectionLag", (p) => {
+      p.time();
+      for (const keys of this.bucketKeys) p.hget(keys.proj, "last");
+    });
+    const nowMs = parseTimeReply(cursors[0]);
+    const next = await execPipeline(this.ctx, "projectionLag", (p) => {
+      this.bucketKeys.forEach((keys, b) => {
+        const cursor = cursors[b + 1] as string | null;
+        p.xrange(keys.events, cursor ? `(${cursor}` : "-", "+", "COUNT", 1);
+      });
+    });
+    let lagMs = 0;
+    for (const reply of next) {
+      const first = (reply as [string, string[]][] | null)?.[0];
+      if (first) lagMs = Math.max(lagMs, nowMs - Number(first[0].split("-")[0]));
+    }
+    return { lagMs: Math.max(0, lagMs) };
+  }
+
+  private async run(maxRounds: number): Promise<ProjectResult> {
+    const states: BucketState[] = this.bucketKeys.map((_, bucket) => ({ bucket, cursor: this.cursors[bucket]!, isDone: false }));
+    let applied = 0;
+    for (let round = 0; round < maxRounds; round++) {
+      const pending = states.filter((s) => !s.isDone);
+      if (pending.length === 0) break;
+      applied += await this.round(pending);
+    }
+    return { applied, isCaughtUp: states.every((s) => s.isDone) };
+  }
+
+  /** One round: read each pending bucket's cursor, renewals and next batch together, then apply the batches. */
+  private async round(pending: BucketState[]): Promise<number> {
+    const replies = await execPipeline(this.ctx, "project", (p) => {
+      p.time();
+      for (const s of pending) {
+        const keys = this.bucketKeys[s.bucket]!;
+        p.hmget(keys.proj, "last", "renewed");
+        p.hget(keys.totals, "renewed");
+        p.xrange(keys.events, s.cursor ? `(${s.cursor}` : "-", "+", "COUNT", PROJECT_BATCH);
+      }
+    });
+    const nowMs = parseTimeReply(replies[0]);
+    const calls: Promise<number>[] = [];
+    pending.forEach((s, i) => {
+      const [last, renewedApplied] = (replies[1 + 3 * i] as (string | null)[]) ?? [];
+      const renewed = (replies[2 + 3 * i] as string | null) ?? "0";
+      const entries = (replies[3 + 3 * i] as [string, string[]][] | null) ?? [];
+      const stored = last ?? "";
+      if (stored !== s.cursor) {
+        // Another projector moved on (or this one has not read the cursor yet): read again from there.
+        s.cursor = stored;
+        this.cursors[s.bucket] = stored;
+        return;
+      }
+      if (entries.length === 0 && renewed === (renewedApplied ?? "0")) {
+        s.isDone = true;
+        return;
+      }
+      calls.push(this.apply(s, entries, nowMs));
+    });
+    const counts = await Promise.all(calls);
+    return counts.reduce((a, b) => a + b, 0);
+  }
+
+  /**
+   * The hold index (held-at.ts) for one batch: each ended hold into its duration class's zset,
+   * the starts of holds still open in `holds:open` (an expiry's event carries its length, not its
+   * start). An expiry whose acquire came in an earlier batch takes its start from there: one
+   * HMGET, only then. Read before the batch is applied, so if another projector moves the cursor
+   * meanwhile, this batch is refused as a whole and nothing read here is used.
+   */
+  private async addHoldIndexWrites(writes: BatchWrites, keys: BucketKeys, raws: RawEvent[]): Promise<void> {
+    const hk = buildHoldKeys(keys);
+    const { holds, acquired, ended } = holdsFromEntries(raws, await loadOpenStarts(this.ctx, hk, raws));
+    if (acquired.size > 0) writes.add("HSET", hk.open, ...[...acquired].flatMap(([leaseId, ms]) => [leaseId, ms]));
+    if (ended.length > 0) writes.add("HDEL", hk.open, ...ended);
+    const classes = new Set<number>();
+    for (const h of holds) {
+      const k = holdClass(h.e - h.s);
+      classes.add(k);
+      writes.add("ZADD", hk.classKey(k), h.e, JSON.stringify(h));
+    }
+    if (classes.size > 0) writes.add("SADD", hk.classes, ...classes);
+  }
+
+  private async apply(s: BucketState, entries: [string, string[]][], nowMs: number): Promise<number> {
+    const keys = this.bucketKeys[s.bucket]!;
+    const nowMinute = Math.floor(nowMs / 60_000);
+    const writes = new BatchWrites([
+      keys.proj,
+      keys.totals,
+      buildStatsKey(keys, "m", nowMinute),
+      buildStatsKey(keys, "h", Math.floor(nowMinute / 60)),
+    ]);
+    const counters = new Map<string, Map<string, number>>();
+    const count = (key: string, field: string, n: number) => {
+      let fields = counters.get(key);
+      if (!fields) counters.set(key, (fields = new Map()));
+      fields.set(field, (fields.get(field) ?? 0) + n);
+    };
+    const totals = new Map<string, number>();
+    const total = (field: string, n: number) => totals.set(field, (totals.get(field) ?? 0) + n);
+    const history = new Map<string, string[]>();
+    const raws: RawEvent[] = [];
+    const listed = new Map<string, number | null>();
+    for (const entry of entries) {
+      const raw = streamEntryToRaw(entry);
+      raws.push(raw);
+      const { kind, resource } = raw;
+      if (!kind || !resource) continue;
+      const ms = Number(entry[0].split("-")[0]);
+      const minute = Math.floor(ms / 60_000);
+      const statsKeys = [buildStatsKey(keys, "m", minute), buildStatsKey(keys, "h", Math.floor(minute / 60))];
+      if (TERMINAL_KINDS.has(kind)) {
+        const holdMs = Number(raw.holdMs ?? 0);
+        total(`hold:h${holdBucketIndex(holdMs)}`, 1);
+        total("holdSum", holdMs);
+      }
+      if (!HOT_PATH_TOTAL_KINDS.has(kind)) total(kind, 1);
+      for (const key of statsKeys) {
+        if (TERMINAL_KINDS.has(kind)) {
+          const holdMs = Number(raw.holdMs ?? 0);
+          count(key, `${kind}:h${holdBucketIndex(holdMs)}`, 1);
+          count(key, "holdSum", holdMs);
+        } else {
+          count(key, kind, 1);
+          if (kind === "contended") count(key, `cp:${resourcePrefix(resource, CONTENTION_PREFIX_DEPTH)}`, 1);
+        }
+      }
+      // The listing zsets follow each resource's last acquire or end in the batch.
+      if (kind === "acquired") listed.set(resource, ms);
+      else if (TERMINAL_KINDS.has(kind)) listed.set(resource, null);
+      let ids = history.get(resource);
+      if (!ids) history.set(resource, (ids = []));
+      ids.push(entry[0]);
+      if (INDEXED_KINDS.has(kind)) {
+        writes.add("XADD", buildKindStreamKey(keys, kind), "MAXLEN", "~", this.options.eventsMaxLen, entry[0], ...entry[1]);
+      }
+    }
+    for (const [resource, acquiredAt] of listed) {
+      if (acquiredAt === null) {
+        writes.add("ZREM", keys.acq, resource);
+        writes.add("ZREM", keys.names, resource);
+      } else {
+        writes.add("ZADD", keys.acq, acquiredAt, resource);
+        writes.add("ZADD", keys.names, 0, resource);
+      }
+    }
+    for (const [resource, ids] of history) {
+      const key = buildEvidsKey(keys, resource);
+      // LPUSH of oldest…newest leaves the newest first.
+      writes.add("LPUSH", key, ...ids);
+      writes.add("LTRIM", key, 0, this.options.evidsMaxLen - 1);
+      writes.add("EXPIRE", key, EVIDS_TTL_S);
+    }
+    for (const [field, n] of totals) writes.add("HINCRBY", keys.totals, field, n);
+    await this.addHoldIndexWrites(writes, keys, raws);
+    for (const [key, fields] of counters) {
+      for (const [field, n] of fields) writes.add("HINCRBY", key, field, n);
+      writes.add("EXPIRE", key, key.includes(":stats:m:") ? MINUTE_TTL_S : HOUR_TTL_S);
+    }
+    const last = entries.at(-1)?.[0] ?? "";
+    const reply = (await callScript(this.ctx, LEASE_SCRIPTS.project, writes.keys, [s.cursor, last, ...writes.args])) as string[];
+    if (reply[0] !== "applied") {
+      s.cursor = reply[1] ?? "";
+      this.cursors[s.bucket] = s.cursor;
+      return 0;
+    }
+    if (last) {
+      s.cursor = last;
+      this.cursors[s.bucket] = last;
+    }
+    // A full batch may have more behind it; a short one reached the end of the stream.
+    if (entries.length < PROJECT_BATCH) s.isDone = true;
+    return entries.length;
+  }
+}
