@@ -39,7 +39,7 @@ for (const { alert, name, link } of ALERT_LINKS) {
       if (value !== null) await expect(page.getByLabel(label, { exact: true }), `${param} field`).toHaveValue(value);
     }
     if (expected.pathname === "/") {
-      await expect(page.getByRole("group", { name: "Window" }).getByRole("button", { pressed: true })).toHaveText(expected.searchParams.get("window")!);
+      await expect(page.getByRole("toolbar", { name: "Window" }).getByRole("button", { pressed: true })).toHaveText(expected.searchParams.get("window")!);
     }
   });
 }
