@@ -45,7 +45,7 @@ test("the advice page passes an accessibility scan", async ({ page }) => {
 
 test("a bad advice parameter is explained", async ({ page }) => {
   await page.goto("/advice?window=3y");
-  await expect(page.getByRole("alert").filter({ hasText: "Can’t show TTL advice" })).toContainText("window must be one of");
+  await expect(page.getByRole("alert").filter({ hasText: "Can’t show TTL advice" })).toContainText("The window parameter must be one of 15m, 1h, 6h, 24h, 7d, custom.");
 });
 
 test("the overview shows the renewal-slack distribution and close calls", async ({ page }) => {

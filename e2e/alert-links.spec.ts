@@ -17,8 +17,10 @@ const LABELS: Record<string, string> = {
 // Ten minutes ago, in whole seconds: what an alert that started then carries.
 const AT = new Date(Math.floor(Date.now() / 1000) * 1000 - 10 * 60_000).toISOString().replace(".000Z", "Z");
 
+// /locks with at= is the past view (what was held at the alert's start): its form takes the
+// store, prefix and instant; the alert's state is a live filter, kept for "Back to now".
 const FORM_FIELDS: Record<string, Record<string, string>> = {
-  "/locks": { store: "Store", prefix: "Resource prefix", state: "State" },
+  "/locks": { store: "Store", prefix: "Prefix", at: "Instant (UTC, ISO 8601)" },
   "/events": { store: "Store", prefix: "Resource prefix", window: "Window" },
 };
 
@@ -33,13 +35,21 @@ for (const { alert, name, link } of ALERT_LINKS) {
     for (const [key, value] of expected.searchParams) expect(landed.searchParams.get(key), key).toBe(value);
     await expect(page.getByRole("alert").filter({ hasText: "Can’t show" })).toHaveCount(0);
 
-    // The page took the filters: they show in its form (the overview has none to show).
+    // The page took the filters: they show in its form (the overview's window is its toolbar).
     for (const [param, label] of Object.entries(FORM_FIELDS[expected.pathname] ?? {})) {
       const value = expected.searchParams.get(param);
-      if (value !== null) await expect(page.getByLabel(label, { exact: true }), `${param} field`).toHaveValue(value);
+      const shown = param === "at" && value !== null ? new Date(value).toISOString() : value;
+      if (shown !== null) await expect(page.getByLabel(label, { exact: true }), `${param} field`).toHaveValue(shown);
+    }
+    if (expected.pathname === "/locks") {
+      await expect(page.getByRole("note", { name: "Past view" })).toBeVisible();
+      const now = new URL((await page.getByRole("link", { name: "Back to now" }).getAttribute("href"))!, "http://x");
+      expect(now.pathname).toBe("/locks");
+      expect(now.searchParams.has("at"), "Back to now leaves the past").toBe(false);
+      for (const key of ["store", "prefix", "state"]) expect(now.searchParams.get(key), `Back to now keeps ${key}`).toBe(expected.searchParams.get(key));
     }
     if (expected.pathname === "/") {
-      await expect(page.getByRole("group", { name: "Window" }).getByRole("button", { pressed: true })).toHaveText(expected.searchParams.get("window")!);
+      await expect(page.getByRole("toolbar", { name: "Window" }).getByRole("button", { pressed: true })).toHaveText(expected.searchParams.get("window")!);
     }
   });
 }

@@ -3,32 +3,15 @@
  * well as serious and critical ones (duplicate landmark names, heading order,
  * contrast…). Each page is scanned once per scheme, after its data rendered.
  */
-import AxeBuilder from "@axe-core/playwright";
 import { expect, test, type Page } from "@playwright/test";
+import { pauseLiveUpdates, scopedAxe } from "./support/axe";
 
 const DATA_TIMEOUT_MS = 15_000;
 const FAILING_IMPACTS = new Set(["moderate", "serious", "critical"]);
 
-/**
- * Holds the page still for the scan: live views stop polling while the tab is
- * hidden (refetchIntervalInBackground: false), and axe over a DOM that a poll
- * keeps replacing is what made scans take tens of seconds on a busy machine.
- */
-async function pauseLiveUpdates(page: Page): Promise<void> {
-  await page.evaluate(() => {
-    Object.defineProperty(document, "visibilityState", { configurable: true, get: () => "hidden" });
-    document.dispatchEvent(new Event("visibilitychange", { bubbles: true }));
-  });
-}
-
 async function expectNoA11yViolations(page: Page, path: string): Promise<void> {
   await pauseLiveUpdates(page);
-  const results = await new AxeBuilder({ page })
-    // A tooltip is only there while hovered; what it says is in each chart's announced readout.
-    .exclude(".recharts-tooltip-wrapper")
-    // Rows of one table are built alike: the first five stand for the rest (a lease's history can be hundreds).
-    .exclude("tbody tr:nth-child(n+6)")
-    .analyze();
+  const results = await scopedAxe(page).analyze();
   const failing = results.violations.filter((v) => FAILING_IMPACTS.has(v.impact ?? ""));
   expect(
     failing.map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.slice(0, 5).map((n) => n.target.join(" ")).join(", ")})`),

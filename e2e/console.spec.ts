@@ -3,9 +3,9 @@
  * by the workload generator, the production build, a signed-in operator.
  * Serial: the last tests pause the Redis store (a throwaway server), then stop and restart it.
  */
-import AxeBuilder from "@axe-core/playwright";
 import { expect, test, type Page } from "@playwright/test";
 import { STORE_TIMEOUT_MS } from "../lib/console/fan-out";
+import { pauseLiveUpdates, scopedAxe } from "./support/axe";
 import { pauseRedisStore, resumeRedisStore, startRedisStore, stopRedisStore } from "./support/control";
 import { PG_STORE, REDIS_STORE } from "./support/harness";
 
@@ -21,8 +21,10 @@ const DATA_TIMEOUT_MS = 15_000;
 /** The link to a lease page in an events row (owner, task, store and token link to lists). */
 const RESOURCE_LINK = 'a[href^="/locks/"]';
 
+/** Each test scans last, so the page may stop polling for it. */
 async function expectNoSeriousA11yViolations(page: Page): Promise<void> {
-  const results = await new AxeBuilder({ page }).analyze();
+  await pauseLiveUpdates(page);
+  const results = await scopedAxe(page).analyze();
   const serious = results.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
   expect(serious.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`)).toEqual([]);
 }

@@ -7,7 +7,7 @@ import { DataTable, TBody, Td, Th, THead, Tr } from "@/components/ui/data-table"
 import { EmptyState } from "@/components/ui/empty-state";
 import { formatDuration, formatUtc } from "@/components/ui/format";
 import { StatusPill } from "@/components/ui/status-pill";
-import { ADVICE_WINDOWS } from "@/lib/console/advice-params";
+import { ADVICE_WINDOWS } from "@/lib/console/advice-windows";
 import { formatNumber, formatRatio } from "@/lib/console/format";
 import type { TtlAdviceRowView, TtlAdviceView } from "@/lib/console/get-ttl-advice";
 import { locksHref } from "@/lib/console/links";

@@ -13,7 +13,7 @@ import { buildQuery, eventsHref, leaseHref } from "@/lib/console/links";
 import { useLeaseDetailQuery, type LeaseDetailResponse } from "@/lib/console/queries/leases/lease-detail-query";
 import type { LeaseDetailView, LeaseView, ResourceElsewhere } from "@/lib/console/views";
 import { EXPIRING_FRACTION, SLACK_PREFIX_DEPTH } from "@/lib/lease/types";
-import { resourcePrefix } from "@/lib/lease/validation";
+import { resourcePrefix } from "@/lib/lease/resource-prefix";
 import { RenewalSlackPanel } from "@/components/advice/renewal-slack-panel";
 import type { ForceReleaseAccess } from "@/components/release/access";
 import { ForceReleaseDialog } from "@/components/release/force-release-dialog";

@@ -7,11 +7,11 @@
  */
 import { z } from "zod";
 import { ZPrefix, ZStoreName } from "@/lib/lease/validation";
-import { WINDOW_MS, type SearchParamsInput } from "./params";
+import { toProblemSentence, WINDOW_MS, type SearchParamsInput } from "./params";
+import { ADVICE_WINDOWS, type AdviceWindow } from "./advice-windows";
 import type { ParamProblem } from "./views";
 
-export const ADVICE_WINDOWS = ["15m", "1h", "6h", "24h", "7d", "custom"] as const;
-export type AdviceWindow = (typeof ADVICE_WINDOWS)[number];
+export { ADVICE_WINDOWS, type AdviceWindow };
 export const MAX_ADVICE_RANGE_MS = 7 * 24 * 3_600_000;
 
 export interface AdviceParams {
@@ -42,10 +42,15 @@ function readField<K extends Field>(input: SearchParamsInput, key: K): z.output<
   const all = input instanceof URLSearchParams ? input.getAll(key) : [input[key] ?? []].flat();
   const values = all.filter((v) => v !== "");
   if (values.length === 0) return undefined;
-  if (values.length > 1) throw new AdviceParamError({ param: key, message: "was given more than once; give it once" });
+  if (values.length > 1) throw new AdviceParamError(problem(key, "was given more than once; give it once"));
   const parsed = FIELDS[key].safeParse(values[0]);
-  if (!parsed.success) throw new AdviceParamError({ param: key, message: parsed.error.issues[0]?.message ?? "is invalid" });
+  if (!parsed.success) throw new AdviceParamError(problem(key, parsed.error.issues[0]?.message ?? "is invalid"));
   return parsed.data as z.output<(typeof FIELDS)[K]>;
+}
+
+// Shown on its own under "Can't show TTL advice.", so a whole sentence naming the parameter, as on the other pages.
+function problem(param: string, message: string): ParamProblem {
+  return { param, message: toProblemSentence(param, message) };
 }
 
 class AdviceParamError extends Error {
@@ -63,10 +68,10 @@ export function parseAdviceParams(input: SearchParamsInput, nowMs = Date.now()):
     const to = readField(input, "to");
     const base = { ...(store ? { store } : {}), ...(prefix ? { prefix } : {}) };
     if (window === "custom" || (window === undefined && from)) {
-      if (!from) return { ok: false, problem: { param: "from", message: "is needed for a custom window (ISO 8601, e.g. 2026-04-01T10:00:00Z)" } };
+      if (!from) return { ok: false, problem: problem("from", "is needed for a custom window (ISO 8601, e.g. 2026-04-01T10:00:00Z)") };
       const end = to ?? new Date(nowMs);
-      if (end.getTime() <= from.getTime()) return { ok: false, problem: { param: "to", message: "must be later than from" } };
-      if (end.getTime() - from.getTime() > MAX_ADVICE_RANGE_MS) return { ok: false, problem: { param: "from", message: "TTL advice covers at most 7 days" } };
+      if (end.getTime() <= from.getTime()) return { ok: false, problem: problem("to", "must be later than from") };
+      if (end.getTime() - from.getTime() > MAX_ADVICE_RANGE_MS) return { ok: false, problem: problem("from", "must be at most 7 days before to (TTL advice covers at most 7 days)") };
       return { ok: true, params: { ...base, window: "custom", from, to: end } };
     }
     const name = window ?? "1h";

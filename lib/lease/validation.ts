@@ -129,8 +129,5 @@ export function compareFencingTokens(a: string, b: string): -1 | 0 | 1 {
   return x < y ? -1 : x > y ? 1 : 0;
 }
 
-/** The first `depth` `:`-separated segments of a resource: "t_1:billing:2026-04" → "t_1:billing". */
-export function resourcePrefix(resource: string, depth: number): string {
-  return resource.split(":").slice(0, depth).join(":");
-}
+export { resourcePrefix } from "./resource-prefix";
 
