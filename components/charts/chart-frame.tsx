@@ -18,11 +18,16 @@ export interface ChartNavigation {
   hrefAt?: (index: number) => string;
 }
 
-/** What a chart body gets from its frame: the point under keyboard focus, and a click handler for its points. */
+type RechartsPointerState = { activeIndex?: unknown; activeTooltipIndex?: unknown };
+
+/** What a chart body gets from its frame: the point under keyboard focus, and pointer handlers to spread on the recharts chart. */
 export interface ChartBodyProps {
   activeIndex: number | null;
-  /** For recharts' `onClick`: opens the clicked bucket (its `activeIndex`). */
-  onChartClick: (state: { activeIndex?: unknown; activeTooltipIndex?: unknown }) => void;
+  /** For the recharts chart: tracks the bucket under the pointer (the one its tooltip shows), which a click opens. */
+  pointerHandlers: {
+    onMouseMove: (state: RechartsPointerState) => void;
+    onMouseLeave: () => void;
+  };
 }
 
 const PAGE_STEP = 10;
@@ -112,9 +117,22 @@ export function ChartFrame({
     choose(next);
   };
 
-  const onChartClick: ChartBodyProps["onChartClick"] = (state) => {
-    const i = toPointIndex(state.activeIndex ?? state.activeTooltipIndex, count);
-    if (i !== null && hrefAt) router.push(hrefAt(i));
+  // The bucket under the pointer, remembered from the last move rather than read from recharts'
+  // click state: a live update or a synced chart can reset that state between the pointer's
+  // arrival and the click, and then the click would open nothing.
+  // (State, not a ref: setting the same key again is a no-op render.)
+  const [hoveredKey, setHoveredKey] = useState<string | number | null>(null);
+  const pointerHandlers: ChartBodyProps["pointerHandlers"] = {
+    onMouseMove: (state) => {
+      const i = toPointIndex(state.activeIndex ?? state.activeTooltipIndex, count);
+      // A move that recharts reports without a point (its state just reset) keeps the last one.
+      if (i !== null) setHoveredKey(keys[i] ?? null);
+    },
+    onMouseLeave: () => setHoveredKey(null),
+  };
+  const onPlotClick = () => {
+    const i = hoveredKey === null ? -1 : keys.indexOf(hoveredKey);
+    if (i >= 0 && hrefAt) router.push(hrefAt(i));
   };
 
   return (
@@ -147,12 +165,13 @@ export function ChartFrame({
         aria-label={title}
         aria-describedby={helpId}
         onKeyDown={onKeyDown}
+        onClick={onPlotClick}
         onFocus={() => {
           if (active === null) choose(count > 0 ? count - 1 : null);
         }}
         onBlur={() => choose(null)}
       >
-        {children({ activeIndex: active, onChartClick })}
+        {children({ activeIndex: active, pointerHandlers })}
         {isEmpty ? (
           <p className="pointer-events-none absolute inset-0 flex items-center justify-center text-sm text-zinc-600 dark:text-zinc-400">
             {emptyText ?? "Nothing recorded in this window"}

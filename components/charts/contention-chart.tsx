@@ -55,14 +55,14 @@ export function ContentionChart({
         hrefAt: (i) => bucketEventsHref(points[i]!.t, scale.bucketMs, { store: store ?? undefined, prefix: prefix ?? undefined, kind: "contended" }),
       }}
     >
-      {({ activeIndex, onChartClick }) => (
+      {({ activeIndex, pointerHandlers }) => (
         <AreaChart
           data={data}
           responsive
           accessibilityLayer={false}
           syncId={CHART_SYNC_ID}
           syncMethod="value"
-          onClick={onChartClick}
+          {...pointerHandlers}
           style={{ width: "100%", height: "100%" }}
           margin={{ top: 12, right: 16, bottom: 0, left: -8 }}
         >

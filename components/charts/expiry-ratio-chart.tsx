@@ -40,14 +40,14 @@ export function ExpiryRatioChart({ points, scale, store, markAt, prefix = null }
         hrefAt: (i) => bucketEventsHref(points[i]!.t, scale.bucketMs, { store: store ?? undefined, prefix: prefix ?? undefined, kind: ["expired", "released", "force_released"] }),
       }}
     >
-      {({ activeIndex, onChartClick }) => (
+      {({ activeIndex, pointerHandlers }) => (
         <ComposedChart
           data={data}
           responsive
           accessibilityLayer={false}
           syncId={CHART_SYNC_ID}
           syncMethod="value"
-          onClick={onChartClick}
+          {...pointerHandlers}
           style={{ width: "100%", height: "100%" }}
           margin={{ top: 12, right: 0, bottom: 0, left: -8 }}
         >

@@ -1,5 +1,5 @@
 "use client";
-import { useCallback, useEffect, useReducer, useRef } from "react";
+import { useCallback, useEffect, useReducer, useRef, useSyncExternalStore } from "react";
 import { cx } from "./cx";
 import { formatRelative, formatUtc } from "./format";
 import { REFRESH_CHOICES, type RefreshChoice } from "./live-refresh";
@@ -166,6 +166,7 @@ export function LiveTableBar({
   problem?: string | null;
 }) {
   const now = useNow();
+  const isHydrated = useIsHydrated();
   const isPaused = held.reasons.length > 0 && choice !== "off";
   const rows = (n: number, adjective = "") => `${n.toLocaleString("en-US")} ${adjective}${n === 1 ? noun[0] : noun[1]}`;
   // With a full page, new rows push old ones off the end: only the new ones are news.
@@ -211,6 +212,8 @@ export function LiveTableBar({
           Refresh
           <select
             value={choice}
+            // Until the page is interactive a change would not be saved, and would snap back.
+            disabled={!isHydrated}
             onChange={(e) => onChoice(e.target.value as RefreshChoice)}
             className="rounded-md border border-zinc-300 bg-white px-1.5 py-0.5 text-sm text-zinc-900 dark:border-zinc-700 dark:bg-zinc-900 dark:text-zinc-100"
           >
@@ -224,4 +227,11 @@ export function LiveTableBar({
       </div>
     </div>
   );
+}
+
+const subscribeNever = () => () => {};
+
+/** False in the server's HTML, true once React runs in the browser. */
+function useIsHydrated(): boolean {
+  return useSyncExternalStore(subscribeNever, () => true, () => false);
 }
