@@ -69,11 +69,12 @@ export async function getOverview(params: OverviewParams, options: ReadOptions =
   const isReusing = options.reuseClosedBuckets ?? options.entries === undefined;
   const outcomes = await fanOutStores(
     selected.entries,
-    (store) => {
-      const readStats = (q: StatsReadQuery) => (isReusing ? closedBuckets.readStats(store, q, nowMs) : store.stats(q));
-      return readStore(store, readStats, { from, to, bucketMs }, params.depth);
+    (store, signal) => {
+      const readStats = (q: StatsReadQuery) => (isReusing ? closedBuckets.readStats(store, { ...q, signal }, nowMs) : store.stats({ ...q, signal }));
+      return readStore(store, readStats, { from, to, bucketMs }, params.depth, signal);
     },
     options.timeoutMs,
+    options.signal,
   );
 
   const axis = bucketAxis(from.getTime(), to.getTime(), bucketMs);
@@ -140,11 +141,12 @@ async function readStore(
   readStats: (query: StatsReadQuery) => Promise<StatsBucket[]>,
   range: Omit<StatsQuery, "prefixDepth">,
   depth: number,
+  signal: AbortSignal,
 ): Promise<StoreRead> {
-  const [deep, active] = await Promise.all([readStats({ ...range, prefixDepth: RESOURCE_DEPTH }), store.countActive()]);
+  const [deep, active] = await Promise.all([readStats({ ...range, prefixDepth: RESOURCE_DEPTH }), store.countActive({ signal })]);
   const [buckets, resources] = await Promise.all([
     depth === RESOURCE_DEPTH || isBreakdownComplete(deep) ? deep : readStats({ ...range, prefixDepth: depth }),
-    identifyResources(store, topNames(deep)),
+    identifyResources(store, topNames(deep), signal),
   ]);
   return { buckets, resources, active };
 }
@@ -171,10 +173,10 @@ function topNames(buckets: readonly StatsBucket[]): Array<[string, number]> {
  * longer ones; a resource of exactly that name has its own history (a contended
  * acquire is recorded on it), which both stores read from an index, not a scan.
  */
-async function identifyResources(store: LeaseStore, names: Array<[string, number]>): Promise<ResourceCount[]> {
+async function identifyResources(store: LeaseStore, names: Array<[string, number]>, signal: AbortSignal): Promise<ResourceCount[]> {
   return Promise.all(
     names.map(async ([name, contended]): Promise<ResourceCount> => {
-      const isResource = name.split(":").length < RESOURCE_DEPTH || (await store.events({ resource: name, limit: 1 })).items.length > 0;
+      const isResource = name.split(":").length < RESOURCE_DEPTH || (await store.events({ resource: name, limit: 1, signal })).items.length > 0;
       return { store: store.name, resource: name, contended, isResource };
     }),
   );
@@ -363,7 +365,11 @@ export async function getOverviewFromSearch(search: SearchParamsInput, options: 
   const parsed = parseOverviewParams(search, options.nowMs);
   if (!parsed.ok) return parsed;
   if (options.entries || options.nowMs !== undefined) return getOverview(parsed.params, options);
-  return sharedReads.share(overviewReadKey(parsed.params), () => getOverview(parsed.params, options));
+  // One read serves every caller who asks meanwhile: one caller leaving must not cancel it for the others
+  // (it is still bounded by the per-store timeout and statement_timeout).
+  const sharedOptions: ReadOptions = { ...options };
+  delete sharedOptions.signal;
+  return sharedReads.share(overviewReadKey(parsed.params), () => getOverview(parsed.params, sharedOptions));
 }
 
 /** Same store, depth and window → same answer; a custom window also keys on its bounds. */

@@ -148,7 +148,15 @@ export function leaseStateAt(lease: Pick<Lease, "expiresAt" | "renewedAt" | "ttl
 }
 export type LeaseSort = "expires" | "held_longest" | "newest";
 
-export interface ListQuery {
+/**
+ * Read options every store read accepts. An aborted signal stops the store's work
+ * (Postgres cancels the running statement), not only the caller's wait.
+ */
+export interface ReadSignal {
+  signal?: AbortSignal;
+}
+
+export interface ListQuery extends ReadSignal {
   prefix?: string;
   owner?: string;
   task?: string;
@@ -158,7 +166,7 @@ export interface ListQuery {
   cursor?: string;
 }
 
-export interface EventQuery {
+export interface EventQuery extends ReadSignal {
   resource?: string;
   prefix?: string;
   owner?: string;
@@ -188,7 +196,7 @@ export interface LeasePage extends Page<Lease> {
 
 /** Per-interval counters and hold histogram, read from rollups (not raw event scans). */
 export type CounterKind = LeaseEventKind | "renewed";
-export interface StatsQuery {
+export interface StatsQuery extends ReadSignal {
   from: Date;
   to: Date;
   /** 60_000 (minute) or 3_600_000 (hour). */
@@ -238,7 +246,7 @@ export interface LeaseStore {
   renew(input: RenewInput): Promise<RenewResult>;
   release(input: ReleaseInput): Promise<ReleaseResult>;
   forceRelease(input: ForceReleaseInput): Promise<ForceReleaseResult>;
-  get(resource: string): Promise<Lease | null>;
+  get(resource: string, options?: ReadSignal): Promise<Lease | null>;
   list(query?: ListQuery): Promise<LeasePage>;
   events(query?: EventQuery): Promise<Page<LeaseEvent>>;
   /** Records `expired` for leases whose TTL the store already enforced. Returns how many. */
@@ -247,8 +255,8 @@ export interface LeaseStore {
   reportLost(input: LostInput): Promise<LeaseEvent>;
   stats(query: StatsQuery): Promise<StatsBucket[]>;
   /** Number of leases currently stored (held or lapsed-unswept). */
-  countActive(): Promise<number>;
-  lifetimeTotals(): Promise<LifetimeTotals>;
+  countActive(options?: ReadSignal): Promise<number>;
+  lifetimeTotals(options?: ReadSignal): Promise<LifetimeTotals>;
   health(): Promise<StoreHealth>;
   close(): Promise<void>;
 }

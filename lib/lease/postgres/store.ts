@@ -19,6 +19,7 @@ import type {
   ReleaseInput,
   ReleaseResult,
   RenewInput,
+  ReadSignal,
   RenewResult,
   LifetimeTotals,
   StatsBucket,
@@ -40,6 +41,7 @@ import {
   ZStoreName,
 } from "../validation";
 import { runMigrations, type MigrateResult } from "./migrations";
+import { readBounded, DEFAULT_STATEMENT_TIMEOUT_MS } from "./bounded-read";
 import { readLifetimeTotals, readStats, refreshRollups, type RefreshRollupsResult } from "./rollups";
 import {
   decodeEventCursor,
@@ -65,6 +67,8 @@ export interface PostgresLeaseStoreOptions {
   pool?: pg.Pool;
   /** Schema holding the tables (default "leasewatch"); lower-case identifier. */
   schema?: string;
+  /** Reads (get, list, events, stats, totals, counts) are stopped by Postgres after this long (default 2000). */
+  statementTimeoutMs?: number;
 }
 
 const isPoolLike = (v: unknown): v is pg.Pool =>
@@ -76,6 +80,7 @@ const ZPostgresLeaseStoreOptions = z
     connectionString: z.string().min(1, { error: "connectionString must not be empty" }).optional(),
     pool: z.custom<pg.Pool>(isPoolLike, { error: "pool must be a pg.Pool" }).optional(),
     schema: z.string().regex(SCHEMA_PATTERN, { error: "schema must be a lower-case identifier: a-z, 0-9, _ (max 63)" }).optional(),
+    statementTimeoutMs: z.number().int().min(1).max(600_000, { error: "statementTimeoutMs must be at most 600000 (10 minutes)" }).optional(),
   })
   .refine((o) => (o.connectionString === undefined) !== (o.pool === undefined), {
     error: "give exactly one of connectionString or pool",
@@ -114,6 +119,7 @@ export class PostgresLeaseStore implements LeaseStore {
   private lastRollupRefreshAt = Number.NEGATIVE_INFINITY;
   private rollupRefresh: Promise<RefreshRollupsResult> | null = null;
   private isClosed = false;
+  private readonly statementTimeoutMs: number;
   private readonly statementNames = new Map<keyof LeaseStatements, string>();
 
   /**
@@ -121,14 +127,19 @@ export class PostgresLeaseStore implements LeaseStore {
    * pooled connection parses and plans it once instead of on every call, which is
    * most of the cost of these CTEs. The name hashes the text (it includes the schema).
    */
-  private run(statement: keyof LeaseStatements, values: unknown[]): Promise<pg.QueryResult> {
+  private run(statement: keyof LeaseStatements, values: unknown[], db: pg.Pool | pg.PoolClient = this.pool): Promise<pg.QueryResult> {
     const text = this.sql[statement];
     let name = this.statementNames.get(statement);
     if (name === undefined) {
       name = `lw_${statement}_${createHash("sha1").update(text).digest("hex").slice(0, 16)}`;
       this.statementNames.set(statement, name);
     }
-    return this.pool.query({ name, text, values });
+    return db.query({ name, text, values });
+  }
+
+  /** A console read: read-only, bounded by statement_timeout, cancelled on the server when `signal` aborts. */
+  private read<T>(what: string, signal: AbortSignal | undefined, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    return readBounded(this.pool, { statementTimeoutMs: this.statementTimeoutMs, signal, what: `${this.name} ${what}` }, work);
   }
 
   constructor(options: PostgresLeaseStoreOptions) {
@@ -139,6 +150,7 @@ export class PostgresLeaseStore implements LeaseStore {
     this.pool = o.pool ?? new pg.Pool({ connectionString: o.connectionString, max: 10, connectionTimeoutMillis: 5_000 });
     this.pool.on("error", this.onPoolError);
     this.sql = buildLeaseStatements(this.schema);
+    this.statementTimeoutMs = o.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
   }
 
   /** Creates or upgrades the schema. Returns the versions applied by this call. */
@@ -205,14 +217,15 @@ export class PostgresLeaseStore implements LeaseStore {
     return { released: false, reason: "not_found", current: null };
   }
 
-  async get(resource: string): Promise<Lease | null> {
+  async get(resource: string, options: ReadSignal = {}): Promise<Lease | null> {
     const r = parseOrThrow(ZResource, resource, "get");
-    const { rows } = await this.run("get", [r]);
+    const { rows } = await this.read("get", options.signal, (client) => this.run("get", [r], client));
     return rows[0] ? toLease(this.name, rows[0]) : null;
   }
 
   async list(query: ListQuery = {}): Promise<LeasePage> {
-    const q = parseOrThrow(ZListQuery, query, "list");
+    const { signal, ...rest } = query;
+    const q = parseOrThrow(ZListQuery, rest, "list");
     const sort = q.sort ?? "expires";
     const limit = q.limit ?? DEFAULT_LIST_LIMIT;
     const after = q.cursor !== undefined ? decodeListCursor(q.cursor, sort) : undefined;
@@ -225,7 +238,7 @@ export class PostgresLeaseStore implements LeaseStore {
       sort,
       limit: limit + 1,
     });
-    const { rows } = await this.pool.query(text, values);
+    const { rows } = await this.read("list", signal, (client) => client.query(text, values));
     const now = rows[0]!.db_now as Date;
     const found = rows.filter((r) => r.resource !== null);
     const page = found.slice(0, limit);
@@ -235,7 +248,8 @@ export class PostgresLeaseStore implements LeaseStore {
   }
 
   async events(query: EventQuery = {}): Promise<Page<LeaseEvent>> {
-    const q = parseOrThrow(ZEventQuery, query, "events");
+    const { signal, ...rest } = query;
+    const q = parseOrThrow(ZEventQuery, rest, "events");
     const order = q.order ?? "desc";
     const limit = q.limit ?? DEFAULT_EVENTS_LIMIT;
     const afterId = q.cursor !== undefined ? decodeEventCursor(q.cursor, order) : undefined;
@@ -256,7 +270,7 @@ export class PostgresLeaseStore implements LeaseStore {
       order,
       limit: limit + 1,
     });
-    const { rows } = await this.pool.query(text, values);
+    const { rows } = await this.read("events", signal, (client) => client.query(text, values));
     const items = rows.slice(0, limit).map((r) => toEvent(this.name, r));
     const last = items[items.length - 1];
     return rows.length > limit && last ? { items, nextCursor: encodeEventCursor(order, last.id) } : { items };
@@ -329,15 +343,16 @@ export class PostgresLeaseStore implements LeaseStore {
   }
 
   stats(query: StatsQuery): Promise<StatsBucket[]> {
-    return readStats(this.pool, this.schema, query);
+    const { signal, ...rest } = query;
+    return this.read("stats", signal, (client) => readStats(client, this.schema, rest));
   }
 
-  lifetimeTotals(): Promise<LifetimeTotals> {
-    return readLifetimeTotals(this.pool, this.schema);
+  lifetimeTotals(options: ReadSignal = {}): Promise<LifetimeTotals> {
+    return this.read("totals", options.signal, (client) => readLifetimeTotals(client, this.schema));
   }
 
-  async countActive(): Promise<number> {
-    const { rows } = await this.pool.query(this.sql.countActive);
+  async countActive(options: ReadSignal = {}): Promise<number> {
+    const { rows } = await this.read("count", options.signal, (client) => client.query(this.sql.countActive));
     return Number(rows[0]!.n);
   }
 
