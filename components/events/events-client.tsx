@@ -15,6 +15,7 @@ export function EventsClient({ search, initialData, summary }: { search: string;
   const query = useEventsQuery(search, initialData);
   const view = query.data ?? initialData;
   const params = useMemo(() => new URLSearchParams(search), [search]);
+  const isDefaultWindow = !params.get("window") && !params.get("from") && !params.get("to");
   const hasFilters = ["kind", "store", "prefix", "owner", "task", "token", "lease", "resource", "window", "from", "to"].some((k) => params.get(k));
 
   return (
@@ -26,6 +27,7 @@ export function EventsClient({ search, initialData, summary }: { search: string;
           {view.from && view.to ? (
             <span title={`${formatUtc(view.from)} → ${formatUtc(view.to)}`}> · between {formatUtc(view.from)} and {formatUtc(view.to)}</span>
           ) : null}
+          {isDefaultWindow ? <span data-testid="default-window"> (the last 24 h: no window chosen; pick one below for older events)</span> : null}
           {query.isError ? <span className="ml-2 text-amber-700 dark:text-amber-300">· live update failed: {query.error.message}</span> : null}
         </p>
       </div>
