@@ -55,9 +55,9 @@ export async function readBounded<T>(
   let isBroken = false;
   try {
     if (signal?.aborted) throw new ReadAbortedError(what);
-    await client.query("BEGIN READ ONLY");
-    // SET LOCAL takes no parameters; set_config(..., true) is the same, scoped to this transaction.
-    await client.query("SELECT set_config('statement_timeout', $1, true)", [`${Math.max(1, Math.round(options.statementTimeoutMs))}ms`]);
+    // One round trip for both. SET takes no bind parameters; the value is an integer we computed.
+    const timeoutMs = Math.max(1, Math.round(options.statementTimeoutMs));
+    await client.query(`BEGIN READ ONLY; SET LOCAL statement_timeout = ${timeoutMs}`);
     const result = await work(client);
     if (signal?.aborted) throw new ReadAbortedError(what);
     await client.query("COMMIT");
