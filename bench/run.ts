@@ -11,6 +11,7 @@ export interface BenchOutcome {
 const PARTS: Record<string, () => Promise<{ run: () => Promise<BenchOutcome> }>> = {
   lease: () => import("./lease-bench"),
   console: () => import("./console-bench"),
+  memory: () => import("./console-memory-bench"),
 };
 
 async function main(): Promise<void> {
