@@ -5,6 +5,7 @@ export { holdBucketIndex, histogramQuantile } from "./histogram";
 // Stores and client are exported as they land:
 export { PostgresLeaseStore } from "./postgres/store";
 export type { PostgresLeaseStoreOptions } from "./postgres/store";
+export { ReadAbortedError, DEFAULT_STATEMENT_TIMEOUT_MS } from "./postgres/bounded-read";
 export { RedisLeaseStore } from "./redis/store";
 export { LeaseClient, LeaseHandle, computeLocalDeadline } from "./client";
 export type { LeaseClientOptions, LeaseClientEvent, LeaseContext, WithLeaseOptions, AcquireOptions, LostReason } from "./client";
