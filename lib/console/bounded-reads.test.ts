@@ -131,6 +131,35 @@ describe("bounded Postgres reads", () => {
     }
   });
 
+  it("the past view and TTL advice reads are bounded too: statement_timeout, and cancelled by the per-store timeout", async () => {
+    const { store, schema } = await open(200);
+    const unlock = await lockEvents(schema);
+    try {
+      const now = new Date();
+      const window = { from: new Date(now.getTime() - 3_600_000), to: now };
+      for (const read of [() => store.heldAt({ at: now }), () => store.ttlAdvice(window)]) {
+        const error = await read().then(
+          () => null,
+          (e: unknown) => e,
+        );
+        expect((error as LeaseError).code).toBe("statement_timeout");
+      }
+    } finally {
+      await unlock();
+    }
+    const patient = await open();
+    const unlockPatient = await lockEvents(patient.schema);
+    try {
+      const outcomesPromise = fanOutStores([{ store: patient.store }], (s, signal) => s.heldAt({ at: new Date(), signal }), 300);
+      const pid = await waitForReader(patient.schema);
+      const [outcome] = await outcomesPromise;
+      expect(outcome?.ok).toBe(false);
+      expect(await isGoneWithinOneSecond(pid)).toBe(true);
+    } finally {
+      await unlockPatient();
+    }
+  });
+
   it("an already aborted signal starts no query", async () => {
     const { store } = await open();
     await expect(store.list({ signal: AbortSignal.abort() })).rejects.toBeInstanceOf(ReadAbortedError);
