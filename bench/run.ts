@@ -12,6 +12,7 @@ const PARTS: Record<string, () => Promise<{ run: () => Promise<BenchOutcome> }>>
   lease: () => import("./lease-bench"),
   console: () => import("./console-bench"),
   api: () => import("./api-bench"),
+  memory: () => import("./console-memory-bench"),
 };
 
 async function main(): Promise<void> {

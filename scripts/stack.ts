@@ -81,6 +81,8 @@ export interface RunningStack {
   isWorkloadRunning: boolean;
   /** The running demo IdP (tests change users' groups through it). */
   idp: RunningOidcProvider;
+  /** Process group id of `next start` (its pid): the console's processes, for measuring memory. */
+  consolePid: number | undefined;
   stop(): Promise<void>;
 }
 
@@ -255,7 +257,7 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
     await waitForHttp(`${url}/signin`, server.child, server.tail);
     log(`[stack] console ready at ${url}`);
 
-    return { url, issuer, env: consoleEnv, stores, isWorkloadRunning, idp, stop };
+    return { url, issuer, env: consoleEnv, stores, isWorkloadRunning, idp, consolePid: server.child.pid, stop };
   } catch (error) {
     await stop();
     throw error;

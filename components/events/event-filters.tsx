@@ -58,7 +58,7 @@ export function EventFilters({ values, storeNames }: { values: URLSearchParams; 
             <input id="e-lease" name="lease" defaultValue={values.get("lease") ?? ""} className={`${FIELD} font-mono`} />
           </div>
         ) : null}
-        <TimeWindowFields idPrefix="e" values={values} />
+        <TimeWindowFields idPrefix="e" values={values} unsetLabel="Last 24 h (default)" />
         <FilterActions clearHref="/events" />
       </div>
     </Form>

@@ -22,6 +22,7 @@ export function EventsClient({ search, initialData, summary }: { search: string;
   const held = useHeldView(query.data ?? initialData, query.dataUpdatedAt, search, eventKeysOf);
   const view = held.view;
   const params = useMemo(() => new URLSearchParams(search), [search]);
+  const isDefaultWindow = !params.get("window") && !params.get("from") && !params.get("to");
   const hasFilters = ["kind", "store", "prefix", "owner", "task", "token", "lease", "resource", "window", "from", "to"].some((k) => params.get(k));
 
   return (
@@ -33,6 +34,7 @@ export function EventsClient({ search, initialData, summary }: { search: string;
           {view.from && view.to ? (
             <span title={`${formatUtc(view.from)} → ${formatUtc(view.to)}`}> · between {formatUtc(view.from)} and {formatUtc(view.to)}</span>
           ) : null}
+          {isDefaultWindow ? <span data-testid="default-window"> (the last 24 h: no window chosen; pick one below for older events)</span> : null}
         </p>
       </div>
       <EventFilters values={params} storeNames={view.storeNames} />

@@ -7,7 +7,8 @@ import { WINDOW_LABELS } from "./labels";
  * Window select plus From/To (UTC). From/to apply to a custom window only; they are
  * disabled (so not submitted) while a fixed window is chosen.
  */
-export function TimeWindowFields({ idPrefix, values }: { idPrefix: string; values: URLSearchParams }) {
+/** `unsetLabel`: what no window means on this page (events default to the last 24 h). */
+export function TimeWindowFields({ idPrefix, values, unsetLabel = "Any time" }: { idPrefix: string; values: URLSearchParams; unsetLabel?: string }) {
   const [window, setWindow] = useState(values.get("window") ?? (values.get("from") ? "custom" : ""));
   const isCustom = window === "custom";
   return (
@@ -15,7 +16,7 @@ export function TimeWindowFields({ idPrefix, values }: { idPrefix: string; value
       <div className="w-32">
         <label htmlFor={`${idPrefix}-window`} className={LABEL}>Window</label>
         <select id={`${idPrefix}-window`} name="window" value={window} onChange={(e) => setWindow(e.target.value)} className={FIELD}>
-          <option value="">Any time</option>
+          <option value="">{unsetLabel}</option>
           {Object.entries(WINDOW_LABELS).map(([value, label]) => (
             <option key={value} value={value}>{label}</option>
           ))}

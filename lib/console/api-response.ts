@@ -2,19 +2,45 @@
  * The edge of the console's read routes: permission check, then the read, then
  * its outcome as HTTP — 200 with the view, 400 with `{ error, param }` for a bad
  * URL parameter, 403 without the permission, 500 with a correlation id for a bad
- * stores configuration (the details go to the server log). Store outages are not errors here: they are part of the
+ * stores configuration (the details go to the server log), 429 with Retry-After past the per-user read rate. Store outages are not errors here: they are part of the
  * view (`{ store, ok: false, error }`), so the rest still renders.
  */
 import { NextResponse } from "next/server";
 import { respondWithServerError } from "@/lib/auth/server-error";
 import { requirePermission, toPermissionResponse, type AppSession } from "@/lib/auth/session";
 import type { Permission } from "@/lib/auth/roles";
+import { TokenBucketLimiter } from "@/lib/actions/rate-limit";
 import { ConfigError } from "./config";
 import type { ReadResult } from "./views";
 
-export async function respondWithRead<T>(session: AppSession, permission: Permission, read: () => Promise<ReadResult<T>>): Promise<NextResponse> {
+/**
+ * Reads per user: a burst of LEASEWATCH_READ_BURST (default 120) requests, then
+ * LEASEWATCH_READ_RATE_PER_S (default 20) per second. Generous for people and for
+ * pages polling every few seconds; it stops one client from hammering the stores.
+ */
+export function readLimitFromEnv(env: Record<string, string | undefined> = process.env): { capacity: number; refillPerSecond: number } {
+  const positive = (raw: string | undefined, fallback: number) => {
+    const n = Number(raw);
+    return raw !== undefined && raw !== "" && Number.isFinite(n) && n > 0 ? n : fallback;
+  };
+  return { capacity: positive(env.LEASEWATCH_READ_BURST, 120), refillPerSecond: positive(env.LEASEWATCH_READ_RATE_PER_S, 20) };
+}
+
+export const readLimiter = new TokenBucketLimiter(readLimitFromEnv());
+
+export async function respondWithRead<T>(
+  session: AppSession,
+  permission: Permission,
+  read: () => Promise<ReadResult<T>>,
+  limiter: TokenBucketLimiter = readLimiter,
+): Promise<NextResponse> {
   try {
     requirePermission(session, permission);
+    const taken = limiter.take(session.user.id);
+    if (!taken.allowed) {
+      const error = `Too many requests from your account; wait ${taken.retryAfterSeconds} s and retry (pages refresh by themselves, no need to reload).`;
+      return NextResponse.json({ error }, { status: 429, headers: { "retry-after": String(taken.retryAfterSeconds), "cache-control": "no-store" } });
+    }
     const result = await read();
     if (!result.ok) {
       const { param, message } = result.problem;

@@ -27,6 +27,8 @@ export interface ReadOptions {
    * Default: on for the configured stores, off for stores passed in `entries`.
    */
   reuseClosedBuckets?: boolean;
+  /** The request's signal: when it aborts, every store's read is cancelled (Postgres stops the statement). */
+  signal?: AbortSignal;
 }
 
 export async function resolveEntries(options: ReadOptions): Promise<readonly StoreRef[]> {
@@ -55,14 +57,38 @@ export async function withTimeout<T>(promise: Promise<T>, timeoutMs: number, wha
   }
 }
 
+/**
+ * Runs `read` with a signal that aborts when `parent` does or when `timeoutMs`
+ * passes: the store's work is cancelled, not only abandoned.
+ */
+export async function withDeadline<T>(
+  read: (signal: AbortSignal) => Promise<T>,
+  timeoutMs: number,
+  what: string,
+  parent?: AbortSignal,
+): Promise<T> {
+  const controller = new AbortController();
+  const onParentAbort = () => controller.abort(parent?.reason);
+  if (parent?.aborted) controller.abort(parent.reason);
+  else parent?.addEventListener("abort", onParentAbort, { once: true });
+  try {
+    return await withTimeout(read(controller.signal), timeoutMs, what);
+  } finally {
+    parent?.removeEventListener("abort", onParentAbort);
+    // On timeout this cancels the store's still-running read; after success it is a no-op.
+    controller.abort();
+  }
+}
+
 /** Run `read` against every store in parallel, isolating failures per store. */
 export async function fanOutStores<T>(
   entries: readonly StoreRef[],
-  read: (store: LeaseStore) => Promise<T>,
+  read: (store: LeaseStore, signal: AbortSignal) => Promise<T>,
   timeoutMs = STORE_TIMEOUT_MS,
+  signal?: AbortSignal,
 ): Promise<StoreOutcome<T>[]> {
   const settled = await Promise.allSettled(
-    entries.map((entry) => withTimeout(read(entry.store), timeoutMs, `store "${entry.store.name}"`)),
+    entries.map((entry) => withDeadline((s) => read(entry.store, s), timeoutMs, `store "${entry.store.name}"`, signal)),
   );
   return settled.map((result, i) => {
     const { name, kind } = entries[i]!.store;
@@ -159,14 +185,16 @@ export async function openPage(
 /** fanOutStores over a page: each store is read from its own cursor. */
 export function fanOutPage<T>(
   starts: readonly PageStart[],
-  read: (store: LeaseStore, cursor: string | undefined) => Promise<T>,
+  read: (store: LeaseStore, cursor: string | undefined, signal: AbortSignal) => Promise<T>,
   timeoutMs?: number,
+  signal?: AbortSignal,
 ): Promise<StoreOutcome<T>[]> {
   const cursors = new Map(starts.map((s) => [s.entry.store, s.cursor]));
   return fanOutStores(
     starts.map((s) => s.entry),
-    (store) => read(store, cursors.get(store)),
+    (store, storeSignal) => read(store, cursors.get(store), storeSignal),
     timeoutMs,
+    signal,
   );
 }
 

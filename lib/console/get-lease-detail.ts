@@ -5,7 +5,7 @@
  */
 import type { LeaseEvent, LeaseStore, TerminalEventKind } from "@/lib/lease/types";
 import { toPublicStoreError } from "./public-error";
-import { resolveEntries, selectEntries, withTimeout, STORE_TIMEOUT_MS, type ReadOptions } from "./fan-out";
+import { resolveEntries, selectEntries, withDeadline, STORE_TIMEOUT_MS, type ReadOptions } from "./fan-out";
 import { parseLeaseDetailParams, type LeaseDetailParams } from "./params";
 import { reshapeEvent, reshapeLease } from "./reshape";
 import type { HoldBar, LeaseDetailView, ReadResult, ResourceElsewhere, StoreOutcome, TokenView, WaiterView } from "./views";
@@ -28,9 +28,9 @@ export async function getLeaseDetail(
   const store = selected.entries[0]!.store;
   const timeoutMs = options.timeoutMs ?? STORE_TIMEOUT_MS;
   const others = (await resolveEntries(options)).map((e) => e.store).filter((s) => s.name !== store.name);
-  const elsewhere = findElsewhere(others, params.resource, Math.min(timeoutMs, ELSEWHERE_TIMEOUT_MS));
+  const elsewhere = findElsewhere(others, params.resource, Math.min(timeoutMs, ELSEWHERE_TIMEOUT_MS), options.signal);
   try {
-    const view = await withTimeout(readDetail(store, params.resource, options.nowMs), timeoutMs, `store "${store.name}"`);
+    const view = await withDeadline((signal) => readDetail(store, params.resource, options.nowMs, signal), timeoutMs, `store "${store.name}"`, options.signal);
     return { ok: true, view: { store: store.name, kind: store.kind, ok: true, data: { ...view, elsewhere: await elsewhere } } };
   } catch (error) {
     return { ok: true, view: { store: store.name, kind: store.kind, ok: false, error: toPublicStoreError(error, store.name) } };
@@ -44,13 +44,19 @@ export async function getLeaseDetail(
 const ELSEWHERE_TIMEOUT_MS = 1_500;
 
 /** Other stores where `resource` is held now or has any recorded event. Two bounded reads per store, in parallel. */
-export async function findElsewhere(others: readonly LeaseStore[], resource: string, timeoutMs: number): Promise<ResourceElsewhere[]> {
+export async function findElsewhere(
+  others: readonly LeaseStore[],
+  resource: string,
+  timeoutMs: number,
+  parent?: AbortSignal,
+): Promise<ResourceElsewhere[]> {
   const found = await Promise.allSettled(
     others.map(async (other): Promise<ResourceElsewhere | null> => {
-      const [lease, events] = await withTimeout(
-        Promise.all([other.get(resource), other.events({ resource, limit: 1 })]),
+      const [lease, events] = await withDeadline(
+        (signal) => Promise.all([other.get(resource, { signal }), other.events({ resource, limit: 1, signal })]),
         timeoutMs,
         `store "${other.name}"`,
+        parent,
       );
       return lease || events.items.length > 0 ? { store: other.name, kind: other.kind, isHeld: lease !== null } : null;
     }),
@@ -58,16 +64,17 @@ export async function findElsewhere(others: readonly LeaseStore[], resource: str
   return found.flatMap((r) => (r.status === "fulfilled" && r.value ? [r.value] : []));
 }
 
-async function readDetail(store: LeaseStore, resource: string, nowMs: number | undefined): Promise<Omit<LeaseDetailView, "elsewhere">> {
+async function readDetail(store: LeaseStore, resource: string, nowMs: number | undefined, signal: AbortSignal): Promise<Omit<LeaseDetailView, "elsewhere">> {
   // list() is the one read that reports the store's clock; everything time-relative uses it.
   const [lease, clock, recent, holds] = await Promise.all([
-    store.get(resource),
-    store.list({ prefix: resource, limit: 1 }),
-    store.events({ resource, limit: DETAIL_EVENTS_LIMIT }),
-    store.events({ resource, kinds: ["acquired", ...TERMINAL_KINDS], limit: TIMELINE_LIMIT }),
+    store.get(resource, { signal }),
+    store.list({ prefix: resource, limit: 1, signal }),
+    store.events({ resource, limit: DETAIL_EVENTS_LIMIT, signal }),
+    store.events({ resource, kinds: ["acquired", ...TERMINAL_KINDS], limit: TIMELINE_LIMIT, signal }),
   ]);
   const storeNow = clock.now;
   const contended = await store.events({
+    signal,
     resource,
     kinds: ["contended"],
     from: new Date(storeNow.getTime() - WAITING_WINDOW_MS),

@@ -86,12 +86,13 @@ export async function getOverview(params: OverviewParams, options: ReadOptions =
   const { prefix } = params;
   const read = await fanOutStores(
     selected.entries,
-    (store): Promise<StoreRead | { refused: string }> => {
-      if (prefix !== undefined) return readPrefixStore(store, prefix, { from, to, bucketMs }, previousRange);
-      const readStats = (q: StatsReadQuery) => (isReusing ? closedBuckets.readStats(store, q, nowMs) : store.stats(q));
-      return readStore(store, readStats, { from, to, bucketMs }, previousRange, params.depth);
+    (store, signal): Promise<StoreRead | { refused: string }> => {
+      if (prefix !== undefined) return readPrefixStore(store, prefix, { from, to, bucketMs }, previousRange, signal);
+      const readStats = (q: StatsReadQuery) => (isReusing ? closedBuckets.readStats(store, { ...q, signal }, nowMs) : store.stats({ ...q, signal }));
+      return readStore(store, readStats, { from, to, bucketMs }, previousRange, params.depth, signal);
     },
     options.timeoutMs,
+    options.signal,
   );
   // A store whose prefix read passed its bound says so, rather than showing a partial count.
   const outcomes = read.map((o) => (o.ok && "refused" in o.data ? { store: o.store, kind: o.kind, ok: false as const, error: o.data.refused } : o)) as StoreOutcome<StoreRead>[];
@@ -177,19 +178,20 @@ async function readStore(
   range: Omit<StatsQuery, "prefixDepth">,
   previousRange: Omit<StatsQuery, "prefixDepth">,
   depth: number,
+  signal: AbortSignal,
 ): Promise<StoreRead> {
   // The previous window's buckets are all closed, so after the first read they come from the closed-bucket cache.
   const [deep, previousDeep, active] = await Promise.all([
     readStats({ ...range, prefixDepth: RESOURCE_DEPTH }),
     readStats({ ...previousRange, prefixDepth: RESOURCE_DEPTH }),
-    store.countActive(),
+    store.countActive({ signal }),
   ]);
   const atDepth = (buckets: StatsBucket[], r: Omit<StatsQuery, "prefixDepth">) =>
     depth === RESOURCE_DEPTH || isBreakdownComplete(buckets) ? buckets : readStats({ ...r, prefixDepth: depth });
   const [buckets, previous, resources] = await Promise.all([
     atDepth(deep, range),
     atDepth(previousDeep, previousRange),
-    identifyResources(store, topNames(deep)),
+    identifyResources(store, topNames(deep), signal),
   ]);
   return { buckets, deep, previous, previousDeep, resources, active };
 }
@@ -203,15 +205,19 @@ async function readPrefixStore(
   prefix: string,
   range: Omit<StatsQuery, "prefixDepth">,
   previousRange: Omit<StatsQuery, "prefixDepth">,
+  signal: AbortSignal,
 ): Promise<StoreRead | { refused: string }> {
-  const [read, active] = await Promise.all([readPrefixBuckets(store, prefix, range, previousRange), countActiveUnder(store, prefix)]);
+  const [read, active] = await Promise.all([
+    readPrefixBuckets(store, prefix, range, previousRange, undefined, signal),
+    countActiveUnder(store, prefix, undefined, signal),
+  ]);
   const refusal = (r: Extract<PrefixRead<unknown>, { ok: false }>) => ({
     refused: `more than ${formatNumber(r.limit)} ${r.what} under "${prefix}" in this window; choose a shorter window or a longer prefix`,
   });
   if (!read.ok) return refusal(read);
   if (!active.ok) return refusal(active);
   const { buckets, previous } = read.data;
-  const resources = await identifyResources(store, topNames(buckets));
+  const resources = await identifyResources(store, topNames(buckets), signal);
   return { buckets, deep: buckets, previous, previousDeep: previous, resources, active: active.data };
 }
 
@@ -258,10 +264,10 @@ function topNames(buckets: readonly StatsBucket[]): Array<[string, number]> {
  * longer ones; a resource of exactly that name has its own history (a contended
  * acquire is recorded on it), which both stores read from an index, not a scan.
  */
-async function identifyResources(store: LeaseStore, names: Array<[string, number]>): Promise<Omit<ResourceCount, "trend">[]> {
+async function identifyResources(store: LeaseStore, names: Array<[string, number]>, signal: AbortSignal): Promise<Omit<ResourceCount, "trend">[]> {
   return Promise.all(
     names.map(async ([name, contended]): Promise<Omit<ResourceCount, "trend">> => {
-      const isResource = name.split(":").length < RESOURCE_DEPTH || (await store.events({ resource: name, limit: 1 })).items.length > 0;
+      const isResource = name.split(":").length < RESOURCE_DEPTH || (await store.events({ resource: name, limit: 1, signal })).items.length > 0;
       return { store: store.name, resource: name, contended, isResource };
     }),
   );
@@ -450,7 +456,11 @@ export async function getOverviewFromSearch(search: SearchParamsInput, options: 
   const parsed = parseOverviewParams(search, options.nowMs);
   if (!parsed.ok) return parsed;
   if (options.entries || options.nowMs !== undefined) return getOverview(parsed.params, options);
-  return sharedReads.share(overviewReadKey(parsed.params), () => getOverview(parsed.params, options));
+  // One read serves every caller who asks meanwhile: one caller leaving must not cancel it for the others
+  // (it is still bounded by the per-store timeout and statement_timeout).
+  const sharedOptions: ReadOptions = { ...options };
+  delete sharedOptions.signal;
+  return sharedReads.share(overviewReadKey(parsed.params), () => getOverview(parsed.params, sharedOptions));
 }
 
 /** Same store, prefix, depth and window → same answer; a custom window also keys on its bounds. */

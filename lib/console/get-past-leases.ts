@@ -27,8 +27,9 @@ export async function getPastLeases(params: PastLeasesParams, options: ReadOptio
   if (!selected.ok) return selected;
   const outcomes = await fanOutStores(
     selected.entries,
-    (store): Promise<HeldAtResult> =>
+    (store, signal): Promise<HeldAtResult> =>
       store.heldAt({
+        signal,
         at: params.at,
         limit: params.limit,
         ...(params.resource !== undefined ? { resource: params.resource } : {}),
@@ -37,6 +38,7 @@ export async function getPastLeases(params: PastLeasesParams, options: ReadOptio
         ...(params.task !== undefined ? { task: params.task } : {}),
       }),
     options.timeoutMs,
+    options.signal,
   );
   const items: PastLeaseView[] = [];
   const gaps: PastGap[] = [];

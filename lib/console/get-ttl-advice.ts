@@ -50,8 +50,9 @@ export async function getTtlAdvice(params: AdviceParams, options: ReadOptions = 
   if (!selected.ok) return selected;
   const outcomes = await fanOutStores(
     selected.entries,
-    (store) => store.ttlAdvice({ ...(params.prefix ? { prefix: params.prefix } : {}), from: params.from, to: params.to }),
+    (store, signal) => store.ttlAdvice({ ...(params.prefix ? { prefix: params.prefix } : {}), from: params.from, to: params.to, signal }),
     options.timeoutMs,
+    options.signal,
   );
   const rows = outcomes.flatMap((o) => (o.ok ? o.data.groups.map((g) => ({ ...g, store: o.store })) : []));
   rows.sort((a, b) => b.renewals - a.renewals || b.renewalsLost - a.renewalsLost || a.prefix.localeCompare(b.prefix) || a.store.localeCompare(b.store));
@@ -72,8 +73,9 @@ export async function getRenewalSlack(params: AdviceParams, options: ReadOptions
   if (!selected.ok) return selected;
   const outcomes = await fanOutStores(
     selected.entries,
-    (store) => store.renewalSlack({ ...(params.prefix ? { prefix: params.prefix } : {}), from: params.from, to: params.to }),
+    (store, signal) => store.renewalSlack({ ...(params.prefix ? { prefix: params.prefix } : {}), from: params.from, to: params.to, signal }),
     options.timeoutMs,
+    options.signal,
   );
   const all = summariseSlack(outcomes.flatMap((o) => (o.ok ? o.data : [])));
   return {

@@ -14,7 +14,7 @@ export async function listEvents(params: EventsParams, options: ReadOptions = {}
 
   const outcomes = await fanOutPage(
     starts,
-    async (store, cursor) => {
+    async (store, cursor, signal) => {
       const page = await store.events({
         kinds: params.kinds,
         prefix: params.prefix,
@@ -27,10 +27,12 @@ export async function listEvents(params: EventsParams, options: ReadOptions = {}
         to: params.range?.to,
         limit: params.limit,
         cursor,
+        signal,
       });
       return { items: page.items.map(reshapeEvent), nextCursor: page.nextCursor };
     },
     options.timeoutMs,
+    options.signal,
   );
 
   const items = outcomes.flatMap((o) => (o.ok ? o.data.items : []));

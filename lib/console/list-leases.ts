@@ -16,12 +16,12 @@ export async function listLeases(params: LeasesParams, options: ReadOptions = {}
   const { storeNames, starts } = opened;
   const readAt = new Date(options.nowMs ?? Date.now()).toISOString();
 
-  if (params.state === "expired") return listExpiredLeases(params, starts, storeNames, readAt, options.timeoutMs);
+  if (params.state === "expired") return listExpiredLeases(params, starts, storeNames, readAt, options);
 
   const state: LeaseState | undefined = params.state;
   const outcomes = await fanOutPage(
     starts,
-    async (store, cursor) => {
+    async (store, cursor, signal) => {
       const page = await store.list({
         prefix: params.prefix,
         owner: params.owner,
@@ -30,6 +30,7 @@ export async function listLeases(params: LeasesParams, options: ReadOptions = {}
         sort: params.sort,
         limit: params.limit,
         cursor,
+        signal,
       });
       return {
         items: page.items.map((lease: Lease) => reshapeLease(lease, store.kind, page.now)),
@@ -38,6 +39,7 @@ export async function listLeases(params: LeasesParams, options: ReadOptions = {}
       };
     },
     options.timeoutMs,
+    options.signal,
   );
 
   const items = outcomes.flatMap((o) => (o.ok ? o.data.items : []));
@@ -64,11 +66,11 @@ async function listExpiredLeases(
   starts: PageStart[],
   storeNames: string[],
   readAt: string,
-  timeoutMs: number | undefined,
+  options: ReadOptions,
 ): Promise<ReadResult<LeasesView>> {
   const outcomes = await fanOutPage(
     starts,
-    async (store, cursor) => {
+    async (store, cursor, signal) => {
       const page = await store.events({
         kinds: ["expired"],
         prefix: params.prefix,
@@ -78,6 +80,7 @@ async function listExpiredLeases(
         to: params.range.to,
         limit: params.limit,
         cursor,
+        signal,
       });
       const ended: EndedLeaseView[] = page.items.map((e) => ({
         store: e.store,
@@ -92,7 +95,8 @@ async function listExpiredLeases(
       }));
       return { items: ended, nextCursor: page.nextCursor };
     },
-    timeoutMs,
+    options.timeoutMs,
+    options.signal,
   );
   const expired = outcomes.flatMap((o) => (o.ok ? o.data.items : []));
   expired.sort((a, b) => b.endedAt.localeCompare(a.endedAt) || a.store.localeCompare(b.store) || a.resource.localeCompare(b.resource));

@@ -294,9 +294,9 @@ export function parseEventsParams(input: SearchParamsInput, nowMs = Date.now()):
       token,
       lease,
       resource: readOne(raw, "resource", ZResource),
-      // Redis has no index on task, lease id or token: those filters read a window of
-      // the streams, so they get one (24 h) unless the URL names its own.
-      range: resolveRange(raw, nowMs, task !== undefined || token !== undefined || lease !== undefined ? "24h" : null),
+      // Every event read is bounded by a window: the last 24 h unless the URL names one
+      // (the page says so). An unbounded read would walk a store's whole history.
+      range: resolveRange(raw, nowMs, "24h"),
       cursor: readOne(raw, "cursor", ZCursor),
       prev: readOne(raw, "prev", ZPrevCursors) ?? [],
       limit: readOne(raw, "limit", ZPageSize) ?? DEFAULT_PAGE_SIZE,

@@ -42,11 +42,12 @@ async function readPrefixEvents(
   range: PrefixRange,
   kinds: readonly LeaseEventKind[] | undefined,
   maxEvents: number,
+  signal: AbortSignal | undefined,
 ): Promise<PrefixRead<LeaseEvent[]>> {
   const events: LeaseEvent[] = [];
   let cursor: string | undefined;
   do {
-    const page = await store.events({ prefix, from: range.from, to: range.to, kinds, order: "asc", limit: MAX_LIST_LIMIT, cursor });
+    const page = await store.events({ prefix, from: range.from, to: range.to, kinds, order: "asc", limit: MAX_LIST_LIMIT, cursor, signal });
     events.push(...page.items);
     if (events.length > maxEvents) return { ok: false, limit: maxEvents, what: "events" };
     cursor = page.nextCursor;
@@ -55,11 +56,16 @@ async function readPrefixEvents(
 }
 
 /** Leases currently stored under `prefix` (held or lapsed-unswept, as `countActive()` counts them). */
-export async function countActiveUnder(store: LeaseStore, prefix: string, maxActive = PREFIX_MAX_ACTIVE): Promise<PrefixRead<number>> {
+export async function countActiveUnder(
+  store: LeaseStore,
+  prefix: string,
+  maxActive = PREFIX_MAX_ACTIVE,
+  signal?: AbortSignal,
+): Promise<PrefixRead<number>> {
   let count = 0;
   let cursor: string | undefined;
   do {
-    const page = await store.list({ prefix, limit: MAX_LIST_LIMIT, cursor });
+    const page = await store.list({ prefix, limit: MAX_LIST_LIMIT, cursor, signal });
     count += page.items.length;
     if (count > maxActive) return { ok: false, limit: maxActive, what: "active leases" };
     cursor = page.nextCursor;
@@ -104,11 +110,12 @@ export async function readPrefixBuckets(
   range: PrefixRange,
   previousRange: PrefixRange,
   maxEvents = PREFIX_MAX_EVENTS,
+  signal?: AbortSignal,
 ): Promise<PrefixRead<{ buckets: StatsBucket[]; previous: StatsBucket[] }>> {
   // The previous window only feeds the contention tables' change column.
   const [current, previous] = await Promise.all([
-    readPrefixEvents(store, prefix, range, undefined, maxEvents),
-    readPrefixEvents(store, prefix, previousRange, ["contended"], maxEvents),
+    readPrefixEvents(store, prefix, range, undefined, maxEvents, signal),
+    readPrefixEvents(store, prefix, previousRange, ["contended"], maxEvents, signal),
   ]);
   if (!current.ok) return current;
   if (!previous.ok) return previous;

@@ -12,6 +12,7 @@
  *   TTL ran out get their `expired` event even when no worker touches the resource
  *   again. Off, that is the workers' job (any `sweep()`), or `npm run sweeper`'s.
  */
+import { z } from "zod";
 import type {
   AcquireInput,
   AcquireResult,
@@ -41,7 +42,9 @@ import type {
   StoreKind,
   TtlAdviceQuery,
   TtlAdviceReport,
+  ReadSignal,
 } from "@/lib/lease/types";
+import { DEFAULT_STATEMENT_TIMEOUT_MS } from "@/lib/lease/postgres/bounded-read";
 import { PostgresLeaseStore } from "@/lib/lease/postgres/store";
 import { PROJECTION_INTERVAL_MS } from "@/lib/lease/redis/projector";
 import { RedisLeaseStore } from "@/lib/lease/redis/store";
@@ -185,7 +188,7 @@ class MigratingStore implements LeaseStore {
   renew(input: RenewInput) { return this.run((s) => s.renew(input)); }
   release(input: ReleaseInput) { return this.run((s) => s.release(input)); }
   forceRelease(input: ForceReleaseInput) { return this.run((s) => s.forceRelease(input)); }
-  get(resource: string) { return this.run((s) => s.get(resource)); }
+  get(resource: string, options?: ReadSignal) { return this.run((s) => s.get(resource, options)); }
   list(query?: ListQuery) { return this.run((s) => s.list(query)); }
   events(query?: EventQuery) { return this.run((s) => s.events(query)); }
   heldAt(query: HeldAtQuery) { return this.run((s) => s.heldAt(query)); }
@@ -193,13 +196,28 @@ class MigratingStore implements LeaseStore {
   reportFencingRejection(input: FencingRejectionInput) { return this.run((s) => s.reportFencingRejection(input)); }
   reportLost(input: LostInput) { return this.run((s) => s.reportLost(input)); }
   stats(query: StatsQuery) { return this.run((s) => s.stats(query)); }
-  countActive() { return this.run((s) => s.countActive()); }
-  lifetimeTotals() { return this.run((s) => s.lifetimeTotals()); }
+  countActive(options?: ReadSignal) { return this.run((s) => s.countActive(options)); }
+  lifetimeTotals(options?: ReadSignal) { return this.run((s) => s.lifetimeTotals(options)); }
   renewalSlack(query: RenewalSlackQuery) { return this.run((s) => s.renewalSlack(query)); }
   ttlAdvice(query?: TtlAdviceQuery) { return this.run((s) => s.ttlAdvice(query)); }
   // Health is about reachability; it must answer (down) even when migration cannot run.
   health() { return this.inner.health(); }
   close() { return this.inner.close(); }
+}
+
+const ZStatementTimeoutMs = z.coerce
+  .number({ error: "LEASEWATCH_STATEMENT_TIMEOUT_MS must be a number of milliseconds" })
+  .int({ error: "LEASEWATCH_STATEMENT_TIMEOUT_MS must be a whole number of milliseconds" })
+  .min(100, { error: "LEASEWATCH_STATEMENT_TIMEOUT_MS must be at least 100" })
+  .max(60_000, { error: "LEASEWATCH_STATEMENT_TIMEOUT_MS must be at most 60000" });
+
+/** How long Postgres lets one console read run (LEASEWATCH_STATEMENT_TIMEOUT_MS, default 2000). */
+export function readStatementTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.LEASEWATCH_STATEMENT_TIMEOUT_MS;
+  if (raw === undefined || raw === "") return DEFAULT_STATEMENT_TIMEOUT_MS;
+  const parsed = ZStatementTimeoutMs.safeParse(raw);
+  if (!parsed.success) throw new Error(parsed.error.issues[0]?.message ?? "LEASEWATCH_STATEMENT_TIMEOUT_MS is invalid");
+  return parsed.data;
 }
 
 /**
@@ -218,7 +236,12 @@ function constructStore(config: TStoreConfig, migrate: boolean): LeaseStore {
   switch (config.kind) {
     case "postgres": {
       // TLS follows the URL: `?sslmode=require` / `verify-full` (with sslrootcert=…) are read by pg.
-      const store = new PostgresLeaseStore({ name: config.name, connectionString: config.url, schema: config.schema });
+      const store = new PostgresLeaseStore({
+        name: config.name,
+        connectionString: config.url,
+        schema: config.schema,
+        statementTimeoutMs: readStatementTimeoutMs(),
+      });
       return migrate ? new MigratingStore(store) : store;
     }
     case "redis":

@@ -6,6 +6,7 @@ export { adviseTtl, slackBucketIndex, slackGroupOf, summariseSlack } from "./sla
 // Stores and client are exported as they land:
 export { PostgresLeaseStore } from "./postgres/store";
 export type { PostgresLeaseStoreOptions } from "./postgres/store";
+export { ReadAbortedError, DEFAULT_STATEMENT_TIMEOUT_MS } from "./postgres/bounded-read";
 export { RedisLeaseStore } from "./redis/store";
 export { LeaseClient, LeaseHandle, computeLocalDeadline } from "./client";
 export type { LeaseClientOptions, LeaseClientEvent, LeaseContext, WithLeaseOptions, AcquireOptions, LostReason } from "./client";

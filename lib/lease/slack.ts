@@ -25,7 +25,7 @@ import {
   type TtlAdviceQuery,
   type TtlAdviceReport,
 } from "./types";
-import { parseOrThrow, resourcePrefix, ZPrefix } from "./validation";
+import { parseOrThrow, resourcePrefix, ZPrefix, ZSignal } from "./validation";
 import { holdBucketIndex } from "./histogram";
 import { z } from "zod";
 
@@ -252,8 +252,8 @@ export interface AdviceWindow {
   to: Date;
 }
 
-const ZTtlAdviceQuery = z.strictObject({ prefix: ZPrefix.optional(), from: z.date().optional(), to: z.date().optional() });
-const ZRenewalSlackQuery = z.strictObject({ prefix: ZPrefix.optional(), from: z.date(), to: z.date() });
+const ZTtlAdviceQuery = z.strictObject({ prefix: ZPrefix.optional(), from: z.date().optional(), to: z.date().optional(), signal: ZSignal });
+const ZRenewalSlackQuery = z.strictObject({ prefix: ZPrefix.optional(), from: z.date(), to: z.date(), signal: ZSignal });
 
 /** Validated renewalSlack query: at most 7 days, `to` after `from`. */
 export function parseRenewalSlackQuery(query: unknown): { prefix?: string; from: Date; to: Date } {

@@ -148,7 +148,15 @@ export function leaseStateAt(lease: Pick<Lease, "expiresAt" | "renewedAt" | "ttl
 }
 export type LeaseSort = "expires" | "held_longest" | "newest";
 
-export interface ListQuery {
+/**
+ * Read options every store read accepts. An aborted signal stops the store's work
+ * (Postgres cancels the running statement), not only the caller's wait.
+ */
+export interface ReadSignal {
+  signal?: AbortSignal;
+}
+
+export interface ListQuery extends ReadSignal {
   prefix?: string;
   owner?: string;
   task?: string;
@@ -158,7 +166,7 @@ export interface ListQuery {
   cursor?: string;
 }
 
-export interface EventQuery {
+export interface EventQuery extends ReadSignal {
   resource?: string;
   prefix?: string;
   owner?: string;
@@ -182,7 +190,7 @@ export interface EventQuery {
  * own order (its event ids), so an acquire and a release in the same millisecond
  * both count.
  */
-export interface HeldAtQuery {
+export interface HeldAtQuery extends ReadSignal {
   at: Date;
   /** One resource exactly (the lease page). */
   resource?: string;
@@ -240,7 +248,7 @@ export interface LeasePage extends Page<Lease> {
 
 /** Per-interval counters and hold histogram, read from rollups (not raw event scans). */
 export type CounterKind = LeaseEventKind | "renewed";
-export interface StatsQuery {
+export interface StatsQuery extends ReadSignal {
   from: Date;
   to: Date;
   /** 60_000 (minute) or 3_600_000 (hour). */
@@ -292,7 +300,7 @@ export interface LeaseStore {
   renew(input: RenewInput): Promise<RenewResult>;
   release(input: ReleaseInput): Promise<ReleaseResult>;
   forceRelease(input: ForceReleaseInput): Promise<ForceReleaseResult>;
-  get(resource: string): Promise<Lease | null>;
+  get(resource: string, options?: ReadSignal): Promise<Lease | null>;
   list(query?: ListQuery): Promise<LeasePage>;
   events(query?: EventQuery): Promise<Page<LeaseEvent>>;
   /** What was held at a past instant, rebuilt from the history (see HeldAtQuery). */
@@ -303,8 +311,8 @@ export interface LeaseStore {
   reportLost(input: LostInput): Promise<LeaseEvent>;
   stats(query: StatsQuery): Promise<StatsBucket[]>;
   /** Number of leases currently stored (held or lapsed-unswept). */
-  countActive(): Promise<number>;
-  lifetimeTotals(): Promise<LifetimeTotals>;
+  countActive(options?: ReadSignal): Promise<number>;
+  lifetimeTotals(options?: ReadSignal): Promise<LifetimeTotals>;
   /** Renewal slack histograms per prefix group and TTL over [from, to) (hourly rollups). */
   renewalSlack(query: RenewalSlackQuery): Promise<RenewalSlackRow[]>;
   /** TTL advice from the store's measurements (advice only: nothing changes a TTL). */
@@ -340,7 +348,7 @@ export const CLOSE_CALL_FRACTION = 0.2;
 /** Slack is recorded per prefix group: this many leading `:` segments of the resource. */
 export const SLACK_PREFIX_DEPTH = 2;
 
-export interface RenewalSlackQuery {
+export interface RenewalSlackQuery extends ReadSignal {
   /** Groups under this prefix (or, for a deeper prefix, the group that contains it). */
   prefix?: string;
   from: Date;
@@ -354,7 +362,7 @@ export interface RenewalSlackRow {
   histogram: number[];
 }
 
-export interface TtlAdviceQuery {
+export interface TtlAdviceQuery extends ReadSignal {
   prefix?: string;
   /** Default: an hour before `to`. At most 7 days before `to`. */
   from?: Date;

@@ -64,6 +64,8 @@ export const ZLostInput = z.strictObject({
   fencingToken: ZFencingToken,
   reason: z.enum(["not_owner", "expired", "deadline_passed"]),
 });
+/** Cancels a read (types.ts ReadSignal); not a filter. */
+export const ZSignal = z.instanceof(AbortSignal, { error: "signal must be an AbortSignal" }).optional();
 export const ZListQuery = z.strictObject({
   prefix: ZPrefix.optional(),
   owner: ZOwner.optional(),
@@ -72,6 +74,7 @@ export const ZListQuery = z.strictObject({
   sort: z.enum(["expires", "held_longest", "newest"]).optional(),
   limit: ZLimit.optional(),
   cursor: ZCursor.optional(),
+  signal: ZSignal,
 });
 export const ZEventQuery = z.strictObject({
   resource: ZResource.optional(),
@@ -86,6 +89,7 @@ export const ZEventQuery = z.strictObject({
   limit: ZLimit.optional(),
   cursor: ZCursor.optional(),
   order: z.enum(["asc", "desc"]).optional(),
+  signal: ZSignal,
 });
 export const MAX_HELD_AT_LIMIT = 1000;
 export const ZHeldAtQuery = z.strictObject({
@@ -95,12 +99,14 @@ export const ZHeldAtQuery = z.strictObject({
   owner: ZOwner.optional(),
   task: ZTask.optional(),
   limit: z.number().int().min(1).max(MAX_HELD_AT_LIMIT, { error: `limit must be 1..${MAX_HELD_AT_LIMIT}` }).optional(),
+  signal: ZSignal,
 });
 export const ZStatsQuery = z.strictObject({
   from: z.date(),
   to: z.date(),
   bucketMs: z.union([z.literal(60_000), z.literal(3_600_000)]),
   prefixDepth: z.number().int().min(1).max(3).optional(),
+  signal: ZSignal,
 });
 export const ZStoreName = z
   .string()

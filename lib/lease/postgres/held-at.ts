@@ -86,7 +86,7 @@ export function buildHeldAtQuery(schema: string, q: HeldAtQuery, limit: number):
   return { text, values };
 }
 
-export async function readHeldAt(pool: pg.Pool, schema: string, store: string, q: HeldAtQuery, limit: number): Promise<HeldAtResult> {
+export async function readHeldAt(pool: pg.Pool | pg.PoolClient, schema: string, store: string, q: HeldAtQuery, limit: number): Promise<HeldAtResult> {
   const { text, values } = buildHeldAtQuery(schema, q, limit + 1);
   const { rows } = await pool.query(text, values);
   const head = rows[0]!;

@@ -75,7 +75,7 @@ function emptyCounts(): Record<CounterKind, number> {
   return counts;
 }
 
-export async function readStats(pool: pg.Pool, schema: string, query: unknown): Promise<StatsBucket[]> {
+export async function readStats(pool: pg.PoolClient, schema: string, query: unknown): Promise<StatsBucket[]> {
   const q = parseOrThrow(ZStatsQuery, query, "stats");
   const unitMs = q.bucketMs;
   const unit: RollupUnit = unitMs === HOUR_MS ? "hour" : "minute";
@@ -140,7 +140,7 @@ export async function readStats(pool: pg.Pool, schema: string, query: unknown): 
  * nothing is counted twice or missed). Events are never trimmed, so this never goes down. The
  * cuts are read first: a refresh in between only rewrites rollups to the same final values.
  */
-export async function readLifetimeTotals(pool: pg.Pool, schema: string): Promise<LifetimeTotals> {
+export async function readLifetimeTotals(pool: pg.PoolClient, schema: string): Promise<LifetimeTotals> {
   const sql = buildRollupStatements(schema);
   const state = await pool.query<{ refreshed_at: Date }>(sql.readRefreshedAt);
   const refreshedAt = state.rows[0]?.refreshed_at;

@@ -21,6 +21,7 @@ import type {
   ReleaseInput,
   ReleaseResult,
   RenewInput,
+  ReadSignal,
   RenewResult,
   LifetimeTotals,
   RenewalSlackQuery,
@@ -60,6 +61,7 @@ import {
 } from "../validation";
 import { readHeldAt } from "./held-at";
 import { runMigrations, type MigrateResult } from "./migrations";
+import { readBounded, DEFAULT_STATEMENT_TIMEOUT_MS } from "./bounded-read";
 import { readLifetimeTotals, readStats, refreshRollups, type RefreshRollupsResult } from "./rollups";
 import {
   decodeEventCursor,
@@ -85,6 +87,8 @@ export interface PostgresLeaseStoreOptions {
   pool?: pg.Pool;
   /** Schema holding the tables (default "leasewatch"); lower-case identifier. */
   schema?: string;
+  /** Reads (get, list, events, stats, totals, counts) are stopped by Postgres after this long (default 2000). */
+  statementTimeoutMs?: number;
 }
 
 const isPoolLike = (v: unknown): v is pg.Pool =>
@@ -96,6 +100,7 @@ const ZPostgresLeaseStoreOptions = z
     connectionString: z.string().min(1, { error: "connectionString must not be empty" }).optional(),
     pool: z.custom<pg.Pool>(isPoolLike, { error: "pool must be a pg.Pool" }).optional(),
     schema: z.string().regex(SCHEMA_PATTERN, { error: "schema must be a lower-case identifier: a-z, 0-9, _ (max 63)" }).optional(),
+    statementTimeoutMs: z.number().int().min(1).max(600_000, { error: "statementTimeoutMs must be at most 600000 (10 minutes)" }).optional(),
   })
   .refine((o) => (o.connectionString === undefined) !== (o.pool === undefined), {
     error: "give exactly one of connectionString or pool",
@@ -135,6 +140,7 @@ export class PostgresLeaseStore implements LeaseStore {
   private lastRollupRefreshAt = Number.NEGATIVE_INFINITY;
   private rollupRefresh: Promise<RefreshRollupsResult> | null = null;
   private isClosed = false;
+  private readonly statementTimeoutMs: number;
   private readonly statementNames = new Map<keyof LeaseStatements, string>();
 
   /**
@@ -142,14 +148,19 @@ export class PostgresLeaseStore implements LeaseStore {
    * pooled connection parses and plans it once instead of on every call, which is
    * most of the cost of these CTEs. The name hashes the text (it includes the schema).
    */
-  private run(statement: keyof LeaseStatements, values: unknown[]): Promise<pg.QueryResult> {
+  private run(statement: keyof LeaseStatements, values: unknown[], db: pg.Pool | pg.PoolClient = this.pool): Promise<pg.QueryResult> {
     const text = this.sql[statement];
     let name = this.statementNames.get(statement);
     if (name === undefined) {
       name = `lw_${statement}_${createHash("sha1").update(text).digest("hex").slice(0, 16)}`;
       this.statementNames.set(statement, name);
     }
-    return this.pool.query({ name, text, values });
+    return db.query({ name, text, values });
+  }
+
+  /** A console read: read-only, bounded by statement_timeout, cancelled on the server when `signal` aborts. */
+  private read<T>(what: string, signal: AbortSignal | undefined, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    return readBounded(this.pool, { statementTimeoutMs: this.statementTimeoutMs, signal, what: `${this.name} ${what}` }, work);
   }
 
   constructor(options: PostgresLeaseStoreOptions) {
@@ -160,6 +171,7 @@ export class PostgresLeaseStore implements LeaseStore {
     this.pool = o.pool ?? new pg.Pool({ connectionString: o.connectionString, max: 10, connectionTimeoutMillis: 5_000 });
     this.pool.on("error", this.onPoolError);
     this.sql = buildLeaseStatements(this.schema);
+    this.statementTimeoutMs = o.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
   }
 
   /** Creates or upgrades the schema. Returns the versions applied by this call. */
@@ -226,14 +238,15 @@ export class PostgresLeaseStore implements LeaseStore {
     return { released: false, reason: "not_found", current: null };
   }
 
-  async get(resource: string): Promise<Lease | null> {
+  async get(resource: string, options: ReadSignal = {}): Promise<Lease | null> {
     const r = parseOrThrow(ZResource, resource, "get");
-    const { rows } = await this.run("get", [r]);
+    const { rows } = await this.read("get", options.signal, (client) => this.run("get", [r], client));
     return rows[0] ? toLease(this.name, rows[0]) : null;
   }
 
   async list(query: ListQuery = {}): Promise<LeasePage> {
-    const q = parseOrThrow(ZListQuery, query, "list");
+    const { signal, ...rest } = query;
+    const q = parseOrThrow(ZListQuery, rest, "list");
     const sort = q.sort ?? "expires";
     const limit = q.limit ?? DEFAULT_LIST_LIMIT;
     const after = q.cursor !== undefined ? decodeListCursor(q.cursor, sort) : undefined;
@@ -246,7 +259,7 @@ export class PostgresLeaseStore implements LeaseStore {
       sort,
       limit: limit + 1,
     });
-    const { rows } = await this.pool.query(text, values);
+    const { rows } = await this.read("list", signal, (client) => client.query(text, values));
     const now = rows[0]!.db_now as Date;
     const found = rows.filter((r) => r.resource !== null);
     const page = found.slice(0, limit);
@@ -256,7 +269,8 @@ export class PostgresLeaseStore implements LeaseStore {
   }
 
   async events(query: EventQuery = {}): Promise<Page<LeaseEvent>> {
-    const q = parseOrThrow(ZEventQuery, query, "events");
+    const { signal, ...rest } = query;
+    const q = parseOrThrow(ZEventQuery, rest, "events");
     const order = q.order ?? "desc";
     const limit = q.limit ?? DEFAULT_EVENTS_LIMIT;
     const afterId = q.cursor !== undefined ? decodeEventCursor(q.cursor, order) : undefined;
@@ -277,7 +291,7 @@ export class PostgresLeaseStore implements LeaseStore {
       order,
       limit: limit + 1,
     });
-    const { rows } = await this.pool.query(text, values);
+    const { rows } = await this.read("events", signal, (client) => client.query(text, values));
     const items = rows.slice(0, limit).map((r) => toEvent(this.name, r));
     const last = items[items.length - 1];
     return rows.length > limit && last ? { items, nextCursor: encodeEventCursor(order, last.id) } : { items };
@@ -286,7 +300,7 @@ export class PostgresLeaseStore implements LeaseStore {
   /** What was held at a past instant: one indexed statement, see ./held-at.ts. */
   async heldAt(query: HeldAtQuery): Promise<HeldAtResult> {
     const q = parseOrThrow(ZHeldAtQuery, query, "heldAt");
-    return readHeldAt(this.pool, this.schema, this.name, q, q.limit ?? DEFAULT_HELD_AT_LIMIT);
+    return this.read("heldAt", q.signal, (client) => readHeldAt(client, this.schema, this.name, q, q.limit ?? DEFAULT_HELD_AT_LIMIT));
   }
 
   /**
@@ -356,16 +370,17 @@ export class PostgresLeaseStore implements LeaseStore {
   }
 
   stats(query: StatsQuery): Promise<StatsBucket[]> {
-    return readStats(this.pool, this.schema, query);
+    const { signal, ...rest } = query;
+    return this.read("stats", signal, (client) => readStats(client, this.schema, rest));
   }
 
-  lifetimeTotals(): Promise<LifetimeTotals> {
-    return readLifetimeTotals(this.pool, this.schema);
+  lifetimeTotals(options: ReadSignal = {}): Promise<LifetimeTotals> {
+    return this.read("totals", options.signal, (client) => readLifetimeTotals(client, this.schema));
   }
 
   async renewalSlack(query: RenewalSlackQuery): Promise<RenewalSlackRow[]> {
     const q = parseRenewalSlackQuery(query);
-    return this.readSlackRows(q.from, q.to, q.prefix);
+    return this.read("renewal slack", query.signal, (client) => this.readSlackRows(client, q.from, q.to, q.prefix));
   }
 
   /**
@@ -377,13 +392,14 @@ export class PostgresLeaseStore implements LeaseStore {
     const now = needsNow ? ((await this.pool.query<{ now: Date }>("SELECT clock_timestamp() AS now")).rows[0]!.now) : new Date(0);
     const window = resolveAdviceWindow(query, now);
     const upper = window.prefix ? prefixUpperBound(window.prefix) : null;
-    const [slackRows, events] = await Promise.all([
-      this.readSlackRows(window.from, window.to, window.prefix),
-      this.pool.query<{ grp: string; released: string; expired: string; force_released: string; renew_failed: string; hold_histogram: string[] }>(
+    // Both statements share one bounded read-only transaction (they queue on its connection).
+    const [slackRows, events] = await this.read("ttl advice", query?.signal, (client) => Promise.all([
+      this.readSlackRows(client, window.from, window.to, window.prefix),
+      client.query<{ grp: string; released: string; expired: string; force_released: string; renew_failed: string; hold_histogram: string[] }>(
         buildAdviceEventsQuery(this.schema),
         [window.from, window.to, window.prefix || null, upper],
       ),
-    ]);
+    ]));
     const tallies = new Map<string, EventTally>();
     for (const row of events.rows) {
       tallies.set(row.grp, {
@@ -397,10 +413,10 @@ export class PostgresLeaseStore implements LeaseStore {
     return buildTtlAdviceReport(this.name, window, slackRows, tallies, false);
   }
 
-  private async readSlackRows(from: Date, to: Date, prefix: string | undefined): Promise<RenewalSlackRow[]> {
+  private async readSlackRows(client: pg.PoolClient, from: Date, to: Date, prefix: string | undefined): Promise<RenewalSlackRow[]> {
     const hours = slackHours(from, to);
     if (hours.length === 0) return [];
-    const { rows } = await this.pool.query<{ prefix: string; ttl_ms: number; slack_bucket: number; renewals: string }>(buildSlackRowsQuery(this.schema), [
+    const { rows } = await client.query<{ prefix: string; ttl_ms: number; slack_bucket: number; renewals: string }>(buildSlackRowsQuery(this.schema), [
       new Date(hours[0]!),
       to,
     ]);
@@ -414,8 +430,8 @@ export class PostgresLeaseStore implements LeaseStore {
     return mergeSlackRows(out);
   }
 
-  async countActive(): Promise<number> {
-    const { rows } = await this.pool.query(this.sql.countActive);
+  async countActive(options: ReadSignal = {}): Promise<number> {
+    const { rows } = await this.read("count", options.signal, (client) => client.query(this.sql.countActive));
     return Number(rows[0]!.n);
   }
 

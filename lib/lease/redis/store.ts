@@ -367,6 +367,7 @@ export class RedisLeaseStore implements LeaseStore {
   async list(query: ListQuery = {}): Promise<LeasePage> {
     const q = parseOrThrow(ZListQuery, query, "list");
     if (!this.isNamespaceChecked) await this.checkNamespace("list");
+    q.signal?.throwIfAborted(); // a request gone away starts no Redis work
     // The "expires" order without a prefix reads the hot-path index only; the others read models.
     if (q.prefix !== undefined || (q.sort ?? "expires") !== "expires") await this.projector.project(READ_CATCH_UP_ROUNDS);
     return listLeases(this.ctx, this.bucketKeys, q, (resource) => buildResourceKeys(this.namespace, this.buckets, resource).lease);
@@ -375,6 +376,7 @@ export class RedisLeaseStore implements LeaseStore {
   async events(query: EventQuery = {}): Promise<Page<LeaseEvent>> {
     const q = parseOrThrow(ZEventQuery, query, "events");
     if (!this.isNamespaceChecked) await this.checkNamespace("events");
+    q.signal?.throwIfAborted(); // a request gone away starts no Redis work
     if (q.from && q.to && q.from.getTime() > q.to.getTime()) throw new LeaseError("events: from must not be after to");
     const plan = this.planEventSources(q);
     // Whole bucket streams are the source itself; a resource's history and the per-kind streams are read models.
@@ -474,6 +476,7 @@ export class RedisLeaseStore implements LeaseStore {
   async stats(query: StatsQuery): Promise<StatsBucket[]> {
     const q = parseOrThrow(ZStatsQuery, query, "stats");
     if (!this.isNamespaceChecked) await this.checkNamespace("stats");
+    q.signal?.throwIfAborted(); // a request gone away starts no Redis work
     if (q.from.getTime() > q.to.getTime()) throw new LeaseError("stats: from must not be after to");
     await this.projector.project(READ_CATCH_UP_ROUNDS);
     return readStats(this.ctx, this.bucketKeys, q);
