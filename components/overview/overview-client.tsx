@@ -77,10 +77,6 @@ export function OverviewClient({ search, initialData }: { search: string; initia
         <OverviewControls view={view} search={search} />
       </div>
       <UtcRange from={view.from} to={view.to} />
-      <div className="flex flex-wrap items-center justify-between gap-3">
-        <TimeScrubber path="/" search={search} from={view.from} to={view.to} at={at} store={view.selectedStore} />
-        <ShareLink path="/" search={search} from={view.from} to={view.to} />
-      </div>
       <StoreReadProblems stores={view.stores} />
       <OverviewTiles tiles={view.total} windowQuery={windowQuery} store={view.selectedStore} prefix={view.prefix} />
       {/* The tiles per store, full width: ten columns do not fit beside a chart at 1280 px. */}
@@ -90,6 +86,11 @@ export function OverviewClient({ search, initialData }: { search: string; initia
         </h2>
         <StoreBreakdown stores={view.stores} />
       </section>
+      {/* Beside the charts it moves along, and after the tiles: their drill-down links stay within a few Tabs. */}
+      <div className="flex flex-wrap items-center justify-between gap-3">
+        <TimeScrubber path="/" search={search} from={view.from} to={view.to} at={at} store={view.selectedStore} />
+        <ShareLink path="/" search={search} from={view.from} to={view.to} />
+      </div>
       <div className="grid gap-4 lg:grid-cols-2">
         <ContentionChart prefix={view.prefix} points={view.points} stackKeys={view.stackKeys} scale={scale} depth={view.depth} store={view.selectedStore} markAt={markAt} />
         <HoldQuantilesChart prefix={view.prefix} points={view.points} scale={scale} store={view.selectedStore} markAt={markAt} />
