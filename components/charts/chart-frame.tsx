@@ -38,6 +38,14 @@ export function toPointIndex(value: unknown, count: number): number | null {
   return Number.isInteger(i) && i >= 0 && i < count ? i : null;
 }
 
+/** The point nearest `clientX` on a plot whose points span its width evenly, or -1 off the plot. */
+export function pointIndexAt(clientX: number, plot: Element, count: number): number {
+  const rect = plot.getBoundingClientRect();
+  if (count === 0 || rect.width <= 0) return -1;
+  const fraction = (clientX - rect.left) / rect.width;
+  return fraction < 0 || fraction > 1 ? -1 : Math.round(fraction * (count - 1));
+}
+
 /** The next point for a key, or undefined when the key is not a move. */
 export function nextPointIndex(key: string, current: number | null, count: number): number | undefined {
   if (count === 0) return undefined;
@@ -130,8 +138,10 @@ export function ChartFrame({
     },
     onMouseLeave: () => setHoveredKey(null),
   };
-  const onPlotClick = () => {
-    const i = hoveredKey === null ? -1 : keys.indexOf(hoveredKey);
+  const onPlotClick = (e: React.MouseEvent<HTMLDivElement>) => {
+    let i = hoveredKey === null ? -1 : keys.indexOf(hoveredKey);
+    // No move reported yet (a busy browser can run recharts' throttled move after the click): the pointer's place on the plot.
+    if (i < 0) i = pointIndexAt(e.clientX, e.currentTarget.querySelector(".recharts-cartesian-grid") ?? e.currentTarget, count);
     if (i >= 0 && hrefAt) router.push(hrefAt(i));
   };
 
