@@ -1,6 +1,6 @@
 import { OverviewClient } from "@/components/overview/overview-client";
 import { ParamProblemNotice } from "@/components/locks/read-notices";
-import { requirePermission, requireSession } from "@/lib/auth/session";
+import { requirePermission, requireSession, scopeFor } from "@/lib/auth/session";
 import { getOverviewFromSearch } from "@/lib/console/get-overview";
 import { toSearchString } from "@/lib/console/links";
 
@@ -10,7 +10,7 @@ export default async function OverviewPage({ searchParams }: { searchParams: Pro
   const session = await requireSession();
   requirePermission(session, "leases:read");
   const params = await searchParams;
-  const result = await getOverviewFromSearch(params);
+  const result = await getOverviewFromSearch(params, { scope: scopeFor(session, "leases:read") });
   if (!result.ok) return <ParamProblemNotice problem={result.problem} resetHref="/" what="the overview" />;
   return <OverviewClient search={toSearchString(params)} initialData={result.view} />;
 }

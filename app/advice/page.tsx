@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import { AdviceClient } from "@/components/advice/advice-client";
 import { ParamProblemNotice } from "@/components/locks/read-notices";
-import { requirePermission, requireSession } from "@/lib/auth/session";
+import { requirePermission, requireSession, scopeFor } from "@/lib/auth/session";
 import { getTtlAdviceFromSearch } from "@/lib/console/get-ttl-advice";
 import { toSearchString } from "@/lib/console/links";
 
@@ -13,7 +13,7 @@ export default async function AdvicePage({ searchParams }: { searchParams: Promi
   const session = await requireSession();
   requirePermission(session, "leases:read");
   const params = await searchParams;
-  const result = await getTtlAdviceFromSearch(params);
+  const result = await getTtlAdviceFromSearch(params, { scope: scopeFor(session, "leases:read") });
   if (!result.ok) return <ParamProblemNotice problem={result.problem} resetHref="/advice" what="TTL advice" />;
   return <AdviceClient search={toSearchString(params)} initialData={result.view} />;
 }

@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import { AuditClient } from "@/components/audit/audit-client";
 import { ParamProblemNotice } from "@/components/locks/read-notices";
-import { requirePermission, requireSession } from "@/lib/auth/session";
+import { requirePermission, requireSession, scopeFor } from "@/lib/auth/session";
 import { toSearchString } from "@/lib/console/links";
 import { listAuditFromSearch } from "@/lib/console/list-audit";
 
@@ -15,7 +15,7 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
   const params = await searchParams;
   let result: Awaited<ReturnType<typeof listAuditFromSearch>>;
   try {
-    result = await listAuditFromSearch(params);
+    result = await listAuditFromSearch(params, scopeFor(session, "audit:read"));
   } catch (error) {
     // The audit database is down or not configured: say so here; the rest of the console still works.
     console.error("[audit] could not read the audit log", error);

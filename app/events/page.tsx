@@ -2,7 +2,7 @@ import type { Metadata } from "next";
 import { EventsClient } from "@/components/events/events-client";
 import { FacetSummary } from "@/components/facets/facet-summary";
 import { ParamProblemNotice } from "@/components/locks/read-notices";
-import { requirePermission, requireSession } from "@/lib/auth/session";
+import { requirePermission, requireSession, scopeFor } from "@/lib/auth/session";
 import { toSearchString } from "@/lib/console/links";
 import { getEventFacetsFromSearch } from "@/lib/console/facets";
 import { listEventsFromSearch } from "@/lib/console/list-events";
@@ -15,7 +15,8 @@ export default async function EventsPage({ searchParams }: { searchParams: Promi
   const session = await requireSession();
   requirePermission(session, "events:read");
   const params = await searchParams;
-  const [result, facets] = await Promise.all([listEventsFromSearch(params), getEventFacetsFromSearch(params)]);
+  const scope = scopeFor(session, "events:read");
+  const [result, facets] = await Promise.all([listEventsFromSearch(params, { scope }), getEventFacetsFromSearch(params, { scope })]);
   if (!result.ok) return <ParamProblemNotice problem={result.problem} resetHref="/events" what="events" />;
   const search = toSearchString(params);
   const summary = <FacetSummary view="events" search={search} initialData={facets.ok ? facets.view : undefined} />;

@@ -3,7 +3,7 @@ import { FacetSummary } from "@/components/facets/facet-summary";
 import { LeasesClient } from "@/components/locks/leases-client";
 import { PastLeases } from "@/components/past/past-leases";
 import { ParamProblemNotice } from "@/components/locks/read-notices";
-import { canSession, requirePermission, requireSession } from "@/lib/auth/session";
+import { canSession, requirePermission, requireSession, scopeFor } from "@/lib/auth/session";
 import { toSearchString } from "@/lib/console/links";
 import { getLeaseFacetsFromSearch } from "@/lib/console/facets";
 import { getPastLeasesFromSearch } from "@/lib/console/get-past-leases";
@@ -17,13 +17,14 @@ export default async function LeasesPage({ searchParams }: { searchParams: Promi
   const session = await requireSession();
   requirePermission(session, "leases:read");
   const params = await searchParams;
+  const scope = scopeFor(session, "leases:read");
   // `at=`: the past view (what was held then), not the live list.
   if (params.at !== undefined && params.at !== "") {
-    const past = await getPastLeasesFromSearch(params);
+    const past = await getPastLeasesFromSearch(params, { scope });
     if (!past.ok) return <ParamProblemNotice problem={past.problem} resetHref="/locks" what="the past view" />;
     return <PastLeases view={past.view} search={toSearchString(params)} />;
   }
-  const [result, facets] = await Promise.all([listLeasesFromSearch(params), getLeaseFacetsFromSearch(params)]);
+  const [result, facets] = await Promise.all([listLeasesFromSearch(params, { scope }), getLeaseFacetsFromSearch(params, { scope })]);
   if (!result.ok) return <ParamProblemNotice problem={result.problem} resetHref="/locks" what="leases" />;
   // Display only: the bulk release route re-checks the role with the IdP itself.
   const access = canSession(session, "leases:force_release")

@@ -7,7 +7,8 @@
  *      sign-in (checkFreshPermission) — before anything else is read;
  *   2. same origin (a browser always sends Origin on POST; none means not ours);
  *   3. the per-user rate limit;
- *   4. the input (zod), the store name against the configured stores;
+ *   4. the input (zod), the store name against the configured stores, and the
+ *      resource against the operator's scope (LEASEWATCH_ROLE_MAP prefixes);
  *
  * then calls forceReleaseAudited, which ends the lease only if that lease id
  * still holds it and writes the audit entry (no audit write, no release). The
@@ -18,7 +19,8 @@
 import { randomUUID } from "node:crypto";
 import { forceReleaseAudited, recordRefusedAttempt, type AuditActor, type ForceReleaseOutcome, type RequestMeta } from "@/lib/audit/force-release";
 import { buildReauthUrl, checkFreshPermission } from "@/lib/auth/fresh";
-import type { AppSession } from "@/lib/auth/session";
+import { describeScope, isResourceInScope, type ViewerScope } from "@/lib/auth/scope";
+import { scopeFor, type AppSession } from "@/lib/auth/session";
 import { getAuthEnv } from "@/lib/env";
 import { leaseHref } from "@/lib/console/links";
 import { listReleaseCandidates, readCurrentLeaseId } from "@/lib/console/list-release-candidates";
@@ -59,6 +61,8 @@ interface AttemptContext {
 
 interface Authorised {
   actor: AuditActor;
+  /** Where this operator may force-release (their operator grants' prefixes, or everywhere). */
+  scope: ViewerScope;
   meta: RequestMeta;
   body: unknown;
 }
@@ -137,7 +141,12 @@ async function authorise(request: Request, cost: (body: unknown) => number): Pro
   }
   if (!fresh.ok && fresh.code === "not_signed_in") return { ok: false, answer: refusal("not_signed_in", "You are not signed in. Sign in and try again.") };
   const session = fresh.session!;
-  const auth: Authorised = { actor: actorOf(session), meta: requestMeta(request), body: await readJsonBody(request) };
+  const auth: Authorised = {
+    actor: actorOf(session),
+    scope: scopeFor(session, "leases:force_release"),
+    meta: requestMeta(request),
+    body: await readJsonBody(request),
+  };
   const context = contextOf(auth.body);
 
   const origin = checkSameOrigin(request.headers, getAuthEnv().nextAuthUrl);
@@ -174,6 +183,21 @@ async function authorise(request: Request, cost: (body: unknown) => number): Pro
     };
   }
   return { ok: true, auth };
+}
+
+/**
+ * A resource outside the operator's prefixes: refused and audited, decided on the
+ * name alone (the store is not read), so the answer is the same whether it exists or not.
+ */
+function refuseOutOfScope(auth: Authorised, context: AttemptContext): Promise<ReleaseAnswer<Refusal>> {
+  const where = describeScope(auth.scope);
+  return auditRefusal(
+    auth,
+    context,
+    "denied_role",
+    `outside the operator scope (${where})`,
+    refusal("forbidden", `Your operator role covers only ${where}; this resource is outside it. Nothing was released.`),
+  );
 }
 
 function safeLeaseHref(store: string, resource: string): string {
@@ -223,6 +247,7 @@ export async function forceReleaseFromRequest(request: Request): Promise<Release
   if (!getStoreNames().includes(form.store)) {
     return auditRefusal(auth, context, "invalid_input", `unknown store "${form.store}"`, refusal("invalid_input", `This console watches no store called "${form.store}".`, { issues: [{ field: "store", message: "unknown store" }] }));
   }
+  if (!isResourceInScope(auth.scope, form.resource)) return refuseOutOfScope(auth, context);
   try {
     const outcome = await forceReleaseAudited({ actor: auth.actor, request: auth.meta, store: form.store, resource: form.resource, leaseId: form.leaseId, reason: form.reason });
     const answer = toResult(form.store, form.resource, outcome);
@@ -252,7 +277,7 @@ export async function bulkReleaseFromRequest(request: Request): Promise<ReleaseA
   const form = parsed.data;
   const stores = getStoreNames();
   // Read the candidates again now: only leases still lapsed or overdue may be ended this way.
-  const candidates = await listReleaseCandidates({ prefix: form.prefix });
+  const candidates = await listReleaseCandidates({ prefix: form.prefix }, { scope: auth.scope });
   const stillCandidates = new Set(candidates.ok ? candidates.view.items.map((l) => `${l.store}\u0000${l.resource}\u0000${l.leaseId}`) : []);
 
   const results: BulkLeaseOutcome[] = [];
@@ -266,7 +291,12 @@ export async function bulkReleaseFromRequest(request: Request): Promise<ReleaseA
     let answer: ReleaseAnswer<ForceReleaseResult>;
     if (!stores.includes(lease.store)) {
       answer = await auditRefusal(auth, single, "invalid_input", `bulk: unknown store "${lease.store}"`, refusal("invalid_input", `No store is called "${lease.store}".`));
-    } else if (!stillCandidates.has(`${lease.store}\u0000${lease.resource}\u0000${lease.leaseId}`) && (await readCurrentLeaseId(lease.store, lease.resource)) === lease.leaseId) {
+    } else if (!isResourceInScope(auth.scope, lease.resource)) {
+      answer = await refuseOutOfScope(auth, single);
+    } else if (
+      !stillCandidates.has(`${lease.store}\u0000${lease.resource}\u0000${lease.leaseId}`) &&
+      (await readCurrentLeaseId(lease.store, lease.resource, { scope: auth.scope })) === lease.leaseId
+    ) {
       // Same lease, but renewed since the dialog read it: its holder is alive again, so it is not ours to end in bulk.
       answer = await auditRefusal(auth, single, "invalid_input", "bulk: no longer lapsed or overdue (renewed since listed)", refusal("invalid_input", "Renewed since it was listed: no longer lapsed or overdue, so not released."));
     } else {

@@ -24,6 +24,11 @@ export interface AuditFilter {
   from?: Date;
   /** Exclusive. */
   to?: Date;
+  /**
+   * The reader's scope: only entries whose resource starts with one of these
+   * (an empty list matches nothing). Absent: every entry.
+   */
+  scopePrefixes?: readonly string[];
 }
 export interface AuditListQuery extends AuditFilter {
   limit: number;
@@ -58,6 +63,7 @@ const ZAuditFilter = z.strictObject({
   resource: ZText("resource", 1024).optional(),
   from: z.date({ error: "from must be a time" }).optional(),
   to: z.date({ error: "to must be a time" }).optional(),
+  scopePrefixes: z.array(ZText("scope prefix", 512)).max(100).optional(),
 });
 const ZListQuery = ZAuditFilter.extend({
   limit: z
@@ -108,6 +114,10 @@ function buildListSql(schema: string, filter: AuditFilter, beforeId: string | un
     where.push(`(a.actor_sub = ${p} OR a.actor_email = ${p})`);
   }
   if (filter.prefix !== undefined) where.push(`a.resource LIKE ${add(likePrefix(filter.prefix), "text")}`);
+  if (filter.scopePrefixes !== undefined) {
+    const anyOf = filter.scopePrefixes.map((p) => `a.resource LIKE ${add(likePrefix(p), "text")}`);
+    where.push(anyOf.length > 0 ? `(${anyOf.join(" OR ")})` : "false");
+  }
   if (filter.outcome !== undefined) where.push(`a.outcome = ${add(filter.outcome, "text")}`);
   if (filter.store !== undefined) where.push(`a.store = ${add(filter.store, "text")}`);
   if (filter.resource !== undefined) where.push(`a.resource = ${add(filter.resource, "text")}`);

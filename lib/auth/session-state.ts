@@ -15,12 +15,19 @@
  */
 import { getAuthEnv, type AuthEnv } from "@/lib/env";
 import { lookUpGroups, type GroupsLookup } from "./idp";
-import { mapGroupsToRoles, type Role } from "./roles";
+import { mapGroupsToAccess, type Role, type RoleAccess } from "./roles";
 import { resolveConsoleDbConfig, SessionStore, type NewSessionRecord, type SessionRecord } from "./session-store";
 
 /** The signed-in user as pages and handlers see it. */
 export interface AppSession {
-  user: { id: string; email: string | null; name: string | null; roles: Role[] };
+  user: {
+    id: string;
+    email: string | null;
+    name: string | null;
+    roles: Role[];
+    /** Per role, the resources it applies to (LEASEWATCH_ROLE_MAP scopes); see scopeFor() in ./session. */
+    scopes: RoleAccess["scopes"];
+  };
   /** Sign-in time (ms since epoch); the session ends `sessionMaxAgeS` after it. */
   signedInAt: number;
   /** When the IdP last made the user authenticate (ms since epoch), from the id token's `auth_time`; null if it never said. */
@@ -173,7 +180,7 @@ export async function resolveSession(claims: SessionTokenClaims | null, options:
   }
 
   const isTooStale = Date.now() - record.groupsCheckedAt.getTime() > GROUPS_MAX_STALE_MS;
-  const roles = isTooStale ? [] : mapGroupsToRoles(record.groups, env.roleMap);
+  const { roles, scopes } = isTooStale ? { roles: [], scopes: {} } : mapGroupsToAccess(record.groups, env.roleMap);
   return {
     status: "ok",
     isGroupsFresh,
@@ -184,6 +191,7 @@ export async function resolveSession(claims: SessionTokenClaims | null, options:
         email: typeof claims.email === "string" ? claims.email : null,
         name: typeof claims.name === "string" ? claims.name : null,
         roles,
+        scopes,
       },
       signedInAt: record.signedInAt.getTime(),
       authTime: record.authTime?.getTime() ?? null,

@@ -5,7 +5,8 @@ import { connection, NextResponse } from "next/server";
 import { getAuthEnv } from "@/lib/env";
 import { toSafeCallbackPath } from "./callback-url";
 import { NOT_AUTHORISED_PATH, SIGNIN_PATH } from "./options";
-import { hasPermission, type Permission } from "./roles";
+import { hasPermission, scopeForPermission, type Permission } from "./roles";
+import type { ViewerScope } from "./scope";
 import { resolveSession, type AppSession, type ResolvedSession } from "./session-state";
 import { respondWithServerError } from "./server-error";
 
@@ -90,6 +91,14 @@ export async function requireApiSession(): Promise<ApiSessionResult> {
 
 export function canSession(session: AppSession, permission: Permission): boolean {
   return hasPermission(session.user.roles, permission);
+}
+
+/**
+ * Where the session may use `permission`: every resource, or only those under the
+ * prefixes its role map entries name. Every read model and action takes it.
+ */
+export function scopeFor(session: AppSession, permission: Permission): ViewerScope {
+  return scopeForPermission(session.user, permission);
 }
 
 /** Throws PermissionError unless the session's roles grant `permission`. Call it first in every mutation. */

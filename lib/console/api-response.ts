@@ -7,7 +7,8 @@
  */
 import { NextResponse } from "next/server";
 import { respondWithServerError } from "@/lib/auth/server-error";
-import { requirePermission, toPermissionResponse, type AppSession } from "@/lib/auth/session";
+import type { ViewerScope } from "@/lib/auth/scope";
+import { requirePermission, scopeFor, toPermissionResponse, type AppSession } from "@/lib/auth/session";
 import type { Permission } from "@/lib/auth/roles";
 import { TokenBucketLimiter } from "@/lib/actions/rate-limit";
 import { ConfigError } from "./config";
@@ -31,7 +32,8 @@ export const readLimiter = new TokenBucketLimiter(readLimitFromEnv());
 export async function respondWithRead<T>(
   session: AppSession,
   permission: Permission,
-  read: () => Promise<ReadResult<T>>,
+  /** Gets the viewer's scope for `permission`; pass it on to the read model. */
+  read: (scope: ViewerScope) => Promise<ReadResult<T>>,
   limiter: TokenBucketLimiter = readLimiter,
 ): Promise<NextResponse> {
   try {
@@ -41,9 +43,10 @@ export async function respondWithRead<T>(
       const error = `Too many requests from your account; wait ${taken.retryAfterSeconds} s and retry (pages refresh by themselves, no need to reload).`;
       return NextResponse.json({ error }, { status: 429, headers: { "retry-after": String(taken.retryAfterSeconds), "cache-control": "no-store" } });
     }
-    const result = await read();
+    const result = await read(scopeFor(session, permission));
     if (!result.ok) {
       const { param, message } = result.problem;
+      if (result.problem.isNotFound) return NextResponse.json({ error: message }, { status: 404, headers: { "cache-control": "no-store" } });
       return NextResponse.json({ error: `Bad parameter "${param}": ${message}`, param }, { status: 400 });
     }
     return NextResponse.json(result.view, { headers: { "cache-control": "no-store" } });

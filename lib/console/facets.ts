@@ -31,25 +31,25 @@ interface FacetRow {
 const ZFacetView = z.enum(FACET_VIEWS, { error: `must be one of ${FACET_VIEWS.join(", ")} (which list the counts are for)` });
 
 /** `/api/facets?view=leases|events&…the list's own parameters`. */
-export async function getFacetsFromSearch(search: SearchParamsInput, options: ReadOptions = {}): Promise<ReadResult<FacetsView>> {
+export async function getFacetsFromSearch(search: SearchParamsInput, options: ReadOptions): Promise<ReadResult<FacetsView>> {
   const raw = search instanceof URLSearchParams ? search.getAll("view") : [search.view ?? []].flat();
   const parsed = ZFacetView.safeParse(raw.length === 1 ? raw[0] : raw.length === 0 ? undefined : "");
   if (!parsed.success) return { ok: false, problem: { param: "view", message: parsed.error.issues[0]?.message ?? "is invalid" } };
   return parsed.data === "leases" ? getLeaseFacetsFromSearch(search, options) : getEventFacetsFromSearch(search, options);
 }
 
-export async function getLeaseFacetsFromSearch(search: SearchParamsInput, options: ReadOptions = {}): Promise<ReadResult<FacetsView>> {
+export async function getLeaseFacetsFromSearch(search: SearchParamsInput, options: ReadOptions): Promise<ReadResult<FacetsView>> {
   const parsed = parseLeasesParams(search, options.nowMs);
   return parsed.ok ? getLeaseFacets(parsed.params, options) : parsed;
 }
 
-export async function getEventFacetsFromSearch(search: SearchParamsInput, options: ReadOptions = {}): Promise<ReadResult<FacetsView>> {
+export async function getEventFacetsFromSearch(search: SearchParamsInput, options: ReadOptions): Promise<ReadResult<FacetsView>> {
   const parsed = parseEventsParams(search, options.nowMs);
   return parsed.ok ? getEventFacets(parsed.params, options) : parsed;
 }
 
 /** Counts for `/locks`: current leases, or with state=expired the expiries in the window. */
-export async function getLeaseFacets(params: LeasesParams, options: ReadOptions = {}): Promise<ReadResult<FacetsView>> {
+export async function getLeaseFacets(params: LeasesParams, options: ReadOptions): Promise<ReadResult<FacetsView>> {
   const nowMs = options.nowMs ?? Date.now();
   const depth = prefixDepthFor(params.prefix);
   if (params.state === "expired") {
@@ -87,7 +87,7 @@ export async function getLeaseFacets(params: LeasesParams, options: ReadOptions 
 }
 
 /** Counts for `/events`: the filtered events in the window (24 h when the URL has none). */
-export async function getEventFacets(params: EventsParams, options: ReadOptions = {}): Promise<ReadResult<FacetsView>> {
+export async function getEventFacets(params: EventsParams, options: ReadOptions): Promise<ReadResult<FacetsView>> {
   const nowMs = options.nowMs ?? Date.now();
   const range = params.range ?? { from: new Date(nowMs - WINDOW_MS["24h"]), to: new Date(nowMs + 1) };
   const query: EventQuery = {

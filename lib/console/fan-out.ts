@@ -4,8 +4,10 @@
  * `{ ok: false, error }` in the result while the others still return — one
  * store being down must never blank a page.
  */
+import type { ViewerScope } from "@/lib/auth/scope";
 import type { LeaseStore } from "@/lib/lease/types";
 import { toPublicStoreError } from "./public-error";
+import { scopeStore } from "./scoped-store";
 import type { ParamProblem, StoreOutcome } from "./views";
 
 /** Long enough for a 7-day chart read, short enough that a hung store doesn't stall the page. */
@@ -16,9 +18,7 @@ export interface StoreRef {
   store: LeaseStore;
 }
 
-export interface ReadOptions {
-  /** Stores to read; defaults to every configured store (lib/console/registry). */
-  entries?: readonly StoreRef[];
+interface BaseReadOptions {
   timeoutMs?: number;
   /** Server time used for windows; tests pin it. */
   nowMs?: number;
@@ -31,12 +31,38 @@ export interface ReadOptions {
   signal?: AbortSignal;
 }
 
+/**
+ * Reading the configured stores needs the viewer's scope (`scopeFor(session, …)`):
+ * the type makes a page or route handler that forgets it fail to compile. Tests
+ * that bring their own stores may leave it out (everything).
+ */
+export type ReadOptions = BaseReadOptions &
+  (
+    | {
+        /** Stores to read; defaults to every configured store (lib/console/registry). */
+        entries: readonly StoreRef[];
+        scope?: ViewerScope;
+      }
+    | { entries?: undefined; scope: ViewerScope }
+  );
+
+/**
+ * The stores a read may touch, each seen through the viewer's scope
+ * (lib/console/scoped-store): every read model gets them here, so none can read
+ * past the scope.
+ */
 export async function resolveEntries(options: ReadOptions): Promise<readonly StoreRef[]> {
-  if (options.entries) return options.entries;
-  // Imported lazily so read models can be tested with their own stores without
-  // building the process-wide registry (and its sweep timer).
-  const { getStoreEntries } = await import("./registry");
-  return getStoreEntries();
+  let entries: readonly StoreRef[];
+  if (options.entries) entries = options.entries;
+  else {
+    // Imported lazily so read models can be tested with their own stores without
+    // building the process-wide registry (and its sweep timer).
+    const { getStoreEntries } = await import("./registry");
+    entries = getStoreEntries();
+  }
+  const { scope } = options;
+  if (!scope || scope.kind === "all") return entries;
+  return entries.map((entry) => ({ ...entry, store: scopeStore(entry.store, scope) }));
 }
 
 export function describeError(error: unknown): string {

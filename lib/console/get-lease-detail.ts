@@ -3,6 +3,7 @@
  * current lease, its holders over time, its events, who is waiting for it and
  * the fencing tokens it handed out.
  */
+import { isResourceInScope } from "@/lib/auth/scope";
 import type { LeaseEvent, LeaseStore, TerminalEventKind } from "@/lib/lease/types";
 import { toPublicStoreError } from "./public-error";
 import { resolveEntries, selectEntries, withDeadline, STORE_TIMEOUT_MS, type ReadOptions } from "./fan-out";
@@ -17,12 +18,15 @@ export const TIMELINE_LIMIT = 200;
 export const WAITING_EVENTS_LIMIT = 500;
 /** "Who is waiting": requesters refused in this last stretch of store time. */
 export const WAITING_WINDOW_MS = 60_000;
+export const LEASE_NOT_FOUND = { param: "resource", message: "No such lease.", isNotFound: true } as const;
 const TERMINAL_KINDS: readonly TerminalEventKind[] = ["released", "expired", "force_released"];
 
 export async function getLeaseDetail(
   params: LeaseDetailParams,
-  options: ReadOptions = {},
+  options: ReadOptions,
 ): Promise<ReadResult<StoreOutcome<LeaseDetailView>>> {
+  // Outside the viewer's scope: not found, decided on the name alone so existence never leaks.
+  if (options.scope && !isResourceInScope(options.scope, params.resource)) return { ok: false, problem: LEASE_NOT_FOUND };
   const selected = selectEntries(await resolveEntries(options), params.store);
   if (!selected.ok) return selected;
   const store = selected.entries[0]!.store;
@@ -180,7 +184,7 @@ export function summariseWaiting(contended: readonly LeaseEvent[]): WaiterView[]
 /** `/locks/[store]/[...resource]` and its API twin: parse the route segments, then read. */
 export async function getLeaseDetailFromRoute(
   route: { store: string; resource: string[] },
-  options: ReadOptions = {},
+  options: ReadOptions,
 ): Promise<ReadResult<StoreOutcome<LeaseDetailView>>> {
   const parsed = parseLeaseDetailParams(route);
   return parsed.ok ? getLeaseDetail(parsed.params, options) : parsed;

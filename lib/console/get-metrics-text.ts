@@ -75,7 +75,7 @@ interface StoreScrape {
   oldest: Map<string, number>;
 }
 
-export interface MetricsOptions extends ReadOptions {
+export type MetricsOptions = ReadOptions & {
   /**
    * The audit log to count force-releases from. Default: the console's own
    * (lib/audit/context) when LEASEWATCH_AUDIT_KEY is set; null leaves those series out.
@@ -83,7 +83,7 @@ export interface MetricsOptions extends ReadOptions {
   audit?: AuditLog | null;
   /** Default: readMetricsConfig() from the environment. */
   config?: TMetricsConfig;
-}
+};
 
 /** Force-release outcomes, as counted from the audit log (every replica reads the same table, so they agree). */
 const FORCE_RELEASE_OUTCOMES = AUDIT_OUTCOMES.filter((o) => o !== "requested");
@@ -167,7 +167,7 @@ export function registerHistogram(registry: Registry, family: { name: string; he
   registry.registerMetric(metric as unknown as Metric);
 }
 
-export async function getMetricsText(options: MetricsOptions = {}): Promise<MetricsText> {
+export async function getMetricsText(options: MetricsOptions): Promise<MetricsText> {
   const config = options.config ?? readMetricsConfig();
   const entries = await resolveEntries(options);
   const nowMs = options.nowMs ?? Date.now();

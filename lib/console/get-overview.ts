@@ -71,7 +71,7 @@ export interface MergedBucket {
 const sharedReads = createSharedReads({ ttlMs: OVERVIEW_SHARE_MS });
 const closedBuckets = createClosedBucketCache();
 
-export async function getOverview(params: OverviewParams, options: ReadOptions = {}): Promise<ReadResult<OverviewView>> {
+export async function getOverview(params: OverviewParams, options: ReadOptions): Promise<ReadResult<OverviewView>> {
   const all = await resolveEntries(options);
   const selected = selectEntries(all, params.store);
   if (!selected.ok) return selected;
@@ -452,7 +452,7 @@ export function buildHistogram(buckets: readonly MergedBucket[]): HistogramBar[]
  * callers that bring their own stores or clock (tests, the benchmark's read-model
  * timings) always read afresh.
  */
-export async function getOverviewFromSearch(search: SearchParamsInput, options: ReadOptions = {}): Promise<ReadResult<OverviewView>> {
+export async function getOverviewFromSearch(search: SearchParamsInput, options: ReadOptions): Promise<ReadResult<OverviewView>> {
   const parsed = parseOverviewParams(search, options.nowMs);
   if (!parsed.ok) return parsed;
   if (options.entries || options.nowMs !== undefined) return getOverview(parsed.params, options);

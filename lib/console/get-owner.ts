@@ -43,7 +43,7 @@ async function readOwner(store: LeaseStore, params: OwnerParams): Promise<StoreR
   };
 }
 
-export async function getOwner(params: OwnerParams, options: ReadOptions = {}): Promise<ReadResult<OwnerView>> {
+export async function getOwner(params: OwnerParams, options: ReadOptions): Promise<ReadResult<OwnerView>> {
   const all = await resolveEntries(options);
   const selected = selectEntries(all, params.store);
   if (!selected.ok) return selected;
@@ -106,7 +106,7 @@ export function judgeOwner(held: readonly Pick<LeaseView, "state">[], lastSeenAg
 }
 
 /** `/owners/[owner]` and `/api/owners/[owner]`. */
-export async function getOwnerFromRoute(segment: string, search: SearchParamsInput, options: ReadOptions = {}): Promise<ReadResult<OwnerView>> {
+export async function getOwnerFromRoute(segment: string, search: SearchParamsInput, options: ReadOptions): Promise<ReadResult<OwnerView>> {
   const parsed = parseOwnerParams(segment, search, options.nowMs);
   return parsed.ok ? getOwner(parsed.params, options) : parsed;
 }

@@ -21,7 +21,7 @@ export interface PastLeasesParams {
   limit: number;
 }
 
-export async function getPastLeases(params: PastLeasesParams, options: ReadOptions = {}): Promise<ReadResult<PastLeasesView>> {
+export async function getPastLeases(params: PastLeasesParams, options: ReadOptions): Promise<ReadResult<PastLeasesView>> {
   const all = await resolveEntries(options);
   const selected = selectEntries(all, params.store);
   if (!selected.ok) return selected;
@@ -102,7 +102,7 @@ function describeGap(store: string, r: Extract<HeldAtResult, { covered: false }>
 }
 
 /** `/locks?at=` and `/api/past-leases`: the leases page's filters plus `at` (required). */
-export async function getPastLeasesFromSearch(search: SearchParamsInput, options: ReadOptions = {}): Promise<ReadResult<PastLeasesView>> {
+export async function getPastLeasesFromSearch(search: SearchParamsInput, options: ReadOptions): Promise<ReadResult<PastLeasesView>> {
   const parsed = parseLeasesParams(search, options.nowMs);
   if (!parsed.ok) return parsed;
   const { at, store, prefix, owner, task, limit } = parsed.params;
@@ -111,7 +111,7 @@ export async function getPastLeasesFromSearch(search: SearchParamsInput, options
 }
 
 /** The lease page's `?at=`: who held this one resource then. */
-export async function getPastHolder(store: string, resource: string, search: SearchParamsInput, options: ReadOptions = {}): Promise<ReadResult<PastLeasesView> | null> {
+export async function getPastHolder(store: string, resource: string, search: SearchParamsInput, options: ReadOptions): Promise<ReadResult<PastLeasesView> | null> {
   const parsed = parseAtParam(search);
   if (!parsed.ok) return parsed;
   if (parsed.params.at === undefined) return null;

@@ -45,7 +45,7 @@ export interface RenewalSlackView {
   stores: StoreOutcome<{ renewals: number; closeCalls: number }>[];
 }
 
-export async function getTtlAdvice(params: AdviceParams, options: ReadOptions = {}): Promise<ReadResult<TtlAdviceView>> {
+export async function getTtlAdvice(params: AdviceParams, options: ReadOptions): Promise<ReadResult<TtlAdviceView>> {
   const selected = selectEntries(await resolveEntries(options), params.store);
   if (!selected.ok) return selected;
   const outcomes = await fanOutStores(
@@ -68,7 +68,7 @@ export async function getTtlAdvice(params: AdviceParams, options: ReadOptions = 
   };
 }
 
-export async function getRenewalSlack(params: AdviceParams, options: ReadOptions = {}): Promise<ReadResult<RenewalSlackView>> {
+export async function getRenewalSlack(params: AdviceParams, options: ReadOptions): Promise<ReadResult<RenewalSlackView>> {
   const selected = selectEntries(await resolveEntries(options), params.store);
   if (!selected.ok) return selected;
   const outcomes = await fanOutStores(
@@ -102,12 +102,12 @@ function frame(params: AdviceParams) {
   };
 }
 
-export async function getTtlAdviceFromSearch(input: SearchParamsInput, options?: ReadOptions): Promise<ReadResult<TtlAdviceView>> {
-  const parsed = parseAdviceParams(input, options?.nowMs);
+export async function getTtlAdviceFromSearch(input: SearchParamsInput, options: ReadOptions): Promise<ReadResult<TtlAdviceView>> {
+  const parsed = parseAdviceParams(input, options.nowMs);
   return parsed.ok ? getTtlAdvice(parsed.params, options) : { ok: false, problem: parsed.problem };
 }
 
-export async function getRenewalSlackFromSearch(input: SearchParamsInput, options?: ReadOptions): Promise<ReadResult<RenewalSlackView>> {
-  const parsed = parseAdviceParams(input, options?.nowMs);
+export async function getRenewalSlackFromSearch(input: SearchParamsInput, options: ReadOptions): Promise<ReadResult<RenewalSlackView>> {
+  const parsed = parseAdviceParams(input, options.nowMs);
   return parsed.ok ? getRenewalSlack(parsed.params, options) : { ok: false, problem: parsed.problem };
 }

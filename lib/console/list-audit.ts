@@ -4,6 +4,7 @@
  * URL's parameters. The log lives in Postgres whatever the stores are.
  */
 import { AuditQueryError, listAuditEntries, streamAuditEntries, type AuditEntry, type AuditFilter } from "@/lib/audit/read";
+import type { ViewerScope } from "@/lib/auth/scope";
 import { parseAuditParams, type AuditParams, type SearchParamsInput } from "./params";
 import type { AuditEntryView, AuditView, ReadResult } from "./views";
 
@@ -33,8 +34,10 @@ export function reshapeAuditEntry(entry: AuditEntry): AuditEntryView {
   };
 }
 
-function toFilter(params: AuditParams): AuditFilter {
+/** The URL's filters, within the reader's scope (entries for resources under their prefixes only). */
+function toFilter(params: AuditParams, scope: ViewerScope): AuditFilter {
   return {
+    ...(scope.kind === "prefixes" ? { scopePrefixes: scope.prefixes } : {}),
     ...(params.actor ? { actor: params.actor } : {}),
     ...(params.prefix ? { prefix: params.prefix } : {}),
     ...(params.resource ? { resource: params.resource } : {}),
@@ -44,12 +47,12 @@ function toFilter(params: AuditParams): AuditFilter {
   };
 }
 
-export async function listAuditFromSearch(input: SearchParamsInput, nowMs = Date.now()): Promise<ReadResult<AuditView>> {
+export async function listAuditFromSearch(input: SearchParamsInput, scope: ViewerScope, nowMs = Date.now()): Promise<ReadResult<AuditView>> {
   const parsed = parseAuditParams(input, nowMs);
   if (!parsed.ok) return parsed;
   const params = parsed.params;
   try {
-    const page = await listAuditEntries({ ...toFilter(params), limit: params.limit, ...(params.cursor ? { cursor: params.cursor } : {}) });
+    const page = await listAuditEntries({ ...toFilter(params, scope), limit: params.limit, ...(params.cursor ? { cursor: params.cursor } : {}) });
     return { ok: true, view: { readAt: new Date(nowMs).toISOString(), items: page.items.map(reshapeAuditEntry), nextCursor: page.nextCursor ?? null } };
   } catch (error) {
     if (error instanceof AuditQueryError) return { ok: false, problem: { param: "filter", message: `The audit filter is not valid: ${error.message}.` } };
@@ -61,8 +64,8 @@ export const AUDIT_EXPORT_FORMATS = ["csv", "json"] as const;
 export type AuditExportFormat = (typeof AUDIT_EXPORT_FORMATS)[number];
 
 /** Every entry the URL's filters match, streamed in batches (paging parameters are ignored). */
-export function streamAuditFromSearch(input: SearchParamsInput, format: AuditExportFormat, nowMs = Date.now()): ReadResult<ReadableStream<Uint8Array>> {
+export function streamAuditFromSearch(input: SearchParamsInput, format: AuditExportFormat, scope: ViewerScope, nowMs = Date.now()): ReadResult<ReadableStream<Uint8Array>> {
   const parsed = parseAuditParams(input, nowMs);
   if (!parsed.ok) return parsed;
-  return { ok: true, view: streamAuditEntries(toFilter(parsed.params), format) };
+  return { ok: true, view: streamAuditEntries(toFilter(parsed.params, scope), format) };
 }

@@ -7,7 +7,7 @@ import { parseEventsParams, type EventsParams, type SearchParamsInput } from "./
 import { reshapeEvent } from "./reshape";
 import type { EventsView, ReadResult } from "./views";
 
-export async function listEvents(params: EventsParams, options: ReadOptions = {}): Promise<ReadResult<EventsView>> {
+export async function listEvents(params: EventsParams, options: ReadOptions): Promise<ReadResult<EventsView>> {
   const opened = await openPage(options, params.store, params.cursor);
   if (!opened.ok) return opened;
   const { storeNames, starts } = opened;
@@ -53,7 +53,7 @@ export async function listEvents(params: EventsParams, options: ReadOptions = {}
 }
 
 /** `/events` and `/api/events`: parse the URL parameters, then read. */
-export async function listEventsFromSearch(search: SearchParamsInput, options: ReadOptions = {}): Promise<ReadResult<EventsView>> {
+export async function listEventsFromSearch(search: SearchParamsInput, options: ReadOptions): Promise<ReadResult<EventsView>> {
   const parsed = parseEventsParams(search, options.nowMs);
   return parsed.ok ? listEvents(parsed.params, options) : parsed;
 }

@@ -10,7 +10,7 @@ import { parseLeasesParams, type LeasesParams, type SearchParamsInput } from "./
 import { reshapeLease } from "./reshape";
 import type { EndedLeaseView, LeaseView, LeasesView, ReadResult } from "./views";
 
-export async function listLeases(params: LeasesParams, options: ReadOptions = {}): Promise<ReadResult<LeasesView>> {
+export async function listLeases(params: LeasesParams, options: ReadOptions): Promise<ReadResult<LeasesView>> {
   const opened = await openPage(options, params.store, params.cursor);
   if (!opened.ok) return opened;
   const { storeNames, starts } = opened;
@@ -130,7 +130,7 @@ function compareLeases(sort: LeasesParams["sort"]): (a: LeaseView, b: LeaseView)
 }
 
 /** `/locks` and `/api/leases`: parse the URL parameters, then read. */
-export async function listLeasesFromSearch(search: SearchParamsInput, options: ReadOptions = {}): Promise<ReadResult<LeasesView>> {
+export async function listLeasesFromSearch(search: SearchParamsInput, options: ReadOptions): Promise<ReadResult<LeasesView>> {
   const parsed = parseLeasesParams(search, options.nowMs);
   return parsed.ok ? listLeases(parsed.params, options) : parsed;
 }

@@ -26,7 +26,7 @@ export interface ReleaseCandidatesView {
 
 export async function listReleaseCandidates(
   query: { prefix: string; store?: string },
-  options: ReadOptions = {},
+  options: ReadOptions,
 ): Promise<ReadResult<ReleaseCandidatesView>> {
   if (!query.prefix) return { ok: false, problem: { param: "prefix", message: "Bulk release needs a prefix: it never applies to every lease." } };
   const selected = selectEntries(await resolveEntries(options), query.store);
@@ -58,7 +58,7 @@ export async function listReleaseCandidates(
 }
 
 /** The lease id holding `resource` in store `storeName` now, or null (free, or the store is unknown). */
-export async function readCurrentLeaseId(storeName: string, resource: string, options: ReadOptions = {}): Promise<string | null> {
+export async function readCurrentLeaseId(storeName: string, resource: string, options: ReadOptions): Promise<string | null> {
   const selected = selectEntries(await resolveEntries(options), storeName);
   if (!selected.ok) return null;
   const lease = await withTimeout(selected.entries[0]!.store.get(resource), options.timeoutMs ?? STORE_TIMEOUT_MS, `store "${storeName}"`).catch(() => null);

@@ -3,10 +3,12 @@
  * route), or a scraper presenting `Authorization: Bearer <METRICS_TOKEN>`.
  * Prometheus cannot hold an SSO session, so the token is the scraping path; with
  * METRICS_TOKEN unset only sessions are accepted. A wrong token is refused
- * outright rather than falling back to the session.
+ * outright rather than falling back to the session. The series are not cut by
+ * tenant, so a session limited to prefixes (LEASEWATCH_ROLE_MAP scopes) is refused.
  */
 import { NextResponse } from "next/server";
-import { requireApiSession, requirePermission, toPermissionResponse } from "@/lib/auth/session";
+import { describeScope } from "@/lib/auth/scope";
+import { requireApiSession, requirePermission, scopeFor, toPermissionResponse } from "@/lib/auth/session";
 import { respondWithServerError } from "@/lib/auth/server-error";
 import { clientAddressOf, FailureLimiter, isSameToken, readMetricsToken } from "./metrics-token";
 
@@ -53,6 +55,12 @@ export async function requireMetricsAccess(
     const forbidden = toPermissionResponse(error);
     if (forbidden) return { ok: false, response: forbidden };
     throw error;
+  }
+  // The series count every resource of every store; an account limited to some prefixes must not read them.
+  const scope = scopeFor(auth.session, "metrics:read");
+  if (scope.kind !== "all") {
+    const error = `Prometheus metrics cover every tenant; your account is limited to ${describeScope(scope)}. Use the overview page.`;
+    return { ok: false, response: NextResponse.json({ error }, { status: 403 }) };
   }
   return { ok: true, via: "session" };
 }

@@ -87,7 +87,7 @@ async function findIn(store: LeaseStore, q: string, window: { from: Date; to: Da
   };
 }
 
-export async function resolveJump(query: string, options: ReadOptions = {}): Promise<ReadResult<JumpResult>> {
+export async function resolveJump(query: string, options: ReadOptions): Promise<ReadResult<JumpResult>> {
   const parsed = ZQuery.safeParse(query);
   if (!parsed.success) return { ok: false, problem: { param: "q", message: parsed.error.issues[0]?.message ?? "is invalid" } };
   const q = parsed.data;
@@ -122,7 +122,7 @@ export async function resolveJump(query: string, options: ReadOptions = {}): Pro
   return answer({ found: false, href: null, what: null });
 }
 
-export async function resolveJumpFromSearch(search: SearchParamsInput, options: ReadOptions = {}): Promise<ReadResult<JumpResult>> {
+export async function resolveJumpFromSearch(search: SearchParamsInput, options: ReadOptions): Promise<ReadResult<JumpResult>> {
   const values = search instanceof URLSearchParams ? search.getAll("q") : [search.q ?? []].flat();
   if (values.length > 1) return { ok: false, problem: { param: "q", message: "was given more than once; give it once" } };
   return resolveJump(values[0] ?? "", options);

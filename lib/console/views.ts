@@ -20,7 +20,12 @@ export type StoreFailure = { store: string; kind: StoreKind; error: string };
  * `message` is a whole sentence naming the parameter, shown as it is:
  * `No store is called "x". Known stores: pg-main, redis-main.`
  */
-export type ParamProblem = { param: string; message: string };
+export type ParamProblem = {
+  param: string;
+  message: string;
+  /** A thing the viewer may not see, answered as missing (404) rather than as a bad parameter (400). */
+  isNotFound?: true;
+};
 
 export type ReadResult<T> = { ok: true; view: T } | { ok: false; problem: ParamProblem };
 

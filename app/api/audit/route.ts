@@ -9,5 +9,5 @@ export const dynamic = "force-dynamic";
 export async function GET(request: NextRequest) {
   const auth = await requireApiSession();
   if (!auth.ok) return auth.response;
-  return respondWithRead(auth.session, "audit:read", () => listAuditFromSearch(request.nextUrl.searchParams));
+  return respondWithRead(auth.session, "audit:read", (scope) => listAuditFromSearch(request.nextUrl.searchParams, scope));
 }

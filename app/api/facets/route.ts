@@ -15,5 +15,5 @@ export async function GET(request: NextRequest) {
   if (!auth.ok) return auth.response;
   const search = request.nextUrl.searchParams;
   const permission = search.get("view") === "events" ? "events:read" : "leases:read";
-  return respondWithRead(auth.session, permission, () => getFacetsFromSearch(search));
+  return respondWithRead(auth.session, permission, (scope) => getFacetsFromSearch(search, { scope }));
 }

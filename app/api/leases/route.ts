@@ -9,5 +9,5 @@ export const dynamic = "force-dynamic";
 export async function GET(request: NextRequest) {
   const auth = await requireApiSession();
   if (!auth.ok) return auth.response;
-  return respondWithRead(auth.session, "leases:read", () => listLeasesFromSearch(request.nextUrl.searchParams, { signal: request.signal }));
+  return respondWithRead(auth.session, "leases:read", (scope) => listLeasesFromSearch(request.nextUrl.searchParams, { signal: request.signal, scope }));
 }

@@ -1,3 +1,4 @@
+import { SCOPE_ALL } from "@/lib/auth/scope";
 import { respondWithServerError } from "@/lib/auth/server-error";
 import { ConfigError } from "@/lib/console/config";
 import { getMetricsText } from "@/lib/console/get-metrics-text";
@@ -13,7 +14,8 @@ export async function GET(request: Request): Promise<Response> {
   const access = await requireMetricsAccess(request);
   if (!access.ok) return access.response;
   try {
-    const metrics = await getMetricsText();
+    // Unscoped on purpose: the token scraper sees every store, and scoped sessions were refused above.
+    const metrics = await getMetricsText({ scope: SCOPE_ALL });
     return new Response(metrics.body, { headers: { "content-type": metrics.contentType, "cache-control": "no-store" } });
   } catch (error) {
     if (error instanceof ConfigError) return respondWithServerError(error, "the console is misconfigured; see the server log");

@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import { ParamProblemNotice } from "@/components/locks/read-notices";
 import { OwnerClient } from "@/components/owners/owner-client";
-import { requirePermission, requireSession } from "@/lib/auth/session";
+import { requirePermission, requireSession, scopeFor } from "@/lib/auth/session";
 import { getOwnerFromRoute } from "@/lib/console/get-owner";
 import { toSearchString } from "@/lib/console/links";
 
@@ -13,7 +13,7 @@ export default async function OwnerPage({ params, searchParams }: { params: Prom
   const session = await requireSession();
   requirePermission(session, "leases:read");
   const [{ owner }, search] = await Promise.all([params, searchParams]);
-  const result = await getOwnerFromRoute(owner, search);
+  const result = await getOwnerFromRoute(owner, search, { scope: scopeFor(session, "leases:read") });
   if (!result.ok) return <ParamProblemNotice problem={result.problem} resetHref="/locks" what="this owner" />;
   return <OwnerClient search={toSearchString(search)} initialData={result.view} />;
 }

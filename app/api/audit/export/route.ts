@@ -1,5 +1,5 @@
 import { NextResponse, type NextRequest } from "next/server";
-import { requireApiSession, requirePermission, toPermissionResponse } from "@/lib/auth/session";
+import { requireApiSession, requirePermission, scopeFor, toPermissionResponse } from "@/lib/auth/session";
 import { AUDIT_EXPORT_FORMATS, streamAuditFromSearch, type AuditExportFormat } from "@/lib/console/list-audit";
 
 export const dynamic = "force-dynamic";
@@ -24,7 +24,7 @@ export async function GET(request: NextRequest) {
   }
   search.delete("format");
   for (const paging of ["cursor", "prev", "limit", "entry"]) search.delete(paging);
-  const result = streamAuditFromSearch(search, format as AuditExportFormat);
+  const result = streamAuditFromSearch(search, format as AuditExportFormat, scopeFor(auth.session, "audit:read"));
   if (!result.ok) return NextResponse.json({ error: `Bad parameter "${result.problem.param}": ${result.problem.message}`, param: result.problem.param }, { status: 400 });
   const stamp = new Date().toISOString().replace(/[:.]/g, "-");
   return new Response(result.view, {

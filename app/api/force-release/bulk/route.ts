@@ -11,8 +11,8 @@ export async function GET(request: NextRequest) {
   const auth = await requireApiSession();
   if (!auth.ok) return auth.response;
   const search = request.nextUrl.searchParams;
-  return respondWithRead(auth.session, "leases:read", () =>
-    listReleaseCandidates({ prefix: search.get("prefix") ?? "", ...(search.get("store") ? { store: search.get("store")! } : {}) }),
+  return respondWithRead(auth.session, "leases:read", (scope) =>
+    listReleaseCandidates({ prefix: search.get("prefix") ?? "", ...(search.get("store") ? { store: search.get("store")! } : {}) }, { scope, signal: request.signal }),
   );
 }
 

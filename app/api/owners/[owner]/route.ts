@@ -16,9 +16,9 @@ export async function GET(request: NextRequest) {
   const auth = await requireApiSession();
   if (!auth.ok) return auth.response;
   const segments = request.nextUrl.pathname.split("/").slice(PREFIX_SEGMENTS);
-  return respondWithRead(auth.session, "leases:read", async () =>
+  return respondWithRead(auth.session, "leases:read", async (scope) =>
     segments.length === 1
-      ? getOwnerFromRoute(segments[0]!, request.nextUrl.searchParams)
+      ? getOwnerFromRoute(segments[0]!, request.nextUrl.searchParams, { signal: request.signal, scope })
       : { ok: false, problem: { param: "owner", message: "must be one path segment (encode \"/\" as %2F)" } },
   );
 }

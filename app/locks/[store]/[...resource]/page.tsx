@@ -1,10 +1,11 @@
 import type { Metadata } from "next";
+import { notFound } from "next/navigation";
 import { LeaseDetailClient } from "@/components/locks/lease-detail-client";
 import { ParamProblemNotice } from "@/components/locks/read-notices";
 import { PastHolder } from "@/components/past/past-holder";
 import { ShareLink } from "@/components/past/share-link";
 import { TimeScrubber } from "@/components/past/time-scrubber";
-import { canSession, requirePermission, requireSession } from "@/lib/auth/session";
+import { canSession, requirePermission, requireSession, scopeFor } from "@/lib/auth/session";
 import { getLeaseDetailFromRoute } from "@/lib/console/get-lease-detail";
 import { getPastHolder } from "@/lib/console/get-past-leases";
 import { leaseHref, toSearchString } from "@/lib/console/links";
@@ -22,12 +23,14 @@ export default async function LeasePage({ params, searchParams }: { params: Prom
   requirePermission(session, "leases:read");
   const route = await params;
   const search = await searchParams;
-  const result = await getLeaseDetailFromRoute(route);
+  const scope = scopeFor(session, "leases:read");
+  const result = await getLeaseDetailFromRoute(route, { scope });
+  if (!result.ok && result.problem.isNotFound) notFound();
   if (!result.ok) return <ParamProblemNotice problem={result.problem} resetHref="/locks" what="this lease" />;
   const outcome = result.view;
   const resource = outcome.ok ? outcome.data.resource : route.resource.map((s) => safeDecode(s)).join("/");
   const path = leaseHref(outcome.store, resource);
-  const past = await getPastHolder(outcome.store, resource, search);
+  const past = await getPastHolder(outcome.store, resource, search, { scope });
   if (past && !past.ok) return <ParamProblemNotice problem={past.problem} resetHref={path} what="this lease at that instant" />;
   // Display only: the force-release route re-checks the role with the IdP itself.
   const access = canSession(session, "leases:force_release")

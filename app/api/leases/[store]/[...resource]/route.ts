@@ -17,5 +17,5 @@ export async function GET(request: NextRequest) {
   const auth = await requireApiSession();
   if (!auth.ok) return auth.response;
   const [store = "", ...resource] = request.nextUrl.pathname.split("/").slice(PREFIX_SEGMENTS);
-  return respondWithRead(auth.session, "leases:read", () => getLeaseDetailFromRoute({ store, resource }, { signal: request.signal }));
+  return respondWithRead(auth.session, "leases:read", (scope) => getLeaseDetailFromRoute({ store, resource }, { signal: request.signal, scope }));
 }
