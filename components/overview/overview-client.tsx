@@ -62,7 +62,7 @@ export function OverviewClient({ search, initialData }: { search: string; initia
             <span title={`${formatUtc(view.from)} → ${formatUtc(view.to)}`} className="underline decoration-dotted underline-offset-2">
               ({view.bucketMs >= 3_600_000 ? "hourly" : "per-minute"} buckets)
             </span>
-            {view.prefix !== null ? (
+            {view.prefix !== null || view.scope !== null ? (
               <span
                 className="underline decoration-dotted underline-offset-2"
                 title="The rollups count per store, so a prefix view counts the stores' events; Redis keeps them in capped streams."
@@ -73,12 +73,18 @@ export function OverviewClient({ search, initialData }: { search: string; initia
             ) : null}
             {query.isError ? <span className="ml-2 text-amber-700 dark:text-amber-300">· live update failed: {query.error.message}</span> : null}
           </p>
+          {view.scope !== null ? (
+            <p className="mt-1 text-sm text-zinc-700 dark:text-zinc-300">
+              Your access covers <span className="font-mono">{view.scope}</span> only: every number here counts those resources alone (from the
+              stores&apos; events, so windows up to 24 hours).
+            </p>
+          ) : null}
         </div>
         <OverviewControls view={view} search={search} />
       </div>
       <UtcRange from={view.from} to={view.to} />
       <StoreReadProblems stores={view.stores} />
-      <OverviewTiles tiles={view.total} windowQuery={windowQuery} store={view.selectedStore} prefix={view.prefix} />
+      <OverviewTiles tiles={view.total} windowQuery={windowQuery} store={view.selectedStore} prefix={view.prefix} scope={view.scope} />
       {/* The tiles per store, full width: ten columns do not fit beside a chart at 1280 px. */}
       <section aria-labelledby="by-store" className="min-w-0">
         <h2 id="by-store" className="mb-2 text-sm font-semibold">

@@ -47,11 +47,14 @@ export function OverviewTiles({
   windowQuery: windowOnly,
   store,
   prefix = null,
+  scope = null,
 }: {
   tiles: Tiles;
   windowQuery: string;
   store: string | null;
   prefix?: string | null;
+  /** The viewer's prefixes when their access is limited ("tenant_1:*"): counted from events, like a prefix view. */
+  scope?: string | null;
 }) {
   // The lists keep the store and prefix the overview is narrowed to, and its window (which carries the prefix too).
   const storeQuery = buildQuery({ store }).slice(1);
@@ -99,7 +102,7 @@ export function OverviewTiles({
         href={`/events?kind=fencing_rejected&${windowQuery}`}
       />
       {/* Renewals are counted per store, not recorded as events, so a prefix view cannot count them. */}
-      {prefix === null ? (
+      {prefix === null && scope === null ? (
         <Tile label="Renewals" value={formatNumber(tiles.renewed)} detail="successful renewals in the window" />
       ) : (
         <Tile label="Renewals" value="—" detail="counted per store only, not per prefix" />

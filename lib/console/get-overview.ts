@@ -4,14 +4,18 @@
  * from the stores' rollups (`stats()`), never from scans of raw events, so a
  * 7-day overview stays cheap. With `prefix=` the rollups (per store) cannot
  * answer; the stores' events under the prefix can, for windows up to 24 h.
+ * A viewer whose access is limited to prefixes (LEASEWATCH_ROLE_MAP scopes)
+ * always gets the prefix view, summed over their prefixes, and the same 24 h
+ * bound: the store-wide rollups would count other tenants too.
  */
+import { describeScope, readPrefixes, type ViewerScope } from "@/lib/auth/scope";
 import { histogramQuantile } from "@/lib/lease/histogram";
 import { HOLD_HISTOGRAM_BOUNDS_MS, type CounterKind, type LeaseStore, type StatsBucket, type StatsQuery } from "@/lib/lease/types";
 import { resourcePrefix } from "@/lib/lease/validation";
 import { createClosedBucketCache, type StatsReadQuery } from "./closed-buckets";
 import { fanOutStores, resolveEntries, selectEntries, type ReadOptions } from "./fan-out";
 import { formatBound, formatNumber } from "./format";
-import { parseOverviewParams, type OverviewParams, type SearchParamsInput } from "./params";
+import { parseOverviewParams, PREFIX_MAX_RANGE_MS, type OverviewParams, type SearchParamsInput } from "./params";
 import { countActiveUnder, readPrefixBuckets, type PrefixRead } from "./prefix-overview";
 import { createSharedReads } from "./shared-read";
 import type {
@@ -84,10 +88,22 @@ export async function getOverview(params: OverviewParams, options: ReadOptions):
   const previousAxis = axis.map((t) => t - axis.length * bucketMs);
   const previousRange = { from: new Date(previousAxis[0]!), to: new Date(axis[0]!), bucketMs };
   const { prefix } = params;
+  const scope = options.scope ?? { kind: "all" };
+  // undefined: the store-wide rollups; otherwise the (disjoint) prefixes whose events are counted.
+  const prefixes = scope.kind === "all" ? (prefix === undefined ? undefined : [prefix]) : readPrefixes(scope, prefix)!;
+  if (scope.kind === "prefixes" && to.getTime() - from.getTime() > PREFIX_MAX_RANGE_MS + 1) {
+    return {
+      ok: false,
+      problem: {
+        param: "window",
+        message: `Your account sees only ${describeScope(scope)}. Counts for those resources are read from the stores' events, which the overview does for windows up to 24 hours (the store-wide rollups behind longer windows would include other tenants). Choose window=24h or shorter.`,
+      },
+    };
+  }
   const read = await fanOutStores(
     selected.entries,
     (store, signal): Promise<StoreRead | { refused: string }> => {
-      if (prefix !== undefined) return readPrefixStore(store, prefix, { from, to, bucketMs }, previousRange, signal);
+      if (prefixes !== undefined) return readPrefixesStore(store, prefixes, { from, to, bucketMs }, previousRange, signal);
       const readStats = (q: StatsReadQuery) => (isReusing ? closedBuckets.readStats(store, { ...q, signal }, nowMs) : store.stats({ ...q, signal }));
       return readStore(store, readStats, { from, to, bucketMs }, previousRange, params.depth, signal);
     },
@@ -132,6 +148,7 @@ export async function getOverview(params: OverviewParams, options: ReadOptions):
       bucketMs,
       depth: params.depth,
       prefix: prefix ?? null,
+      scope: scope.kind === "prefixes" ? describeScope(scope) : null,
       selectedStore: params.store ?? null,
       storeNames: all.map((e) => e.store.name),
       stores,
@@ -219,6 +236,29 @@ async function readPrefixStore(
   const { buckets, previous } = read.data;
   const resources = await identifyResources(store, topNames(buckets), signal);
   return { buckets, deep: buckets, previous, previousDeep: previous, resources, active: active.data };
+}
+
+/** Several disjoint prefixes' parts summed: the first refusal (a read past its bound) stands for all. */
+async function readPrefixesStore(
+  store: LeaseStore,
+  prefixes: readonly string[],
+  range: Omit<StatsQuery, "prefixDepth">,
+  previousRange: Omit<StatsQuery, "prefixDepth">,
+  signal: AbortSignal,
+): Promise<StoreRead | { refused: string }> {
+  const parts = await Promise.all(prefixes.map((p) => readPrefixStore(store, p, range, previousRange, signal)));
+  const summed: StoreRead = { buckets: [], deep: [], previous: [], previousDeep: [], resources: [], active: 0 };
+  for (const part of parts) {
+    if ("refused" in part) return part;
+    // Buckets of the same start from different prefixes add up when merged onto the axis.
+    summed.buckets.push(...part.buckets);
+    summed.deep.push(...part.deep);
+    summed.previous.push(...part.previous);
+    summed.previousDeep.push(...part.previousDeep);
+    summed.resources.push(...part.resources);
+    summed.active += part.active;
+  }
+  return summed;
 }
 
 /** One name's failed acquires per bucket, summed into at most SPARK_POINTS equal slices. */
@@ -460,12 +500,14 @@ export async function getOverviewFromSearch(search: SearchParamsInput, options: 
   // (it is still bounded by the per-store timeout and statement_timeout).
   const sharedOptions: ReadOptions = { ...options };
   delete sharedOptions.signal;
-  return sharedReads.share(overviewReadKey(parsed.params), () => getOverview(parsed.params, sharedOptions));
+  return sharedReads.share(overviewReadKey(parsed.params, options.scope ?? { kind: "all" }), () => getOverview(parsed.params, sharedOptions));
 }
 
 /** Same store, prefix, depth and window → same answer; a custom window also keys on its bounds. */
-export function overviewReadKey(params: OverviewParams): string {
+export function overviewReadKey(params: OverviewParams, scope: ViewerScope): string {
   const { window, from, to } = params.range;
   const bounds = window === "custom" ? `${from.toISOString()}/${to.toISOString()}` : "";
-  return JSON.stringify([params.store ?? null, params.prefix ?? null, params.depth, window, bounds]);
+  // Viewers with different scopes never share an answer.
+  const scopeKey = scope.kind === "all" ? null : scope.prefixes;
+  return JSON.stringify([params.store ?? null, params.prefix ?? null, params.depth, window, bounds, scopeKey]);
 }

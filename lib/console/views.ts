@@ -258,6 +258,8 @@ export interface OverviewView {
   depth: number;
   /** Resources under this prefix only (`prefix=`), or every resource. */
   prefix: string | null;
+  /** The viewer's access when limited to prefixes ("tenant_1:*"): every number covers only those; null for everything. */
+  scope: string | null;
   /** Which stores the charts and totals include (all configured, or the one in `store=`). */
   selectedStore: string | null;
   storeNames: string[];

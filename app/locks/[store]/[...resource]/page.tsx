@@ -5,6 +5,7 @@ import { ParamProblemNotice } from "@/components/locks/read-notices";
 import { PastHolder } from "@/components/past/past-holder";
 import { ShareLink } from "@/components/past/share-link";
 import { TimeScrubber } from "@/components/past/time-scrubber";
+import { describeScope, isResourceInScope } from "@/lib/auth/scope";
 import { canSession, requirePermission, requireSession, scopeFor } from "@/lib/auth/session";
 import { getLeaseDetailFromRoute } from "@/lib/console/get-lease-detail";
 import { getPastHolder } from "@/lib/console/get-past-leases";
@@ -33,9 +34,12 @@ export default async function LeasePage({ params, searchParams }: { params: Prom
   const past = await getPastHolder(outcome.store, resource, search, { scope });
   if (past && !past.ok) return <ParamProblemNotice problem={past.problem} resetHref={path} what="this lease at that instant" />;
   // Display only: the force-release route re-checks the role with the IdP itself.
-  const access = canSession(session, "leases:force_release")
-    ? ({ canForceRelease: true } as const)
-    : ({ canForceRelease: false, reason: "Force release needs the operator role." } as const);
+  const releaseScope = scopeFor(session, "leases:force_release");
+  const access = !canSession(session, "leases:force_release")
+    ? ({ canForceRelease: false, reason: "Force release needs the operator role." } as const)
+    : isResourceInScope(releaseScope, resource)
+      ? ({ canForceRelease: true } as const)
+      : ({ canForceRelease: false, reason: `Your operator role covers only ${describeScope(releaseScope)}.` } as const);
   const storeNow = outcome.ok ? outcome.data.storeNow : new Date().toISOString();
   const scrubFrom = (outcome.ok ? outcome.data.timelineFrom : null) ?? new Date(Date.parse(storeNow) - DEFAULT_SCRUB_MS).toISOString();
   const searchString = toSearchString(search);
