@@ -26,8 +26,8 @@ describe("parseAuthEnv", () => {
     expect(env.issuer).toBe("http://127.0.0.1:4400");
     expect(env.groupsClaim).toBe("groups");
     expect(env.scope).toBe("openid email profile groups");
-    expect(env.roleMap.get("leasewatch-operators")).toBe("operator");
-    expect(env.roleMap.get("leasewatch-viewers")).toBe("viewer");
+    expect(env.roleMap.get("leasewatch-operators")).toEqual([{ role: "operator", prefix: null }]);
+    expect(env.roleMap.get("leasewatch-viewers")).toEqual([{ role: "viewer", prefix: null }]);
     expect(env.sessionMaxAgeS).toBe(8 * 60 * 60);
     expect(env.groupsRefreshS).toBe(60);
     expect(env.isDemo).toBe(false);
@@ -44,6 +44,8 @@ describe("parseAuthEnv", () => {
     expect(() => parseAuthEnv({ ...VALID, NEXTAUTH_SECRET: "short" })).toThrow(/at least 32 characters/);
     expect(() => parseAuthEnv({ ...VALID, OIDC_ISSUER: "ftp://idp" })).toThrow(/OIDC_ISSUER must be an http\(s\) URL/);
     expect(() => parseAuthEnv({ ...VALID, LEASEWATCH_ROLE_MAP: "ops:root" })).toThrow(/LEASEWATCH_ROLE_MAP is invalid/);
+    expect(() => parseAuthEnv({ ...VALID, LEASEWATCH_ROLE_MAP: "team-billing:operator:tenant_1" })).toThrow(/LEASEWATCH_ROLE_MAP is invalid .*a scope must end with \*/);
+    expect(parseAuthEnv({ ...VALID, LEASEWATCH_ROLE_MAP: "team-billing:operator:tenant_1:*" }).roleMap.get("team-billing")).toEqual([{ role: "operator", prefix: "tenant_1:" }]);
     expect(() => parseAuthEnv({ ...VALID, OIDC_SCOPE: "email profile" })).toThrow(/must include openid/);
   });
 

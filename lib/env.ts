@@ -98,7 +98,7 @@ export function parseAuthEnv(env: Readonly<Record<string, string | undefined>> =
     roleMap = parseRoleMap(e.LEASEWATCH_ROLE_MAP);
   } catch (err) {
     const why = err instanceof RoleMapError ? err.message : String(err);
-    throw new EnvError(`LEASEWATCH_ROLE_MAP is invalid (${why}); expected e.g. "${DEFAULT_ROLE_MAP}"`);
+    throw new EnvError(`LEASEWATCH_ROLE_MAP is invalid (${why}); expected e.g. "${DEFAULT_ROLE_MAP}" (add ":<prefix>*" to limit a group to resources under a prefix, e.g. "team-billing:operator:tenant_1:*")`);
   }
   const isDemo = env.LEASEWATCH_DEMO === "1";
   if (env.NODE_ENV === "production") {

@@ -27,6 +27,26 @@ describe("reading the audit log", () => {
     await audit?.cleanup();
   });
 
+  it("keeps a scoped reader to entries for resources under their prefixes, in lists and exports", async () => {
+    const res = (items: { resource: string }[]) => items.map((e) => e.resource);
+    expect(res((await listAuditEntries({ scopePrefixes: ["tenant_1:"], limit: 10 }, audit.log)).items)).toEqual(["tenant_1:billing:b", "tenant_1:billing:a"]);
+    expect(res((await listAuditEntries({ scopePrefixes: ["tenant_1:", "tenant_2:"], limit: 10 }, audit.log)).items)).toEqual([
+      "tenant_2:y",
+      "tenant_1:billing:b",
+      "tenant_1:billing:a",
+    ]);
+    // A filter outside the scope finds nothing, rather than widening it.
+    expect((await listAuditEntries({ scopePrefixes: ["tenant_1:"], prefix: "tenant_2:", limit: 10 }, audit.log)).items).toEqual([]);
+    expect((await listAuditEntries({ scopePrefixes: ["tenant_1:"], resource: "tenant_2:y", limit: 10 }, audit.log)).items).toEqual([]);
+    expect((await listAuditEntries({ scopePrefixes: [], limit: 10 }, audit.log)).items).toEqual([]);
+    const csv = await readAll(streamAuditEntries({ scopePrefixes: ["tenant_1:"] }, "csv", audit.log));
+    expect(csv).toContain("tenant_1:billing:a");
+    expect(csv).not.toContain("tenant_2");
+    expect(csv).not.toContain("tenant_10");
+    const json = JSON.parse(await readAll(streamAuditEntries({ scopePrefixes: ["tenant_2:"] }, "json", audit.log))) as Array<{ resource: string }>;
+    expect(json.map((e) => e.resource)).toEqual(["tenant_2:y"]);
+  });
+
   it("filters by actor, resource prefix, outcome, store and time, newest first", async () => {
     const res = (items: { resource: string }[]) => items.map((e) => e.resource);
     expect(res((await listAuditEntries({ prefix: "tenant_1:", limit: 10 }, audit.log)).items)).toEqual(["tenant_1:billing:b", "tenant_1:billing:a"]);

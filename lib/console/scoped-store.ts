@@ -112,27 +112,28 @@ class ScopedLeaseStore implements LeaseStore {
     this.kind = inner.kind;
   }
 
+  /** Refusals are rejections (not synchronous throws): a Promise.all over several reads still settles them all. */
   private refuse(what: string): never {
     throw new ScopeError(`${what} is not available to an account limited to ${describeScope(this.scope)}`);
   }
 
   // The console never takes leases on a viewer's behalf; only force-release changes state.
-  acquire(): never {
+  async acquire(): Promise<never> {
     this.refuse("acquiring a lease");
   }
-  renew(): never {
+  async renew(): Promise<never> {
     this.refuse("renewing a lease");
   }
-  release(): never {
+  async release(): Promise<never> {
     this.refuse("releasing a lease");
   }
-  sweep(): never {
+  async sweep(): Promise<never> {
     this.refuse("sweeping");
   }
-  reportFencingRejection(): never {
+  async reportFencingRejection(): Promise<never> {
     this.refuse("reporting a fencing rejection");
   }
-  reportLost(): never {
+  async reportLost(): Promise<never> {
     this.refuse("reporting a lost lease");
   }
 
@@ -196,11 +197,11 @@ class ScopedLeaseStore implements LeaseStore {
     return r.covered ? { ...r, items: [], hasMore: false } : r;
   }
 
-  stats(): never {
+  async stats(): Promise<never> {
     this.refuse("store-wide statistics");
   }
 
-  lifetimeTotals(): never {
+  async lifetimeTotals(): Promise<never> {
     this.refuse("store-wide totals");
   }
 
