@@ -8,6 +8,8 @@ import { parseRoleMap, RoleMapError, type RoleMap } from "@/lib/auth/roles";
  */
 
 export const DEFAULT_ROLE_MAP = "leasewatch-operators:operator,leasewatch-viewers:viewer";
+/** The demo and the browser tests add a team limited to one tenant (the demo IdP's user dave). */
+export const DEMO_ROLE_MAP = `${DEFAULT_ROLE_MAP},team-billing:operator:tenant_1:*`;
 export const DEFAULT_GROUPS_CLAIM = "groups";
 /** Most IdPs only release group membership when asked for a `groups` scope. */
 export const DEFAULT_SCOPE = "openid email profile groups";

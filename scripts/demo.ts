@@ -34,7 +34,9 @@ import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { PostgresLeaseStore } from "@/lib/lease/postgres/store";
 import { ConfigError, parseStoresConfig, type TStoreConfig } from "@/lib/console/config";
-import { EnvError } from "@/lib/env";
+import { DEMO_ROLE_MAP, EnvError } from "@/lib/env";
+import { getPrimaryRole, mapGroupsToAccess, parseRoleMap, scopeForPermission } from "@/lib/auth/roles";
+import { describeScope } from "@/lib/auth/scope";
 import { AuditConfigError } from "@/lib/audit/config";
 import { startRedisCluster, stopAllServers } from "./throwaway-servers";
 import { DEMO_USERS } from "./oidc-provider";
@@ -135,10 +137,13 @@ async function startDemoApi(port: number): Promise<{ api: RunningApi; token: str
 }
 
 function printWelcome(stack: RunningStack, prometheus: PrometheusSetup, api: { url: string; token: string }): void {
+  const roleMap = parseRoleMap(process.env.LEASEWATCH_ROLE_MAP || DEMO_ROLE_MAP);
   const users = Object.entries(DEMO_USERS)
     .map(([login, user]) => {
-      const role = user.groups.includes("leasewatch-operators") ? "operator" : user.groups.includes("leasewatch-viewers") ? "viewer" : "no access";
-      return `    ${login.padEnd(8)} ${role}`;
+      const access = mapGroupsToAccess(user.groups, roleMap);
+      const role = getPrimaryRole(access.roles);
+      const scope = role ? scopeForPermission(access, "leases:read") : null;
+      return `    ${login.padEnd(8)} ${role ?? "no access"}${scope && scope.kind === "prefixes" ? ` (only ${describeScope(scope)})` : ""}`;
     })
     .join("\n");
   say(`

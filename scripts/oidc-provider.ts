@@ -1,11 +1,13 @@
 /**
  * A small local OpenID Connect provider for the demo and the browser tests,
  * built on the `oidc-provider` package. It is a real IdP (discovery, PKCE,
- * authorization code flow, signed id tokens) with three demo users:
+ * authorization code flow, signed id tokens) with these demo users:
  *
  *   alice    groups ["leasewatch-operators"]  → operator
  *   bob      groups ["leasewatch-viewers"]    → viewer
  *   mallory  groups ["contractors"]           → no Leasewatch role ("not authorised")
+ *   dave     groups ["team-billing"]          → operator for tenant_1:* only (the demo's
+ *                                                role map scopes that group to one tenant)
  *
  *   carol    groups ["leasewatch-operators"]  → operator (the browser tests take her
  *                                                groups away; alice stays an operator)
@@ -43,6 +45,7 @@ export const DEMO_USERS: Record<string, DemoUser> = {
   bob: { sub: "bob", name: "bob", email: "bob@example.test", groups: ["leasewatch-viewers"] },
   mallory: { sub: "mallory", name: "mallory", email: "mallory@example.test", groups: ["contractors"] },
   carol: { sub: "carol", name: "carol", email: "carol@example.test", groups: ["leasewatch-operators"] },
+  dave: { sub: "dave", name: "dave", email: "dave@example.test", groups: ["team-billing"] },
 };
 
 export class DemoIdpRefusedError extends Error {

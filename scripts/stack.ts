@@ -18,7 +18,7 @@ import { existsSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseStoresConfig, ConfigError, type TStoreConfig } from "../lib/console/config";
-import { DEFAULT_ROLE_MAP, parseAuthEnv, EnvError } from "../lib/env";
+import { DEMO_ROLE_MAP, parseAuthEnv, EnvError } from "../lib/env";
 import { AuditConfigError, parseAuditConfig } from "../lib/audit/config";
 import { DEFAULT_CLIENT_ID, DEFAULT_CLIENT_SECRET, DEMO_USERS, startOidcProvider, type RunningOidcProvider } from "./oidc-provider";
 
@@ -193,8 +193,8 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
     NODE_ENV: "production",
     // The local IdP, its public secret and plain http on loopback are allowed only with this flag.
     LEASEWATCH_DEMO: "1",
-    // Production refuses an unset role map; the demo states the default one explicitly.
-    LEASEWATCH_ROLE_MAP: consoleEnv.LEASEWATCH_ROLE_MAP || DEFAULT_ROLE_MAP,
+    // Production refuses an unset role map; the demo states its own explicitly.
+    LEASEWATCH_ROLE_MAP: consoleEnv.LEASEWATCH_ROLE_MAP || DEMO_ROLE_MAP,
     NEXT_TELEMETRY_DISABLED: "1",
     NEXTAUTH_URL: url,
     OIDC_ISSUER: issuer,
