@@ -23,6 +23,8 @@ function classify(error: unknown): string {
 
 /** A short reason plus a reference, e.g. "unreachable (ref 3f2a…)"; the full error is logged under the same reference. */
 export function toPublicStoreError(error: unknown, store: string): string {
+  // A read the viewer's scope does not allow (lib/console/scoped-store): our own words, nothing of the store's.
+  if (error instanceof Error && (error as { code?: unknown }).code === "out_of_scope") return error.message;
   const reason = classify(error);
   const detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
   const key = `${store}\u0000${detail}`;

@@ -22,6 +22,7 @@ import { listEventsFromSearch } from "./list-events";
 import { listLeasesFromSearch } from "./list-leases";
 import { listReleaseCandidates } from "./list-release-candidates";
 import { resolveJumpFromSearch } from "./resolve-jump";
+import { ScopeError, scopeStore } from "./scoped-store";
 import type { EventsView, LeasesView, ReadResult } from "./views";
 
 const TENANT_1: ViewerScope = scopeOf(["tenant_1:"]);
@@ -183,6 +184,28 @@ describe("a viewer scoped to tenant_1:*", () => {
     const text = await getMetricsText({ entries: both(), scope: TENANT_1, audit: null });
     expectNoTenant2(text);
     expect(text.body).not.toMatch(/^leasewatch_leases_active\{[^}]*store="pg-t"[^}]*\} [1-9]/m);
+  });
+});
+
+describe("the scoped store view", () => {
+  it("refuses store-wide counters, answers not found outside the scope and ends nothing there", async () => {
+    const view = scopeStore(pgStore, TENANT_1);
+    const now = new Date();
+    await expect(view.stats({ from: new Date(now.getTime() - 60_000), to: now, bucketMs: 60_000 })).rejects.toThrow(ScopeError);
+    await expect(view.lifetimeTotals()).rejects.toThrow(/not available to an account limited to tenant_1:\*/);
+    expect(await view.get("tenant_2:billing:held")).toBeNull();
+    const other = held.get("pg-t/tenant_2:held")!;
+    expect(await view.forceRelease({ resource: other.resource, leaseId: other.leaseId, actor: "t", reason: "test" })).toEqual({
+      released: false,
+      reason: "not_found",
+      current: null,
+    });
+    expect((await pgStore.get(other.resource))?.leaseId).toBe(other.leaseId);
+    // Counted under the scope only: the unscoped store holds more.
+    expect(await view.countActive()).toBe((await pgStore.list({ prefix: "tenant_1:", limit: 1000 })).items.length);
+    expect(await pgStore.countActive()).toBeGreaterThan(await view.countActive());
+    // Unscoped viewers get the store itself.
+    expect(scopeStore(pgStore, { kind: "all" })).toBe(pgStore);
   });
 });
 
