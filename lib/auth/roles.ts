@@ -143,7 +143,7 @@ export function mapGroupsToAccess(groups: readonly string[], roleMap: RoleMap): 
  */
 export function scopeForPermission(access: RoleAccess, permission: Permission): ViewerScope {
   const allowed: readonly Role[] = PERMISSIONS[permission];
-  const scopes = access.roles.filter((r) => allowed.includes(r)).map((r) => access.scopes[r] ?? SCOPE_ALL);
+  const scopes = access.roles.filter((r) => allowed.includes(r)).map((r) => access.scopes[r] ?? SCOPE_NONE);
   return scopes.length === 0 ? SCOPE_NONE : unionScopes(scopes);
 }
 

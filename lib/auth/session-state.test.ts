@@ -190,7 +190,7 @@ describe("resolveSession", () => {
 describe("checkFreshPermission's pieces", () => {
   it("a sign-in counts as recent only within the limit, and never without auth_time", () => {
     const now = Date.now();
-    const session = { user: { id: "a", email: null, name: null, roles: ["operator" as const], scopes: {} }, signedInAt: now, authTime: now - 14 * 60_000 };
+    const session = { user: { id: "a", email: null, name: null, roles: ["operator" as const], scopes: { operator: { kind: "all" as const } } }, signedInAt: now, authTime: now - 14 * 60_000 };
     expect(fresh.isAuthRecent(session, fresh.DEFAULT_MAX_AUTH_AGE_MS, now)).toBe(true);
     expect(fresh.isAuthRecent({ ...session, authTime: now - 16 * 60_000 }, fresh.DEFAULT_MAX_AUTH_AGE_MS, now)).toBe(false);
     expect(fresh.isAuthRecent({ ...session, authTime: null }, fresh.DEFAULT_MAX_AUTH_AGE_MS, now)).toBe(false);

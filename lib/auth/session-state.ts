@@ -25,7 +25,7 @@ export interface AppSession {
     email: string | null;
     name: string | null;
     roles: Role[];
-    /** Per role, the resources it applies to (LEASEWATCH_ROLE_MAP scopes); see scopeFor() in ./session. */
+    /** Per role held, the resources it applies to (LEASEWATCH_ROLE_MAP scopes); a role without an entry applies nowhere. See scopeFor() in ./session. */
     scopes: RoleAccess["scopes"];
   };
   /** Sign-in time (ms since epoch); the session ends `sessionMaxAgeS` after it. */

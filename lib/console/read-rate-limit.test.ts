@@ -4,7 +4,7 @@ import type { AppSession } from "@/lib/auth/session";
 import { readLimitFromEnv, respondWithRead } from "./api-response";
 
 function viewer(id: string): AppSession {
-  return { user: { id, email: null, name: id, roles: ["viewer"], scopes: {} }, signedInAt: Date.now(), authTime: null };
+  return { user: { id, email: null, name: id, roles: ["viewer"], scopes: { viewer: { kind: "all" } } }, signedInAt: Date.now(), authTime: null };
 }
 
 describe("per-user read rate limit", () => {

@@ -52,7 +52,7 @@ const PARAMS = {
 describe("viewer request fuzz", () => {
   const stores: LeaseStore[] = [];
   const drops: Array<() => Promise<unknown>> = [];
-  const viewer: AppSession = { user: { id: "fuzz", email: null, name: "fuzz", roles: ["viewer"], scopes: {} }, signedInAt: Date.now(), authTime: null };
+  const viewer: AppSession = { user: { id: "fuzz", email: null, name: "fuzz", roles: ["viewer"], scopes: { viewer: { kind: "all" } } }, signedInAt: Date.now(), authTime: null };
   const unlimited = new TokenBucketLimiter({ capacity: 1e9, refillPerSecond: 1e9 });
 
   beforeAll(async () => {
