@@ -1,6 +1,6 @@
 import { holdBucketIndex } from "../histogram";
 import { resourcePrefix } from "../validation";
-import { streamEntryToRaw, type RawEvent } from "./codec";
+import { parseStreamId, streamEntryToRaw, type RawEvent } from "./codec";
 import { callScript, execPipeline, parseTimeReply, type RedisContext } from "./connection";
 import { buildHoldKeys, holdClass, holdsFromEntries, loadOpenStarts } from "./held-at";
 import { buildEvidsKey, buildKindStreamKey, buildStatsKey, type BucketKeys } from "./keys";
@@ -245,7 +245,7 @@ export class Projector {
       raws.push(raw);
       const { kind, resource } = raw;
       if (!kind || !resource) continue;
-      const ms = Number(entry[0].split("-")[0]);
+      const ms = parseStreamId(entry[0]).ms;
       const minute = Math.floor(ms / 60_000);
       if (minute !== statsMinute) {
         statsMinute = minute;
