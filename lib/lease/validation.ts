@@ -7,6 +7,7 @@ export const MIN_TTL_MS = 100;
 export const MAX_TTL_MS = 24 * 60 * 60 * 1000;
 export const MAX_RESOURCE_BYTES = 512;
 export const MAX_NAME_BYTES = 256;
+export const MAX_LEASE_ID_BYTES = 128;
 export const MAX_LIST_LIMIT = 1000;
 
 // Printable text: no control characters (C0, DEL, C1) and no lone surrogates.
@@ -25,7 +26,7 @@ function text(field: string, maxBytes: number) {
 export const ZResource = text("resource", MAX_RESOURCE_BYTES);
 export const ZOwner = text("owner", MAX_NAME_BYTES);
 export const ZTask = text("task", MAX_NAME_BYTES);
-export const ZLeaseId = text("leaseId", 128);
+export const ZLeaseId = text("leaseId", MAX_LEASE_ID_BYTES);
 export const ZTtlMs = z
   .number({ error: "ttlMs must be a number of milliseconds" })
   .int({ error: "ttlMs must be a whole number of milliseconds" })

@@ -51,8 +51,11 @@ export function parseEventId(id: string): EventPosition | null {
 }
 
 export function parseStreamId(streamId: string): { ms: number; seq: number } {
-  const [ms, seq] = streamId.split("-");
-  return { ms: Number(ms), seq: Number(seq ?? 0) };
+  // indexOf/slice rather than split: the projector parses every event id it folds.
+  const dash = streamId.indexOf("-");
+  if (dash === -1) return { ms: Number(streamId), seq: 0 };
+  const end = streamId.indexOf("-", dash + 1);
+  return { ms: Number(streamId.slice(0, dash)), seq: Number(streamId.slice(dash + 1, end === -1 ? undefined : end)) };
 }
 
 /** Total order of events inside one store: stream time, stream sequence, bucket. */

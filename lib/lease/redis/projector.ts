@@ -1,6 +1,6 @@
 import { holdBucketIndex } from "../histogram";
 import { resourcePrefix } from "../validation";
-import { streamEntryToRaw, type RawEvent } from "./codec";
+import { parseStreamId, streamEntryToRaw, type RawEvent } from "./codec";
 import { callScript, execPipeline, parseTimeReply, type RedisContext } from "./connection";
 import { buildHoldKeys, holdClass, holdsFromEntries, loadOpenStarts } from "./held-at";
 import { buildEvidsKey, buildKindStreamKey, buildStatsKey, type BucketKeys } from "./keys";
@@ -204,13 +204,17 @@ export class Projector {
     const { holds, acquired, ended } = holdsFromEntries(raws, await loadOpenStarts(this.ctx, hk, raws));
     if (acquired.size > 0) writes.add("HSET", hk.open, ...[...acquired].flatMap(([leaseId, ms]) => [leaseId, ms]));
     if (ended.length > 0) writes.add("HDEL", hk.open, ...ended);
-    const classes = new Set<number>();
+    // One ZADD per duration class for the whole batch: each write is a command call inside the
+    // project script, and a batch of a thousand holds mostly falls into one or two classes.
+    const byClass = new Map<number, (string | number)[]>();
     for (const h of holds) {
       const k = holdClass(h.e - h.s);
-      classes.add(k);
-      writes.add("ZADD", hk.classKey(k), h.e, JSON.stringify(h));
+      let members = byClass.get(k);
+      if (!members) byClass.set(k, (members = []));
+      members.push(h.e, JSON.stringify(h));
     }
-    if (classes.size > 0) writes.add("SADD", hk.classes, ...classes);
+    for (const [k, members] of byClass) writes.add("ZADD", hk.classKey(k), ...members);
+    if (byClass.size > 0) writes.add("SADD", hk.classes, ...byClass.keys());
   }
 
   private async apply(s: BucketState, entries: [string, string[]][], nowMs: number): Promise<number> {
@@ -233,14 +237,20 @@ export class Projector {
     const history = new Map<string, string[]>();
     const raws: RawEvent[] = [];
     const listed = new Map<string, number | null>();
+    // A batch mostly lies within one minute: its stats keys are built once per minute seen.
+    let statsMinute = Number.NaN;
+    let statsKeys: string[] = [];
     for (const entry of entries) {
       const raw = streamEntryToRaw(entry);
       raws.push(raw);
       const { kind, resource } = raw;
       if (!kind || !resource) continue;
-      const ms = Number(entry[0].split("-")[0]);
+      const ms = parseStreamId(entry[0]).ms;
       const minute = Math.floor(ms / 60_000);
-      const statsKeys = [buildStatsKey(keys, "m", minute), buildStatsKey(keys, "h", Math.floor(minute / 60))];
+      if (minute !== statsMinute) {
+        statsMinute = minute;
+        statsKeys = [buildStatsKey(keys, "m", minute), buildStatsKey(keys, "h", Math.floor(minute / 60))];
+      }
       if (TERMINAL_KINDS.has(kind)) {
         const holdMs = Number(raw.holdMs ?? 0);
         total(`hold:h${holdBucketIndex(holdMs)}`, 1);

@@ -247,9 +247,11 @@ if last and (tonumber(last) or 0) >= NOW_US then
 end
 
 local expires = tostring(NOW_MS + tonumber(ttl))
+-- renewedAt and renewals are first written by a renew: until then they read as acquiredAt and 0
+-- (codec.ts toLease), and a shorter HSET is cheaper on every acquire.
 redis.call('HSET', c.lease,
   'leaseId', lease_id, 'owner', owner, 'task', task, 'token', token, 'acquiredAt', NOW,
-  'expiresAt', expires, 'ttlMs', ttl, 'renewedAt', NOW, 'renewals', '0')
+  'expiresAt', expires, 'ttlMs', ttl)
 redis.call('ZADD', c.idx, expires, c.resource)
 
 redis.call('HINCRBY', c.totals, 'acquired', '1')

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { Cluster, Redis, type ChainableCommander, type ClusterOptions } from "ioredis";
 import { z } from "zod";
 import { LeaseError } from "../errors";
+import { parseAcquireInput, parseReleaseInput, parseRenewInput } from "../input-fast-path";
 import type {
   HeldAtQuery,
   HeldAtResult,
@@ -47,14 +48,11 @@ import {
 import {
   ZHeldAtQuery,
   parseOrThrow,
-  ZAcquireInput,
   ZEventQuery,
   ZFencingRejectionInput,
   ZForceReleaseInput,
   ZListQuery,
   ZLostInput,
-  ZReleaseInput,
-  ZRenewInput,
   ZResource,
   ZStatsQuery,
   ZStoreName,
@@ -282,7 +280,7 @@ export class RedisLeaseStore implements LeaseStore {
   }
 
   async acquire(input: AcquireInput): Promise<AcquireResult> {
-    const i = parseOrThrow(ZAcquireInput, input, "acquire");
+    const i = parseAcquireInput(input);
     const leaseId = randomUUID();
     const { reply } = await this.callResourceScript("acquire", i.resource, [i.owner, i.task, i.ttlMs, leaseId]);
     const r = readScriptReply(reply, "acquire") as string[];
@@ -313,7 +311,7 @@ export class RedisLeaseStore implements LeaseStore {
   }
 
   async renew(input: RenewInput): Promise<RenewResult> {
-    const i = parseOrThrow(ZRenewInput, input, "renew");
+    const i = parseRenewInput(input);
     const hour = Math.floor(Date.now() / SLACK_HOUR_MS);
     const { reply } = await this.callResourceScript("renew", i.resource, [i.leaseId, i.ttlMs, slackGroupOf(i.resource)], (keys) => [
       buildSlackKey(keys, hour),
@@ -325,7 +323,7 @@ export class RedisLeaseStore implements LeaseStore {
   }
 
   async release(input: ReleaseInput): Promise<ReleaseResult> {
-    const i = parseOrThrow(ZReleaseInput, input, "release");
+    const i = parseReleaseInput(input);
     const { reply, bucket } = await this.callResourceScript("release", i.resource, [i.leaseId, randomUUID()]);
     // ["released", holdMs, event id, owner, task, token] | ["refused", reason, events]
     const r = readScriptReply(reply, "release");
