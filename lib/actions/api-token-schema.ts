@@ -4,7 +4,8 @@
  * so the browser bundle never carries it.
  */
 import { z } from "zod";
-import { API_ACTIONS, ZTenantPrefix } from "@/lib/api/tokens";
+import { API_ACTIONS, ZTenantPrefix, type TNewToken } from "@/lib/api/tokens";
+import type { FieldIssue } from "./force-release-types";
 import { API_TOKEN_ACTIONS, MAX_TOKEN_DAYS, MAX_TOKEN_PREFIXES, type ApiTokenAction } from "./api-token-types";
 
 export * from "./api-token-types";
@@ -41,7 +42,7 @@ export const ZCreateTokenForm = z.strictObject({
     .int({ error: "expiresInDays must be whole days" })
     .min(1, { error: "a token must live at least 1 day" })
     .max(MAX_TOKEN_DAYS, { error: `a token may live at most ${MAX_TOKEN_DAYS} days; create a new one to rotate` }),
-});
+}, { error: (issue) => (issue.code === "invalid_type" ? "the body must be a JSON object: { name, prefixes, stores, actions, expiresInDays }" : undefined) });
 export type TCreateTokenForm = z.infer<typeof ZCreateTokenForm>;
 
 /** Revoke: the token's id (the dialog's confirm step is the browser's; the server needs only which token). */
@@ -49,3 +50,24 @@ export const ZRevokeTokenForm = z.strictObject({
   id: z.uuid({ error: "id must be a token id (a UUID)" }),
 });
 export type TRevokeTokenForm = z.infer<typeof ZRevokeTokenForm>;
+
+const DAY_MS = 86_400_000;
+
+export type ParsedCreateForm = { ok: true; token: Omit<TNewToken, "createdBy"> } | { ok: false; issues: FieldIssue[] };
+
+/** The create form → the token to store, or the field issues to show. Pure: the route passes the configured stores and the time. */
+export function parseCreateTokenForm(body: unknown, storeNames: readonly string[], nowMs: number): ParsedCreateForm {
+  const parsed = ZCreateTokenForm.safeParse(body);
+  if (!parsed.success) {
+    return { ok: false, issues: parsed.error.issues.slice(0, 10).map((i) => ({ field: i.path.map(String).join(".") || "body", message: i.message })) };
+  }
+  const form = parsed.data;
+  const unknown = form.stores.filter((s) => !storeNames.includes(s));
+  if (unknown.length > 0) {
+    return { ok: false, issues: [{ field: "stores", message: `this console has no store called ${unknown.map((s) => `"${s}"`).join(", ")} (it has ${storeNames.join(", ")})` }] };
+  }
+  return {
+    ok: true,
+    token: { name: form.name, prefixes: form.prefixes, stores: form.stores, actions: form.actions, expiresAt: new Date(nowMs + form.expiresInDays * DAY_MS) },
+  };
+}

@@ -16,7 +16,6 @@
 import { getProcessAuditLog } from "@/lib/audit/context";
 import { createTokenAudited, recordTokenRefusal, revokeTokenAudited, type TokenAuditAction, type TokenAuditDeps, type TokenRefusedOutcome } from "@/lib/audit/api-tokens";
 import type { AuditActor, RequestMeta } from "@/lib/audit/force-release";
-import type { TNewToken } from "@/lib/api/tokens";
 import { buildReauthUrl, checkFreshPermission } from "@/lib/auth/fresh";
 import { resolveConsoleDbConfig } from "@/lib/auth/session-store";
 import { reshapeApiToken } from "@/lib/console/api-tokens";
@@ -24,39 +23,20 @@ import { getStoreNames } from "@/lib/console/registry";
 import { getAuthEnv } from "@/lib/env";
 import {
   TOKEN_REFUSAL_STATUS,
-  ZCreateTokenForm,
+  parseCreateTokenForm,
   ZRevokeTokenForm,
   type CreateTokenResult,
   type RevokeTokenResult,
   type TokenRefusal,
   type TokenRefusalCode,
 } from "./api-token-schema";
-import { FORCE_RELEASE_MAX_AUTH_AGE_MS, type FieldIssue } from "./force-release-types";
+import { FORCE_RELEASE_MAX_AUTH_AGE_MS } from "./force-release-types";
 import { actorOf, issuesOf, readJsonBody, requestMeta, type ReleaseAnswer } from "./force-release";
 import { tokenChangeLimiter } from "./rate-limit";
 import { checkSameOrigin } from "./same-origin";
 
-const DAY_MS = 86_400_000;
-
 export function tokenRefusal(code: TokenRefusalCode, message: string, extra: Partial<TokenRefusal> = {}): ReleaseAnswer<TokenRefusal> {
   return { status: TOKEN_REFUSAL_STATUS[code], body: { ok: false, outcome: "refused", code, message, error: message, ...extra } };
-}
-
-export type ParsedCreateForm = { ok: true; token: Omit<TNewToken, "createdBy"> } | { ok: false; issues: FieldIssue[] };
-
-/** The create form → the token to store, or the field issues to show. Pure (tests call it directly). */
-export function parseCreateTokenForm(body: unknown, storeNames: readonly string[], nowMs: number): ParsedCreateForm {
-  const parsed = ZCreateTokenForm.safeParse(body);
-  if (!parsed.success) return { ok: false, issues: issuesOf(parsed.error) };
-  const form = parsed.data;
-  const unknown = form.stores.filter((s) => !storeNames.includes(s));
-  if (unknown.length > 0) {
-    return { ok: false, issues: [{ field: "stores", message: `this console has no store called ${unknown.map((s) => `"${s}"`).join(", ")} (it has ${storeNames.join(", ")})` }] };
-  }
-  return {
-    ok: true,
-    token: { name: form.name, prefixes: form.prefixes, stores: form.stores, actions: form.actions, expiresAt: new Date(nowMs + form.expiresInDays * DAY_MS) },
-  };
 }
 
 function consoleDeps(): TokenAuditDeps {
