@@ -77,7 +77,7 @@ test("operator creates a token (shown once), a worker uses it, the operator revo
     await expect(shown).toBeVisible();
     await expect(shown).toContainText("You will not see this again.");
     await expect(shown.getByRole("button", { name: "Copy the new API token" })).toBeVisible();
-    const secret = (await shown.getByLabel("The new API token").textContent())?.trim() ?? "";
+    const secret = (await shown.getByLabel("The new API token", { exact: true }).inputValue()).trim();
     expect(secret).toMatch(/^lwk_[A-Za-z0-9_-]{40,}$/);
 
     // The list shows the token and its scope, never the secret.

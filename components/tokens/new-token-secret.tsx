@@ -25,12 +25,16 @@ export function NewTokenSecret({ secret, token, auditId, onDone }: { secret: str
         You will not see this again. Only its hash is stored; if it is lost, create a new token and revoke this one.
       </p>
       <div className="flex flex-wrap items-center gap-3">
-        <code
+        {/* Read-only field: one click selects the whole token, and screen readers name it. */}
+        <input
+          readOnly
+          value={secret}
           aria-label="The new API token"
-          className="block max-w-full select-all overflow-x-auto rounded-md border border-amber-300 bg-white px-3 py-2 font-mono text-sm dark:border-amber-700 dark:bg-zinc-950"
-        >
-          {secret}
-        </code>
+          spellCheck={false}
+          onFocus={(e) => e.currentTarget.select()}
+          size={secret.length}
+          className="max-w-full rounded-md border border-amber-300 bg-white px-3 py-2 font-mono text-sm dark:border-amber-700 dark:bg-zinc-950"
+        />
         <CopyButton value={secret} label="the new API token" />
       </div>
       <p className="text-xs text-zinc-700 dark:text-zinc-300">

@@ -95,10 +95,10 @@ export function TokensClient({ tokens, storeNames, access }: { tokens: ApiTokenV
           {access.canManage ? (
             <>
               Choose <strong>New token</strong> to let a worker in any language take leases over HTTP, limited to one tenant&apos;s prefixes. The CLI does the same:{" "}
-              <code className="font-mono">npm run api:token -- create</code>.
+              <code className="whitespace-nowrap font-mono">npm run api:token -- create</code>.
             </>
           ) : (
-            <>An operator creates them here or with <code className="font-mono">npm run api:token -- create</code>.</>
+            <>An operator creates them here or with <code className="whitespace-nowrap font-mono">npm run api:token -- create</code>.</>
           )}
         </EmptyState>
       ) : (
