@@ -113,6 +113,29 @@ const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: (s: string
       );
     `,
   },
+  {
+    version: 2,
+    name: "revocation is final",
+    // A revoked token must stay revoked whoever holds UPDATE on revoked_at (the console's role does):
+    // the only change a row may ever get is revoked_at going from NULL to a time.
+    sql: (s) => `
+      CREATE FUNCTION ${s}.api_tokens_revoke_only() RETURNS trigger
+      LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $fn$
+      BEGIN
+        IF OLD.revoked_at IS NOT NULL OR NEW.revoked_at IS NULL
+           OR (NEW.id, NEW.name, NEW.token_hash, NEW.prefixes, NEW.stores, NEW.actions, NEW.rate_per_sec, NEW.max_concurrent, NEW.created_at, NEW.created_by, NEW.expires_at)
+              IS DISTINCT FROM
+              (OLD.id, OLD.name, OLD.token_hash, OLD.prefixes, OLD.stores, OLD.actions, OLD.rate_per_sec, OLD.max_concurrent, OLD.created_at, OLD.created_by, OLD.expires_at)
+        THEN
+          RAISE EXCEPTION 'api_tokens: a token can only be revoked, once; nothing else changes' USING ERRCODE = 'insufficient_privilege';
+        END IF;
+        RETURN NEW;
+      END
+      $fn$;
+      CREATE TRIGGER api_tokens_revoke_only BEFORE UPDATE ON ${s}.api_tokens
+        FOR EACH ROW EXECUTE FUNCTION ${s}.api_tokens_revoke_only();
+    `,
+  },
 ];
 
 /** A pool or one transaction's connection. */

@@ -140,6 +140,9 @@ describe("the console on its least-privilege role", () => {
     const t = `"${audit.schema}".api_tokens`;
     await expect(direct.query(`DELETE FROM ${t}`)).rejects.toThrow(/permission denied/);
     await expect(direct.query(`UPDATE ${t} SET token_hash = 'x'::bytea, revoked_at = NULL`)).rejects.toThrow(/permission denied/);
+    // UPDATE on revoked_at is granted, but revocation is final.
+    await expect(direct.query(`UPDATE ${t} SET revoked_at = NULL WHERE name = 'role-billing'`)).rejects.toThrow(/can only be revoked, once/);
+    expect((await direct.query(`SELECT revoked_at IS NOT NULL AS revoked FROM ${t} WHERE name = 'role-billing'`)).rows[0]).toEqual({ revoked: true });
   });
 
   it("cannot call force_release() without a requested entry of its own transaction", async () => {
