@@ -49,6 +49,10 @@ const REQUESTS: Record<string, ApiRequest[]> = {
   "GET /api/force-release": [{ path: "/api/force-release", isFineWithSession: false }],
   "POST /api/force-release/bulk": [{ path: "/api/force-release/bulk", isFineWithSession: false }],
   "GET /api/force-release/bulk": [{ path: "/api/force-release/bulk?prefix=e2e-auth", isFineWithSession: true }],
+  "GET /api/tokens": [{ path: "/api/tokens", isFineWithSession: true }],
+  "POST /api/tokens": [{ path: "/api/tokens", isFineWithSession: false }],
+  "POST /api/tokens/revoke": [{ path: "/api/tokens/revoke", isFineWithSession: false }],
+  "GET /api/tokens/revoke": [{ path: "/api/tokens/revoke", isFineWithSession: false }],
 };
 
 /** "METHOD /api/…" for every exported method of every route.ts under app/api. */

@@ -33,3 +33,18 @@ BEGIN
   END IF;
 END
 $$;
+
+-- Lock API tokens ("leasewatch_console".api_tokens, created by `npm run api` or `npm run api:token`): list,
+-- create and revoke from /tokens. Only revoked_at may change; a token row is never deleted.
+DO $$
+BEGIN
+  IF to_regclass('"leasewatch_console".api_tokens') IS NOT NULL THEN
+    GRANT USAGE ON SCHEMA "leasewatch_console" TO "leasewatch_console";
+    GRANT SELECT, INSERT ON "leasewatch_console".api_tokens TO "leasewatch_console";
+    GRANT UPDATE (revoked_at) ON "leasewatch_console".api_tokens TO "leasewatch_console";
+  END IF;
+  IF to_regclass('"leasewatch_console".api_tokens_migrations') IS NOT NULL THEN
+    GRANT SELECT ON "leasewatch_console".api_tokens_migrations TO "leasewatch_console";
+  END IF;
+END
+$$;

@@ -3,11 +3,38 @@
  *   [--action acquire …] [--days 90] [--rate 200] [--concurrency 32]`: creates an API token and prints it once.
  * `npm run api:token -- list` and `npm run api:token -- revoke --name billing`.
  * Defaults: every configured store, every action, 90 days.
+ *
+ * With LEASEWATCH_AUDIT_KEY set, create and revoke are written to the console's
+ * audit log (actor `cli:<os user>`) in the same transaction as the change, as the
+ * console does; without it they are not, and the command says so.
  */
+import { randomUUID } from "node:crypto";
+import { userInfo } from "node:os";
 import { parseArgs } from "node:util";
 import { resolveConsoleDbConfig } from "../lib/auth/session-store";
 import { parseStoresConfig } from "../lib/console/config";
 import { API_ACTIONS, TokenStore, ZNewToken, type ApiAction } from "../lib/api/tokens";
+import { createTokenAudited, revokeTokenAudited, type TokenAuditDeps } from "../lib/audit/api-tokens";
+import { parseAuditConfig } from "../lib/audit/config";
+import type { AuditActor, RequestMeta } from "../lib/audit/force-release";
+import { AuditLog } from "../lib/audit/log";
+
+function osUser(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return process.env.USER ?? "unknown";
+  }
+}
+
+/** The audit log when its key is configured (migrated, so token entries are accepted), else null. */
+async function openAuditLog(): Promise<AuditLog | null> {
+  if (!process.env.LEASEWATCH_AUDIT_KEY) return null;
+  const config = parseAuditConfig();
+  const audit = new AuditLog({ connectionString: config.url, schema: config.schema, key: config.key });
+  await audit.migrate();
+  return audit;
+}
 
 async function main(): Promise<void> {
   const [command, ...rest] = process.argv.slice(2);
@@ -25,6 +52,12 @@ async function main(): Promise<void> {
   });
   const db = resolveConsoleDbConfig();
   const tokens = new TokenStore({ url: db.url, schema: db.schema });
+  const audit = command === "create" || command === "revoke" ? await openAuditLog() : null;
+  const user = osUser();
+  const actor: AuditActor = { id: `cli:${user}`, email: null, roles: [] };
+  const request: RequestMeta = { requestId: randomUUID(), ip: null, userAgent: "npm run api:token" };
+  const deps: TokenAuditDeps | null = audit ? { getAuditLog: async () => audit, tokenDb: db } : null;
+  if ((command === "create" || command === "revoke") && !deps) console.error("[api:token] LEASEWATCH_AUDIT_KEY is not set: this change is not written to the audit log");
   try {
     if (command === "create") {
       const input = ZNewToken.safeParse({
@@ -35,10 +68,21 @@ async function main(): Promise<void> {
         expiresAt: new Date(Date.now() + Number(values.days) * 86_400_000),
         ...(values.rate ? { ratePerSec: Number(values.rate) } : {}),
         ...(values.concurrency ? { maxConcurrent: Number(values.concurrency) } : {}),
-        createdBy: `cli:${process.env.USER ?? "unknown"}`,
+        createdBy: actor.id,
       });
       if (!input.success) throw new Error(input.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
-      const { token, record } = await tokens.create(input.data);
+      let created: { token: string; record: Awaited<ReturnType<TokenStore["create"]>>["record"] };
+      if (deps) {
+        const { name, prefixes, stores, actions, expiresAt, ratePerSec, maxConcurrent } = input.data;
+        const token = { name, prefixes, stores, actions, expiresAt, ratePerSec, maxConcurrent };
+        const outcome = await createTokenAudited({ actor, request, token }, deps);
+        if (outcome.outcome === "name_taken") throw new Error(`a token named "${token.name}" already exists (audit entry ${outcome.auditId})`);
+        if (outcome.outcome === "audit_unavailable") throw new Error(outcome.message);
+        created = { token: outcome.token, record: outcome.record };
+      } else {
+        created = await tokens.create(input.data);
+      }
+      const { token, record } = created;
       console.error(`created token "${record.name}" for ${record.prefixes.join(", ")} on ${record.stores.join(", ")}, expires ${record.expiresAt.toISOString()}; it is shown once:`);
       console.log(token);
     } else if (command === "list") {
@@ -48,13 +92,21 @@ async function main(): Promise<void> {
       }
     } else if (command === "revoke") {
       if (!values.name) throw new Error("revoke needs --name");
-      const { revoked } = await tokens.revoke(values.name);
+      let revoked: boolean;
+      if (deps) {
+        const outcome = await revokeTokenAudited({ actor, request, token: { name: values.name } }, deps);
+        if (outcome.outcome === "audit_unavailable") throw new Error(outcome.message);
+        revoked = outcome.outcome === "revoked";
+      } else {
+        revoked = (await tokens.revoke(values.name)).revoked;
+      }
       console.log(revoked ? `revoked "${values.name}"` : `no live token named "${values.name}"`);
     } else {
       throw new Error("usage: api:token -- create --name N --prefix P [--store S] [--action A] [--days D] | list | revoke --name N");
     }
   } finally {
     await tokens.close();
+    await audit?.close();
   }
 }
 

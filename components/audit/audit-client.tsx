@@ -12,10 +12,12 @@ import { buildQuery, leaseHref } from "@/lib/console/links";
 import { useAuditQuery } from "@/lib/console/queries/audit/audit-query";
 import type { AuditEntryView, AuditView } from "@/lib/console/views";
 import { AuditFilters } from "./audit-filters";
-import { AuditOutcomeBadge } from "./audit-outcome-badge";
+import { AUDIT_ACTION_LABELS, AuditOutcomeBadge } from "./audit-outcome-badge";
 
-const FILTER_KEYS = ["actor", "prefix", "resource", "store", "outcome", "window", "from", "to"] as const;
+const FILTER_KEYS = ["actor", "prefix", "resource", "store", "action", "outcome", "window", "from", "to"] as const;
 const EXPORT_LINK = "rounded-md border border-zinc-300 px-2.5 py-1 text-sm font-medium hover:bg-zinc-100 dark:border-zinc-700 dark:hover:bg-zinc-800";
+
+const isTokenAction = (action: string) => action === "token_create" || action === "token_revoke";
 
 const auditKeysOf = (view: AuditView) => view.items.map((entry) => entry.id);
 
@@ -37,7 +39,7 @@ export function AuditClient({ search, initialData }: { search: string; initialDa
         <div>
           <h1 className="text-lg font-semibold tracking-tight">Audit log</h1>
           <p className="text-sm text-zinc-600 dark:text-zinc-400">
-            Every force-release attempt, allowed or refused. Append-only and hash-chained; <code className="font-mono">npm run audit:verify</code> checks it.
+            Every force-release and API token change, allowed or refused. Append-only and hash-chained; <code className="font-mono">npm run audit:verify</code> checks it.
           </p>
         </div>
         <div className="flex items-center gap-2">
@@ -71,12 +73,16 @@ export function AuditClient({ search, initialData }: { search: string; initialDa
               Actor matches the email or subject exactly; prefix matches the start of the resource name.
             </EmptyState>
           ) : (
-            <EmptyState title="Nobody has force-released anything yet">
-              Entries appear here when an operator uses <strong>Force release</strong> on a lease page, or bulk release on the{" "}
+            <EmptyState title="Nothing has been audited yet">
+              Entries appear here when an operator uses <strong>Force release</strong> on a lease page, bulk release on the{" "}
               <Link className="underline" href="/locks">
                 leases
               </Link>{" "}
-              page — refused attempts included.
+              page, or creates or revokes an{" "}
+              <Link className="underline" href="/tokens">
+                API token
+              </Link>{" "}
+              — refused attempts included.
             </EmptyState>
           )
         ) : (
@@ -116,7 +122,10 @@ function AuditTable({ items, marked }: { items: AuditEntryView[]; marked: string
               </span>
             </Td>
             <Td className="max-w-48">
-              <AuditOutcomeBadge outcome={entry.outcome} />
+              <span className="flex items-center gap-1.5">
+                <AuditOutcomeBadge outcome={entry.outcome} />
+                {entry.action !== "force_release" ? <span className="text-xs text-zinc-600 dark:text-zinc-400">{AUDIT_ACTION_LABELS[entry.action] ?? entry.action}</span> : null}
+              </span>
               {entry.detail ? (
                 <span className="block truncate text-xs text-zinc-600 dark:text-zinc-400" title={entry.detail}>
                   {entry.detail}
@@ -132,14 +141,18 @@ function AuditTable({ items, marked }: { items: AuditEntryView[]; marked: string
               {entry.actorEmail ?? entry.actorId}
             </Td>
             <Td mono className="max-w-48" title={entry.resource ?? undefined}>
-              {entry.store && entry.resource ? (
+              {isTokenAction(entry.action) ? (
+                <Link href="/tokens" className="block truncate text-sky-700 underline-offset-2 hover:underline dark:text-sky-300">
+                  {entry.resource || "—"}
+                </Link>
+              ) : entry.store && entry.resource ? (
                 <Link href={leaseHref(entry.store, entry.resource)} className="block truncate text-sky-700 underline-offset-2 hover:underline dark:text-sky-300">
                   {entry.resource}
                 </Link>
               ) : (
                 <span className="block truncate">{entry.resource ?? "—"}</span>
               )}
-              <span className="block truncate text-[11px] text-zinc-600 dark:text-zinc-400">{entry.store ?? "—"}</span>
+              <span className="block truncate text-[11px] text-zinc-600 dark:text-zinc-400">{isTokenAction(entry.action) ? "API token" : (entry.store ?? "—")}</span>
             </Td>
             <Td mono className="max-w-32 truncate" title={entry.leaseId ? `lease id ${entry.leaseId} · task ${entry.task ?? "—"}` : undefined}>
               {entry.owner ?? "—"}

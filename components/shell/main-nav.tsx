@@ -10,6 +10,7 @@ export const NAV_ITEMS = [
   { href: "/events", label: "Events" },
   { href: "/advice", label: "TTL advice" },
   { href: "/audit", label: "Audit" },
+  { href: "/tokens", label: "API tokens" },
 ] as const;
 
 function isActive(pathname: string, href: string): boolean {

@@ -71,7 +71,7 @@ function refusal(code: RefusalCode, message: string, extra: Partial<Refusal> = {
   return { status: REFUSAL_STATUS[code], body: { ok: false, outcome: "refused", code, message, error: message, ...extra } };
 }
 
-function requestMeta(request: Request): RequestMeta {
+export function requestMeta(request: Request): RequestMeta {
   const h = request.headers;
   // The first X-Forwarded-For hop is the client as the nearest proxy saw it; without a proxy there is none.
   const forwarded = h.get("x-forwarded-for")?.split(",")[0]?.trim() || h.get("x-real-ip");
@@ -82,11 +82,11 @@ function requestMeta(request: Request): RequestMeta {
   };
 }
 
-function actorOf(session: AppSession): AuditActor {
+export function actorOf(session: AppSession): AuditActor {
   return { id: session.user.id, email: session.user.email, roles: [...session.user.roles] };
 }
 
-async function readJsonBody(request: Request): Promise<unknown> {
+export async function readJsonBody(request: Request): Promise<unknown> {
   const declared = Number(request.headers.get("content-length") ?? 0);
   if (declared > MAX_BODY_BYTES) return undefined;
   const text = await request.text().catch(() => "");
@@ -107,7 +107,7 @@ function contextOf(body: unknown): AttemptContext {
   return { store: field(body, "store", 64), resource: field(body, "resource", 512) || field(body, "prefix", 512), leaseId: field(body, "leaseId", 128), reason: field(body, "reason", 500) };
 }
 
-function issuesOf(error: { issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }> }): FieldIssue[] {
+export function issuesOf(error: { issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }> }): FieldIssue[] {
   return error.issues.slice(0, 10).map((i) => ({ field: i.path.map(String).join(".") || "body", message: i.message }));
 }
 

@@ -48,3 +48,6 @@ export class TokenBucketLimiter {
  * full bucket (it is one decision), not ten minutes of waiting.
  */
 export const forceReleaseLimiter = new TokenBucketLimiter({ capacity: 10, refillPerSecond: 1 / 6 });
+
+/** API token creates and revokes per user: a burst of 10, then one every 6 s (same budget as force-release). */
+export const tokenChangeLimiter = new TokenBucketLimiter({ capacity: 10, refillPerSecond: 1 / 6 });

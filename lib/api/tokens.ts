@@ -113,7 +113,33 @@ const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: (s: string
       );
     `,
   },
+  {
+    version: 2,
+    name: "revocation is final",
+    // A revoked token must stay revoked whoever holds UPDATE on revoked_at (the console's role does):
+    // the only change a row may ever get is revoked_at going from NULL to a time.
+    sql: (s) => `
+      CREATE FUNCTION ${s}.api_tokens_revoke_only() RETURNS trigger
+      LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $fn$
+      BEGIN
+        IF OLD.revoked_at IS NOT NULL OR NEW.revoked_at IS NULL
+           OR (NEW.id, NEW.name, NEW.token_hash, NEW.prefixes, NEW.stores, NEW.actions, NEW.rate_per_sec, NEW.max_concurrent, NEW.created_at, NEW.created_by, NEW.expires_at)
+              IS DISTINCT FROM
+              (OLD.id, OLD.name, OLD.token_hash, OLD.prefixes, OLD.stores, OLD.actions, OLD.rate_per_sec, OLD.max_concurrent, OLD.created_at, OLD.created_by, OLD.expires_at)
+        THEN
+          RAISE EXCEPTION 'api_tokens: a token can only be revoked, once; nothing else changes' USING ERRCODE = 'insufficient_privilege';
+        END IF;
+        RETURN NEW;
+      END
+      $fn$;
+      CREATE TRIGGER api_tokens_revoke_only BEFORE UPDATE ON ${s}.api_tokens
+        FOR EACH ROW EXECUTE FUNCTION ${s}.api_tokens_revoke_only();
+    `,
+  },
 ];
+
+/** A pool or one transaction's connection. */
+export type Queryable = Pick<pg.Pool | pg.PoolClient, "query">;
 
 export class TokenStore {
   private readonly pool: pg.Pool;
@@ -169,12 +195,15 @@ export class TokenStore {
     }
   }
 
-  /** Creates a token and returns it in clear text: the only time it exists outside the caller's hands. */
-  async create(input: TNewToken): Promise<{ token: string; record: ApiToken }> {
+  /**
+   * Creates a token and returns it in clear text: the only time it exists outside the caller's hands.
+   * `db`: a transaction's connection, so the token commits together with its audit entry.
+   */
+  async create(input: TNewToken, db: Queryable = this.pool): Promise<{ token: string; record: ApiToken }> {
     const data = ZNewToken.parse(input);
     await this.migrate();
     const token = TOKEN_PREFIX + randomBytes(32).toString("base64url");
-    const result = await this.pool.query<TokenRow>(
+    const result = await db.query<TokenRow>(
       `INSERT INTO ${this.s}.api_tokens (id, name, token_hash, prefixes, stores, actions, rate_per_sec, max_concurrent, created_by, expires_at)
        VALUES ($1::uuid, $2::text, $3::bytea, $4::text[], $5::text[], $6::text[], $7::int, $8::int, $9::text, $10::timestamptz)
        RETURNING ${COLUMNS}`,
@@ -191,11 +220,37 @@ export class TokenStore {
     return result.rows.map(toToken);
   }
 
-  /** Revokes by name; returns whether a live token was revoked (revoking twice is a no-op). */
-  async revoke(name: string): Promise<{ revoked: boolean }> {
+  /** Revokes by name; returns whether a live token was revoked (revoking twice is a no-op) and which. */
+  async revoke(name: string, db: Queryable = this.pool): Promise<{ revoked: boolean; token?: ApiToken }> {
+    return this.revokeWhere("name = $1::text", name, db);
+  }
+
+  /** Revokes by id (what the console sends); same answer as revoke(). */
+  async revokeById(id: string, db: Queryable = this.pool): Promise<{ revoked: boolean; token?: ApiToken }> {
+    return this.revokeWhere("id = $1::uuid", id, db);
+  }
+
+  /** The token with this id, revoked or not; null when there is none. */
+  async get(id: string, db: Queryable = this.pool): Promise<ApiToken | null> {
     await this.migrate();
-    const result = await this.pool.query(`UPDATE ${this.s}.api_tokens SET revoked_at = clock_timestamp() WHERE name = $1::text AND revoked_at IS NULL`, [name]);
-    return { revoked: (result.rowCount ?? 0) > 0 };
+    const result = await db.query<TokenRow>(`SELECT ${COLUMNS} FROM ${this.s}.api_tokens WHERE id = $1::uuid`, [id]);
+    return result.rows[0] ? toToken(result.rows[0]) : null;
+  }
+
+  async getByName(name: string, db: Queryable = this.pool): Promise<ApiToken | null> {
+    await this.migrate();
+    const result = await db.query<TokenRow>(`SELECT ${COLUMNS} FROM ${this.s}.api_tokens WHERE name = $1::text`, [name]);
+    return result.rows[0] ? toToken(result.rows[0]) : null;
+  }
+
+  private async revokeWhere(where: "name = $1::text" | "id = $1::uuid", value: string, db: Queryable): Promise<{ revoked: boolean; token?: ApiToken }> {
+    await this.migrate();
+    const result = await db.query<TokenRow>(
+      `UPDATE ${this.s}.api_tokens SET revoked_at = clock_timestamp() WHERE ${where} AND revoked_at IS NULL RETURNING ${COLUMNS}`,
+      [value],
+    );
+    const row = result.rows[0];
+    return row ? { revoked: true, token: toToken(row) } : { revoked: false };
   }
 
   /**

@@ -1,5 +1,5 @@
 import { createHmac } from "node:crypto";
-import { AUDIT_OUTCOMES, type AuditOutcome } from "@/lib/console/views";
+import { AUDIT_ACTIONS, AUDIT_OUTCOMES, type AuditAction, type AuditOutcome } from "@/lib/console/views";
 
 /**
  * The audit log's HMAC chain. Each entry's hash is HMAC(key, prev_hash ||
@@ -13,11 +13,8 @@ import { AUDIT_OUTCOMES, type AuditOutcome } from "@/lib/console/views";
 /** prev_hash of the first entry. */
 export const GENESIS_HASH = "0".repeat(64);
 
-export const AUDIT_ACTIONS = ["force_release"] as const;
-export type AuditAction = (typeof AUDIT_ACTIONS)[number];
-
 // One list for the log and the pages that filter by it (views.ts is safe to import in the browser).
-export { AUDIT_OUTCOMES, type AuditOutcome };
+export { AUDIT_ACTIONS, AUDIT_OUTCOMES, type AuditAction, type AuditOutcome };
 
 /** The holder a `lease_changed` entry found instead of the lease shown. */
 export interface AuditHolder {

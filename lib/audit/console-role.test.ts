@@ -15,6 +15,8 @@ import { PostgresLeaseStore } from "@/lib/lease/postgres/store";
 import { TEST_DATABASE_URL } from "@/lib/lease/testing/isolation";
 import { ALICE, REQUEST, auditDeps, createAuditFixture, type AuditFixture } from "@/test/support/audit";
 import { createStoreFixture, type StoreFixture } from "@/test/support/stores";
+import { TokenStore } from "@/lib/api/tokens";
+import { createTokenAudited, revokeTokenAudited } from "@/lib/audit/api-tokens";
 
 const REASON = "holder is gone, clearing the stuck lease";
 
@@ -44,6 +46,9 @@ describe("the console on its least-privilege role", () => {
     // Stand-ins for the sign-in sessions' tables (their own migration creates the real ones).
     await audit.admin.query(`CREATE TABLE "${audit.schema}".console_sessions (id uuid PRIMARY KEY, revoked_at timestamptz)`);
     await audit.admin.query(`CREATE TABLE "${audit.schema}".console_sessions_migrations (version int PRIMARY KEY)`);
+    // The lock API's tokens table, created by its owner (as `npm run api` or `api:token` would).
+    const owner = new TokenStore({ pool: audit.admin, schema: audit.schema });
+    await owner.migrate();
     await audit.admin.query(consoleRoleSql({ role, password, leaseSchemas: [leaseSchema], auditSchema: audit.schema }));
     const url = new URL(TEST_DATABASE_URL);
     url.username = role;
@@ -118,6 +123,26 @@ describe("the console on its least-privilege role", () => {
     expect((await direct.query(`SELECT count(*)::int AS n FROM ${t} WHERE revoked_at IS NOT NULL`)).rows[0].n).toBe(1);
     await direct.query(`DELETE FROM ${t}`);
     await direct.query(`SELECT max(version) FROM "${audit.schema}".console_sessions_migrations`);
+  });
+
+  it("creates and revokes API tokens with their audit entries, and may not delete a token or change its hash", async () => {
+    const deps = { getAuditLog: async () => log, tokenDb: { url: roleUrl, schema: audit.schema } };
+    const token = { name: "role-billing", prefixes: ["tenant_1:"], stores: ["pg-main"], actions: ["acquire" as const], expiresAt: new Date(Date.now() + 86_400_000) };
+    const created = await createTokenAudited({ actor: ALICE, request: REQUEST, token }, deps);
+    if (created.outcome !== "created") throw new Error(`expected created, got ${created.outcome}`);
+    const revoked = await revokeTokenAudited({ actor: ALICE, request: REQUEST, token: { id: created.record.id } }, deps);
+    expect(revoked.outcome).toBe("revoked");
+    const { items } = await listAuditEntries({ resource: "role-billing", limit: 10 }, log);
+    expect(items.map((e) => [e.action, e.outcome])).toEqual([
+      ["token_revoke", "revoked"],
+      ["token_create", "created"],
+    ]);
+    const t = `"${audit.schema}".api_tokens`;
+    await expect(direct.query(`DELETE FROM ${t}`)).rejects.toThrow(/permission denied/);
+    await expect(direct.query(`UPDATE ${t} SET token_hash = 'x'::bytea, revoked_at = NULL`)).rejects.toThrow(/permission denied/);
+    // UPDATE on revoked_at is granted, but revocation is final.
+    await expect(direct.query(`UPDATE ${t} SET revoked_at = NULL WHERE name = 'role-billing'`)).rejects.toThrow(/can only be revoked, once/);
+    expect((await direct.query(`SELECT revoked_at IS NOT NULL AS revoked FROM ${t} WHERE name = 'role-billing'`)).rows[0]).toEqual({ revoked: true });
   });
 
   it("cannot call force_release() without a requested entry of its own transaction", async () => {

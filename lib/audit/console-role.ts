@@ -71,5 +71,20 @@ BEGIN
   END IF;
 END
 $$;
+
+-- Lock API tokens (${c}.api_tokens, created by \`npm run api\` or \`npm run api:token\`): list,
+-- create and revoke from /tokens. Only revoked_at may change; a token row is never deleted.
+DO $$
+BEGIN
+  IF to_regclass('${c}.api_tokens') IS NOT NULL THEN
+    GRANT USAGE ON SCHEMA ${c} TO ${r};
+    GRANT SELECT, INSERT ON ${c}.api_tokens TO ${r};
+    GRANT UPDATE (revoked_at) ON ${c}.api_tokens TO ${r};
+  END IF;
+  IF to_regclass('${c}.api_tokens_migrations') IS NOT NULL THEN
+    GRANT SELECT ON ${c}.api_tokens_migrations TO ${r};
+  END IF;
+END
+$$;
 `;
 }

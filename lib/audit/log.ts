@@ -102,6 +102,11 @@ export class AuditTransaction {
     private readonly key: string,
   ) {}
 
+  /** This transaction's connection, for a change that must commit or roll back with its entry (API token create and revoke). */
+  get db(): pg.PoolClient {
+    return this.client;
+  }
+
   /**
    * Appends one entry after the current head. Returns null when the entry gives
    * the outcome of a `requested` entry that already has one (recorded elsewhere).

@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { buildLeaseStatements, buildMigrationStatements } from "@/lib/lease/postgres/sql";
 import { inTransaction } from "@/lib/lease/postgres/transaction";
-import { auditLogTableSql, forceReleaseFunctionSql, migrateLockKey, registerForceReleaseSql } from "./sql";
+import { auditLogTableSql, auditTokenActionsSql, forceReleaseFunctionSql, migrateLockKey, registerForceReleaseSql } from "./sql";
 
 /**
  * The console's own schema (default `leasewatch_console`), versioned like the
@@ -18,6 +18,7 @@ export interface AuditMigration {
 export const AUDIT_MIGRATIONS: readonly AuditMigration[] = [
   { version: 1, name: "append-only, hash-chained audit_log", sql: auditLogTableSql },
   { version: 2, name: "force_release(): the console's one way to change lease state", sql: forceReleaseFunctionSql },
+  { version: 3, name: "token create and revoke entries in the same log", sql: auditTokenActionsSql },
 ];
 
 export interface AuditMigrateResult {

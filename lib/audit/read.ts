@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { quoteSchema } from "@/lib/lease/postgres/sql";
-import { AUDIT_OUTCOMES } from "./chain";
+import { AUDIT_ACTIONS, AUDIT_OUTCOMES } from "./chain";
 import { toAuditEntry, type AuditEntry, type AuditLog } from "./log";
 import { SELECT_COLUMNS } from "./sql";
 
@@ -17,6 +17,8 @@ export interface AuditFilter {
   /** Resource prefix (byte-wise). */
   prefix?: string;
   outcome?: string;
+  /** force_release, token_create or token_revoke. */
+  action?: string;
   store?: string;
   /** Exact resource (the lease page's history). */
   resource?: string;
@@ -59,6 +61,7 @@ const ZAuditFilter = z.strictObject({
   actor: ZText("actor", 256).optional(),
   prefix: ZText("prefix", 512).optional(),
   outcome: z.enum(AUDIT_OUTCOMES, { error: `outcome must be one of ${AUDIT_OUTCOMES.join(", ")}` }).optional(),
+  action: z.enum(AUDIT_ACTIONS, { error: `action must be one of ${AUDIT_ACTIONS.join(", ")}` }).optional(),
   store: ZText("store", 64).optional(),
   resource: ZText("resource", 1024).optional(),
   from: z.date({ error: "from must be a time" }).optional(),
@@ -119,6 +122,7 @@ function buildListSql(schema: string, filter: AuditFilter, beforeId: string | un
     where.push(anyOf.length > 0 ? `(${anyOf.join(" OR ")})` : "false");
   }
   if (filter.outcome !== undefined) where.push(`a.outcome = ${add(filter.outcome, "text")}`);
+  if (filter.action !== undefined) where.push(`a.action = ${add(filter.action, "text")}`);
   if (filter.store !== undefined) where.push(`a.store = ${add(filter.store, "text")}`);
   if (filter.resource !== undefined) where.push(`a.resource = ${add(filter.resource, "text")}`);
   if (filter.from !== undefined) where.push(`a.at >= ${add(filter.from, "timestamptz")}`);

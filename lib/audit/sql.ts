@@ -85,6 +85,10 @@ export function buildAuditStatements(schema: string): AuditStatements {
   };
 }
 
+/** Migration 1's lists, frozen: a released migration never changes; later lists come in by migration 3. */
+const V1_ACTIONS = ["force_release"] as const;
+const V1_OUTCOMES = ["requested", "released", "lease_changed", "denied_role", "reauth_required", "rate_limited", "invalid_input", "failed"] as const;
+
 /** Versioned schema of the audit log (see migrations.ts). */
 export function auditLogTableSql(schema: string): string {
   const a = quoteSchema(schema);
@@ -96,7 +100,7 @@ export function auditLogTableSql(schema: string): string {
       actor_sub     text        NOT NULL,
       actor_email   text,
       actor_roles   text[]      NOT NULL,
-      action        text        NOT NULL CHECK (action IN (${list(AUDIT_ACTIONS)})),
+      action        text        NOT NULL CHECK (action IN (${list(V1_ACTIONS)})),
       store         text        NOT NULL,
       -- COLLATE "C" plus text_pattern_ops: prefix filters are index range scans.
       resource      text COLLATE "C" NOT NULL,
@@ -105,7 +109,7 @@ export function auditLogTableSql(schema: string): string {
       task          text,
       fencing_token text,
       reason        text,
-      outcome       text        NOT NULL CHECK (outcome IN (${list(AUDIT_OUTCOMES)})),
+      outcome       text        NOT NULL CHECK (outcome IN (${list(V1_OUTCOMES)})),
       new_holder    jsonb,
       ip            text,
       user_agent    text,
@@ -210,4 +214,19 @@ export function registerForceReleaseSql(schema: string): string {
     INSERT INTO ${a}.force_release_statements (lease_schema, statement) VALUES ($1::text, $2::text)
     ON CONFLICT (lease_schema) DO UPDATE SET statement = EXCLUDED.statement, updated_at = clock_timestamp()
     WHERE ${a}.force_release_statements.statement IS DISTINCT FROM EXCLUDED.statement`;
+}
+
+/**
+ * Migration 3: token changes (create, revoke) share the force-release log and its chain.
+ * Widens the action and outcome checks to today's lists and indexes the action filter of /audit.
+ */
+export function auditTokenActionsSql(schema: string): string {
+  const a = quoteSchema(schema);
+  return `
+    ALTER TABLE ${a}.audit_log DROP CONSTRAINT audit_log_action_check;
+    ALTER TABLE ${a}.audit_log ADD CONSTRAINT audit_log_action_check CHECK (action IN (${list(AUDIT_ACTIONS)}));
+    ALTER TABLE ${a}.audit_log DROP CONSTRAINT audit_log_outcome_check;
+    ALTER TABLE ${a}.audit_log ADD CONSTRAINT audit_log_outcome_check CHECK (outcome IN (${list(AUDIT_OUTCOMES)}));
+    CREATE INDEX audit_log_action_idx ON ${a}.audit_log (action, id);
+  `;
 }

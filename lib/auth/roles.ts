@@ -17,6 +17,9 @@ export const PERMISSIONS = {
   "health:read": ["viewer", "operator"],
   "audit:read": ["viewer", "operator"],
   "leases:force_release": ["operator"],
+  // Scopes are no secret (viewers already see every tenant's leases); creating or revoking a credential is an operator's act.
+  "tokens:read": ["viewer", "operator"],
+  "tokens:manage": ["operator"],
 } as const satisfies Record<string, readonly Role[]>;
 export type Permission = keyof typeof PERMISSIONS;
 

@@ -23,7 +23,7 @@ import {
   type LifetimeTotals,
   type StatsBucket,
 } from "@/lib/lease/types";
-import { AUDIT_OUTCOMES } from "@/lib/audit/chain";
+import { FORCE_RELEASE_OUTCOMES } from "@/lib/console/views";
 import type { AuditLog } from "@/lib/audit/log";
 import { ConfigError } from "./config";
 import { fanOutStores, resolveEntries, STORE_TIMEOUT_MS, withTimeout, type ReadOptions } from "./fan-out";
@@ -86,7 +86,7 @@ export type MetricsOptions = ReadOptions & {
 };
 
 /** Force-release outcomes, as counted from the audit log (every replica reads the same table, so they agree). */
-const FORCE_RELEASE_OUTCOMES = AUDIT_OUTCOMES.filter((o) => o !== "requested");
+const COUNTED_FORCE_RELEASE_OUTCOMES = FORCE_RELEASE_OUTCOMES.filter((o) => o !== "requested");
 
 async function resolveAudit(options: MetricsOptions): Promise<AuditLog | null> {
   if (options.audit !== undefined) return options.audit;
@@ -246,7 +246,7 @@ export async function getMetricsText(options: MetricsOptions): Promise<MetricsTe
       labelNames: ["outcome"],
       registers: [registry],
     });
-    for (const outcome of FORCE_RELEASE_OUTCOMES) total.inc({ outcome }, audited.counts.get(outcome) ?? 0);
+    for (const outcome of COUNTED_FORCE_RELEASE_OUTCOMES) total.inc({ outcome }, audited.counts.get(outcome) ?? 0);
   }
 
   return { contentType: registry.contentType, body: await registry.metrics() };

@@ -43,6 +43,7 @@ function toFilter(params: AuditParams, scope: ViewerScope): AuditFilter {
     ...(params.resource ? { resource: params.resource } : {}),
     ...(params.store ? { store: params.store } : {}),
     ...(params.outcome ? { outcome: params.outcome } : {}),
+    ...(params.action ? { action: params.action } : {}),
     ...(params.range ? { from: params.range.from, to: params.range.to } : {}),
   };
 }

@@ -8,7 +8,7 @@ import { z } from "zod";
 import { LEASE_EVENT_KINDS, type LeaseEventKind, type LeaseSort } from "@/lib/lease/types";
 import { ZCursor, ZLeaseId, ZOwner, ZPrefix, ZResource, ZStoreName, ZTask } from "@/lib/lease/validation";
 import { MAX_PREV_CURSORS } from "./links";
-import { AUDIT_OUTCOMES, type AuditOutcome, type ParamProblem, type WindowName } from "./views";
+import { AUDIT_ACTIONS, AUDIT_OUTCOMES, type AuditAction, type AuditOutcome, type ParamProblem, type WindowName } from "./views";
 
 export type SearchParamsInput = URLSearchParams | Record<string, string | string[] | undefined>;
 
@@ -342,6 +342,8 @@ export interface AuditParams {
   resource?: string;
   store?: string;
   outcome?: AuditOutcome;
+  /** What the entries are about: force_release, token_create or token_revoke. */
+  action?: AuditAction;
   /** An entry to mark in the list (the link a force-release outcome shows). */
   entry?: string;
   range: TimeRange | null;
@@ -351,6 +353,7 @@ export interface AuditParams {
 }
 
 const ZAuditOutcome = z.enum(AUDIT_OUTCOMES, { error: `must be one of ${AUDIT_OUTCOMES.join(", ")}` });
+const ZAuditAction = z.enum(AUDIT_ACTIONS, { error: `must be one of ${AUDIT_ACTIONS.join(", ")}` });
 const ZActor = z.string().min(1).max(320, { error: "must be at most 320 characters" });
 const ZEntryId = z.string().regex(/^\d{1,20}$/, { error: "must be an audit entry id (a number)" });
 
@@ -361,6 +364,7 @@ export function parseAuditParams(input: SearchParamsInput, nowMs = Date.now()): 
     resource: readOne(raw, "resource", ZResource),
     store: readOne(raw, "store", ZStoreParam),
     outcome: readOne(raw, "outcome", ZAuditOutcome),
+    action: readOne(raw, "action", ZAuditAction),
     entry: readOne(raw, "entry", ZEntryId),
     range: resolveRange(raw, nowMs, null),
     cursor: readOne(raw, "cursor", ZCursor),

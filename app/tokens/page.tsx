@@ -1,0 +1,30 @@
+import type { Metadata } from "next";
+import { TokensClient } from "@/components/tokens/tokens-client";
+import { canSession, requirePermission, requireSession } from "@/lib/auth/session";
+import { listApiTokenViews } from "@/lib/console/api-tokens";
+import { getStoreNames } from "@/lib/console/registry";
+
+export const metadata: Metadata = { title: "API tokens" };
+export const dynamic = "force-dynamic";
+
+export default async function TokensPage() {
+  const session = await requireSession("/tokens");
+  requirePermission(session, "tokens:read");
+  const access = canSession(session, "tokens:manage")
+    ? ({ canManage: true } as const)
+    : ({ canManage: false, reason: "Creating and revoking API tokens needs the operator role." } as const);
+  let tokens: Awaited<ReturnType<typeof listApiTokenViews>>;
+  try {
+    tokens = await listApiTokenViews();
+  } catch (error) {
+    // The console database is down: say so here; the rest of the console still works.
+    console.error("[tokens] could not read the API tokens", error instanceof Error ? error.message : error);
+    return (
+      <div role="alert" className="rounded-lg border border-red-300 bg-red-50 p-4 text-sm text-red-900 dark:border-red-800 dark:bg-red-950 dark:text-red-100">
+        <p className="font-semibold">The API tokens could not be read.</p>
+        <p className="mt-1">The console&apos;s database did not answer. Tokens already issued keep working while the lock API can reach it; try again shortly.</p>
+      </div>
+    );
+  }
+  return <TokensClient tokens={tokens} storeNames={getStoreNames()} access={access} />;
+}

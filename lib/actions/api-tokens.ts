@@ -1,0 +1,172 @@
+/**
+ * The API token mutations behind POST /api/tokens (create) and
+ * POST /api/tokens/revoke. Route handlers are public POST endpoints, so this
+ * checks everything itself, in the same order as force-release:
+ *
+ *   1. the session and the operator role (`tokens:manage`), freshly from the IdP,
+ *      with a recent sign-in — a new credential is as sensitive as a force-release;
+ *   2. same origin;
+ *   3. the per-user rate limit;
+ *   4. the input (zod), stores against the configured stores;
+ *
+ * then the audited change (lib/audit/api-tokens): token row and audit entry in
+ * one transaction. Every refusal after sign-in is audited too. The secret is in
+ * the create answer only: never logged, never in the audit entry.
+ */
+import { getProcessAuditLog } from "@/lib/audit/context";
+import { createTokenAudited, recordTokenRefusal, revokeTokenAudited, type TokenAuditAction, type TokenAuditDeps, type TokenRefusedOutcome } from "@/lib/audit/api-tokens";
+import type { AuditActor, RequestMeta } from "@/lib/audit/force-release";
+import { buildReauthUrl, checkFreshPermission } from "@/lib/auth/fresh";
+import { resolveConsoleDbConfig } from "@/lib/auth/session-store";
+import { reshapeApiToken } from "@/lib/console/api-tokens";
+import { getStoreNames } from "@/lib/console/registry";
+import { getAuthEnv } from "@/lib/env";
+import {
+  TOKEN_REFUSAL_STATUS,
+  parseCreateTokenForm,
+  ZRevokeTokenForm,
+  type CreateTokenResult,
+  type RevokeTokenResult,
+  type TokenRefusal,
+  type TokenRefusalCode,
+} from "./api-token-schema";
+import { FORCE_RELEASE_MAX_AUTH_AGE_MS } from "./force-release-types";
+import { actorOf, issuesOf, readJsonBody, requestMeta, type ReleaseAnswer } from "./force-release";
+import { tokenChangeLimiter } from "./rate-limit";
+import { checkSameOrigin } from "./same-origin";
+
+export function tokenRefusal(code: TokenRefusalCode, message: string, extra: Partial<TokenRefusal> = {}): ReleaseAnswer<TokenRefusal> {
+  return { status: TOKEN_REFUSAL_STATUS[code], body: { ok: false, outcome: "refused", code, message, error: message, ...extra } };
+}
+
+function consoleDeps(): TokenAuditDeps {
+  return { getAuditLog: getProcessAuditLog, tokenDb: resolveConsoleDbConfig() };
+}
+
+interface Authorised {
+  actor: AuditActor;
+  meta: RequestMeta;
+  body: unknown;
+}
+
+function nameOf(body: unknown, action: TokenAuditAction): string {
+  const record = typeof body === "object" && body !== null ? (body as Record<string, unknown>) : {};
+  const value = action === "token_create" ? record.name : record.id;
+  return typeof value === "string" ? value.slice(0, 128) : "";
+}
+
+/** Audits a refused attempt; the refusal stands whether or not the audit log took it. */
+async function auditRefusal(
+  auth: Authorised,
+  action: TokenAuditAction,
+  outcome: TokenRefusedOutcome,
+  detail: string,
+  answer: ReleaseAnswer<TokenRefusal>,
+): Promise<ReleaseAnswer<TokenRefusal>> {
+  const recorded = await recordTokenRefusal({ actor: auth.actor, request: auth.meta, action, name: nameOf(auth.body, action), outcome, detail }, { getAuditLog: getProcessAuditLog });
+  if ("auditId" in recorded) return { ...answer, body: { ...answer.body, auditId: recorded.auditId } };
+  return { ...answer, body: { ...answer.body, message: `${answer.body.message} (The audit log could not record this refusal.)` } };
+}
+
+/** Steps 1–3 for both routes: the refusal to send, or who is asking and the parsed body. */
+async function authorise(request: Request, action: TokenAuditAction): Promise<{ ok: false; answer: ReleaseAnswer<TokenRefusal> } | { ok: true; auth: Authorised }> {
+  const fresh = await checkFreshPermission("tokens:manage", { maxAuthAgeMs: FORCE_RELEASE_MAX_AUTH_AGE_MS });
+  if (!fresh.ok && !fresh.session) {
+    return { ok: false, answer: fresh.code === "idp_unavailable" ? tokenRefusal("idp_unavailable", fresh.message) : tokenRefusal("not_signed_in", "You are not signed in. Sign in and try again.") };
+  }
+  if (!fresh.ok && fresh.code === "not_signed_in") return { ok: false, answer: tokenRefusal("not_signed_in", "You are not signed in. Sign in and try again.") };
+  const session = fresh.session!;
+  const auth: Authorised = { actor: actorOf(session), meta: requestMeta(request), body: await readJsonBody(request) };
+  const verb = action === "token_create" ? "create" : "revoke";
+
+  const origin = checkSameOrigin(request.headers, getAuthEnv().nextAuthUrl);
+  if (!origin.ok) {
+    return { ok: false, answer: await auditRefusal(auth, action, "invalid_input", `cross-origin: ${origin.message}`, tokenRefusal("cross_origin", origin.message)) };
+  }
+  if (!fresh.ok) {
+    if (fresh.code === "forbidden") {
+      return {
+        ok: false,
+        answer: await auditRefusal(auth, action, "denied_role", fresh.message, tokenRefusal("forbidden", `Only operators may ${verb} API tokens; your current roles do not include it.`)),
+      };
+    }
+    if (fresh.code === "reauth_required") {
+      return {
+        ok: false,
+        answer: await auditRefusal(auth, action, "reauth_required", fresh.message, tokenRefusal("reauth_required", `To ${verb} an API token, sign in again (a sign-in from the last 15 minutes is needed).`, { reauthUrl: buildReauthUrl("/tokens") })),
+      };
+    }
+    return {
+      ok: false,
+      answer: await auditRefusal(auth, action, "reauth_required", `identity provider unavailable: ${fresh.message}`, tokenRefusal("idp_unavailable", "Your role could not be confirmed with the identity provider right now. Try again in a minute.")),
+    };
+  }
+  const taken = tokenChangeLimiter.take(auth.actor.id);
+  if (!taken.allowed) {
+    return {
+      ok: false,
+      answer: await auditRefusal(
+        auth,
+        action,
+        "rate_limited",
+        `rate limited; retry after ${taken.retryAfterSeconds} s`,
+        tokenRefusal("rate_limited", `Too many token changes in a short time. Try again in ${taken.retryAfterSeconds} s.`, { retryAfterSeconds: taken.retryAfterSeconds }),
+      ),
+    };
+  }
+  return { ok: true, auth };
+}
+
+/** POST /api/tokens. */
+export async function createTokenFromRequest(request: Request): Promise<ReleaseAnswer<CreateTokenResult>> {
+  const authorised = await authorise(request, "token_create");
+  if (!authorised.ok) return authorised.answer;
+  const { auth } = authorised;
+  const parsed = parseCreateTokenForm(auth.body, getStoreNames(), Date.now());
+  if (!parsed.ok) {
+    return auditRefusal(auth, "token_create", "invalid_input", parsed.issues.map((i) => `${i.field}: ${i.message}`).join("; "), tokenRefusal("invalid_input", "The form has problems.", { issues: parsed.issues }));
+  }
+  try {
+    const outcome = await createTokenAudited({ actor: auth.actor, request: auth.meta, token: parsed.token }, consoleDeps());
+    switch (outcome.outcome) {
+      case "created":
+        return { status: 201, body: { ok: true, outcome: "created", secret: outcome.token, token: reshapeApiToken(outcome.record), auditId: outcome.auditId } };
+      case "name_taken":
+        return tokenRefusal("name_taken", `A token named "${parsed.token.name}" already exists (names stay taken after revocation). Choose another name.`, {
+          auditId: outcome.auditId,
+          issues: [{ field: "name", message: "already used" }],
+        });
+      case "audit_unavailable":
+        return tokenRefusal("audit_unavailable", outcome.message);
+    }
+  } catch (error) {
+    console.error(`[tokens] create request ${auth.meta.requestId} failed`, error instanceof Error ? error.message : error);
+    return tokenRefusal("failed", `The token could not be created; nothing was stored (request ${auth.meta.requestId}).`);
+  }
+}
+
+/** POST /api/tokens/revoke. */
+export async function revokeTokenFromRequest(request: Request): Promise<ReleaseAnswer<RevokeTokenResult>> {
+  const authorised = await authorise(request, "token_revoke");
+  if (!authorised.ok) return authorised.answer;
+  const { auth } = authorised;
+  const parsed = ZRevokeTokenForm.safeParse(auth.body);
+  if (!parsed.success) {
+    const issues = issuesOf(parsed.error);
+    return auditRefusal(auth, "token_revoke", "invalid_input", issues.map((i) => `${i.field}: ${i.message}`).join("; "), tokenRefusal("invalid_input", "The request has problems.", { issues }));
+  }
+  try {
+    const outcome = await revokeTokenAudited({ actor: auth.actor, request: auth.meta, token: { id: parsed.data.id } }, consoleDeps());
+    switch (outcome.outcome) {
+      case "revoked":
+        return { status: 200, body: { ok: true, outcome: "revoked", token: reshapeApiToken(outcome.record), auditId: outcome.auditId } };
+      case "not_found":
+        return tokenRefusal("not_found", outcome.record ? `Token "${outcome.record.name}" was already revoked.` : "No token has this id.", { auditId: outcome.auditId });
+      case "audit_unavailable":
+        return tokenRefusal("audit_unavailable", outcome.message);
+    }
+  } catch (error) {
+    console.error(`[tokens] revoke request ${auth.meta.requestId} failed`, error instanceof Error ? error.message : error);
+    return tokenRefusal("failed", `The token could not be revoked (request ${auth.meta.requestId}).`);
+  }
+}

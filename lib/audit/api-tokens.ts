@@ -1,0 +1,200 @@
+/**
+ * Audited changes to the lock API's bearer tokens (create, revoke), in the same
+ * hash-chained log as force-release. Framework-free: the console's route handlers
+ * and the `api:token` CLI call these after checking who is asking; the actor
+ * always comes from the session (or the OS user, for the CLI), never from a form.
+ *
+ * Fail closed: the token row and its audit entry are one transaction (the tokens
+ * table lives in the audit log's database), so there is never a token without
+ * its entry. The secret itself is never written to the log, only the token's id
+ * and scope.
+ */
+import pg from "pg";
+import { TokenStore, type ApiToken, type TNewToken } from "@/lib/api/tokens";
+import type { AuditOutcome } from "./chain";
+import { isSameDatabase } from "./config";
+import { actorLabel, type AuditActor, type RequestMeta } from "./force-release";
+import type { AuditDraft, AuditLog } from "./log";
+
+export type TokenAuditAction = "token_create" | "token_revoke";
+export type TokenRefusedOutcome = "denied_role" | "reauth_required" | "rate_limited" | "invalid_input";
+
+export interface TokenAuditDeps {
+  /** The audit log, migrated. Throws when it is not configured or reachable. */
+  getAuditLog(): Promise<AuditLog>;
+  /** Where the tokens table is: its schema, in the audit log's database. */
+  tokenDb: { url: string; schema: string };
+}
+
+export type AuditUnavailable = { outcome: "audit_unavailable"; message: string };
+
+export type CreateTokenOutcome =
+  | { outcome: "created"; auditId: string; token: string; record: ApiToken }
+  /** Nothing created: another token (live, expired or revoked) has this name. */
+  | { outcome: "name_taken"; auditId: string }
+  | AuditUnavailable;
+
+export type RevokeTokenOutcome =
+  | { outcome: "revoked"; auditId: string; record: ApiToken }
+  /** Nothing changed: no token has this id, or it was revoked already (`record` says which). */
+  | { outcome: "not_found"; auditId: string; record: ApiToken | null }
+  | AuditUnavailable;
+
+const UNAVAILABLE: AuditUnavailable = {
+  outcome: "audit_unavailable",
+  message: "The audit log cannot be written right now, so nothing was changed (every token change is recorded first).",
+};
+
+function errorText(error: unknown): string {
+  if (error instanceof Error) return error.message || error.name;
+  return String(error);
+}
+
+function unavailable(error: unknown): AuditUnavailable {
+  console.error(`[leasewatch] audit log unavailable for a token change: ${errorText(error)}`);
+  return { ...UNAVAILABLE };
+}
+
+function clip(value: string | null | undefined, max: number): string | null {
+  if (value === null || value === undefined) return null;
+  return value.length > max ? value.slice(0, max) : value;
+}
+
+/** The scope of a token in words, for the entry's detail: never the secret or its hash. */
+export function describeToken(token: Pick<ApiToken, "id" | "prefixes" | "stores" | "actions" | "expiresAt">): string {
+  return `token ${token.id}; prefixes ${token.prefixes.join(" ")}; stores ${token.stores.join(" ")}; actions ${token.actions.join(" ")}; expires ${token.expiresAt.toISOString()}`;
+}
+
+/**
+ * One entry about a token. The lease columns stay empty; `resource` holds the
+ * token's name (so the log's prefix filter finds a token's history) and `store`
+ * is empty (a token spans stores; its detail lists them).
+ */
+function tokenDraft(
+  actor: AuditActor,
+  request: RequestMeta,
+  action: TokenAuditAction,
+  name: string,
+  outcome: AuditOutcome,
+  detail: string | null,
+): AuditDraft {
+  return {
+    requestId: clip(request.requestId, 128),
+    actorSub: clip(actor.id, 256) ?? "(unknown)",
+    actorEmail: clip(actor.email, 256),
+    actorRoles: actor.roles.slice(0, 64).map((r) => String(r).slice(0, 128)),
+    action,
+    store: "",
+    resource: clip(name, 1024) ?? "",
+    leaseId: null,
+    owner: null,
+    task: null,
+    fencingToken: null,
+    reason: null,
+    outcome,
+    newHolder: null,
+    ip: clip(request.ip, 64),
+    userAgent: clip(request.userAgent, 1024),
+    resolvesId: null,
+    detail: clip(detail, 1000),
+  };
+}
+
+/** One TokenStore per audit log, on the log's own pool, so token rows can join its transactions. */
+const storesByLog = new WeakMap<AuditLog, Map<string, TokenStore>>();
+function tokenStoreOn(audit: AuditLog, schema: string): TokenStore {
+  let byLog = storesByLog.get(audit);
+  if (!byLog) storesByLog.set(audit, (byLog = new Map()));
+  let store = byLog.get(schema);
+  if (!store) byLog.set(schema, (store = new TokenStore({ schema, pool: audit.pool })));
+  return store;
+}
+
+async function open(deps: TokenAuditDeps): Promise<{ audit: AuditLog; tokens: TokenStore } | AuditUnavailable> {
+  try {
+    const audit = await deps.getAuditLog();
+    // One transaction needs one database; the configuration puts both there, this keeps it so.
+    if (audit.connectionString !== undefined && !isSameDatabase(audit.connectionString, deps.tokenDb.url)) {
+      return unavailable(new Error("the API tokens table and the audit log are in different databases"));
+    }
+    const tokens = tokenStoreOn(audit, deps.tokenDb.schema);
+    await tokens.migrate();
+    return { audit, tokens };
+  } catch (error) {
+    return unavailable(error);
+  }
+}
+
+/** Records a refused attempt (role, sign-in age, rate, input, origin). The refusal stands whether or not this is written. */
+export async function recordTokenRefusal(
+  input: { actor: AuditActor; request: RequestMeta; action: TokenAuditAction; name: string; outcome: TokenRefusedOutcome; detail: string },
+  deps: Pick<TokenAuditDeps, "getAuditLog">,
+): Promise<{ auditId: string } | AuditUnavailable> {
+  try {
+    const audit = await deps.getAuditLog();
+    const entry = await audit.append(tokenDraft(input.actor, input.request, input.action, input.name, input.outcome, input.detail));
+    if (!entry) return unavailable(new Error("audit entry was not written"));
+    return { auditId: entry.id };
+  } catch (error) {
+    return unavailable(error);
+  }
+}
+
+const UNIQUE_VIOLATION = "23505";
+
+/** Creates a token and its `created` entry in one transaction; a taken name is refused and audited. */
+export async function createTokenAudited(
+  req: { actor: AuditActor; request: RequestMeta; token: Omit<TNewToken, "createdBy"> },
+  deps: TokenAuditDeps,
+): Promise<CreateTokenOutcome> {
+  const opened = await open(deps);
+  if ("outcome" in opened) return opened;
+  const { audit, tokens } = opened;
+  try {
+    return await audit.inChain(async (tx) => {
+      const created = await tokens.create({ ...req.token, createdBy: actorLabel(req.actor) }, tx.db);
+      const entry = await tx.append(tokenDraft(req.actor, req.request, "token_create", created.record.name, "created", describeToken(created.record)));
+      if (!entry) throw new Error("audit entry was not written");
+      return { outcome: "created", auditId: entry.id, token: created.token, record: created.record } as const;
+    });
+  } catch (error) {
+    if (error instanceof pg.DatabaseError && error.code === UNIQUE_VIOLATION) {
+      // Rolled back; the attempt is still recorded, on its own.
+      const refused = await recordTokenRefusal(
+        { actor: req.actor, request: req.request, action: "token_create", name: req.token.name, outcome: "invalid_input", detail: "name: a token with this name already exists" },
+        deps,
+      );
+      return "auditId" in refused ? { outcome: "name_taken", auditId: refused.auditId } : refused;
+    }
+    // Rolled back: neither the token nor its entry exists.
+    return unavailable(error);
+  }
+}
+
+/** Revokes a live token and writes its `revoked` entry in one transaction; an unknown or already revoked one is `not_found` (audited too). */
+export async function revokeTokenAudited(
+  req: { actor: AuditActor; request: RequestMeta; token: { id: string } | { name: string } },
+  deps: TokenAuditDeps,
+): Promise<RevokeTokenOutcome> {
+  const opened = await open(deps);
+  if ("outcome" in opened) return opened;
+  const { audit, tokens } = opened;
+  try {
+    return await audit.inChain(async (tx) => {
+      const which = req.token;
+      const result = "id" in which ? await tokens.revokeById(which.id, tx.db) : await tokens.revoke(which.name, tx.db);
+      if (result.revoked && result.token) {
+        const entry = await tx.append(tokenDraft(req.actor, req.request, "token_revoke", result.token.name, "revoked", describeToken(result.token)));
+        if (!entry) throw new Error("audit entry was not written");
+        return { outcome: "revoked", auditId: entry.id, record: result.token } as const;
+      }
+      const existing = "id" in which ? await tokens.get(which.id, tx.db) : await tokens.getByName(which.name, tx.db);
+      const detail = existing ? `token ${existing.id} was already revoked` : "id" in which ? `no token has id ${which.id}` : "no token has this name";
+      const entry = await tx.append(tokenDraft(req.actor, req.request, "token_revoke", existing?.name ?? ("id" in which ? which.id : which.name), "not_found", detail));
+      if (!entry) throw new Error("audit entry was not written");
+      return { outcome: "not_found", auditId: entry.id, record: existing } as const;
+    });
+  } catch (error) {
+    return unavailable(error);
+  }
+}

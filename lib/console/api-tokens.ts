@@ -1,0 +1,49 @@
+/**
+ * Server-only read model of `/tokens`: the lock API's tokens as plain views,
+ * never the secret or its hash. The tokens table lives in the console's
+ * database (LEASEWATCH_AUDIT_URL or the first Postgres store), in its schema.
+ */
+import { TokenStore, type ApiToken } from "@/lib/api/tokens";
+import { resolveConsoleDbConfig } from "@/lib/auth/session-store";
+import type { ApiTokenState, ApiTokenView } from "@/lib/actions/api-token-types";
+
+export function tokenStateOf(token: Pick<ApiToken, "revokedAt" | "expiresAt">, nowMs: number): ApiTokenState {
+  if (token.revokedAt !== null) return "revoked";
+  return token.expiresAt.getTime() <= nowMs ? "expired" : "live";
+}
+
+export function reshapeApiToken(token: ApiToken, nowMs = Date.now()): ApiTokenView {
+  return {
+    id: token.id,
+    name: token.name,
+    prefixes: [...token.prefixes],
+    stores: [...token.stores],
+    actions: [...token.actions],
+    ratePerSec: token.ratePerSec,
+    maxConcurrent: token.maxConcurrent,
+    createdAt: token.createdAt.toISOString(),
+    createdBy: token.createdBy,
+    expiresAt: token.expiresAt.toISOString(),
+    revokedAt: token.revokedAt ? token.revokedAt.toISOString() : null,
+    state: tokenStateOf(token, nowMs),
+  };
+}
+
+const GLOBAL_KEY = Symbol.for("leasewatch.console.api-tokens");
+type GlobalWithTokens = typeof globalThis & { [GLOBAL_KEY]?: TokenStore };
+
+/** The console's reader of the tokens table (one pool per process). */
+function processTokenStore(): TokenStore {
+  const g = globalThis as GlobalWithTokens;
+  if (!g[GLOBAL_KEY]) {
+    const db = resolveConsoleDbConfig();
+    g[GLOBAL_KEY] = new TokenStore({ url: db.url, schema: db.schema });
+  }
+  return g[GLOBAL_KEY];
+}
+
+/** Every token, newest first (the table is small: at most 1000 are read). */
+export async function listApiTokenViews(nowMs = Date.now()): Promise<ApiTokenView[]> {
+  const tokens = await processTokenStore().list();
+  return tokens.map((t) => reshapeApiToken(t, nowMs));
+}
