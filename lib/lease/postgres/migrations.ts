@@ -2,6 +2,7 @@ import type pg from "pg";
 import { HOLD_HISTOGRAM_BOUNDS_MS, SLACK_BUCKET_COUNT } from "../types";
 import { KIND_CHECK, COUNTER_COLUMNS, SLACK_SHARDS, buildMigrationStatements, quoteSchema } from "./sql";
 import { inTransaction } from "./transaction";
+import { GROUP_TOTALS_DEPTH } from "../group-totals";
 
 /**
  * Versioned schema changes, applied in order and recorded in `schema_migrations`.
@@ -175,6 +176,35 @@ export const MIGRATIONS: readonly Migration[] = [
         CREATE INDEX lease_events_hold_span_idx ON ${s}.lease_events
           USING gist (${s}.lease_hold_span(kind, at, hold_ms, detail))
           WHERE kind IN ('released', 'expired', 'force_released') AND hold_ms IS NOT NULL;
+      `;
+    },
+  },
+  {
+    version: 7,
+    name: "lifetime hold and slack histograms per prefix group",
+    sql: (schema) => {
+      const s = quoteSchema(schema);
+      return `
+        -- /api/metrics' per-group histograms over the store's lifetime. Folded in by the rollup
+        -- refresh (never by acquire, release or renew) up to a watermark kept beside the rollups';
+        -- a read adds the raw tail after it (see group-sql.ts). Holds per ${GROUP_TOTALS_DEPTH}-segment group and
+        -- hold bucket; slack per slack group (as the renew statement records it) and slack bucket.
+        CREATE TABLE ${s}.lease_group_holds (
+          prefix      text COLLATE "C" NOT NULL,
+          hold_bucket smallint NOT NULL CHECK (hold_bucket BETWEEN 0 AND ${HISTOGRAM_SIZE - 1}),
+          holds       bigint   NOT NULL,
+          hold_ms_sum bigint   NOT NULL,
+          PRIMARY KEY (prefix, hold_bucket)
+        );
+        CREATE TABLE ${s}.lease_group_slack (
+          prefix       text COLLATE "C" NOT NULL,
+          slack_bucket smallint NOT NULL CHECK (slack_bucket BETWEEN 0 AND ${SLACK_BUCKET_COUNT - 1}),
+          renewals     bigint   NOT NULL,
+          PRIMARY KEY (prefix, slack_bucket)
+        );
+        ALTER TABLE ${s}.lease_rollup_state
+          ADD COLUMN holds_folded_until timestamptz,
+          ADD COLUMN slack_folded_until timestamptz;
       `;
     },
   },
