@@ -260,7 +260,7 @@ export async function getMetricsText(options: MetricsOptions = {}): Promise<Metr
   }
   registerHistogram(registry, {
     name: "leasewatch_hold_duration_seconds",
-    help: `How long leases were held, from acquire to release, expiry or force-release (store clock), over the store's lifetime, per prefix group (first ${config.prefixDepth} ':' segments; the ${config.maxGroups} groups with the most holds, the rest "${OTHER_GROUP}")`,
+    help: `How long leases were held, from acquire to release, expiry or force-release (store clock), over the store's lifetime, per prefix group (first ${Math.min(config.prefixDepth, SLACK_PREFIX_DEPTH)} ':' segments; the ${config.maxGroups} groups with the most holds, the rest "${OTHER_GROUP}")`,
     bounds: HOLD_HISTOGRAM_BOUNDS_MS.map((ms) => ms / 1000),
     series: holdSeries,
   });

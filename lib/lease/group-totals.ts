@@ -2,15 +2,17 @@ import { HOLD_HISTOGRAM_BOUNDS_MS, SLACK_BUCKET_COUNT, SLACK_PREFIX_DEPTH, type 
 import { resourcePrefix } from "./resource-prefix";
 
 /**
- * Hold durations are kept per prefix group this many segments deep (the deepest a reader may
- * ask for); a shallower group is the sum of the deeper groups it contains.
+ * Lifetime histograms are kept per prefix group this many segments deep (as renewal slack is
+ * recorded); a shallower group is the sum of the groups it contains. Not deeper: a third
+ * segment is often the resource itself (`tenant:job:2026-04`), and lifetime rows per resource
+ * would grow without bound.
  */
-export const GROUP_TOTALS_DEPTH = 3;
+export const GROUP_TOTALS_DEPTH = SLACK_PREFIX_DEPTH;
 export const HOLD_BUCKETS = HOLD_HISTOGRAM_BOUNDS_MS.length + 1;
 
-/** Slack is recorded per SLACK_PREFIX_DEPTH group, so it can be read at most that deep. */
-export function slackDepthFor(prefixDepth: number): number {
-  return Math.min(prefixDepth, SLACK_PREFIX_DEPTH);
+/** The depth lifetime histograms are read at for a requested prefix depth: at most GROUP_TOTALS_DEPTH. */
+export function groupDepthFor(prefixDepth: number): number {
+  return Math.min(prefixDepth, GROUP_TOTALS_DEPTH);
 }
 
 /** Per-group bucket counts (and sums) being added up, keyed by group at the reader's depth. */

@@ -285,7 +285,7 @@ export interface LifetimeTotals {
 
 /** Which prefix groups groupTotals() names: the first `prefixDepth` `:` segments, at most `maxGroups` of them. */
 export interface GroupTotalsQuery extends ReadSignal {
-  /** 1..3. */
+  /** 1..3; the histograms are kept 2 segments deep (SLACK_PREFIX_DEPTH), so 3 reads as 2. */
   prefixDepth: number;
   /** 1..200: the groups with the most samples over the store's lifetime; the rest are summed under `group: null`. */
   maxGroups: number;
@@ -305,7 +305,7 @@ export interface GroupHistogram {
  * never expiring, the same for every reader).
  */
 export interface GroupTotals {
-  /** Hold duration: HOLD_HISTOGRAM_BOUNDS_MS buckets (last is +Inf) over terminal events; sum in ms. */
+  /** Hold duration: HOLD_HISTOGRAM_BOUNDS_MS buckets (last is +Inf) over terminal events; sum in ms. At most SLACK_PREFIX_DEPTH segments deep. */
   hold: GroupHistogram[];
   /**
    * Renewal slack: SLACK_BUCKET_COUNT buckets (twentieths of the TTL left), without a sum (each

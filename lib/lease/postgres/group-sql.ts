@@ -5,8 +5,8 @@
  * lifetime tables, in its transaction and under its lock, and moves a watermark with them:
  * - holds: terminal events before the refresh's final minute (the rollups' cut), per
  *   GROUP_TOTALS_DEPTH prefix group and hold bucket (`lease_group_holds`);
- * - slack: the renew statement's hourly rows before the final hour, per SLACK_PREFIX_DEPTH group
- *   and slack bucket (`lease_group_slack`).
+ * - slack: the renew statement's hourly rows before the final hour, per group (the renew
+ *   statement's, also GROUP_TOTALS_DEPTH deep) and slack bucket (`lease_group_slack`).
  * A read adds the tail after each watermark (raw terminal events; the last hour or two of slack
  * rows) in the same statement, so it is exact and every reader gets the same numbers; the
  * tail stays short however long the history is. Values are bind parameters; only the checked
@@ -32,9 +32,9 @@ export interface GroupStatements {
   /** Forgets the folded holds, so the next fold starts from the first event (after back-dated events were loaded). */
   resetHolds: string;
   readHoldsWatermark: string;
-  /** $1 depth. Rows: grp, b (hold bucket), n, ms. */
+  /** $1 depth (at most GROUP_TOTALS_DEPTH). Rows: grp, b (hold bucket), n, ms. */
   readHolds: string;
-  /** $1 depth (at most SLACK_PREFIX_DEPTH). Rows: grp, b (slack bucket), n. */
+  /** $1 depth (at most GROUP_TOTALS_DEPTH). Rows: grp, b (slack bucket), n. */
   readSlack: string;
 }
 

@@ -2,7 +2,6 @@ import type pg from "pg";
 import { HOLD_HISTOGRAM_BOUNDS_MS, SLACK_BUCKET_COUNT } from "../types";
 import { KIND_CHECK, COUNTER_COLUMNS, SLACK_SHARDS, buildMigrationStatements, quoteSchema } from "./sql";
 import { inTransaction } from "./transaction";
-import { GROUP_TOTALS_DEPTH } from "../group-totals";
 
 /**
  * Versioned schema changes, applied in order and recorded in `schema_migrations`.
@@ -187,8 +186,8 @@ export const MIGRATIONS: readonly Migration[] = [
       return `
         -- /api/metrics' per-group histograms over the store's lifetime. Folded in by the rollup
         -- refresh (never by acquire, release or renew) up to a watermark kept beside the rollups';
-        -- a read adds the raw tail after it (see group-sql.ts). Holds per ${GROUP_TOTALS_DEPTH}-segment group and
-        -- hold bucket; slack per slack group (as the renew statement records it) and slack bucket.
+        -- a read adds the raw tail after it (see group-sql.ts). Holds per 2-segment group and hold
+        -- bucket; slack per slack group (2 segments, as the renew statement records it) and slack bucket.
         CREATE TABLE ${s}.lease_group_holds (
           prefix      text COLLATE "C" NOT NULL,
           hold_bucket smallint NOT NULL CHECK (hold_bucket BETWEEN 0 AND ${HISTOGRAM_SIZE - 1}),

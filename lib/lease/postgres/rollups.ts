@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { LeaseError } from "../errors";
 import { HOLD_HISTOGRAM_BOUNDS_MS, type CounterKind, type GroupTotals, type LifetimeTotals, type StatsBucket } from "../types";
-import { newHoldTally, newSlackTally, slackDepthFor } from "../group-totals";
+import { groupDepthFor, newHoldTally, newSlackTally } from "../group-totals";
 import { buildGroupStatements } from "./group-sql";
 import { parseOrThrow, ZStatsQuery } from "../validation";
 import { buildLifetimeTotalsQuery, buildReleaseFailuresQuery, buildRollupStatements, buildStatsContentionQuery, buildStatsCountersQuery, COUNTER_COLUMNS, type RollupUnit } from "./sql";
@@ -94,15 +94,15 @@ async function foldGroupTotals(client: pg.PoolClient, schema: string, now: Date,
 /** Lifetime hold and slack histograms per prefix group: folded totals plus the tail after each watermark. */
 export async function readGroupTotals(client: pg.PoolClient, schema: string, q: { prefixDepth: number; maxGroups: number }): Promise<GroupTotals> {
   const sql = buildGroupStatements(schema);
-  const slackDepth = slackDepthFor(q.prefixDepth);
+  const depth = groupDepthFor(q.prefixDepth);
   const [holds, slack] = await Promise.all([
-    client.query<{ grp: string; b: number; n: string; ms: string }>(sql.readHolds, [q.prefixDepth]),
-    client.query<{ grp: string; b: number; n: string }>(sql.readSlack, [slackDepth]),
+    client.query<{ grp: string; b: number; n: string; ms: string }>(sql.readHolds, [depth]),
+    client.query<{ grp: string; b: number; n: string }>(sql.readSlack, [depth]),
   ]);
   const holdTally = newHoldTally();
-  for (const r of holds.rows) holdTally.add(r.grp, q.prefixDepth, r.b, Number(r.n), Number(r.ms));
+  for (const r of holds.rows) holdTally.add(r.grp, depth, r.b, Number(r.n), Number(r.ms));
   const slackTally = newSlackTally();
-  for (const r of slack.rows) slackTally.add(r.grp, slackDepth, r.b, Number(r.n));
+  for (const r of slack.rows) slackTally.add(r.grp, depth, r.b, Number(r.n));
   return { hold: holdTally.top(q.maxGroups, true), slack: slackTally.top(q.maxGroups, false) };
 }
 
