@@ -4,8 +4,11 @@
  * in the console process, so every console replica scraped at the same moment
  * reports the same values, and a restart resets nothing:
  *
- * - counters (`leasewatch_events_total`, `leasewatch_renewals_total`) and the hold
- *   histogram are the stores' lifetime totals (`store.lifetimeTotals()`);
+ * - counters (`leasewatch_events_total`, `leasewatch_renewals_total`, release failures) are
+ *   the stores' lifetime totals (`store.lifetimeTotals()`);
+ * - the hold-duration and renewal-slack histograms per prefix group are the stores' lifetime
+ *   histograms per group (`store.groupTotals()`: Postgres folds them in its rollup refresh,
+ *   Redis in its projector and renew; acquire and release do no extra work for them);
  * - gauges over the last 5 minutes come from the per-minute rollups;
  * - zombies and the oldest lease per prefix group come from bounded reads of the
  *   live leases (see OVERDUE_READ_LIMIT and OLDEST_READ_LIMIT).
@@ -14,8 +17,12 @@ import { Counter, Gauge, Registry, type Metric } from "prom-client";
 import { z } from "zod";
 import { resourcePrefix } from "@/lib/lease/validation";
 import {
+  CLOSE_CALL_FRACTION,
   HOLD_HISTOGRAM_BOUNDS_MS,
   LEASE_EVENT_KINDS,
+  SLACK_BUCKET_COUNT,
+  SLACK_PREFIX_DEPTH,
+  type GroupTotals,
   type CounterKind,
   type Lease,
   type LeaseState,
@@ -70,6 +77,7 @@ export function readMetricsConfig(env: Readonly<Record<string, string | undefine
 interface StoreScrape {
   active: number;
   totals: LifetimeTotals;
+  groups: GroupTotals;
   recent: StatsBucket[];
   zombies: Record<(typeof ZOMBIE_STATES)[number], number>;
   oldest: Map<string, number>;
@@ -118,9 +126,10 @@ export function oldestByGroup(leases: readonly Lease[], nowMs: number, config: T
 }
 
 async function scrapeStore(store: LeaseStore, config: TMetricsConfig, from: Date, to: Date): Promise<StoreScrape> {
-  const [active, totals, recent, overdue, lapsed, longest] = await Promise.all([
+  const [active, totals, groups, recent, overdue, lapsed, longest] = await Promise.all([
     store.countActive(),
     store.lifetimeTotals(),
+    store.groupTotals({ prefixDepth: config.prefixDepth, maxGroups: config.maxGroups }),
     store.stats({ from, to, bucketMs: MINUTE_MS, prefixDepth: config.prefixDepth }),
     store.list({ state: "overdue", limit: OVERDUE_READ_LIMIT }),
     store.list({ state: "lapsed", limit: OVERDUE_READ_LIMIT }),
@@ -129,11 +138,22 @@ async function scrapeStore(store: LeaseStore, config: TMetricsConfig, from: Date
   return {
     active,
     totals,
+    groups,
     recent,
     zombies: { overdue: overdue.items.length, lapsed: lapsed.items.length },
     // Ages on the store's clock, like every lease state.
     oldest: oldestByGroup(longest.items, longest.now.getTime(), config),
   };
+}
+
+/** Renewal-slack bucket upper edges: 0.05, 0.1, …, 1 (SLACK_BUCKET_COUNT twentieths). */
+const SLACK_BOUNDS = Array.from({ length: SLACK_BUCKET_COUNT }, (_, i) => (i + 1) / SLACK_BUCKET_COUNT);
+/** Slack buckets below CLOSE_CALL_FRACTION: a renewal in them is a close call. */
+const CLOSE_CALL_BUCKETS = Math.round(CLOSE_CALL_FRACTION * SLACK_BUCKET_COUNT);
+
+/** The stores keep slack as its bucket only, so _sum counts each renewal at its bucket's middle. */
+function slackSumEstimate(counts: readonly number[]): number {
+  return counts.reduce((sum, n, i) => sum + (n * (i + 0.5)) / SLACK_BUCKET_COUNT, 0);
 }
 
 /** One labelled histogram of a family: counts per bucket (the last is +Inf) and the sum, in base units. */
@@ -194,9 +214,12 @@ export async function getMetricsText(options: MetricsOptions): Promise<MetricsTe
   const prefixContention = new Gauge({ name: "leasewatch_prefix_contended_5m", help: `Failed acquires in the last 5 minutes for the ${config.maxGroups} most contended prefix groups (first ${config.prefixDepth} ':' segments)`, labelNames: ["store", "prefix"], registers: [registry] });
   const overdue = new Gauge({ name: "leasewatch_lease_overdue", help: `Zombie leases: overdue (a missed heartbeat, not yet expired) or lapsed (past expiry, not yet recorded), counted up to ${OVERDUE_READ_LIMIT}`, labelNames: ["store", "state"], registers: [registry] });
   const oldest = new Gauge({ name: "leasewatch_oldest_lease_age_seconds", help: `Age of the longest-held lease per prefix group (first ${config.prefixDepth} ':' segments; past ${config.maxGroups} groups, "${OTHER_GROUP}")`, labelNames: ["store", "prefix_group"], registers: [registry] });
-  const releaseFailures = new Counter({ name: "leasewatch_release_failures_total", help: "Releases the store refused: not_owner (the lease id no longer held the resource), expired (its lease had lapsed); absent for stores that do not count them (Redis)", labelNames: ["store", "reason"], registers: [registry] });
+  const releaseFailures = new Counter({ name: "leasewatch_release_failures_total", help: "Releases the store refused: not_owner (the lease id no longer held the resource), expired (its lease had lapsed)", labelNames: ["store", "reason"], registers: [registry] });
+  const closeCalls = new Counter({ name: "leasewatch_renewal_close_calls_total", help: `Renewals that arrived with less than ${CLOSE_CALL_FRACTION * 100} % of their TTL left, per prefix group (first ${Math.min(config.prefixDepth, SLACK_PREFIX_DEPTH)} ':' segments; past ${config.maxGroups} groups, "${OTHER_GROUP}")`, labelNames: ["store", "prefix_group"], registers: [registry] });
 
-  const histograms: Array<{ store: string; totals: LifetimeTotals }> = [];
+  const groupLabel = (group: string | null) => group ?? OTHER_GROUP;
+  const holdSeries: HistogramSeries[] = [];
+  const slackSeries: HistogramSeries[] = [];
   for (const outcome of outcomes) {
     up.set({ store: outcome.store, kind: outcome.kind }, outcome.ok ? 1 : 0);
     // A store that is down only reports up=0: its other series disappear rather than read as zero.
@@ -206,8 +229,16 @@ export async function getMetricsText(options: MetricsOptions): Promise<MetricsTe
 
     for (const kind of LEASE_EVENT_KINDS) events.inc({ store, kind }, data.totals.counts[kind]);
     renewals.inc({ store }, data.totals.counts.renewed);
-    histograms.push({ store, totals: data.totals });
-    for (const [reason, n] of Object.entries(data.totals.releaseFailures ?? {})) releaseFailures.inc({ store, reason }, n);
+    for (const g of data.groups.hold) {
+      holdSeries.push({ labels: { store, prefix_group: groupLabel(g.group) }, counts: g.counts, sum: (g.sum ?? 0) / 1000 });
+    }
+    for (const g of data.groups.slack) {
+      const labels = { store, prefix_group: groupLabel(g.group) };
+      // Slack is at most 1 (all of the TTL left): the +Inf bucket adds nothing past le="1".
+      slackSeries.push({ labels, counts: [...g.counts, 0], sum: slackSumEstimate(g.counts) });
+      closeCalls.inc(labels, g.counts.slice(0, CLOSE_CALL_BUCKETS).reduce((a, b) => a + b, 0));
+    }
+    for (const [reason, n] of Object.entries(data.totals.releaseFailures)) releaseFailures.inc({ store, reason }, n);
 
     const recent = data.recent.filter((b) => b.start.getTime() >= nowMs - METRICS_WINDOW_MS);
     const sum = (kind: CounterKind) => recent.reduce((n, b) => n + (b.counts[kind] ?? 0), 0);
@@ -229,11 +260,16 @@ export async function getMetricsText(options: MetricsOptions): Promise<MetricsTe
   }
   registerHistogram(registry, {
     name: "leasewatch_hold_duration_seconds",
-    help: "How long leases were held, from acquire to release, expiry or force-release (store clock), over the store's lifetime",
+    help: `How long leases were held, from acquire to release, expiry or force-release (store clock), over the store's lifetime, per prefix group (first ${Math.min(config.prefixDepth, SLACK_PREFIX_DEPTH)} ':' segments; the ${config.maxGroups} groups with the most holds, the rest "${OTHER_GROUP}")`,
     bounds: HOLD_HISTOGRAM_BOUNDS_MS.map((ms) => ms / 1000),
-    series: histograms.map(({ store, totals }) => ({ labels: { store }, counts: totals.holdHistogram, sum: totals.holdMsSum / 1000 })),
+    series: holdSeries,
   });
-  // Renewal slack (leasewatch_renewal_slack: remaining TTL ÷ TTL at each renewal) is another registerHistogram family here.
+  registerHistogram(registry, {
+    name: "leasewatch_renewal_slack_ratio",
+    help: `Share of its TTL a lease had left when a renewal arrived (store clock), over the store's lifetime, per prefix group (first ${Math.min(config.prefixDepth, SLACK_PREFIX_DEPTH)} ':' segments; the ${config.maxGroups} groups with the most renewals, the rest "${OTHER_GROUP}"). Recorded in twentieths: le is a twentieth's upper edge, _sum counts each renewal at its twentieth's middle`,
+    bounds: SLACK_BOUNDS,
+    series: slackSeries,
+  });
 
   const audited = await forceReleases;
   if (!audited.ok || audited.counts !== null) {

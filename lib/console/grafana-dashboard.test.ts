@@ -25,10 +25,13 @@ const ZDashboard = z.object({
 });
 const dashboard = ZDashboard.parse(JSON.parse(readFileSync(path.join(ROOT, "ops", "grafana-dashboard.json"), "utf8")));
 
-/** What getMetricsText declares (gauges, counters and the hold histogram family). */
+/** What getMetricsText declares (gauges, counters and the histogram families' _bucket, _sum and _count). */
 const source = readFileSync(path.join(__dirname, "get-metrics-text.ts"), "utf8");
 const SERVED = new Set([...source.matchAll(/name: "(leasewatch_\w+)"/g)].map((m) => m[1]!));
-SERVED.add("leasewatch_hold_duration_seconds_bucket");
+for (const family of ["leasewatch_hold_duration_seconds", "leasewatch_renewal_slack_ratio"]) {
+  expect(SERVED.has(family), family).toBe(true);
+  for (const suffix of ["_bucket", "_sum", "_count"]) SERVED.add(`${family}${suffix}`);
+}
 
 const PARSERS: Record<string, (search: URLSearchParams) => ParseResult<unknown>> = {
   "/": (s) => parseOverviewParams(s),

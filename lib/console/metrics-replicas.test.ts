@@ -1,18 +1,24 @@
 /**
  * Two console replicas, each in its own process, scraped at the same moment report the
- * same counters and hold histogram, and those are the stores' own event counts — at every
- * pause of a workload that keeps running between pauses, and after a replica restarts.
+ * same counters and histograms, and those are the stores' own event counts and histograms —
+ * at every pause of a workload that keeps running between pauses, and after a replica restarts.
+ * Hold duration and renewal slack are per store and prefix group (replicas group by 2 segments,
+ * at most 5 groups); release failures and close calls are counted on both stores.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
 import readline from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { getMetricsText, OTHER_GROUP } from "./get-metrics-text";
 import { PostgresLeaseStore } from "@/lib/lease/postgres/store";
 import { RedisLeaseStore } from "@/lib/lease/redis/store";
 import { freshPgSchema, freshRedisNamespace, sleep, type FreshPgSchema, type FreshRedisNamespace } from "@/lib/lease/testing/isolation";
-import { LEASE_EVENT_KINDS, type LeaseEvent, type LeaseStore } from "@/lib/lease/types";
+import { resourcePrefix } from "@/lib/lease/resource-prefix";
+import { CLOSE_CALL_FRACTION, HOLD_HISTOGRAM_BOUNDS_MS, LEASE_EVENT_KINDS, SLACK_BUCKET_COUNT, type LeaseEvent, type LeaseStore } from "@/lib/lease/types";
 
 const ROOT = path.join(__dirname, "..", "..");
+const HOLD = "leasewatch_hold_duration_seconds";
+const SLACK = "leasewatch_renewal_slack_ratio";
 const REPLICA = path.join(ROOT, "test", "support", "metrics-replica.ts");
 
 /** A replica process; `scrape()` asks for /api/metrics' text. */
@@ -60,11 +66,32 @@ class Replica {
 function agreedSeries(body: string): Map<string, number> {
   const series = new Map<string, number>();
   for (const line of body.split("\n")) {
-    if (!/^leasewatch_(events_total|renewals_total|hold_duration_seconds_(bucket|sum|count)|active_leases)\{/.test(line)) continue;
+    if (!/^leasewatch_(events_total|renewals_total|hold_duration_seconds_(bucket|sum|count)|renewal_slack_ratio_(bucket|sum|count)|renewal_close_calls_total|release_failures_total|active_leases)\{/.test(line)) continue;
     const at = line.lastIndexOf(" ");
     series.set(line.slice(0, at), Number(line.slice(at + 1)));
   }
   return series;
+}
+
+/** Values of one histogram family's series for a store and prefix group: `le` → cumulative count, plus _sum and _count. */
+function histogramOf(series: Map<string, number>, name: string, store: string, group: string) {
+  const labels = `store="${store}",prefix_group="${group}"`;
+  const buckets = new Map<string, number>();
+  for (const [key, value] of series) {
+    const m = new RegExp(`^${name}_bucket\\{${labels},le="([^"]+)"\\}$`).exec(key);
+    if (m) buckets.set(m[1]!, value);
+  }
+  return { buckets, sum: series.get(`${name}_sum{${labels}}`), count: series.get(`${name}_count{${labels}}`) };
+}
+
+/** The prefix groups a family has series for, for one store. */
+function groupsOf(series: Map<string, number>, name: string, store: string): string[] {
+  const groups = new Set<string>();
+  for (const key of series.keys()) {
+    const m = new RegExp(`^${name}_count\\{store="${store}",prefix_group="([^"]+)"\\}$`).exec(key);
+    if (m) groups.add(m[1]!);
+  }
+  return [...groups].sort();
 }
 
 async function allEvents(store: LeaseStore): Promise<LeaseEvent[]> {
@@ -86,6 +113,8 @@ function startWorkload(stores: readonly LeaseStore[]) {
   let resumed = Promise.resolve();
   const idle = new Set<number>();
   const renewed = new Map<string, number>();
+  /** `<store> <reason>` → releases the store refused. */
+  const refused = new Map<string, number>();
   let sweeps = 0;
 
   const worker = async (id: number, store: LeaseStore) => {
@@ -108,8 +137,14 @@ function startWorkload(stores: readonly LeaseStore[]) {
       if (i % 11 === 0) await store.reportLost({ resource, leaseId, owner: `w${id}`, task: `t${i}`, fencingToken: String(r.lease.fencingToken), reason: "not_owner" });
       if (i % 13 === 0) await store.reportFencingRejection({ resource, fencingToken: "1", seenToken: String(r.lease.fencingToken), by: "ledger" });
       if (ttlMs === 150) continue; // left to expire: recorded by a sweep or the next acquire
+      const release = async (id: string) => {
+        const r = await store.release({ resource, leaseId: id });
+        if (!r.released) refused.set(`${store.name} ${r.reason}`, (refused.get(`${store.name} ${r.reason}`) ?? 0) + 1);
+      };
+      // A release by a stale or wrong lease id: refused, counted by the store.
+      if (i % 4 === 1) await release(`${leaseId.slice(0, -4)}0000`);
       if (i % 5 === 0) await store.forceRelease({ resource, leaseId, actor: "oncall", reason: "test" });
-      else await store.release({ resource, leaseId });
+      else await release(leaseId);
     }
     idle.add(id);
   };
@@ -134,6 +169,7 @@ function startWorkload(stores: readonly LeaseStore[]) {
   const count = workers.length + 1;
   return {
     renewed,
+    refused,
     get sweeps() {
       return sweeps;
     },
@@ -156,6 +192,8 @@ function startWorkload(stores: readonly LeaseStore[]) {
 }
 
 describe("metrics across console replicas", () => {
+  /** Successful renewals per store by the end of the first test's workload. */
+  const workloadRenewals = new Map<string, number>();
   let schema: FreshPgSchema;
   let namespace: FreshRedisNamespace;
   let pg: PostgresLeaseStore;
@@ -182,6 +220,7 @@ describe("metrics across console replicas", () => {
   });
 
   it("two replicas scraped at once report identical counters that match the stores' events, and a restart resets nothing", async () => {
+    const started = new Date(Date.now() - 3_600_000);
     let a = new Replica(storesJson);
     const b = new Replica(storesJson);
     const workload = startWorkload([pg, redis]);
@@ -209,9 +248,57 @@ describe("metrics across console replicas", () => {
           for (const kind of LEASE_EVENT_KINDS) {
             expect(seriesA.get(`leasewatch_events_total{store="${store.name}",kind="${kind}"}`), `${store.name} ${kind}`).toBe(counts[kind] ?? 0);
           }
-          const terminal = events.filter((e) => e.holdMs !== undefined).length;
-          expect(seriesA.get(`leasewatch_hold_duration_seconds_count{store="${store.name}"}`)).toBe(terminal);
-          expect(seriesA.get(`leasewatch_hold_duration_seconds_bucket{store="${store.name}",le="+Inf"}`)).toBe(terminal);
+          // Hold duration per prefix group: each group's buckets, sum and count are its terminal events'.
+          const holds = new Map<string, LeaseEvent[]>();
+          for (const e of events) {
+            if (e.holdMs === undefined) continue;
+            const group = resourcePrefix(e.resource, 2);
+            holds.set(group, [...(holds.get(group) ?? []), e]);
+          }
+          expect(groupsOf(seriesA, HOLD, store.name)).toEqual([...holds.keys()].sort());
+          for (const [group, ended] of holds) {
+            const h = histogramOf(seriesA, HOLD, store.name, group);
+            expect(h.count, `${store.name} ${group}`).toBe(ended.length);
+            expect(h.buckets.get("+Inf")).toBe(ended.length);
+            expect(h.sum).toBeCloseTo(ended.reduce((n, e) => n + e.holdMs!, 0) / 1000, 3);
+            for (const bound of HOLD_HISTOGRAM_BOUNDS_MS) {
+              expect(h.buckets.get(String(bound / 1000)), `${group} le=${bound / 1000}`).toBe(ended.filter((e) => e.holdMs! <= bound).length);
+            }
+          }
+
+          // Renewal slack per prefix group: the store's own slack records (its hourly rollup over the whole test).
+          const slack = new Map<string, number[]>();
+          for (const row of await store.renewalSlack({ from: started, to: new Date(Date.now() + 3_600_000) })) {
+            const counts = slack.get(row.group) ?? new Array<number>(SLACK_BUCKET_COUNT).fill(0);
+            row.histogram.forEach((n, i) => (counts[i] = (counts[i] ?? 0) + n));
+            slack.set(row.group, counts);
+          }
+          expect(groupsOf(seriesA, SLACK, store.name)).toEqual([...slack.keys()].sort());
+          let renewalsSeen = 0;
+          for (const [group, counts] of slack) {
+            const h = histogramOf(seriesA, SLACK, store.name, group);
+            const total = counts.reduce((a, b) => a + b, 0);
+            renewalsSeen += total;
+            expect(h.count, `${store.name} ${group}`).toBe(total);
+            expect(h.buckets.get("+Inf")).toBe(total);
+            let cumulative = 0;
+            counts.forEach((n, i) => {
+              cumulative += n;
+              expect(h.buckets.get(String((i + 1) / SLACK_BUCKET_COUNT)), `${group} bucket ${i}`).toBe(cumulative);
+            });
+            const close = counts.slice(0, CLOSE_CALL_FRACTION * SLACK_BUCKET_COUNT).reduce((a, b) => a + b, 0);
+            expect(seriesA.get(`leasewatch_renewal_close_calls_total{store="${store.name}",prefix_group="${group}"}`)).toBe(close);
+          }
+          // Every successful renewal is in the slack histograms.
+          expect(renewalsSeen, store.name).toBe(workload.renewed.get(store.name) ?? 0);
+
+          // Release failures, as the workload saw its releases refused.
+          for (const reason of ["not_owner", "expired"]) {
+            expect(seriesA.get(`leasewatch_release_failures_total{store="${store.name}",reason="${reason}"}`), `${store.name} ${reason}`).toBe(
+              workload.refused.get(`${store.name} ${reason}`) ?? 0,
+            );
+          }
+          expect(workload.refused.get(`${store.name} not_owner`)).toBeGreaterThan(0);
           expect(seriesA.get(`leasewatch_active_leases{store="${store.name}"}`)).toBe(await store.countActive());
         }
         // Redis counts a renewal when it happens.
@@ -232,11 +319,12 @@ describe("metrics across console replicas", () => {
       expect(workload.sweeps).toBeGreaterThan(0);
     } finally {
       await workload.stop();
+      for (const [name, n] of workload.renewed) workloadRenewals.set(name, n);
       await Promise.all([a.stop(), b.stop()]);
     }
   });
 
-  it("histogram buckets are cumulative, end at +Inf = _count, and _sum is the hold time in seconds", async () => {
+  it("histogram buckets are cumulative, end at +Inf = _count, and the hold _sum is the hold time in seconds, per store and prefix group", async () => {
     const [body] = await Promise.all([new Replica(storesJson)].map(async (r) => {
       try {
         await r.ready;
@@ -245,20 +333,46 @@ describe("metrics across console replicas", () => {
         await r.stop();
       }
     }));
+    const series = agreedSeries(body!);
     for (const store of [pg, redis]) {
-      const lines = body!.split("\n").filter((l) => l.startsWith(`leasewatch_hold_duration_seconds_bucket{store="${store.name}",`));
-      const buckets = lines.map((l) => ({ le: /le="([^"]+)"/.exec(l)![1]!, value: Number(l.slice(l.lastIndexOf(" ") + 1)) }));
-      expect(buckets.at(-1)!.le).toBe("+Inf");
-      const bounds = buckets.slice(0, -1).map((b) => Number(b.le));
-      expect(bounds).toEqual([...bounds].sort((x, y) => x - y));
-      for (let i = 1; i < buckets.length; i++) expect(buckets[i]!.value).toBeGreaterThanOrEqual(buckets[i - 1]!.value);
-      const count = Number(/_count\{[^}]*\} (\S+)/.exec(body!.split("\n").find((l) => l.startsWith(`leasewatch_hold_duration_seconds_count{store="${store.name}"`))!)![1]);
-      expect(buckets.at(-1)!.value).toBe(count);
+      for (const name of [HOLD, SLACK]) {
+        const groups = groupsOf(series, name, store.name);
+        expect(groups.length, `${store.name} ${name}`).toBeGreaterThan(0);
+        for (const group of groups) {
+          const h = histogramOf(series, name, store.name, group);
+          const buckets = [...h.buckets.entries()];
+          expect(buckets.at(-1)![0]).toBe("+Inf");
+          const bounds = buckets.slice(0, -1).map(([le]) => Number(le));
+          expect(bounds).toEqual([...bounds].sort((x, y) => x - y));
+          for (let i = 1; i < buckets.length; i++) expect(buckets[i]![1]).toBeGreaterThanOrEqual(buckets[i - 1]![1]);
+          expect(buckets.at(-1)![1]).toBe(h.count);
+        }
+      }
       const events = (await allEvents(store)).filter((e) => e.holdMs !== undefined);
-      const sumLine = body!.split("\n").find((l) => l.startsWith(`leasewatch_hold_duration_seconds_sum{store="${store.name}"`))!;
-      expect(Number(sumLine.slice(sumLine.lastIndexOf(" ") + 1))).toBeCloseTo(events.reduce((n, e) => n + (e.holdMs ?? 0), 0) / 1000, 3);
-      // Each bucket holds exactly the events at or under its bound.
-      for (const b of buckets.slice(0, -1)) expect(b.value, `le=${b.le}`).toBe(events.filter((e) => e.holdMs! <= Number(b.le) * 1000).length);
+      const sums = groupsOf(series, HOLD, store.name).reduce((n, g) => n + histogramOf(series, HOLD, store.name, g).sum!, 0);
+      expect(sums).toBeCloseTo(events.reduce((n, e) => n + (e.holdMs ?? 0), 0) / 1000, 3);
+    }
+  });
+
+  it("past the group bound, the groups with the fewest holds or renewals share \"other\"; two scrapes agree and nothing is lost", async () => {
+    const config = { prefixDepth: 2, maxGroups: 1 };
+    const scrape = async () => agreedSeries((await getMetricsText({ entries: [{ store: pg }, { store: redis }], audit: null, config })).body);
+    const [first, second] = await Promise.all([scrape(), scrape()]);
+    expect(first).toEqual(second);
+    for (const store of [pg, redis]) {
+      const events = (await allEvents(store)).filter((e) => e.holdMs !== undefined);
+      const holdGroups = groupsOf(first, HOLD, store.name);
+      expect(holdGroups).toHaveLength(2);
+      expect(holdGroups).toContain(OTHER_GROUP);
+      const named = holdGroups.find((g) => g !== OTHER_GROUP)!;
+      // The named group is the one with the most holds.
+      const byGroup = new Map<string, number>();
+      for (const e of events) byGroup.set(resourcePrefix(e.resource, 2), (byGroup.get(resourcePrefix(e.resource, 2)) ?? 0) + 1);
+      expect(histogramOf(first, HOLD, store.name, named).count).toBe(Math.max(...byGroup.values()));
+      expect(holdGroups.reduce((n, g) => n + histogramOf(first, HOLD, store.name, g).count!, 0)).toBe(events.length);
+      const slackGroups = groupsOf(first, SLACK, store.name);
+      expect(slackGroups).toContain(OTHER_GROUP);
+      expect(slackGroups.reduce((n, g) => n + histogramOf(first, SLACK, store.name, g).count!, 0)).toBe(workloadRenewals.get(store.name));
     }
   });
 });

@@ -352,8 +352,8 @@ describe("getMetricsText", () => {
     expect(second.body).toContain('leasewatch_events_total{store="redis-t",kind="acquired"} 2');
     expect(second.body).toContain('leasewatch_events_total{store="redis-t",kind="released"} 1');
     expect(second.body).toContain('leasewatch_expired_to_released_ratio{store="redis-t"} 0');
-    expect(second.body).toContain('leasewatch_hold_duration_seconds_count{store="redis-t"} 1');
-    expect(second.body).toContain('leasewatch_hold_duration_seconds_bucket{store="redis-t",le="+Inf"} 1');
+    expect(second.body).toContain('leasewatch_hold_duration_seconds_count{store="redis-t",prefix_group="m:1"} 1');
+    expect(second.body).toContain('leasewatch_hold_duration_seconds_bucket{store="redis-t",prefix_group="m:1",le="+Inf"} 1');
     // Nothing is remembered between scrapes: a second reader gets the same numbers.
     const third = await getMetricsText({ entries: [{ store: redis }] });
     expect(third.body.replace(/^leasewatch_oldest_lease_age_seconds.*$/gm, "")).toBe(second.body.replace(/^leasewatch_oldest_lease_age_seconds.*$/gm, ""));

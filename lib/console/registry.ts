@@ -33,6 +33,8 @@ import type {
   ReleaseResult,
   RenewInput,
   RenewResult,
+  GroupTotals,
+  GroupTotalsQuery,
   LifetimeTotals,
   RenewalSlackQuery,
   RenewalSlackRow,
@@ -145,6 +147,7 @@ class UnavailableStore implements LeaseStore {
   async stats(): Promise<StatsBucket[]> { return this.fail(); }
   async countActive(): Promise<number> { return this.fail(); }
   async lifetimeTotals(): Promise<LifetimeTotals> { return this.fail(); }
+  async groupTotals(): Promise<GroupTotals> { return this.fail(); }
   async renewalSlack(): Promise<RenewalSlackRow[]> { return this.fail(); }
   async ttlAdvice(): Promise<TtlAdviceReport> { return this.fail(); }
   async health(): Promise<StoreHealth> {
@@ -198,6 +201,7 @@ class MigratingStore implements LeaseStore {
   stats(query: StatsQuery) { return this.run((s) => s.stats(query)); }
   countActive(options?: ReadSignal) { return this.run((s) => s.countActive(options)); }
   lifetimeTotals(options?: ReadSignal) { return this.run((s) => s.lifetimeTotals(options)); }
+  groupTotals(query: GroupTotalsQuery) { return this.run((s) => s.groupTotals(query)); }
   renewalSlack(query: RenewalSlackQuery) { return this.run((s) => s.renewalSlack(query)); }
   ttlAdvice(query?: TtlAdviceQuery) { return this.run((s) => s.ttlAdvice(query)); }
   // Health is about reachability; it must answer (down) even when migration cannot run.

@@ -205,6 +205,11 @@ class ScopedLeaseStore implements LeaseStore {
     this.refuse("store-wide totals");
   }
 
+  /** Per-group totals are grouped across every tenant's resources, so a scoped view refuses them too. */
+  async groupTotals(): Promise<never> {
+    this.refuse("store-wide group totals");
+  }
+
   /** Leases under the scope's prefixes, counted from the index (bounded; refused past the bound). */
   async countActive(options?: Parameters<LeaseStore["countActive"]>[0]): Promise<number> {
     let total = 0;

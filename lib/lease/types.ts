@@ -278,9 +278,40 @@ export interface LifetimeTotals {
   holdMsSum: number;
   /**
    * Releases the store refused, by reason (the lease id did not hold the resource, or its lease
-   * had lapsed). Absent when the store does not count them (Redis, for now).
+   * had lapsed), counted by the refused release itself.
    */
-  releaseFailures?: Record<"not_owner" | "expired", number>;
+  releaseFailures: Record<LeaseRefusal, number>;
+}
+
+/** Which prefix groups groupTotals() names: the first `prefixDepth` `:` segments, at most `maxGroups` of them. */
+export interface GroupTotalsQuery extends ReadSignal {
+  /** 1..3; the histograms are kept 2 segments deep (SLACK_PREFIX_DEPTH), so 3 reads as 2. */
+  prefixDepth: number;
+  /** 1..200: the groups with the most samples over the store's lifetime; the rest are summed under `group: null`. */
+  maxGroups: number;
+}
+
+/** One prefix group's lifetime histogram: counts per bucket and the sum of what was counted. */
+export interface GroupHistogram {
+  /** The prefix group, or null for every group past `maxGroups` together. */
+  group: string | null;
+  counts: number[];
+  /** The total of the values counted (hold: ms); absent when the store keeps only the buckets (slack). */
+  sum?: number;
+}
+
+/**
+ * Lifetime histograms per prefix group, from durable records (like LifetimeTotals: never trimmed,
+ * never expiring, the same for every reader).
+ */
+export interface GroupTotals {
+  /** Hold duration: HOLD_HISTOGRAM_BOUNDS_MS buckets (last is +Inf) over terminal events; sum in ms. At most SLACK_PREFIX_DEPTH segments deep. */
+  hold: GroupHistogram[];
+  /**
+   * Renewal slack: SLACK_BUCKET_COUNT buckets (twentieths of the TTL left), without a sum (each
+   * renewal is recorded as its bucket only). Grouped at most SLACK_PREFIX_DEPTH segments deep.
+   */
+  slack: GroupHistogram[];
 }
 
 export interface StoreHealth {
@@ -313,6 +344,8 @@ export interface LeaseStore {
   /** Number of leases currently stored (held or lapsed-unswept). */
   countActive(options?: ReadSignal): Promise<number>;
   lifetimeTotals(options?: ReadSignal): Promise<LifetimeTotals>;
+  /** Lifetime hold-duration and renewal-slack histograms per prefix group (see GroupTotals). */
+  groupTotals(query: GroupTotalsQuery): Promise<GroupTotals>;
   /** Renewal slack histograms per prefix group and TTL over [from, to) (hourly rollups). */
   renewalSlack(query: RenewalSlackQuery): Promise<RenewalSlackRow[]>;
   /** TTL advice from the store's measurements (advice only: nothing changes a TTL). */

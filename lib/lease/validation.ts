@@ -109,6 +109,11 @@ export const ZStatsQuery = z.strictObject({
   prefixDepth: z.number().int().min(1).max(3).optional(),
   signal: ZSignal,
 });
+export const ZGroupTotalsQuery = z.strictObject({
+  prefixDepth: z.number().int().min(1, { error: "prefixDepth must be 1..3" }).max(3, { error: "prefixDepth must be 1..3" }),
+  maxGroups: z.number().int().min(1, { error: "maxGroups must be 1..200" }).max(200, { error: "maxGroups must be 1..200" }),
+  signal: ZSignal,
+});
 export const ZStoreName = z
   .string()
   .regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, { error: "store name must be 1-63 chars of a-z, 0-9, '-' or '_'" });

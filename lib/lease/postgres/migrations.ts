@@ -178,6 +178,35 @@ export const MIGRATIONS: readonly Migration[] = [
       `;
     },
   },
+  {
+    version: 7,
+    name: "lifetime hold and slack histograms per prefix group",
+    sql: (schema) => {
+      const s = quoteSchema(schema);
+      return `
+        -- /api/metrics' per-group histograms over the store's lifetime. Folded in by the rollup
+        -- refresh (never by acquire, release or renew) up to a watermark kept beside the rollups';
+        -- a read adds the raw tail after it (see group-sql.ts). Holds per 2-segment group and hold
+        -- bucket; slack per slack group (2 segments, as the renew statement records it) and slack bucket.
+        CREATE TABLE ${s}.lease_group_holds (
+          prefix      text COLLATE "C" NOT NULL,
+          hold_bucket smallint NOT NULL CHECK (hold_bucket BETWEEN 0 AND ${HISTOGRAM_SIZE - 1}),
+          holds       bigint   NOT NULL,
+          hold_ms_sum bigint   NOT NULL,
+          PRIMARY KEY (prefix, hold_bucket)
+        );
+        CREATE TABLE ${s}.lease_group_slack (
+          prefix       text COLLATE "C" NOT NULL,
+          slack_bucket smallint NOT NULL CHECK (slack_bucket BETWEEN 0 AND ${SLACK_BUCKET_COUNT - 1}),
+          renewals     bigint   NOT NULL,
+          PRIMARY KEY (prefix, slack_bucket)
+        );
+        ALTER TABLE ${s}.lease_rollup_state
+          ADD COLUMN holds_folded_until timestamptz,
+          ADD COLUMN slack_folded_until timestamptz;
+      `;
+    },
+  },
 ];
 
 export interface MigrateResult {

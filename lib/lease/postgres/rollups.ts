@@ -1,6 +1,8 @@
 import type pg from "pg";
 import { LeaseError } from "../errors";
-import { HOLD_HISTOGRAM_BOUNDS_MS, type CounterKind, type LifetimeTotals, type StatsBucket } from "../types";
+import { HOLD_HISTOGRAM_BOUNDS_MS, type CounterKind, type GroupTotals, type LifetimeTotals, type StatsBucket } from "../types";
+import { groupDepthFor, newHoldTally, newSlackTally } from "../group-totals";
+import { buildGroupStatements } from "./group-sql";
 import { parseOrThrow, ZStatsQuery } from "../validation";
 import { buildLifetimeTotalsQuery, buildReleaseFailuresQuery, buildRollupStatements, buildStatsContentionQuery, buildStatsCountersQuery, COUNTER_COLUMNS, type RollupUnit } from "./sql";
 import { inTransaction } from "./transaction";
@@ -65,8 +67,43 @@ export async function refreshRollups(pool: pg.Pool, schema: string, since?: Date
     await client.query(sql.clearHourContention, [hourFrom]);
     await client.query(sql.refreshHourContention, [hourFrom, TOP_PREFIXES_PER_BUCKET]);
     await client.query(sql.markRefreshed, [row.now]);
+    await foldGroupTotals(client, schema, row.now, since);
     return { refreshed: true, from, until: row.now };
   });
+}
+
+/**
+ * Folds the per-group lifetime histograms up to what this refresh treats as final: terminal
+ * events before its final minute, slack rows before the hour that final minute is in. Runs in
+ * the refresh's transaction, so the tables and their watermarks move together. Events loaded
+ * with back-dated times (`since` before the holds watermark) cannot be added in place: the
+ * folded holds are dropped and folded again from the first event.
+ */
+async function foldGroupTotals(client: pg.PoolClient, schema: string, now: Date, since: Date | undefined): Promise<void> {
+  const sql = buildGroupStatements(schema);
+  if (since) {
+    const { rows } = await client.query<{ holds_folded_until: Date | null }>(sql.readHoldsWatermark);
+    const folded = rows[0]?.holds_folded_until;
+    if (folded && since.getTime() < folded.getTime()) await client.query(sql.resetHolds);
+  }
+  const finalMs = floorTo(now.getTime(), MINUTE_MS) - ROLLUP_SAFETY_MARGIN_MS;
+  await client.query(sql.foldHolds, [new Date(finalMs)]);
+  await client.query(sql.foldSlack, [new Date(floorTo(finalMs, HOUR_MS))]);
+}
+
+/** Lifetime hold and slack histograms per prefix group: folded totals plus the tail after each watermark. */
+export async function readGroupTotals(client: pg.PoolClient, schema: string, q: { prefixDepth: number; maxGroups: number }): Promise<GroupTotals> {
+  const sql = buildGroupStatements(schema);
+  const depth = groupDepthFor(q.prefixDepth);
+  const [holds, slack] = await Promise.all([
+    client.query<{ grp: string; b: number; n: string; ms: string }>(sql.readHolds, [depth]),
+    client.query<{ grp: string; b: number; n: string }>(sql.readSlack, [depth]),
+  ]);
+  const holdTally = newHoldTally();
+  for (const r of holds.rows) holdTally.add(r.grp, depth, r.b, Number(r.n), Number(r.ms));
+  const slackTally = newSlackTally();
+  for (const r of slack.rows) slackTally.add(r.grp, depth, r.b, Number(r.n));
+  return { hold: holdTally.top(q.maxGroups, true), slack: slackTally.top(q.maxGroups, false) };
 }
 
 function emptyCounts(): Record<CounterKind, number> {

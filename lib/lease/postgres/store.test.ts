@@ -106,21 +106,41 @@ describe("PostgresLeaseStore (Postgres specifics)", () => {
     }
   });
 
-  it("counts refused releases by reason in the release statement itself, durably", async () => {
-    const { store } = await fresh();
-    expect((await store.lifetimeTotals()).releaseFailures).toEqual({ not_owner: 0, expired: 0 });
-    const a = await store.acquire({ resource: "rf:a", owner: "o", task: "t", ttlMs: 60_000 });
-    const b = await store.acquire({ resource: "rf:b", owner: "o", task: "t", ttlMs: 150 });
-    if (!a.acquired || !b.acquired) throw new Error("setup: acquire failed");
-    expect(await store.release({ resource: "rf:a", leaseId: randomUUID() })).toEqual({ released: false, reason: "not_owner" });
-    expect(await store.release({ resource: "rf:none", leaseId: randomUUID() })).toEqual({ released: false, reason: "not_owner" });
-    await sleep(400);
-    expect(await store.release({ resource: "rf:b", leaseId: b.lease.leaseId })).toEqual({ released: false, reason: "expired" });
-    expect((await store.release({ resource: "rf:a", leaseId: a.lease.leaseId })).released).toBe(true);
-    // Concurrent refusals all count (the upsert serialises on its row, nothing is lost).
-    const refused = await Promise.all(Array.from({ length: 20 }, () => store.release({ resource: "rf:a", leaseId: randomUUID() })));
-    expect(refused.every((r) => !r.released && r.reason === "not_owner")).toBe(true);
-    expect((await store.lifetimeTotals()).releaseFailures).toEqual({ not_owner: 22, expired: 1 });
+  it("folds per-group hold and slack histograms into lifetime tables on refresh without changing what groupTotals() reads", async () => {
+    const { store, schema } = await fresh();
+    const q = `"${schema}"`;
+    for (let i = 0; i < 6; i++) {
+      const r = await store.acquire({ resource: `fold:g${i % 3}:r${i}`, owner: "o", task: "t", ttlMs: 60_000 });
+      if (!r.acquired) throw new Error("setup: acquire failed");
+      await store.renew({ resource: r.lease.resource, leaseId: r.lease.leaseId, ttlMs: 60_000 });
+      await store.release({ resource: r.lease.resource, leaseId: r.lease.leaseId });
+    }
+    // Two hours ago: past the refresh's final minute and final hour, so a refresh folds them.
+    await raw.query(`UPDATE ${q}.lease_events SET at = at - interval '2 hours'`);
+    await raw.query(`UPDATE ${q}.lease_renewal_slack SET bucket_start = bucket_start - interval '2 hours'`);
+    const late = await store.acquire({ resource: "fold:g0:late", owner: "o", task: "t", ttlMs: 60_000 });
+    if (!late.acquired) throw new Error("setup: acquire failed");
+    await store.renew({ resource: "fold:g0:late", leaseId: late.lease.leaseId, ttlMs: 60_000 });
+    await store.release({ resource: "fold:g0:late", leaseId: late.lease.leaseId });
+
+    const query = { prefixDepth: 2, maxGroups: 10 };
+    const before = await store.groupTotals(query);
+    expect(before.hold.map((g) => [g.group, g.counts.reduce((a, b) => a + b, 0)])).toEqual([["fold:g0", 3], ["fold:g1", 2], ["fold:g2", 2]]);
+    expect((await raw.query(`SELECT count(*)::int AS n FROM ${q}.lease_group_holds`)).rows[0].n).toBe(0);
+
+    await store.refreshRollups();
+    const folded = await raw.query(`SELECT sum(holds)::int AS holds FROM ${q}.lease_group_holds`);
+    expect(folded.rows[0].holds).toBe(6);
+    expect((await raw.query(`SELECT sum(renewals)::int AS n FROM ${q}.lease_group_slack`)).rows[0].n).toBe(6);
+    expect(await store.groupTotals(query)).toEqual(before);
+    // A second refresh folds nothing twice.
+    await store.refreshRollups();
+    expect((await raw.query(`SELECT sum(holds)::int AS holds FROM ${q}.lease_group_holds`)).rows[0].holds).toBe(6);
+    expect(await store.groupTotals(query)).toEqual(before);
+    // A refresh from a back-dated `since` folds the holds again from the first event, not on top.
+    await store.refreshRollups({ since: new Date(Date.now() - 3 * 3_600_000) });
+    expect((await raw.query(`SELECT sum(holds)::int AS holds FROM ${q}.lease_group_holds`)).rows[0].holds).toBe(6);
+    expect(await store.groupTotals(query)).toEqual(before);
   });
 
   it("migrate() is idempotent and safe to run concurrently", async () => {

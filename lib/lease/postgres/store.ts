@@ -23,6 +23,8 @@ import type {
   RenewInput,
   ReadSignal,
   RenewResult,
+  GroupTotals,
+  GroupTotalsQuery,
   LifetimeTotals,
   RenewalSlackQuery,
   RenewalSlackRow,
@@ -47,6 +49,7 @@ import { buildAdviceEventsQuery, buildSlackRowsQuery } from "./slack-sql";
 import {
   MAX_BIGINT,
   parseOrThrow,
+  ZGroupTotalsQuery,
   ZAcquireInput,
   ZEventQuery,
   ZFencingRejectionInput,
@@ -62,7 +65,7 @@ import {
 import { readHeldAt } from "./held-at";
 import { runMigrations, type MigrateResult } from "./migrations";
 import { readBounded, DEFAULT_STATEMENT_TIMEOUT_MS } from "./bounded-read";
-import { readLifetimeTotals, readStats, refreshRollups, type RefreshRollupsResult } from "./rollups";
+import { readGroupTotals, readLifetimeTotals, readStats, refreshRollups, type RefreshRollupsResult } from "./rollups";
 import {
   decodeEventCursor,
   decodeListCursor,
@@ -376,6 +379,12 @@ export class PostgresLeaseStore implements LeaseStore {
 
   lifetimeTotals(options: ReadSignal = {}): Promise<LifetimeTotals> {
     return this.read("totals", options.signal, (client) => readLifetimeTotals(client, this.schema));
+  }
+
+  /** Lifetime hold and slack histograms per prefix group: folded by the rollup refresh, see ./group-sql.ts. */
+  async groupTotals(query: GroupTotalsQuery): Promise<GroupTotals> {
+    const { signal, ...q } = parseOrThrow(ZGroupTotalsQuery, query, "groupTotals");
+    return this.read("group totals", signal, (client) => readGroupTotals(client, this.schema, q));
   }
 
   async renewalSlack(query: RenewalSlackQuery): Promise<RenewalSlackRow[]> {

@@ -16,6 +16,8 @@
  *   <ns>:{b7}:totals              hash of lifetime counts, no TTL: acquired, released, expired, force_released and
  *                                 renewed from the hot path; the other kinds, hold histogram and sum from the projector
  *   <ns>:{b7}:slack:<hour>        hash of renewal-slack counts '<ttl>|<bucket>|<group>' per epoch hour (15 days), by renew
+ *   <ns>:{b7}:groups              hash of lifetime counts per prefix group, no TTL: 's|<slack bucket>|<slack group>' by
+ *                                 renew; 'h|<hold bucket>|<group>' and 'hs|<group>' (hold ms) by the projector
  * Read models, derived from the events stream by the projector (projector.ts):
  *   <ns>:{b7}:proj                hash: the projection cursor (last applied stream id, renewals applied, when)
  *   <ns>:{b7}:acq                 zset resource → acquiredAt ms ("held_longest" / "newest" sorts)
@@ -39,6 +41,8 @@ export interface BucketKeys {
   /** Prefix of the stats hashes: `m:<minute>` / `h:<hour>` follow. */
   stats: string;
   totals: string;
+  /** Lifetime histograms per prefix group (see above and group-totals.ts in the store). */
+  groups: string;
   proj: string;
 }
 
@@ -91,6 +95,7 @@ export function buildBucketKeys(namespace: string, bucket: number): BucketKeys {
     events: `${base}events`,
     stats: `${base}stats:`,
     totals: `${base}totals`,
+    groups: `${base}groups`,
     proj: `${base}proj`,
   };
 }

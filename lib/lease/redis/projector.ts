@@ -1,3 +1,4 @@
+import { GROUP_TOTALS_DEPTH } from "../group-totals";
 import { holdBucketIndex } from "../histogram";
 import { resourcePrefix } from "../validation";
 import { parseStreamId, streamEntryToRaw, type RawEvent } from "./codec";
@@ -16,7 +17,8 @@ import { EVIDS_TTL_S, HOUR_TTL_S, INDEXED_EVENT_KINDS, LEASE_SCRIPTS, MINUTE_TTL
  *
  * It also completes the durable lifetime totals (`<bucket>totals`, never trimmed, never
  * expiring; see totals.ts): the counts of the kinds the hot path does not count (contended,
- * renew_failed, lost, fencing_rejected), the hold histogram (`hold:h<n>`) and the hold sum.
+ * renew_failed, lost, fencing_rejected), the hold histogram (`hold:h<n>`) and the hold sum, and
+ * the per-prefix-group hold histograms (`<bucket>groups`, see keys.ts).
  * That is cheaper than counting them in every script — a terminal event would need a hold
  * bucket search and two more HINCRBYs on the hot path — and as exact: the cursor makes each
  * event count once, and lifetimeTotals() catches the projection up before reading. Only an
@@ -253,8 +255,14 @@ export class Projector {
       }
       if (TERMINAL_KINDS.has(kind)) {
         const holdMs = Number(raw.holdMs ?? 0);
-        total(`hold:h${holdBucketIndex(holdMs)}`, 1);
+        const bucket = holdBucketIndex(holdMs);
+        total(`hold:h${bucket}`, 1);
         total("holdSum", holdMs);
+        // Lifetime holds per prefix group (groups hash, read by groupTotals()): here, not in the
+        // release script, so acquire and release do no more work for /api/metrics.
+        const group = resourcePrefix(resource, GROUP_TOTALS_DEPTH);
+        count(keys.groups, `h|${bucket}|${group}`, 1);
+        count(keys.groups, `hs|${group}`, holdMs);
       }
       if (!HOT_PATH_TOTAL_KINDS.has(kind)) total(kind, 1);
       for (const key of statsKeys) {
@@ -297,7 +305,8 @@ export class Projector {
     await this.addHoldIndexWrites(writes, keys, raws);
     for (const [key, fields] of counters) {
       for (const [field, n] of fields) writes.add("HINCRBY", key, field, n);
-      writes.add("EXPIRE", key, key.includes(":stats:m:") ? MINUTE_TTL_S : HOUR_TTL_S);
+      // The groups hash is lifetime: never expires.
+      if (key !== keys.groups) writes.add("EXPIRE", key, key.includes(":stats:m:") ? MINUTE_TTL_S : HOUR_TTL_S);
     }
     const last = entries.at(-1)?.[0] ?? "";
     const reply = (await callScript(this.ctx, LEASE_SCRIPTS.project, writes.keys, [s.cursor, last, ...writes.args])) as string[];

@@ -38,15 +38,17 @@ export const SLACK_TTL_S = 1_296_000;
  * Resource scripts share (buildResourceScriptKeys in keys.ts):
  *   KEYS[1] lock  KEYS[2] lease  KEYS[3] ended  KEYS[4] fence  KEYS[5] idx  KEYS[6] events  KEYS[7] totals
  *   ARGV[1] resource  ARGV[2] events MAXLEN  ARGV[3..] per script, documented on each.
- * renew takes one more: KEYS[8] the bucket's renewal-slack hash for the hour (buildSlackKey).
+ * renew takes two more: KEYS[8] the bucket's renewal-slack hash for the hour (buildSlackKey) and
+ * KEYS[9] the bucket's lifetime per-group hash (`groups`).
  */
 
 /**
  * Renewal slack (see lib/lease/slack.ts), counted inside renew before the lease hash is
  * updated: the share of the old TTL left on this clock, in SLACK_BUCKET_COUNT buckets
- * (slackBucketIndex), into field '<old ttl>|<bucket>|<group>' of KEYS[8]. It stays on the hot
- * path because a renew appends no event, so the projector has nothing to derive it from; it
- * costs one HMGET and one HINCRBY (plus the key's EXPIRE on its first count).
+ * (slackBucketIndex), into field '<old ttl>|<bucket>|<group>' of KEYS[8] (hourly, for the TTL advice)
+ * and 's|<bucket>|<group>' of KEYS[9] (lifetime, for /api/metrics; never expires). It stays on the
+ * hot path because a renew appends no event, so the projector has nothing to derive it from; it
+ * costs one HMGET and two HINCRBYs (plus the hourly key's EXPIRE on its first count).
  */
 const RENEWAL_SLACK_LUA = `
   local slack_was = redis.call('HMGET', c.lease, 'expiresAt', 'ttlMs')
@@ -57,6 +59,7 @@ const RENEWAL_SLACK_LUA = `
     if redis.call('HINCRBY', KEYS[8], slack_was[2] .. '|' .. slack_i .. '|' .. ARGV[5], '1') == 1 then
       redis.call('EXPIRE', KEYS[8], '${SLACK_TTL_S}')
     end
+    if KEYS[9] then redis.call('HINCRBY', KEYS[9], 's|' .. slack_i .. '|' .. ARGV[5], '1') end
   end`;
 
 /** One operation's body: it runs after start(), so KEYS, ARGV and NOW are set. */
@@ -317,6 +320,8 @@ return { 'refused', reason, events }
 
 /**
  * release. ARGV[3] leaseId, ARGV[4] call id (the same for a call sent again).
+ * A refused release counts itself in the totals ('release_refused:<reason>'): there is no event
+ * for it, and only this branch does the extra write.
  * Returns ["released", holdMs, event id, owner, task, token] — the released event is the
  * rest of what the caller sent, so only this goes back (owner/task/token nil if unknown) —
  * or ["refused", reason, events].
@@ -326,6 +331,10 @@ const RELEASE = defineScript(
   `
 local c = resource_context()
 local lease_id, call_id = ARGV[3], ARGV[4]
+local function refuse(reason, events)
+  redis.call('HINCRBY', c.totals, 'release_refused:' .. reason, '1')
+  return { 'refused', reason, events }
+end
 
 -- The lease hash, not the lock key, says whose lease it is: an acquire writes both in one step,
 -- so while the hash names this lease the lock key holds this lease id or is gone (its TTL ran
@@ -342,7 +351,7 @@ if v[1] == lease_id then
     return { 'released', tostring(hold), ev[1], v[2], v[3], v[4] }
   end
   -- Released too late: the TTL already ended it. Record that expiry (exactly once).
-  return { 'refused', 'expired', { record_expiry(c, lease, 'release', 'none') } }
+  return refuse('expired', { record_expiry(c, lease, 'release', 'none') })
 end
 
 local e = read_ended(c.ended)
@@ -353,9 +362,9 @@ if e.leaseId == lease_id and e.how == 'released' and e.callId == call_id then
   return { 'released', e.holdMs, e.eventId, opt(e.owner), opt(e.task), opt(e.token) }
 end
 if e.leaseId == lease_id and e.how == 'expired' and redis.call('EXISTS', c.lock) == 0 then
-  return { 'refused', 'expired', {} }
+  return refuse('expired', {})
 end
-return { 'refused', 'not_owner', {} }
+return refuse('not_owner', {})
 `,
 );
 

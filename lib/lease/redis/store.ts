@@ -23,6 +23,8 @@ import type {
   ReleaseResult,
   RenewInput,
   RenewResult,
+  GroupTotals,
+  GroupTotalsQuery,
   LifetimeTotals,
   RenewalSlackQuery,
   RenewalSlackRow,
@@ -48,6 +50,7 @@ import {
 import {
   ZHeldAtQuery,
   parseOrThrow,
+  ZGroupTotalsQuery,
   ZEventQuery,
   ZFencingRejectionInput,
   ZForceReleaseInput,
@@ -77,6 +80,8 @@ import { Projector, type ProjectResult } from "./projector";
 import { INDEXED_EVENT_KINDS, LEASE_SCRIPTS, type LeaseOperation } from "./scripts";
 import { readStats } from "./stats";
 import { addTotalsHash, emptyLifetimeTotals } from "./totals";
+import { addGroupsHash } from "./group-totals";
+import { newHoldTally, newSlackTally } from "../group-totals";
 
 export const DEFAULT_NAMESPACE = "lw";
 export const DEFAULT_BUCKETS = 16;
@@ -315,6 +320,7 @@ export class RedisLeaseStore implements LeaseStore {
     const hour = Math.floor(Date.now() / SLACK_HOUR_MS);
     const { reply } = await this.callResourceScript("renew", i.resource, [i.leaseId, i.ttlMs, slackGroupOf(i.resource)], (keys) => [
       buildSlackKey(keys, hour),
+      keys.groups,
     ]);
     // ["renewed", expiresAt, renewals] | ["refused", reason, events]
     const r = readScriptReply(reply, "renew");
@@ -594,6 +600,29 @@ export class RedisLeaseStore implements LeaseStore {
     const totals = emptyLifetimeTotals();
     for (const hash of replies) addTotalsHash(totals, (hash ?? {}) as Record<string, string>);
     return totals;
+  }
+
+  /**
+   * Lifetime hold and slack histograms per prefix group, from the per-bucket `groups` hashes (no
+   * TTL): holds folded in by the projector (caught up first, as for lifetimeTotals), slack counted
+   * by renew. A standalone server is read in one MULTI; a cluster per node.
+   */
+  async groupTotals(query: GroupTotalsQuery): Promise<GroupTotals> {
+    const q = parseOrThrow(ZGroupTotalsQuery, query, "groupTotals");
+    if (!this.isNamespaceChecked) await this.checkNamespace("groupTotals");
+    await this.projector.project(READ_CATCH_UP_ROUNDS);
+    const replies = await execPipeline(
+      this.ctx,
+      "groupTotals",
+      (p) => {
+        for (const keys of this.bucketKeys) p.hgetall(keys.groups);
+      },
+      isCluster(this.client) ? undefined : this.client.multi(),
+    );
+    const hold = newHoldTally();
+    const slack = newSlackTally();
+    for (const hash of replies) addGroupsHash((hash ?? {}) as Record<string, string>, q.prefixDepth, hold, slack);
+    return { hold: hold.top(q.maxGroups, true), slack: slack.top(q.maxGroups, false) };
   }
 
   async health(): Promise<StoreHealth> {

@@ -10,6 +10,7 @@ export function emptyLifetimeTotals(): LifetimeTotals {
     counts: Object.fromEntries(COUNTER_KINDS.map((k) => [k, 0])) as Record<CounterKind, number>,
     holdHistogram: new Array<number>(HOLD_HISTOGRAM_BOUNDS_MS.length + 1).fill(0),
     holdMsSum: 0,
+    releaseFailures: { not_owner: 0, expired: 0 },
   };
 }
 
@@ -19,11 +20,16 @@ export function emptyLifetimeTotals(): LifetimeTotals {
  * on the hot path; the other kinds by the projector), `hold:h<bucket>` for the hold histogram
  * and `holdSum` (the projector, see projector.ts). Namespaces written before the lean write path
  * may also hold `<kind>:h<bucket>` fields: each counts for its kind and its hold bucket at once.
+ * `release_refused:<reason>` counts refused releases (the release script, on that branch only).
  */
 export function addTotalsHash(into: LifetimeTotals, hash: Readonly<Record<string, string>>): LifetimeTotals {
   for (const [field, raw] of Object.entries(hash)) {
     const value = Number(raw);
     if (!Number.isFinite(value)) continue;
+    if (field === "release_refused:not_owner" || field === "release_refused:expired") {
+      into.releaseFailures[field === "release_refused:expired" ? "expired" : "not_owner"] += value;
+      continue;
+    }
     if (field === "holdSum") {
       into.holdMsSum += value;
       continue;

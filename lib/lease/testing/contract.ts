@@ -3,7 +3,10 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { LeaseError } from "../errors";
 import {
   leaseStateAt,
+  HOLD_HISTOGRAM_BOUNDS_MS,
   LEASE_EVENT_KINDS,
+  SLACK_BUCKET_COUNT,
+  SLACK_PREFIX_DEPTH,
   TERMINAL_EVENT_KINDS,
   type Lease,
   type LeaseEvent,
@@ -819,6 +822,87 @@ export function describeLeaseStoreContract(label: string, makeStore: MakeStore):
       expect(after.holdMsSum - before.holdMsSum).toBe(terminal.reduce((n, e) => n + (e.holdMs ?? 0), 0));
       // Reading again changes nothing: they are records, not a reader's running count.
       expect(await store.lifetimeTotals()).toEqual(after);
+    });
+
+    it("counts refused releases by reason in the refused release itself, durably", async () => {
+      expect((await store.lifetimeTotals()).releaseFailures).toEqual({ not_owner: 0, expired: 0 });
+      const a = await mustAcquire(res("rf:a"));
+      const b = await mustAcquire(res("rf:b"), "o", "t", SHORT_TTL_MS);
+      expect(await store.release({ resource: a.lease.resource, leaseId: randomUUID() })).toEqual({ released: false, reason: "not_owner" });
+      expect(await store.release({ resource: res("rf:none"), leaseId: randomUUID() })).toEqual({ released: false, reason: "not_owner" });
+      await sleep(PAST_SHORT_TTL_MS);
+      expect(await store.release({ resource: b.lease.resource, leaseId: b.lease.leaseId })).toEqual({ released: false, reason: "expired" });
+      expect((await store.release({ resource: a.lease.resource, leaseId: a.lease.leaseId })).released).toBe(true);
+      // Concurrent refusals all count; a successful release counts nothing.
+      const refused = await Promise.all(Array.from({ length: 20 }, () => store.release({ resource: a.lease.resource, leaseId: randomUUID() })));
+      expect(refused.every((r) => !r.released && r.reason === "not_owner")).toBe(true);
+      expect((await store.lifetimeTotals()).releaseFailures).toEqual({ not_owner: 22, expired: 1 });
+      await store.sweep();
+      expect((await store.lifetimeTotals()).releaseFailures).toEqual({ not_owner: 22, expired: 1 });
+    });
+
+    it("keeps lifetime hold and renewal-slack histograms per prefix group that match the events and renewals", async () => {
+      const from = new Date(Date.now() - 3_600_000);
+      const a = await mustAcquire(res("g1:x:1"));
+      expect((await store.renew({ resource: a.lease.resource, leaseId: a.lease.leaseId, ttlMs: LONG_TTL_MS })).renewed).toBe(true);
+      await store.release({ resource: a.lease.resource, leaseId: a.lease.leaseId });
+      // Renewed late in its TTL, twice: low slack.
+      const b = await mustAcquire(res("g1:y:1"), "o", "t", 300);
+      let renewed = 1;
+      for (let i = 0; i < 2; i++) {
+        await sleep(220);
+        if ((await store.renew({ resource: b.lease.resource, leaseId: b.lease.leaseId, ttlMs: 300 })).renewed) renewed += 1;
+      }
+      await store.release({ resource: b.lease.resource, leaseId: b.lease.leaseId });
+      // A refresh / projection in the middle of the history: totals then come from both sides of it.
+      await store.sweep();
+      await mustAcquire(res("g2:x:1"), "o", "t", SHORT_TTL_MS);
+      const d = await mustAcquire(res("g2:x:2"));
+      await store.forceRelease({ resource: d.lease.resource, leaseId: d.lease.leaseId, actor: "oncall", reason: "x" });
+      await store.release({ resource: d.lease.resource, leaseId: randomUUID() });
+      const e = await mustAcquire(res("g3:z:1"));
+      await store.renew({ resource: e.lease.resource, leaseId: e.lease.leaseId, ttlMs: LONG_TTL_MS });
+      renewed += 1;
+      await sleep(PAST_SHORT_TTL_MS);
+      await store.sweep();
+
+      const terminal = (await allEvents({ prefix: ns })).filter((ev) => (TERMINAL_EVENT_KINDS as readonly string[]).includes(ev.kind));
+      expect(terminal).toHaveLength(4);
+      const slackRows = await store.renewalSlack({ from, to: new Date(Date.now() + 3_600_000) });
+      for (const depth of [1, 2, 3]) {
+        const totals = await store.groupTotals({ prefixDepth: depth, maxGroups: 200 });
+        // Holds: each group's buckets and sum are its terminal events'.
+        const expected = new Map<string, { counts: number[]; sum: number }>();
+        // Kept 2 segments deep at most (as slack is): depth 3 reads as 2.
+        const groupDepth = Math.min(depth, SLACK_PREFIX_DEPTH);
+        for (const ev of terminal) {
+          const group = resourcePrefix(ev.resource, groupDepth);
+          const g = expected.get(group) ?? { counts: new Array<number>(HOLD_HISTOGRAM_BOUNDS_MS.length + 1).fill(0), sum: 0 };
+          g.counts[holdBucketIndex(ev.holdMs ?? 0)]! += 1;
+          g.sum += ev.holdMs ?? 0;
+          expected.set(group, g);
+        }
+        expect(new Map(totals.hold.map((g) => [g.group, { counts: g.counts, sum: g.sum }])), `depth ${depth}`).toEqual(expected);
+        // Slack: the windowed slack rollups (every renewal is within the window) summed per group.
+        const slack = new Map<string, number[]>();
+        for (const row of slackRows) {
+          const group = resourcePrefix(row.group, groupDepth);
+          const counts = slack.get(group) ?? new Array<number>(SLACK_BUCKET_COUNT).fill(0);
+          row.histogram.forEach((n, i) => (counts[i] = (counts[i] ?? 0) + n));
+          slack.set(group, counts);
+        }
+        expect(new Map(totals.slack.map((g) => [g.group, g.counts])), `slack depth ${depth}`).toEqual(slack);
+        expect(totals.slack.flatMap((g) => g.counts).reduce((x, y) => x + y, 0)).toBe(renewed);
+      }
+
+      // Past maxGroups, the groups with the fewest holds are summed under null; nothing is lost.
+      const bounded = await store.groupTotals({ prefixDepth: 2, maxGroups: 1 });
+      expect(bounded.hold.map((g) => g.group)).toEqual([res("g1"), null]);
+      expect(bounded.hold[1]!.counts.reduce((x, y) => x + y, 0)).toBe(2);
+      expect(bounded.slack.map((g) => g.group)).toEqual([res("g1"), null]);
+      // Reading again changes nothing: they are records, not a reader's running count.
+      expect(await store.groupTotals({ prefixDepth: 2, maxGroups: 1 })).toEqual(bounded);
+      await expect(store.groupTotals({ prefixDepth: 4, maxGroups: 1 })).rejects.toThrow(LeaseError);
     });
 
     it("counts active leases and reports health", async () => {
