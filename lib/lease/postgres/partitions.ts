@@ -15,6 +15,8 @@ import { inTransaction } from "./transaction";
  *   already hold it: the last rollup refresh must have finalised the whole day, and the
  *   events the rollups counted in that day must equal the raw rows. Otherwise the partition
  *   is kept and the reason returned (run refreshRollups({ since }) over that day, then retry).
+ *   Days go oldest first and stop at the first one kept, so raw history is whole from
+ *   `droppedUntil` on (heldAt and the events page rely on that).
  *
  * DDL takes locks on lease_events; lock_timeout keeps a long read from making writes queue
  * behind a waiting DROP. Each drop runs in its own short transaction for the same reason.
@@ -67,12 +69,18 @@ export async function maintainPartitions(pool: pg.Pool, schema: string, retentio
     const cutoff = today - retentionDays * DAY_MS;
     // Minutes before this are final in the rollups (see rollups.ts); the raw tail after it is read live.
     const finalUntil = head.refreshedAt ? Math.floor(head.refreshedAt.getTime() / MINUTE_MS) * MINUTE_MS - ROLLUP_SAFETY_MARGIN_MS : null;
+    let isBlocked = false;
     for (const name of head.partitions) {
       const day = dayOf(name);
       if (!day) continue;
       const end = day.getTime() + DAY_MS;
       if (end > cutoff) continue;
+      if (isBlocked) {
+        kept.push({ partition: name, reason: "an older day is kept: days go oldest first, so the retained history has no gaps" });
+        continue;
+      }
       if (finalUntil === null || finalUntil < end) {
+        isBlocked = true;
         kept.push({ partition: name, reason: "the stats rollups have not been refreshed past the end of this day yet" });
         continue;
       }
@@ -86,7 +94,10 @@ export async function maintainPartitions(pool: pg.Pool, schema: string, retentio
         return null;
       });
       if (outcome === null) dropped.push(name);
-      else kept.push({ partition: name, reason: outcome });
+      else {
+        isBlocked = true;
+        kept.push({ partition: name, reason: outcome });
+      }
     }
   }
   return { maintained: true, created: head.created, dropped, kept, droppedUntil: await readDroppedUntil(pool, schema) };
