@@ -11,6 +11,7 @@ import { LiveTableBar, useHeldView } from "@/components/ui/live-table";
 import { useEventsQuery } from "@/lib/console/queries/events/events-query";
 import type { EventsView } from "@/lib/console/views";
 import { EventFilters } from "./event-filters";
+import { RetentionNotice } from "./retention-notice";
 
 const eventKeysOf = (view: EventsView) => view.items.map(eventRowKey);
 
@@ -40,6 +41,7 @@ export function EventsClient({ search, initialData, summary }: { search: string;
       <EventFilters values={params} storeNames={view.storeNames} />
       {summary}
       <StoreReadProblems stores={view.stores} />
+      <RetentionNotice notes={view.retention ?? []} />
       <div {...held.pointerProps} className="space-y-1">
         <LiveTableBar
           held={held}
