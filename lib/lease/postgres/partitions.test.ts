@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { freshPgSchema, type FreshPgSchema } from "../testing/isolation";
 import type { StatsBucket } from "../types";
 import { MIGRATIONS, runMigrations } from "./migrations";
-import { partitionName } from "./partitions";
+import { ensureEventPartitions, partitionName } from "./partitions";
 import { PARTITION_DAYS_AHEAD } from "./sql";
 import { PostgresLeaseStore } from "./store";
 
@@ -136,6 +136,10 @@ describe("lease_events partitioned by day", () => {
     expect((await raw.query(`SELECT count(*)::int AS n FROM "${f.schema}"."${partitionName(new Date(t0 - 20 * DAY_MS))}"`)).rows[0].n).toBe(6);
     // Keeping everything: nothing is dropped however old.
     expect(upkeep.dropped).toEqual([]);
+    // Before a bulk load of history, its days can be prepared so rows skip DEFAULT.
+    expect(await ensureEventPartitions(raw, f.schema, new Date(t0 - 10 * DAY_MS + 5 * HOUR_MS), new Date(t0 - 8 * DAY_MS))).toBe(3);
+    for (const d of [-10, -9, -8]) expect(await exists(f.schema, partitionName(new Date(t0 + d * DAY_MS))), `day ${d}`).toBe(true);
+    expect(await ensureEventPartitions(raw, f.schema, new Date(t0 - 10 * DAY_MS), new Date(t0 - 8 * DAY_MS))).toBe(0);
     expect(await store.eventRetention()).toEqual({ retentionDays: null, retainedFrom: null });
   });
 

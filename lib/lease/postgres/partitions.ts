@@ -47,6 +47,17 @@ function dayOf(name: string): Date | null {
   return m ? new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]))) : null;
 }
 
+/**
+ * Creates the daily partitions for [from, to] (UTC days) that are missing, before a bulk load
+ * of history there: rows then go straight to their day, not through DEFAULT.
+ */
+export async function ensureEventPartitions(db: pg.Pool | pg.PoolClient, schema: string, from: Date, to: Date): Promise<number> {
+  const { rows } = await db.query<{ created: number }>(buildPartitionStatements(schema).createDays, [utcDay(from), utcDay(to)]);
+  return rows[0]?.created ?? 0;
+}
+
+const utcDay = (t: Date) => t.toISOString().slice(0, 10);
+
 export async function maintainPartitions(pool: pg.Pool, schema: string, retentionDays: number): Promise<PartitionMaintenanceResult> {
   const sql = buildPartitionStatements(schema);
   const head = await inTransaction(pool, async (client) => {

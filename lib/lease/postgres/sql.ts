@@ -358,6 +358,8 @@ export interface PartitionStatements {
   begin: string;
   /** $1 days ahead. Creates today's partition and the next ones; returns how many were new. */
   createAhead: string;
+  /** $1 first day, $2 last day (dates, UTC). Creates the partitions of those days that are missing. */
+  createDays: string;
   /** Creates a partition for each day that has rows in DEFAULT, moving those rows into it. */
   drainDefault: string;
   /** Daily partitions of lease_events (name only: the day is in the name). */
@@ -380,6 +382,10 @@ export function buildPartitionStatements(schema: string): PartitionStatements {
       SELECT count(*) FILTER (WHERE made)::int AS created FROM (
         SELECT ${s}.lease_events_add_partition((clock_timestamp() AT TIME ZONE 'UTC')::date + g) AS made
         FROM generate_series(0, $1::int) AS g
+      ) x`,
+    createDays: `
+      SELECT count(*) FILTER (WHERE made)::int AS created FROM (
+        SELECT ${s}.lease_events_add_partition(d::date) AS made FROM generate_series($1::date, $2::date, interval '1 day') AS d
       ) x`,
     drainDefault: `
       SELECT d, ${s}.lease_events_add_partition(d) AS made FROM (
