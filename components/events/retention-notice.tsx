@@ -2,16 +2,16 @@ import Link from "next/link";
 import { formatUtc } from "@/components/ui/format";
 import type { EventRetentionNote } from "@/lib/console/views";
 
-const keeps = (n: EventRetentionNote) => (n.retentionDays === null ? "keeps raw events until they are dropped" : `keeps raw events for ${n.retentionDays} ${n.retentionDays === 1 ? "day" : "days"}`);
+const days = (n: number) => `${n} ${n === 1 ? "day" : "days"}`;
 
 /**
  * What the stores no longer keep. When the window reaches back past a store's retained events,
  * an empty or short list there is not "nothing happened": say so, and where the counts still are.
  */
 export function RetentionNotice({ notes }: { notes: readonly EventRetentionNote[] }) {
-  if (notes.length === 0) return null;
   const cut = notes.filter((n) => n.isWindowCut);
-  const other = notes.filter((n) => !n.isWindowCut);
+  const other = notes.filter((n) => !n.isWindowCut && n.retentionDays !== null);
+  if (cut.length === 0 && other.length === 0) return null;
   return (
     <div className="space-y-1" data-testid="retention-notice">
       {cut.length > 0 ? (
@@ -20,9 +20,12 @@ export function RetentionNotice({ notes }: { notes: readonly EventRetentionNote[
           <ul className="mt-1 space-y-0.5">
             {cut.map((n) => (
               <li key={n.store}>
-                <span className="font-mono">{n.store}</span> {keeps(n)}: its events before{" "}
-                <time dateTime={n.retainedFrom ?? undefined} className="font-medium">{n.retainedFrom ? formatUtc(n.retainedFrom) : "?"}</time> are no longer
-                stored, so none are listed from before then.
+                <span className="font-mono">{n.store}</span>
+                {n.retentionDays !== null ? ` keeps raw events for ${days(n.retentionDays)}:` : ":"} its events before{" "}
+                <time dateTime={n.retainedFrom ?? undefined} className="font-medium">
+                  {n.retainedFrom ? formatUtc(n.retainedFrom) : "?"}
+                </time>{" "}
+                are no longer stored, so none are listed from before then.
               </li>
             ))}
           </ul>
@@ -40,7 +43,7 @@ export function RetentionNotice({ notes }: { notes: readonly EventRetentionNote[
           {other.map((n, i) => (
             <span key={n.store}>
               {i > 0 ? "; " : ""}
-              <span className="font-mono">{n.store}</span> {keeps(n)}
+              <span className="font-mono">{n.store}</span> keeps raw events for {days(n.retentionDays ?? 0)}
             </span>
           ))}
           . Charts keep their counts longer.
