@@ -410,7 +410,8 @@ export function buildPartitionStatements(schema: string): PartitionStatements {
 /** DROP TABLE of one daily partition; `name` must match DAILY_PARTITION_PATTERN (checked here). */
 export function buildDropPartition(schema: string, name: string): string {
   if (!DAILY_PARTITION_PATTERN.test(name)) throw new Error(`not a daily partition name: ${JSON.stringify(name)}`);
-  return `DROP TABLE ${quoteSchema(schema)}."${name}"`;
+  // IF EXISTS: two upkeeps racing past the advisory lock (it covers creation only) may both reach a day.
+  return `DROP TABLE IF EXISTS ${quoteSchema(schema)}."${name}"`;
 }
 
 // --- migrations runner ------------------------------------------------------------
