@@ -42,7 +42,7 @@ test("the events page says which store no longer keeps the start of the window",
 
     // A window inside what is kept: no notice.
     await page.goto("/events?window=24h");
-    await expect(page.getByRole("heading", { name: "Events" })).toBeVisible();
+    await expect(page.getByRole("heading", { name: "Events", exact: true })).toBeVisible();
     await expect(page.getByTestId("retention-notice")).toHaveCount(0);
 
     await page.goto("/events?window=7d");
