@@ -39,9 +39,10 @@ export function EventsClient({ search, initialData, summary }: { search: string;
         </p>
       </div>
       <EventFilters values={params} storeNames={view.storeNames} />
+      {/* Above the summary: its counts come from the same raw events. */}
+      <RetentionNotice notes={view.retention ?? []} />
       {summary}
       <StoreReadProblems stores={view.stores} />
-      <RetentionNotice notes={view.retention ?? []} />
       <div {...held.pointerProps} className="space-y-1">
         <LiveTableBar
           held={held}
