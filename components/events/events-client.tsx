@@ -11,6 +11,7 @@ import { LiveTableBar, useHeldView } from "@/components/ui/live-table";
 import { useEventsQuery } from "@/lib/console/queries/events/events-query";
 import type { EventsView } from "@/lib/console/views";
 import { EventFilters } from "./event-filters";
+import { RetentionNotice } from "./retention-notice";
 
 const eventKeysOf = (view: EventsView) => view.items.map(eventRowKey);
 
@@ -38,6 +39,8 @@ export function EventsClient({ search, initialData, summary }: { search: string;
         </p>
       </div>
       <EventFilters values={params} storeNames={view.storeNames} />
+      {/* Above the summary: its counts come from the same raw events. */}
+      <RetentionNotice notes={view.retention ?? []} />
       {summary}
       <StoreReadProblems stores={view.stores} />
       <div {...held.pointerProps} className="space-y-1">

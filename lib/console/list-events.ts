@@ -5,7 +5,7 @@
 import { fanOutPage, nextCursorOf, openPage, summarisePages, type ReadOptions } from "./fan-out";
 import { parseEventsParams, type EventsParams, type SearchParamsInput } from "./params";
 import { reshapeEvent } from "./reshape";
-import type { EventsView, ReadResult } from "./views";
+import type { EventRetentionNote, EventsView, ReadResult } from "./views";
 
 export async function listEvents(params: EventsParams, options: ReadOptions): Promise<ReadResult<EventsView>> {
   const opened = await openPage(options, params.store, params.cursor);
@@ -15,21 +15,25 @@ export async function listEvents(params: EventsParams, options: ReadOptions): Pr
   const outcomes = await fanOutPage(
     starts,
     async (store, cursor, signal) => {
-      const page = await store.events({
-        kinds: params.kinds,
-        prefix: params.prefix,
-        owner: params.owner,
-        task: params.task,
-        leaseId: params.lease,
-        fencingToken: params.token,
-        resource: params.resource,
-        from: params.range?.from,
-        to: params.range?.to,
-        limit: params.limit,
-        cursor,
-        signal,
-      });
-      return { items: page.items.map(reshapeEvent), nextCursor: page.nextCursor };
+      // Read beside the page (its own bounded read), so the page can say what the store no longer keeps.
+      const [page, retention] = await Promise.all([
+        store.events({
+          kinds: params.kinds,
+          prefix: params.prefix,
+          owner: params.owner,
+          task: params.task,
+          leaseId: params.lease,
+          fencingToken: params.token,
+          resource: params.resource,
+          from: params.range?.from,
+          to: params.range?.to,
+          limit: params.limit,
+          cursor,
+          signal,
+        }),
+        store.eventRetention?.({ signal }) ?? null,
+      ]);
+      return { items: page.items.map(reshapeEvent), nextCursor: page.nextCursor, retention };
     },
     options.timeoutMs,
     options.signal,
@@ -48,6 +52,17 @@ export async function listEvents(params: EventsParams, options: ReadOptions): Pr
       nextCursor: nextCursorOf(outcomes, starts),
       from: params.range?.from.toISOString() ?? null,
       to: params.range?.to.toISOString() ?? null,
+      retention: outcomes.flatMap((o): EventRetentionNote[] => {
+        const r = o.ok ? o.data.retention : null;
+        if (!r || (r.retentionDays === null && r.retainedFrom === null)) return [];
+        const windowFrom = params.range?.from.getTime() ?? Number.NEGATIVE_INFINITY;
+        return [{
+          store: o.store,
+          retentionDays: r.retentionDays,
+          retainedFrom: r.retainedFrom?.toISOString() ?? null,
+          isWindowCut: r.retainedFrom !== null && windowFrom < r.retainedFrom.getTime(),
+        }];
+      }),
     },
   };
 }

@@ -17,6 +17,7 @@ import type {
   AcquireInput,
   AcquireResult,
   EventQuery,
+  EventRetention,
   FencingRejectionInput,
   HeldAtQuery,
   HeldAtResult,
@@ -195,6 +196,9 @@ class MigratingStore implements LeaseStore {
   list(query?: ListQuery) { return this.run((s) => s.list(query)); }
   events(query?: EventQuery) { return this.run((s) => s.events(query)); }
   heldAt(query: HeldAtQuery) { return this.run((s) => s.heldAt(query)); }
+  eventRetention(options?: ReadSignal): Promise<EventRetention> {
+    return this.run((s) => s.eventRetention?.(options) ?? Promise.resolve({ retentionDays: null, retainedFrom: null }));
+  }
   sweep() { return this.run((s) => s.sweep()); }
   reportFencingRejection(input: FencingRejectionInput) { return this.run((s) => s.reportFencingRejection(input)); }
   reportLost(input: LostInput) { return this.run((s) => s.reportLost(input)); }
@@ -216,6 +220,24 @@ const ZStatementTimeoutMs = z.coerce
   .max(60_000, { error: "LEASEWATCH_STATEMENT_TIMEOUT_MS must be at most 60000" });
 
 /** How long Postgres lets one console read run (LEASEWATCH_STATEMENT_TIMEOUT_MS, default 2000). */
+const ZEventRetentionDays = z.coerce
+  .number({ error: "LEASEWATCH_EVENT_RETENTION_DAYS must be a number of days" })
+  .int({ error: "LEASEWATCH_EVENT_RETENTION_DAYS must be a whole number of days" })
+  .min(0, { error: "LEASEWATCH_EVENT_RETENTION_DAYS must be 0 (keep every event) or more" })
+  .max(36_500, { error: "LEASEWATCH_EVENT_RETENTION_DAYS must be at most 36500" });
+
+/**
+ * Days of raw events Postgres stores keep (whole UTC days, dropped by partition); unset or 0
+ * keeps every event. Charts read rollups, which are kept: they outlive the raw events.
+ */
+export function readEventRetentionDays(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.LEASEWATCH_EVENT_RETENTION_DAYS;
+  if (raw === undefined || raw === "") return 0;
+  const parsed = ZEventRetentionDays.safeParse(raw);
+  if (!parsed.success) throw new Error(parsed.error.issues[0]?.message ?? "LEASEWATCH_EVENT_RETENTION_DAYS is invalid");
+  return parsed.data;
+}
+
 export function readStatementTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
   const raw = env.LEASEWATCH_STATEMENT_TIMEOUT_MS;
   if (raw === undefined || raw === "") return DEFAULT_STATEMENT_TIMEOUT_MS;
@@ -245,6 +267,7 @@ function constructStore(config: TStoreConfig, migrate: boolean): LeaseStore {
         connectionString: config.url,
         schema: config.schema,
         statementTimeoutMs: readStatementTimeoutMs(),
+        eventRetentionDays: readEventRetentionDays(),
       });
       return migrate ? new MigratingStore(store) : store;
     }

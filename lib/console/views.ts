@@ -110,6 +110,18 @@ export interface EventsView {
   nextCursor: string | null;
   from: string | null;
   to: string | null;
+  /** Stores that keep raw events for a limited time, and whether this window reaches past what they keep. */
+  retention: EventRetentionNote[];
+}
+
+export interface EventRetentionNote {
+  store: string;
+  /** Days of raw events the store keeps; null: no limit set (but older days were dropped). */
+  retentionDays: number | null;
+  /** Raw events before this time are no longer kept (null: none dropped yet). */
+  retainedFrom: string | null;
+  /** The window (or, without one, the listing) starts before retainedFrom: older events are missing, not absent. */
+  isWindowCut: boolean;
 }
 
 // ---------------------------------------------------------------- one lease

@@ -324,6 +324,14 @@ export interface StoreHealth {
   error?: string;
 }
 
+/** How much raw event history a store keeps (charts outlive it: they read rollups). */
+export interface EventRetention {
+  /** Raw events are kept this many days; null: kept until removed by hand. */
+  retentionDays: number | null;
+  /** Raw events before this instant are gone (null: nothing has been dropped yet). */
+  retainedFrom: Date | null;
+}
+
 export interface LeaseStore {
   readonly name: string;
   readonly kind: StoreKind;
@@ -336,6 +344,8 @@ export interface LeaseStore {
   events(query?: EventQuery): Promise<Page<LeaseEvent>>;
   /** What was held at a past instant, rebuilt from the history (see HeldAtQuery). */
   heldAt(query: HeldAtQuery): Promise<HeldAtResult>;
+  /** What raw event history the store keeps (stores without a retention boundary omit it). */
+  eventRetention?(options?: ReadSignal): Promise<EventRetention>;
   /** Records `expired` for leases whose TTL the store already enforced. Returns how many. */
   sweep(): Promise<{ expired: number }>;
   reportFencingRejection(input: FencingRejectionInput): Promise<LeaseEvent>;

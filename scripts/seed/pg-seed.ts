@@ -1,4 +1,5 @@
 import type { Pool, PoolClient } from "pg";
+import { ensureEventPartitions } from "@/lib/lease/postgres/partitions";
 import { quoteSchema } from "@/lib/lease/postgres/sql";
 import { assertValidHistory, toLeaseEvent, type SyntheticEvent } from "./history";
 
@@ -103,6 +104,9 @@ export async function writePostgresEvents(
   try {
     await client.query("BEGIN");
     const tokens = await takeTokens(client, schema, holds + 1);
+    // Events come in time order: their days get partitions first, so rows skip the DEFAULT partition.
+    const first = events[0];
+    if (first) await ensureEventPartitions(client, schema, new Date(first.at), new Date());
     const token = (placeholder: string) => tokens[Number(placeholder)] ?? tokens[tokens.length - 1] ?? placeholder;
     if (options.validate) {
       assertValidHistory(
@@ -177,6 +181,8 @@ export async function seedPostgresBench(pool: Pool, seed: PostgresBenchSeed): Pr
   try {
     await client.query("SELECT setseed(0.42)");
     await client.query("SET work_mem = '256MB'");
+    // The history's days get their partitions first, so rows go straight there (not through DEFAULT).
+    await ensureEventPartitions(client, seed.schema, seed.from, new Date());
     // Live leases first: unique resources under realistic prefixes, renewed within the
     // last third of their TTL (minutes to an hour), held for up to two hours. Long TTLs
     // keep all of them live for the whole benchmark.

@@ -10,14 +10,18 @@ import { PostgresLeaseStore } from "./store";
  * reading the table. Seeded directly (30 days, 100k events, many owners, tasks and
  * resources) so the planner sees a table where a scan would cost; the store's own
  * query builder makes each query, with the 24 h window every console read has.
+ * lease_events is partitioned by day: the seeded history lands in the DEFAULT partition
+ * and partition upkeep moves it into daily partitions, of which a 24 h window reads two.
  */
 const EVENTS = 100_000;
 const DAY_MS = 86_400_000;
 
 type PlanNode = { "Node Type": string; "Relation Name"?: string; "Index Name"?: string; "Index Cond"?: string; Plans?: PlanNode[] };
 
+/** Scans of the table or of any of its partitions (lease_events_p…, lease_events_default). */
 function scansOf(node: PlanNode, table: string): PlanNode[] {
-  const own = node["Relation Name"] === table ? [node] : [];
+  const name = node["Relation Name"];
+  const own = name !== undefined && (name === table || name.startsWith(`${table}_`)) ? [node] : [];
   return [...own, ...(node.Plans ?? []).flatMap((p) => scansOf(p, table))];
 }
 
@@ -43,8 +47,20 @@ describe("event filters answer from an index", () => {
        FROM generate_series(1, $3) AS g`,
       [now, 30 * DAY_MS, EVENTS, leaseId],
     );
+    const upkeep = await store.maintainPartitions();
+    // 31 UTC days from 30 days ago to today, plus the days prepared ahead; some were made by migrate().
+    expect(upkeep.created.length).toBeGreaterThanOrEqual(25);
+    expect(Number((await pool.query(`SELECT count(*) AS n FROM ${s}.lease_events_default`)).rows[0].n)).toBe(0);
+    expect(Number((await pool.query(`SELECT count(*) AS n FROM ${s}.lease_events`)).rows[0].n)).toBe(EVENTS);
     await pool.query(`ANALYZE ${s}.lease_events`);
   }, 120_000);
+
+  /** A 24 h window spans at most two UTC days: only those partitions are read, never DEFAULT. */
+  function expectPruned(scans: PlanNode[]): void {
+    const read = new Set(scans.map((scan) => scan["Relation Name"]));
+    expect(read.size, [...read].join(", ")).toBeLessThanOrEqual(2);
+    expect([...read].every((name) => /^lease_events_p\d{8}$/.test(name ?? "")), [...read].join(", ")).toBe(true);
+  }
 
   afterAll(async () => {
     await store.close();
@@ -70,6 +86,7 @@ describe("event filters answer from an index", () => {
       const { rows } = await pool.query<{ "QUERY PLAN": Array<{ Plan: PlanNode }> }>(`EXPLAIN (FORMAT JSON) ${text}`, values);
       const scans = scansOf(rows[0]!["QUERY PLAN"][0]!.Plan, "lease_events");
       expect(scans.length).toBeGreaterThan(0);
+      expectPruned(scans);
       for (const scan of scans) {
         expect(scan["Node Type"], JSON.stringify(scan)).not.toBe("Seq Scan");
         // A walk of the primary key filtering every row is a scan in disguise: the index used must bound the rows.
@@ -83,6 +100,7 @@ describe("event filters answer from an index", () => {
     const { rows } = await pool.query<{ "QUERY PLAN": Array<{ Plan: PlanNode }> }>(`EXPLAIN (FORMAT JSON) ${text}`, values);
     const scans = scansOf(rows[0]!["QUERY PLAN"][0]!.Plan, "lease_events");
     expect(scans.length).toBeGreaterThan(0);
+    expectPruned(scans);
     for (const scan of scans) expect(scan["Node Type"], JSON.stringify(scan)).not.toBe("Seq Scan");
   });
 });

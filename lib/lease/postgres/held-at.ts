@@ -8,6 +8,9 @@ import { quoteSchema } from "./sql";
  * read in one snapshot (a release between two reads would otherwise show a hold
  * twice, or not at all).
  *
+ * History starts at the first event, or where retention stopped dropping days (see
+ * ./partitions.ts); an instant before that is answered "before_history".
+ *
  * `tn` is the end of the asked millisecond (T + 1 ms): a hold was live at T when it
  * began before tn and had not ended before tn. Two sources:
  * - `leases` rows acquired before tn that had not lapsed by then (still held, or lapsed
@@ -48,7 +51,12 @@ export function buildHeldAtQuery(schema: string, q: HeldAtQuery, limit: number):
   const liveFilters = filters("l");
   const endedFilters = filters("e");
   const text = `
-    WITH clk AS MATERIALIZED (SELECT clock_timestamp() AS now, (SELECT min(at) FROM ${s}.lease_events) AS first_at),
+    WITH clk AS MATERIALIZED (
+      SELECT clock_timestamp() AS now,
+             -- Once retention has dropped days, history is whole from the end of the last dropped
+             -- day (a hold that began before it ended after it: its terminal event is kept).
+             coalesce((SELECT dropped_until FROM ${s}.lease_event_retention), (SELECT min(at) FROM ${s}.lease_events)) AS first_at
+    ),
     live AS (
       SELECT l.resource, l.lease_id, l.owner, l.task, l.fencing_token, l.acquired_at,
              CASE WHEN l.expires_at <= c.now THEN l.expires_at END AS ended_at,

@@ -1,6 +1,6 @@
 import type pg from "pg";
 import { HOLD_HISTOGRAM_BOUNDS_MS, SLACK_BUCKET_COUNT } from "../types";
-import { KIND_CHECK, COUNTER_COLUMNS, SLACK_SHARDS, buildMigrationStatements, quoteSchema } from "./sql";
+import { KIND_CHECK, COUNTER_COLUMNS, PARTITION_DAYS_AHEAD, SLACK_SHARDS, buildMigrationStatements, quoteSchema } from "./sql";
 import { inTransaction } from "./transaction";
 
 /**
@@ -204,6 +204,92 @@ export const MIGRATIONS: readonly Migration[] = [
         ALTER TABLE ${s}.lease_rollup_state
           ADD COLUMN holds_folded_until timestamptz,
           ADD COLUMN slack_folded_until timestamptz;
+      `;
+    },
+  },
+  {
+    version: 8,
+    name: "events partitioned by day",
+    sql: (schema) => {
+      const s = quoteSchema(schema);
+      return `
+        -- Retention drops whole days of raw events (DROP TABLE of a partition) instead of
+        -- deleting rows one by one. Daily partitions: a 24 h window prunes to two of them, a
+        -- 30-day retention is ~30 tables (few enough to plan fast), and a day is fine-grained
+        -- enough for retention. Bounds are UTC midnights, the console's day.
+        --
+        -- lease_events_add_partition(day) creates that day's partition if it is missing. Rows
+        -- of that day already in the DEFAULT partition (written outside the days prepared
+        -- ahead, e.g. a bulk load of old history) are moved into it first, with the DEFAULT
+        -- partition locked against inserts so none can slip in before the attach.
+        CREATE FUNCTION ${s}.lease_events_add_partition(day date) RETURNS boolean LANGUAGE plpgsql AS $f$
+        DECLARE
+          part text := 'lease_events_p' || to_char(day, 'YYYYMMDD');
+          lo timestamptz := day::timestamp AT TIME ZONE 'UTC';
+          hi timestamptz := (day + 1)::timestamp AT TIME ZONE 'UTC';
+        BEGIN
+          IF to_regclass(format('%I.%I', '${schema}', part)) IS NOT NULL THEN RETURN false; END IF;
+          EXECUTE format('CREATE TABLE %I.%I (LIKE %I.lease_events INCLUDING DEFAULTS INCLUDING CONSTRAINTS)', '${schema}', part, '${schema}');
+          IF to_regclass(format('%I.lease_events_default', '${schema}')) IS NOT NULL THEN
+            EXECUTE format('LOCK TABLE %I.lease_events_default IN SHARE ROW EXCLUSIVE MODE', '${schema}');
+            EXECUTE format('WITH moved AS (DELETE FROM %I.lease_events_default WHERE at >= $1 AND at < $2 RETURNING *) INSERT INTO %I.%I SELECT * FROM moved',
+                           '${schema}', '${schema}', part) USING lo, hi;
+          END IF;
+          EXECUTE format('ALTER TABLE %I.lease_events ATTACH PARTITION %I.%I FOR VALUES FROM (%L) TO (%L)', '${schema}', '${schema}', part, lo, hi);
+          RETURN true;
+        END
+        $f$;
+
+        -- The id sequence outlives the old table: ids stay unique and keep increasing, and
+        -- the console's cursors (by id) stay valid across the upgrade.
+        ALTER SEQUENCE ${s}.lease_events_id_seq OWNED BY NONE;
+        ALTER TABLE ${s}.lease_events RENAME TO lease_events_unpartitioned;
+        -- The primary key must contain the partition key; (id, at) keeps id first so
+        -- newest-first pages still walk it.
+        CREATE TABLE ${s}.lease_events (
+          id            bigint      NOT NULL DEFAULT nextval('${s}.lease_events_id_seq'),
+          at            timestamptz NOT NULL DEFAULT clock_timestamp(),
+          kind          text        NOT NULL CHECK (kind IN (${KIND_CHECK})),
+          resource      text COLLATE "C" NOT NULL,
+          lease_id      uuid,
+          owner         text,
+          task          text,
+          fencing_token bigint,
+          hold_ms       bigint,
+          actor         text,
+          reason        text,
+          detail        jsonb
+        ) PARTITION BY RANGE (at);
+        ALTER SEQUENCE ${s}.lease_events_id_seq OWNED BY ${s}.lease_events.id;
+        -- A write never fails for want of a partition; maintenance moves such rows out.
+        CREATE TABLE ${s}.lease_events_default PARTITION OF ${s}.lease_events DEFAULT;
+        -- A partition for every day that has events, and for today and the days ahead.
+        SELECT ${s}.lease_events_add_partition(d) FROM (
+          SELECT DISTINCT (at AT TIME ZONE 'UTC')::date AS d FROM ${s}.lease_events_unpartitioned
+          UNION
+          SELECT (now() AT TIME ZONE 'UTC')::date + g FROM generate_series(0, ${PARTITION_DAYS_AHEAD}) AS g
+        ) days ORDER BY d;
+        INSERT INTO ${s}.lease_events SELECT id, at, kind, resource, lease_id, owner, task, fencing_token, hold_ms, actor, reason, detail
+          FROM ${s}.lease_events_unpartitioned;
+        DROP TABLE ${s}.lease_events_unpartitioned;
+
+        -- Every index of migrations 1, 4 and 6, as partitioned indexes (built once, after the copy).
+        ALTER TABLE ${s}.lease_events ADD CONSTRAINT lease_events_pkey PRIMARY KEY (id, at);
+        CREATE INDEX lease_events_at_idx ON ${s}.lease_events (at);
+        CREATE INDEX lease_events_resource_at_idx ON ${s}.lease_events (resource, at);
+        CREATE INDEX lease_events_owner_at_idx ON ${s}.lease_events (owner, at);
+        CREATE INDEX lease_events_task_at_idx ON ${s}.lease_events (task, at);
+        CREATE INDEX lease_events_lease_id_idx ON ${s}.lease_events (lease_id);
+        CREATE INDEX lease_events_fencing_token_idx ON ${s}.lease_events (fencing_token);
+        CREATE INDEX lease_events_hold_span_idx ON ${s}.lease_events
+          USING gist (${s}.lease_hold_span(kind, at, hold_ms, detail))
+          WHERE kind IN ('released', 'expired', 'force_released') AND hold_ms IS NOT NULL;
+
+        -- Where raw history begins once retention has dropped partitions (NULL: nothing dropped).
+        CREATE TABLE ${s}.lease_event_retention (
+          id            boolean PRIMARY KEY DEFAULT true CHECK (id),
+          dropped_until timestamptz NOT NULL
+        );
       `;
     },
   },

@@ -48,7 +48,7 @@ export interface RefreshRollupsResult {
 export async function refreshRollups(pool: pg.Pool, schema: string, since?: Date): Promise<RefreshRollupsResult> {
   const sql = buildRollupStatements(schema);
   return inTransaction(pool, async (client) => {
-    const head = await client.query<{ locked: boolean; now: Date; refreshed_at: Date | null; first_at: Date | null }>(sql.begin, [
+    const head = await client.query<{ locked: boolean; now: Date; refreshed_at: Date | null; first_at: Date | null; dropped_until: Date | null }>(sql.begin, [
       `leasewatch.rollup:${schema}`,
     ]);
     const row = head.rows[0]!;
@@ -58,6 +58,9 @@ export async function refreshRollups(pool: pg.Pool, schema: string, since?: Date
       ? floorTo(row.refreshed_at.getTime(), MINUTE_MS) - ROLLUP_SAFETY_MARGIN_MS
       : (row.first_at ?? row.now).getTime();
     if (since && since.getTime() < fromMs) fromMs = since.getTime();
+    // Never recompute before the retained raw events: those buckets would be rebuilt from
+    // nothing (contention is cleared and re-inserted), erasing what only the rollups still hold.
+    if (row.dropped_until && fromMs < row.dropped_until.getTime()) fromMs = row.dropped_until.getTime();
     const from = new Date(floorTo(fromMs, MINUTE_MS));
     const hourFrom = new Date(floorTo(fromMs, HOUR_MS));
     await client.query(sql.refreshMinuteCounters, [from]);
@@ -67,7 +70,9 @@ export async function refreshRollups(pool: pg.Pool, schema: string, since?: Date
     await client.query(sql.clearHourContention, [hourFrom]);
     await client.query(sql.refreshHourContention, [hourFrom, TOP_PREFIXES_PER_BUCKET]);
     await client.query(sql.markRefreshed, [row.now]);
-    await foldGroupTotals(client, schema, row.now, since);
+    // Once partitions have been dropped, a refold from the first event would lose the dropped
+    // days' holds: back-dated loads are then not refolded (the lifetime histograms keep them out).
+    await foldGroupTotals(client, schema, row.now, row.dropped_until ? undefined : since);
     return { refreshed: true, from, until: row.now };
   });
 }
@@ -174,7 +179,8 @@ export async function readStats(pool: pg.PoolClient, schema: string, query: unkn
 /**
  * Everything counted since the schema began: hour rollups up to the last refresh's final hour,
  * minute rollups up to its final minute, raw events after that (the same cuts as readStats, so
- * nothing is counted twice or missed). Events are never trimmed, so this never goes down. The
+ * nothing is counted twice or missed). Retention drops raw events only once the rollups hold
+ * them (./partitions.ts), so this never goes down. The
  * cuts are read first: a refresh in between only rewrites rollups to the same final values.
  */
 export async function readLifetimeTotals(pool: pg.PoolClient, schema: string): Promise<LifetimeTotals> {

@@ -346,6 +346,74 @@ export function buildLeaseStatements(schema: string): LeaseStatements {
   };
 }
 
+// --- event partitions (migration 8) ---------------------------------------------------
+
+/** Days of lease_events partitions kept ready ahead of today (UTC), so writes never wait on DDL. */
+export const PARTITION_DAYS_AHEAD = 3;
+/** Daily partitions are named lease_events_pYYYYMMDD (the UTC day they hold). */
+export const DAILY_PARTITION_PATTERN = /^lease_events_p(\d{4})(\d{2})(\d{2})$/;
+
+export interface PartitionStatements {
+  /** $1 lock key text. Another maintenance of the schema running means this one has nothing to do. */
+  begin: string;
+  /** $1 days ahead. Creates today's partition and the next ones; returns how many were new. */
+  createAhead: string;
+  /** $1 first day, $2 last day (dates, UTC). Creates the partitions of those days that are missing. */
+  createDays: string;
+  /** Creates a partition for each day that has rows in DEFAULT, moving those rows into it. */
+  drainDefault: string;
+  /** Daily partitions of lease_events (name only: the day is in the name). */
+  listDaily: string;
+  /** $1 day start, $2 day end. Raw events in the day, and the events the minute rollups counted for it. */
+  compareWithRollups: string;
+  /** $1 end of the dropped days: history before it is no longer retained. */
+  markDropped: string;
+  readDroppedUntil: string;
+}
+
+export function buildPartitionStatements(schema: string): PartitionStatements {
+  const s = quoteSchema(schema);
+  const kindSum = LEASE_EVENT_KINDS.map((k) => `m.${k}`).join(" + ");
+  return {
+    begin: `
+      SELECT pg_try_advisory_xact_lock(hashtext($1::text)) AS locked, clock_timestamp() AS now,
+             (SELECT refreshed_at FROM ${s}.lease_rollup_state) AS refreshed_at`,
+    createAhead: `
+      SELECT count(*) FILTER (WHERE made)::int AS created FROM (
+        SELECT ${s}.lease_events_add_partition((clock_timestamp() AT TIME ZONE 'UTC')::date + g) AS made
+        FROM generate_series(0, $1::int) AS g
+      ) x`,
+    createDays: `
+      SELECT count(*) FILTER (WHERE made)::int AS created FROM (
+        SELECT ${s}.lease_events_add_partition(d::date) AS made FROM generate_series($1::date, $2::date, interval '1 day') AS d
+      ) x`,
+    drainDefault: `
+      SELECT d, ${s}.lease_events_add_partition(d) AS made FROM (
+        SELECT DISTINCT (at AT TIME ZONE 'UTC')::date AS d FROM ${s}.lease_events_default
+      ) days ORDER BY d`,
+    listDaily: `
+      SELECT c.relname AS name FROM pg_inherits i
+      JOIN pg_class c ON c.oid = i.inhrelid
+      WHERE i.inhparent = '${s}.lease_events'::regclass AND c.relname ~ '^lease_events_p[0-9]{8}$'
+      ORDER BY c.relname`,
+    compareWithRollups: `
+      SELECT (SELECT count(*) FROM ${s}.lease_events e WHERE e.at >= $1::timestamptz AND e.at < $2::timestamptz)::bigint AS raw,
+             (SELECT coalesce(sum(${kindSum}), 0) FROM ${s}.lease_stats_minute m
+              WHERE m.bucket_start >= $1::timestamptz AND m.bucket_start < $2::timestamptz)::bigint AS rolled_up`,
+    markDropped: `
+      INSERT INTO ${s}.lease_event_retention AS r (id, dropped_until) VALUES (true, $1::timestamptz)
+      ON CONFLICT (id) DO UPDATE SET dropped_until = greatest(r.dropped_until, EXCLUDED.dropped_until)`,
+    readDroppedUntil: `SELECT dropped_until FROM ${s}.lease_event_retention`,
+  };
+}
+
+/** DROP TABLE of one daily partition; `name` must match DAILY_PARTITION_PATTERN (checked here). */
+export function buildDropPartition(schema: string, name: string): string {
+  if (!DAILY_PARTITION_PATTERN.test(name)) throw new Error(`not a daily partition name: ${JSON.stringify(name)}`);
+  // IF EXISTS: two upkeeps racing past the advisory lock (it covers creation only) may both reach a day.
+  return `DROP TABLE IF EXISTS ${quoteSchema(schema)}."${name}"`;
+}
+
 // --- migrations runner ------------------------------------------------------------
 
 export function buildMigrationStatements(schema: string) {
@@ -567,7 +635,8 @@ export function buildRollupStatements(schema: string): RollupStatements {
              -- Only the first refresh needs the oldest event; the CASE keeps the
              -- subquery from running on every refresh.
              CASE WHEN (SELECT refreshed_at FROM ${s}.lease_rollup_state) IS NULL
-                  THEN (SELECT min(at) FROM ${s}.lease_events) END AS first_at`,
+                  THEN (SELECT min(at) FROM ${s}.lease_events) END AS first_at,
+             (SELECT dropped_until FROM ${s}.lease_event_retention) AS dropped_until`,
     refreshMinuteCounters: `
       INSERT INTO ${s}.lease_stats_minute (${COUNTER_INSERT_COLUMNS})
       SELECT date_bin(${UNIT.minute}, e.at, ${EPOCH}) AS bucket_start,

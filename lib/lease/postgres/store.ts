@@ -6,6 +6,7 @@ import type {
   AcquireInput,
   AcquireResult,
   EventQuery,
+  EventRetention,
   FencingRejectionInput,
   ForceReleaseInput,
   HeldAtQuery,
@@ -65,6 +66,7 @@ import {
 import { readHeldAt } from "./held-at";
 import { runMigrations, type MigrateResult } from "./migrations";
 import { readBounded, DEFAULT_STATEMENT_TIMEOUT_MS } from "./bounded-read";
+import { maintainPartitions, readDroppedUntil, type PartitionMaintenanceResult } from "./partitions";
 import { readGroupTotals, readLifetimeTotals, readStats, refreshRollups, type RefreshRollupsResult } from "./rollups";
 import {
   decodeEventCursor,
@@ -92,6 +94,11 @@ export interface PostgresLeaseStoreOptions {
   schema?: string;
   /** Reads (get, list, events, stats, totals, counts) are stopped by Postgres after this long (default 2000). */
   statementTimeoutMs?: number;
+  /**
+   * Raw events older than this many whole days (UTC) are dropped a day-partition at a time by
+   * maintainPartitions(), once the stats rollups hold them. 0 or unset keeps every event.
+   */
+  eventRetentionDays?: number;
 }
 
 const isPoolLike = (v: unknown): v is pg.Pool =>
@@ -104,6 +111,7 @@ const ZPostgresLeaseStoreOptions = z
     pool: z.custom<pg.Pool>(isPoolLike, { error: "pool must be a pg.Pool" }).optional(),
     schema: z.string().regex(SCHEMA_PATTERN, { error: "schema must be a lower-case identifier: a-z, 0-9, _ (max 63)" }).optional(),
     statementTimeoutMs: z.number().int().min(1).max(600_000, { error: "statementTimeoutMs must be at most 600000 (10 minutes)" }).optional(),
+    eventRetentionDays: z.number().int().min(0, { error: "eventRetentionDays must be 0 (keep everything) or more" }).max(36_500).optional(),
   })
   .refine((o) => (o.connectionString === undefined) !== (o.pool === undefined), {
     error: "give exactly one of connectionString or pool",
@@ -123,6 +131,8 @@ const MAX_SWEEP_BATCHES = 20;
 /** sweep() refreshes rollups at most this often per store instance (stats read the raw tail meanwhile). */
 const ROLLUP_REFRESH_INTERVAL_MS = 10_000;
 const HEALTH_TIMEOUT_MS = 3_000;
+/** sweep() runs partition upkeep at most this often per store instance (it is daily work). */
+const PARTITION_MAINTENANCE_INTERVAL_MS = 10 * 60_000;
 
 /**
  * Leases in PostgreSQL. Every operation is one statement (see ./sql.ts for the
@@ -142,6 +152,11 @@ export class PostgresLeaseStore implements LeaseStore {
   };
   private lastRollupRefreshAt = Number.NEGATIVE_INFINITY;
   private rollupRefresh: Promise<RefreshRollupsResult> | null = null;
+  private lastPartitionMaintenanceAt = Number.NEGATIVE_INFINITY;
+  private partitionMaintenance: Promise<PartitionMaintenanceResult> | null = null;
+  /** Why the last partition upkeep run by sweep() failed (sweep itself must not fail for it); null when it worked. */
+  lastPartitionMaintenanceError: string | null = null;
+  readonly eventRetentionDays: number;
   private isClosed = false;
   private readonly statementTimeoutMs: number;
   private readonly statementNames = new Map<keyof LeaseStatements, string>();
@@ -175,11 +190,35 @@ export class PostgresLeaseStore implements LeaseStore {
     this.pool.on("error", this.onPoolError);
     this.sql = buildLeaseStatements(this.schema);
     this.statementTimeoutMs = o.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
+    this.eventRetentionDays = o.eventRetentionDays ?? 0;
   }
 
-  /** Creates or upgrades the schema. Returns the versions applied by this call. */
-  migrate(): Promise<MigrateResult> {
-    return runMigrations(this.pool, this.schema);
+  /** Creates or upgrades the schema, then prepares the event partitions. Returns the versions applied by this call. */
+  async migrate(): Promise<MigrateResult> {
+    const result = await runMigrations(this.pool, this.schema);
+    await this.maintainPartitions();
+    return result;
+  }
+
+  /**
+   * Creates the coming days' event partitions, moves rows out of the DEFAULT partition and,
+   * with a retention, drops whole days past it once the rollups hold them (./partitions.ts).
+   * Concurrent calls share one run.
+   */
+  maintainPartitions(): Promise<PartitionMaintenanceResult> {
+    if (this.partitionMaintenance) return this.partitionMaintenance;
+    const running = maintainPartitions(this.pool, this.schema, this.eventRetentionDays).finally(() => {
+      this.lastPartitionMaintenanceAt = performance.now();
+      if (this.partitionMaintenance === running) this.partitionMaintenance = null;
+    });
+    this.partitionMaintenance = running;
+    return running;
+  }
+
+  /** What raw history this store keeps: the configured retention, and where retained events begin. */
+  async eventRetention(options: ReadSignal = {}): Promise<EventRetention> {
+    const droppedUntil = await this.read("retention", options.signal, (client) => readDroppedUntil(client, this.schema));
+    return { retentionDays: this.eventRetentionDays > 0 ? this.eventRetentionDays : null, retainedFrom: droppedUntil };
   }
 
   async acquire(input: AcquireInput): Promise<AcquireResult> {
@@ -309,7 +348,8 @@ export class PostgresLeaseStore implements LeaseStore {
   /**
    * Records `expired` for every lease whose TTL has run out (in batches), then
    * refreshes the stats rollups if the last refresh from this instance is older
-   * than ROLLUP_REFRESH_INTERVAL_MS.
+   * than ROLLUP_REFRESH_INTERVAL_MS, and keeps the event partitions (and retention)
+   * up to date every PARTITION_MAINTENANCE_INTERVAL_MS.
    */
   async sweep(): Promise<{ expired: number }> {
     let expired = 0;
@@ -320,6 +360,17 @@ export class PostgresLeaseStore implements LeaseStore {
       if (n < SWEEP_BATCH) break;
     }
     if (performance.now() - this.lastRollupRefreshAt >= ROLLUP_REFRESH_INTERVAL_MS) await this.refreshRollups();
+    if (performance.now() - this.lastPartitionMaintenanceAt >= PARTITION_MAINTENANCE_INTERVAL_MS) {
+      // After the refresh, so a day that just became final can go in this same run. A failure
+      // (a lock not granted in time, a role without DDL rights) is kept for health and retried
+      // next interval: expiries were recorded, and the partitions ahead cover days to come.
+      try {
+        await this.maintainPartitions();
+        this.lastPartitionMaintenanceError = null;
+      } catch (error) {
+        this.lastPartitionMaintenanceError = describeError(error);
+      }
+    }
     return { expired };
   }
 
@@ -472,6 +523,7 @@ export class PostgresLeaseStore implements LeaseStore {
     if (this.isClosed) return;
     this.isClosed = true;
     await this.rollupRefresh?.catch(() => {});
+    await this.partitionMaintenance?.catch(() => {});
     if (this.ownsPool) await this.pool.end();
     else this.pool.off("error", this.onPoolError);
   }
