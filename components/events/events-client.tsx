@@ -3,7 +3,7 @@ import Link from "next/link";
 import { useMemo } from "react";
 import { EventTable, eventRowKey } from "@/components/locks/event-table";
 import { Pager } from "@/components/locks/pager";
-import { StoreReadProblems } from "@/components/locks/read-notices";
+import { PartialReadNotice, StoreReadProblems } from "@/components/locks/read-notices";
 import { EmptyState } from "@/components/ui/empty-state";
 import { formatUtc } from "@/components/ui/format";
 import { useRefreshChoice } from "@/components/ui/live-refresh";
@@ -40,6 +40,7 @@ export function EventsClient({ search, initialData, summary }: { search: string;
       <EventFilters values={params} storeNames={view.storeNames} />
       {summary}
       <StoreReadProblems stores={view.stores} />
+      <PartialReadNotice stores={view.stores} noun="events" />
       <div {...held.pointerProps} className="space-y-1">
         <LiveTableBar
           held={held}

@@ -411,7 +411,7 @@ export class RedisLeaseStore implements LeaseStore {
     if (!this.isNamespaceChecked) await this.checkNamespace("heldAt");
     await this.projector.project(READ_CATCH_UP_ROUNDS);
     const deps: HeldAtDeps = {
-      listOldestFirst: (l) => this.list({ ...l, sort: "held_longest" }),
+      listOldestFirst: (l) => this.list({ ...l, sort: "held_longest", ...(q.signal ? { signal: q.signal } : {}) }),
       get: (resource) => this.get(resource),
       leaseKey: (resource) => buildResourceKeys(this.namespace, this.buckets, resource).lease,
       bucketOf: (resource) => bucketOf(resource, this.buckets),
@@ -517,6 +517,7 @@ export class RedisLeaseStore implements LeaseStore {
     const tallies = new Map<string, EventTally>();
     let read = 0;
     let cursor: string | undefined;
+    let isPartial = false;
     do {
       const page = await this.events({
         ...(window.prefix ? { prefix: window.prefix } : {}),
@@ -529,8 +530,9 @@ export class RedisLeaseStore implements LeaseStore {
       tallyEvents(page.items, tallies);
       read += page.items.length;
       cursor = page.nextCursor;
+      isPartial = page.partial !== undefined;
     } while (cursor && read < ADVICE_EVENTS_CAP);
-    return buildTtlAdviceReport(this.name, window, slackRows, tallies, cursor !== undefined);
+    return buildTtlAdviceReport(this.name, window, slackRows, tallies, cursor !== undefined || isPartial);
   }
 
   private async readSlackRows(from: Date, to: Date, prefix: string | undefined): Promise<RenewalSlackRow[]> {
