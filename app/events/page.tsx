@@ -6,6 +6,7 @@ import { requirePermission, requireSession } from "@/lib/auth/session";
 import { toSearchString } from "@/lib/console/links";
 import { getEventFacetsFromSearch } from "@/lib/console/facets";
 import { listEventsFromSearch } from "@/lib/console/list-events";
+import { pageReadSignal } from "@/lib/console/page-signal";
 
 export const metadata: Metadata = { title: "Events" };
 
@@ -15,7 +16,8 @@ export default async function EventsPage({ searchParams }: { searchParams: Promi
   const session = await requireSession();
   requirePermission(session, "events:read");
   const params = await searchParams;
-  const [result, facets] = await Promise.all([listEventsFromSearch(params), getEventFacetsFromSearch(params)]);
+  const signal = pageReadSignal();
+  const [result, facets] = await Promise.all([listEventsFromSearch(params, { signal }), getEventFacetsFromSearch(params, { signal })]);
   if (!result.ok) return <ParamProblemNotice problem={result.problem} resetHref="/events" what="events" />;
   const search = toSearchString(params);
   const summary = <FacetSummary view="events" search={search} initialData={facets.ok ? facets.view : undefined} />;

@@ -8,6 +8,7 @@ import { toSearchString } from "@/lib/console/links";
 import { getLeaseFacetsFromSearch } from "@/lib/console/facets";
 import { getPastLeasesFromSearch } from "@/lib/console/get-past-leases";
 import { listLeasesFromSearch } from "@/lib/console/list-leases";
+import { pageReadSignal } from "@/lib/console/page-signal";
 
 export const metadata: Metadata = { title: "Leases" };
 
@@ -19,11 +20,12 @@ export default async function LeasesPage({ searchParams }: { searchParams: Promi
   const params = await searchParams;
   // `at=`: the past view (what was held then), not the live list.
   if (params.at !== undefined && params.at !== "") {
-    const past = await getPastLeasesFromSearch(params);
+    const past = await getPastLeasesFromSearch(params, { signal: pageReadSignal() });
     if (!past.ok) return <ParamProblemNotice problem={past.problem} resetHref="/locks" what="the past view" />;
     return <PastLeases view={past.view} search={toSearchString(params)} />;
   }
-  const [result, facets] = await Promise.all([listLeasesFromSearch(params), getLeaseFacetsFromSearch(params)]);
+  const signal = pageReadSignal();
+  const [result, facets] = await Promise.all([listLeasesFromSearch(params, { signal }), getLeaseFacetsFromSearch(params, { signal })]);
   if (!result.ok) return <ParamProblemNotice problem={result.problem} resetHref="/locks" what="leases" />;
   // Display only: the bulk release route re-checks the role with the IdP itself.
   const access = canSession(session, "leases:force_release")

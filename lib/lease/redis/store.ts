@@ -526,6 +526,7 @@ export class RedisLeaseStore implements LeaseStore {
         to: window.to,
         limit: 1_000,
         ...(cursor ? { cursor } : {}),
+        ...(query?.signal ? { signal: query.signal } : {}),
       });
       tallyEvents(page.items, tallies);
       read += page.items.length;

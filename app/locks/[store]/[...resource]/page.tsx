@@ -8,6 +8,7 @@ import { canSession, requirePermission, requireSession } from "@/lib/auth/sessio
 import { getLeaseDetailFromRoute } from "@/lib/console/get-lease-detail";
 import { getPastHolder } from "@/lib/console/get-past-leases";
 import { leaseHref, toSearchString } from "@/lib/console/links";
+import { pageReadSignal } from "@/lib/console/page-signal";
 
 export const metadata: Metadata = { title: "Lease" };
 
@@ -22,7 +23,7 @@ export default async function LeasePage({ params, searchParams }: { params: Prom
   requirePermission(session, "leases:read");
   const route = await params;
   const search = await searchParams;
-  const result = await getLeaseDetailFromRoute(route);
+  const result = await getLeaseDetailFromRoute(route, { signal: pageReadSignal() });
   if (!result.ok) return <ParamProblemNotice problem={result.problem} resetHref="/locks" what="this lease" />;
   const outcome = result.view;
   const resource = outcome.ok ? outcome.data.resource : route.resource.map((s) => safeDecode(s)).join("/");
