@@ -62,7 +62,8 @@ describe("refused event filters", () => {
   it("serves the same prefix on Postgres (an index range), and on Redis within 24 h or with an indexed filter", async () => {
     const onPg = await listEventsFromSearch(refused, { entries: [{ store: pgStore }] });
     expect(onPg.ok && onPg.view.items.length).toBe(50);
-    for (const search of [{ prefix: "tenant_1:", window: "24h" }, { prefix: "tenant_1:", window: "7d", owner: "worker-1" }, { prefix: "tenant_1:", window: "7d", kind: "contended" }]) {
+    const servedSearches: Record<string, string>[] = [{ prefix: "tenant_1:", window: "24h" }, { prefix: "tenant_1:", window: "7d", owner: "worker-1" }, { prefix: "tenant_1:", window: "7d", kind: "contended" }];
+    for (const search of servedSearches) {
       const result = await listEventsFromSearch(new URLSearchParams(search), { entries: [{ store: redisStore }, { store: pgStore }] });
       expect(result.ok, JSON.stringify(search)).toBe(true);
     }
