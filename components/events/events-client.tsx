@@ -23,6 +23,7 @@ export function EventsClient({ search, initialData, summary }: { search: string;
   const view = held.view;
   const params = useMemo(() => new URLSearchParams(search), [search]);
   const isDefaultWindow = !params.get("window") && !params.get("from") && !params.get("to");
+  const isPartial = view.stores.some((s) => s.ok && s.data.partial !== undefined);
   const hasFilters = ["kind", "store", "prefix", "owner", "task", "token", "lease", "resource", "window", "from", "to"].some((k) => params.get(k));
 
   return (
@@ -53,9 +54,15 @@ export function EventsClient({ search, initialData, summary }: { search: string;
         />
         {view.items.length === 0 ? (
           hasFilters ? (
-            <EmptyState title="No event matches these filters" action={<Link className="underline" href="/events">Clear the filters</Link>}>
-              Widen the window, tick more kinds, or shorten the prefix.
-            </EmptyState>
+            isPartial ? (
+              <EmptyState title="No matching event in what the stores read" action={<Link className="underline" href="/events">Clear the filters</Link>}>
+                A store stopped at its read budget before finding one (see above): narrow by prefix, owner or task, or choose a shorter window.
+              </EmptyState>
+            ) : (
+              <EmptyState title="No event matches these filters" action={<Link className="underline" href="/events">Clear the filters</Link>}>
+                Widen the window, tick more kinds, or shorten the prefix.
+              </EmptyState>
+            )
           ) : (
             <EmptyState title="No events recorded yet">
               Every acquire, release, expiry, failed acquire and fencing rejection is recorded here as workers use the stores.

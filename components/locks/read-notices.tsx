@@ -51,7 +51,7 @@ export function PartialReadNotice({ stores, noun }: { stores: ReadonlyArray<Stor
         <li key={store}>
           <strong className="font-semibold">Partial:</strong> <span className="font-mono">{store}</span>{" "}
           {p.reason === "read_budget"
-            ? `stopped after examining ${p.examined.toLocaleString("en-US")} entries; showing the first ${count} ${noun} it found.`
+            ? `stopped after examining ${p.examined.toLocaleString("en-US")} entries; ${count === 0 ? `it found no matching ${noun} in them.` : `showing the first ${count} ${noun} it found.`}`
             : `keeps only the newest events of each owner, task and resource in its index; showing the first ${count} ${noun} it holds.`}{" "}
           There may be more: narrow by prefix, owner or task, or choose a shorter window.
         </li>

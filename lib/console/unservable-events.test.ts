@@ -52,7 +52,7 @@ describe("refused event filters", () => {
     expect(body.param).toBe("prefix");
     expect(body.error).toBe(
       'Bad parameter "prefix": On Redis a prefix filter alone reads the event streams, so it covers at most 24 h: use window=24h or shorter, ' +
-        "or add an owner, task, resource, lease or token filter, or kind=expired,force_released,renew_failed,lost,fencing_rejected,contended (these are indexed) (store redis-a).",
+        "or add an indexed filter beside it: owner, task, resource, lease, token, or kind=expired,force_released,renew_failed,lost,fencing_rejected,contended (store redis-a).",
     );
     // The counts above the list refuse it the same way.
     const facets = await getEventFacetsFromSearch(refused, { entries: [{ store: redisStore }] });

@@ -190,7 +190,7 @@ describe("unservable Redis event filters", () => {
   it("refuses a prefix alone over more than 24 h, naming what is indexed", () => {
     const problem = findUnservableRedisEventFilter({ prefix: "tenant_1:", ...window(7 * day) });
     expect(problem?.param).toBe("prefix");
-    expect(problem?.message).toMatch(/at most 24 h: use window=24h or shorter, or add an owner, task, resource, lease or token filter/);
+    expect(problem?.message).toMatch(/at most 24 h: use window=24h or shorter, or add an indexed filter beside it: owner, task, resource, lease, token, or kind=/);
     expect(findUnservableRedisEventFilter({ prefix: "tenant_1:" })?.param).toBe("prefix");
     expect(findUnservableRedisEventFilter({ prefix: "tenant_1:", kinds: ["released"], ...window(2 * day) })?.param).toBe("prefix");
   });

@@ -29,6 +29,6 @@ export function findUnservableRedisEventFilter(q: EventQuery): UnservableFilter 
     param: "prefix",
     message:
       "On Redis a prefix filter alone reads the event streams, so it covers at most 24 h: use window=24h or shorter, " +
-      `or add an owner, task, resource, lease or token filter, or kind=${KIND_STREAM_KINDS.join(",")} (these are indexed)`,
+      `or add an indexed filter beside it: owner, task, resource, lease, token, or kind=${KIND_STREAM_KINDS.join(",")}`,
   };
 }

@@ -158,17 +158,19 @@ export async function readEvents(ctx: RedisContext, plan: EventSourcePlan, query
   const refill = async (needy: readonly EventSource[]) => {
     budget.checkpoint();
     const reads: Array<{ source: EventSource; isRange: boolean }> = [];
+    // A round trip reads no more than the budget has left, shared by the sources it reads.
+    const count = Math.min(batchSize, Math.ceil(budget.remaining / needy.length));
     const replies = await execPipeline(ctx, "events", (p) => {
       for (const s of needy) {
         if (s.pendingIds) {
-          for (const id of s.pendingIds.splice(0, Math.min(batchSize, budget.remaining))) {
+          for (const id of s.pendingIds.splice(0, count)) {
             p.xrange(s.key, id, id);
             reads.push({ source: s, isRange: false });
           }
           if (s.pendingIds.length === 0) s.isExhausted = true;
         } else {
-          if (isAscending) p.xrange(s.key, s.bound, s.limitBound, "COUNT", batchSize);
-          else p.xrevrange(s.key, s.bound, s.limitBound, "COUNT", batchSize);
+          if (isAscending) p.xrange(s.key, s.bound, s.limitBound, "COUNT", count);
+          else p.xrevrange(s.key, s.bound, s.limitBound, "COUNT", count);
           reads.push({ source: s, isRange: true });
         }
       }
@@ -177,7 +179,7 @@ export async function readEvents(ctx: RedisContext, plan: EventSourcePlan, query
       const entries = (replies[i] as [string, string[]][]) ?? [];
       budget.spend(Math.max(1, entries.length));
       if (isRange) {
-        if (entries.length < batchSize) s.isExhausted = true;
+        if (entries.length < count) s.isExhausted = true;
         const last = entries[entries.length - 1];
         if (last) s.bound = `(${last[0]}`;
       }
