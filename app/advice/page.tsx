@@ -4,6 +4,7 @@ import { ParamProblemNotice } from "@/components/locks/read-notices";
 import { requirePermission, requireSession, scopeFor } from "@/lib/auth/session";
 import { getTtlAdviceFromSearch } from "@/lib/console/get-ttl-advice";
 import { toSearchString } from "@/lib/console/links";
+import { pageReadSignal } from "@/lib/console/page-signal";
 
 export const metadata: Metadata = { title: "TTL advice" };
 
@@ -13,7 +14,7 @@ export default async function AdvicePage({ searchParams }: { searchParams: Promi
   const session = await requireSession();
   requirePermission(session, "leases:read");
   const params = await searchParams;
-  const result = await getTtlAdviceFromSearch(params, { scope: scopeFor(session, "leases:read") });
+  const result = await getTtlAdviceFromSearch(params, { scope: scopeFor(session, "leases:read"), signal: pageReadSignal() });
   if (!result.ok) return <ParamProblemNotice problem={result.problem} resetHref="/advice" what="TTL advice" />;
   return <AdviceClient search={toSearchString(params)} initialData={result.view} />;
 }

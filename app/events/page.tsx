@@ -6,6 +6,7 @@ import { requirePermission, requireSession, scopeFor } from "@/lib/auth/session"
 import { toSearchString } from "@/lib/console/links";
 import { getEventFacetsFromSearch } from "@/lib/console/facets";
 import { listEventsFromSearch } from "@/lib/console/list-events";
+import { pageReadSignal } from "@/lib/console/page-signal";
 
 export const metadata: Metadata = { title: "Events" };
 
@@ -16,7 +17,8 @@ export default async function EventsPage({ searchParams }: { searchParams: Promi
   requirePermission(session, "events:read");
   const params = await searchParams;
   const scope = scopeFor(session, "events:read");
-  const [result, facets] = await Promise.all([listEventsFromSearch(params, { scope }), getEventFacetsFromSearch(params, { scope })]);
+  const signal = pageReadSignal();
+  const [result, facets] = await Promise.all([listEventsFromSearch(params, { scope, signal }), getEventFacetsFromSearch(params, { scope, signal })]);
   if (!result.ok) return <ParamProblemNotice problem={result.problem} resetHref="/events" what="events" />;
   const search = toSearchString(params);
   const summary = <FacetSummary view="events" search={search} initialData={facets.ok ? facets.view : undefined} />;

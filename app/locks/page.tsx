@@ -8,6 +8,7 @@ import { toSearchString } from "@/lib/console/links";
 import { getLeaseFacetsFromSearch } from "@/lib/console/facets";
 import { getPastLeasesFromSearch } from "@/lib/console/get-past-leases";
 import { listLeasesFromSearch } from "@/lib/console/list-leases";
+import { pageReadSignal } from "@/lib/console/page-signal";
 
 export const metadata: Metadata = { title: "Leases" };
 
@@ -20,11 +21,12 @@ export default async function LeasesPage({ searchParams }: { searchParams: Promi
   const scope = scopeFor(session, "leases:read");
   // `at=`: the past view (what was held then), not the live list.
   if (params.at !== undefined && params.at !== "") {
-    const past = await getPastLeasesFromSearch(params, { scope });
+    const past = await getPastLeasesFromSearch(params, { scope, signal: pageReadSignal() });
     if (!past.ok) return <ParamProblemNotice problem={past.problem} resetHref="/locks" what="the past view" />;
     return <PastLeases view={past.view} search={toSearchString(params)} />;
   }
-  const [result, facets] = await Promise.all([listLeasesFromSearch(params, { scope }), getLeaseFacetsFromSearch(params, { scope })]);
+  const signal = pageReadSignal();
+  const [result, facets] = await Promise.all([listLeasesFromSearch(params, { scope, signal }), getLeaseFacetsFromSearch(params, { scope, signal })]);
   if (!result.ok) return <ParamProblemNotice problem={result.problem} resetHref="/locks" what="leases" />;
   // Display only: the bulk release route re-checks the role with the IdP itself.
   const access = canSession(session, "leases:force_release")

@@ -3,7 +3,7 @@ import Link from "next/link";
 import { useMemo } from "react";
 import { EventTable, eventRowKey } from "@/components/locks/event-table";
 import { Pager } from "@/components/locks/pager";
-import { StoreReadProblems } from "@/components/locks/read-notices";
+import { PartialReadNotice, StoreReadProblems } from "@/components/locks/read-notices";
 import { EmptyState } from "@/components/ui/empty-state";
 import { formatUtc } from "@/components/ui/format";
 import { useRefreshChoice } from "@/components/ui/live-refresh";
@@ -24,6 +24,7 @@ export function EventsClient({ search, initialData, summary }: { search: string;
   const view = held.view;
   const params = useMemo(() => new URLSearchParams(search), [search]);
   const isDefaultWindow = !params.get("window") && !params.get("from") && !params.get("to");
+  const isPartial = view.stores.some((s) => s.ok && s.data.partial !== undefined);
   const hasFilters = ["kind", "store", "prefix", "owner", "task", "token", "lease", "resource", "window", "from", "to"].some((k) => params.get(k));
 
   return (
@@ -43,6 +44,7 @@ export function EventsClient({ search, initialData, summary }: { search: string;
       <RetentionNotice notes={view.retention ?? []} />
       {summary}
       <StoreReadProblems stores={view.stores} />
+      <PartialReadNotice stores={view.stores} noun="events" />
       <div {...held.pointerProps} className="space-y-1">
         <LiveTableBar
           held={held}
@@ -55,9 +57,15 @@ export function EventsClient({ search, initialData, summary }: { search: string;
         />
         {view.items.length === 0 ? (
           hasFilters ? (
-            <EmptyState title="No event matches these filters" action={<Link className="underline" href="/events">Clear the filters</Link>}>
-              Widen the window, tick more kinds, or shorten the prefix.
-            </EmptyState>
+            isPartial ? (
+              <EmptyState title="No matching event in what the stores read" action={<Link className="underline" href="/events">Clear the filters</Link>}>
+                A store stopped at its read budget before finding one (see above): narrow by prefix, owner or task, or choose a shorter window.
+              </EmptyState>
+            ) : (
+              <EmptyState title="No event matches these filters" action={<Link className="underline" href="/events">Clear the filters</Link>}>
+                Widen the window, tick more kinds, or shorten the prefix.
+              </EmptyState>
+            )
           ) : (
             <EmptyState title="No events recorded yet">
               Every acquire, release, expiry, failed acquire and fencing rejection is recorded here as workers use the stores.

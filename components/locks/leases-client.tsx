@@ -19,7 +19,7 @@ import type { ForceReleaseAccess } from "@/components/release/access";
 import { LeaseFilters } from "./lease-filters";
 import { LeaseStatePill } from "./lease-state-pill";
 import { Pager } from "./pager";
-import { StoreReadProblems } from "./read-notices";
+import { PartialReadNotice, StoreReadProblems } from "./read-notices";
 
 const FILTER_KEYS = ["store", "prefix", "owner", "task", "state"] as const;
 
@@ -53,6 +53,7 @@ export function LeasesClient({ search, initialData, access, summary }: { search:
       {summary}
       {view.mode === "current" ? <BulkReleaseBar access={access} prefix={prefix} onOpen={() => setBulkOpen(true)} /> : null}
       <StoreReadProblems stores={view.stores} />
+      <PartialReadNotice stores={view.stores} noun={view.mode === "expired" ? "expiries" : "leases"} />
       <div {...held.pointerProps} className="space-y-1">
         <LiveTableBar
           held={held}

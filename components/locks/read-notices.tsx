@@ -1,5 +1,5 @@
 import Link from "next/link";
-import type { ParamProblem, StoreOutcome } from "@/lib/console/views";
+import type { PageSummary, ParamProblem, StoreOutcome } from "@/lib/console/views";
 
 /**
  * A bad URL parameter, said plainly, with a way back. Pages render this instead
@@ -31,6 +31,29 @@ export function StoreReadProblems({ stores }: { stores: ReadonlyArray<StoreOutco
       {failed.map((s) => (
         <li key={s.store}>
           <strong className="font-semibold">Not shown:</strong> <span className="font-mono">{s.store}</span> ({s.kind}) could not be read — {s.error}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/**
+ * Stores that answered only in part: their rows are right, but there may be more the store
+ * did not look for (it stopped at its read budget, or its index does not reach that far back).
+ * Said plainly, so a short list is never taken for the whole answer.
+ */
+export function PartialReadNotice({ stores, noun }: { stores: ReadonlyArray<StoreOutcome<PageSummary>>; noun: string }) {
+  const partial = stores.flatMap((s) => (s.ok && s.data.partial ? [{ store: s.store, count: s.data.count, partial: s.data.partial }] : []));
+  if (partial.length === 0) return null;
+  return (
+    <ul role="status" data-testid="partial-read" className="space-y-1 rounded-lg border border-amber-300 bg-amber-50 px-4 py-2 text-sm text-amber-950 dark:border-amber-700 dark:bg-amber-950 dark:text-amber-100">
+      {partial.map(({ store, count, partial: p }) => (
+        <li key={store}>
+          <strong className="font-semibold">Partial:</strong> <span className="font-mono">{store}</span>{" "}
+          {p.reason === "read_budget"
+            ? `stopped after examining ${p.examined.toLocaleString("en-US")} entries; ${count === 0 ? `it found no matching ${noun} in them.` : `showing the first ${count} ${noun} it found.`}`
+            : `keeps only the newest events of each owner, task and resource in its index; showing the first ${count} ${noun} it holds.`}{" "}
+          There may be more: narrow by prefix, owner or task, or choose a shorter window.
         </li>
       ))}
     </ul>

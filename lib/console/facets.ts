@@ -12,9 +12,9 @@
 import { z } from "zod";
 import type { EventQuery, LeaseEvent, LeaseStore, ListQuery } from "@/lib/lease/types";
 import { WINDOW_MS, parseEventsParams, parseLeasesParams, type EventsParams, type LeasesParams, type SearchParamsInput } from "./params";
-import { fanOutStores, resolveEntries, selectEntries, type ReadOptions } from "./fan-out";
+import { fanOutStores, findUnservableEvents, resolveEntries, selectEntries, type ReadOptions, type StoreRef } from "./fan-out";
 import { FACET_SCAN_LIMIT, FACET_VIEWS, type FacetField, type FacetNoun, type FacetValue, type FacetViewName, type FacetsView } from "./facets-types";
-import type { ReadResult } from "./views";
+import type { ParamProblem, ReadResult } from "./views";
 
 const FACET_PAGE = 1_000;
 /** Values shown per facet. */
@@ -64,7 +64,7 @@ export async function getLeaseFacets(params: LeasesParams, options: ReadOptions)
     return countFacets(options, params.store, nowMs, {
       view: "leases",
       noun: "expiries",
-      read: (store) => readEventRows(store, query),
+      read: (store, signal) => readEventRows(store, query, signal),
       fields: ["owner", "task", "prefix"],
       depth,
       range: { from: params.range.from, to: params.range.to },
@@ -79,7 +79,7 @@ export async function getLeaseFacets(params: LeasesParams, options: ReadOptions)
   return countFacets(options, params.store, nowMs, {
     view: "leases",
     noun: "leases",
-    read: (store) => readLeaseRows(store, query),
+    read: (store, signal) => readLeaseRows(store, query, signal),
     fields: ["owner", "task", "prefix"],
     depth,
     range: null,
@@ -105,8 +105,9 @@ export async function getEventFacets(params: EventsParams, options: ReadOptions)
   return countFacets(options, params.store, nowMs, {
     view: "events",
     noun: isOnlyExpiries ? "expiries" : "events",
-    read: (store) => readEventRows(store, query),
+    read: (store, signal) => readEventRows(store, query, signal),
     fields: ["owner", "task", "resource", "kind"],
+    refuse: (entries) => findUnservableEvents(entries, query),
     depth: 0,
     range: { from: range.from, to: range.to },
   });
@@ -115,7 +116,9 @@ export async function getEventFacets(params: EventsParams, options: ReadOptions)
 interface CountPlan {
   view: FacetViewName;
   noun: FacetNoun;
-  read: (store: LeaseStore) => Promise<{ rows: FacetRow[]; isCapped: boolean }>;
+  read: (store: LeaseStore, signal: AbortSignal) => Promise<{ rows: FacetRow[]; isCapped: boolean }>;
+  /** A filter a store would scan for: refused, as the list itself refuses it. */
+  refuse?: (entries: readonly StoreRef[]) => ParamProblem | null;
   fields: FacetField[];
   /** For prefix groups: how many leading ":" segments make a group. */
   depth: number;
@@ -125,7 +128,9 @@ interface CountPlan {
 async function countFacets(options: ReadOptions, storeName: string | undefined, nowMs: number, plan: CountPlan): Promise<ReadResult<FacetsView>> {
   const selected = selectEntries(await resolveEntries(options), storeName);
   if (!selected.ok) return selected;
-  const outcomes = await fanOutStores(selected.entries, plan.read, options.timeoutMs);
+  const refused = plan.refuse?.(selected.entries);
+  if (refused) return { ok: false, problem: refused };
+  const outcomes = await fanOutStores(selected.entries, plan.read, options.timeoutMs, options.signal);
   const rows = outcomes.flatMap((o) => (o.ok ? o.data.rows : []));
   return {
     ok: true,
@@ -186,12 +191,14 @@ export function prefixOf(resource: string, depth: number): string {
   return parts.length > depth ? `${parts.slice(0, depth).join(":")}:` : resource;
 }
 
-async function readEventRows(store: LeaseStore, query: EventQuery): Promise<{ rows: FacetRow[]; isCapped: boolean }> {
+async function readEventRows(store: LeaseStore, query: EventQuery, signal: AbortSignal): Promise<{ rows: FacetRow[]; isCapped: boolean }> {
   const rows: FacetRow[] = [];
   let cursor: string | undefined;
   while (rows.length < FACET_SCAN_LIMIT) {
-    const page = await store.events({ ...query, limit: Math.min(FACET_PAGE, FACET_SCAN_LIMIT - rows.length), ...(cursor ? { cursor } : {}) });
+    const page = await store.events({ ...query, limit: Math.min(FACET_PAGE, FACET_SCAN_LIMIT - rows.length), signal, ...(cursor ? { cursor } : {}) });
     rows.push(...page.items.map(toRow));
+    // A store that answered in part counted only some rows: the counts say so.
+    if (page.partial) return { rows, isCapped: true };
     cursor = page.nextCursor;
     if (!cursor) return { rows, isCapped: false };
   }
@@ -202,12 +209,13 @@ function toRow(e: LeaseEvent): FacetRow {
   return { owner: e.owner, task: e.task, resource: e.resource, kind: e.kind };
 }
 
-async function readLeaseRows(store: LeaseStore, query: ListQuery): Promise<{ rows: FacetRow[]; isCapped: boolean }> {
+async function readLeaseRows(store: LeaseStore, query: ListQuery, signal: AbortSignal): Promise<{ rows: FacetRow[]; isCapped: boolean }> {
   const rows: FacetRow[] = [];
   let cursor: string | undefined;
   while (rows.length < FACET_SCAN_LIMIT) {
-    const page = await store.list({ ...query, limit: Math.min(FACET_PAGE, FACET_SCAN_LIMIT - rows.length), ...(cursor ? { cursor } : {}) });
+    const page = await store.list({ ...query, limit: Math.min(FACET_PAGE, FACET_SCAN_LIMIT - rows.length), signal, ...(cursor ? { cursor } : {}) });
     for (const lease of page.items) rows.push({ owner: lease.owner, task: lease.task, resource: lease.resource });
+    if (page.partial) return { rows, isCapped: true };
     cursor = page.nextCursor;
     if (!cursor) return { rows, isCapped: false };
   }

@@ -5,10 +5,10 @@
  * store being down must never blank a page.
  */
 import type { ViewerScope } from "@/lib/auth/scope";
-import type { LeaseStore } from "@/lib/lease/types";
+import type { EventQuery, LeaseStore, PartialRead } from "@/lib/lease/types";
 import { toPublicStoreError } from "./public-error";
 import { scopeStore } from "./scoped-store";
-import type { ParamProblem, StoreOutcome } from "./views";
+import type { PageSummary, ParamProblem, StoreOutcome } from "./views";
 
 /** Long enough for a 7-day chart read, short enough that a hung store doesn't stall the page. */
 export const STORE_TIMEOUT_MS = 4_000;
@@ -246,9 +246,26 @@ export function nextCursorOf(
   return encodeStoreCursors(cursors);
 }
 
-/** Per store: how many rows this page holds from it, and whether it has more. */
+/** Per store: how many rows this page holds from it, whether it has more, and whether it answered in part. */
 export function summarisePages<T>(
-  outcomes: StoreOutcome<{ items: T[]; nextCursor?: string }>[],
-): StoreOutcome<{ count: number; hasMore: boolean }>[] {
-  return outcomes.map((o) => (o.ok ? { ...o, data: { count: o.data.items.length, hasMore: o.data.nextCursor !== undefined } } : o));
+  outcomes: StoreOutcome<{ items: T[]; nextCursor?: string; partial?: PartialRead }>[],
+): StoreOutcome<PageSummary>[] {
+  return outcomes.map((o) => {
+    if (!o.ok) return o;
+    const data: PageSummary = { count: o.data.items.length, hasMore: o.data.nextCursor !== undefined };
+    if (o.data.partial) data.partial = o.data.partial;
+    return { ...o, data };
+  });
+}
+
+/**
+ * The first store (of those selected) that would not serve this event query from an index, as
+ * a problem to answer with (a 400) instead of reading: nothing is read to decide.
+ */
+export function findUnservableEvents(entries: readonly StoreRef[], query: EventQuery): ParamProblem | null {
+  for (const { store } of entries) {
+    const problem = store.findUnservableEventFilter?.(query);
+    if (problem) return { param: problem.param, message: `${problem.message} (store ${store.name}).` };
+  }
+  return null;
 }

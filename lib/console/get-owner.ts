@@ -27,16 +27,17 @@ interface StoreRead {
   troubles: LeaseEvent[];
 }
 
-async function readOwner(store: LeaseStore, params: OwnerParams): Promise<StoreRead> {
-  const window = { owner: params.owner, from: params.range.from, to: params.range.to };
+async function readOwner(store: LeaseStore, params: OwnerParams, signal: AbortSignal): Promise<StoreRead> {
+  const window = { owner: params.owner, from: params.range.from, to: params.range.to, signal };
   const [page, events, troubles] = await Promise.all([
-    store.list({ owner: params.owner, limit: OWNER_HELD_LIMIT }),
+    store.list({ owner: params.owner, limit: OWNER_HELD_LIMIT, signal }),
     store.events({ ...window, limit: OWNER_EVENTS_LIMIT }),
     store.events({ ...window, kinds: [...TROUBLE_KINDS], limit: TROUBLE_LIMIT }),
   ]);
   return {
     held: page.items.map((lease) => reshapeLease(lease, store.kind, page.now)),
-    hasMoreHeld: page.nextCursor !== undefined,
+    // A store that stopped at its read budget may hold more of this owner's leases.
+    hasMoreHeld: page.nextCursor !== undefined || page.partial !== undefined,
     storeNow: page.now,
     events: events.items,
     troubles: troubles.items,
@@ -47,7 +48,7 @@ export async function getOwner(params: OwnerParams, options: ReadOptions): Promi
   const all = await resolveEntries(options);
   const selected = selectEntries(all, params.store);
   if (!selected.ok) return selected;
-  const outcomes = await fanOutStores(selected.entries, (store) => readOwner(store, params), options.timeoutMs);
+  const outcomes = await fanOutStores(selected.entries, (store, signal) => readOwner(store, params, signal), options.timeoutMs, options.signal);
   const reads = outcomes.flatMap((o) => (o.ok ? [{ store: o.store, ...o.data }] : []));
 
   const held = reads.flatMap((r) => r.held).sort((a, b) => a.expiresInMs - b.expiresInMs || a.resource.localeCompare(b.resource));

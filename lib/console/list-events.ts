@@ -2,7 +2,8 @@
  * Server-only read model of `/events`: events of every selected store, newest
  * first, filtered by the stores (kind, prefix, owner, resource, time), merged.
  */
-import { fanOutPage, nextCursorOf, openPage, summarisePages, type ReadOptions } from "./fan-out";
+import type { EventQuery } from "@/lib/lease/types";
+import { fanOutPage, findUnservableEvents, nextCursorOf, openPage, summarisePages, type ReadOptions } from "./fan-out";
 import { parseEventsParams, type EventsParams, type SearchParamsInput } from "./params";
 import { reshapeEvent } from "./reshape";
 import type { EventRetentionNote, EventsView, ReadResult } from "./views";
@@ -11,29 +12,20 @@ export async function listEvents(params: EventsParams, options: ReadOptions): Pr
   const opened = await openPage(options, params.store, params.cursor);
   if (!opened.ok) return opened;
   const { storeNames, starts } = opened;
+  const query = toEventQuery(params);
+  // A filter a store would have to scan for is refused before any store is read.
+  const unservable = findUnservableEvents(starts.map((s) => s.entry), query);
+  if (unservable) return { ok: false, problem: unservable };
 
   const outcomes = await fanOutPage(
     starts,
     async (store, cursor, signal) => {
       // Read beside the page (its own bounded read), so the page can say what the store no longer keeps.
       const [page, retention] = await Promise.all([
-        store.events({
-          kinds: params.kinds,
-          prefix: params.prefix,
-          owner: params.owner,
-          task: params.task,
-          leaseId: params.lease,
-          fencingToken: params.token,
-          resource: params.resource,
-          from: params.range?.from,
-          to: params.range?.to,
-          limit: params.limit,
-          cursor,
-          signal,
-        }),
+        store.events({ ...query, limit: params.limit, cursor, signal }),
         store.eventRetention?.({ signal }) ?? null,
       ]);
-      return { items: page.items.map(reshapeEvent), nextCursor: page.nextCursor, retention };
+      return { items: page.items.map(reshapeEvent), nextCursor: page.nextCursor, partial: page.partial, retention };
     },
     options.timeoutMs,
     options.signal,
@@ -64,6 +56,21 @@ export async function listEvents(params: EventsParams, options: ReadOptions): Pr
         }];
       }),
     },
+  };
+}
+
+/** The store query of `/events`' filters (without paging). */
+export function toEventQuery(params: EventsParams): EventQuery {
+  return {
+    kinds: params.kinds,
+    prefix: params.prefix,
+    owner: params.owner,
+    task: params.task,
+    leaseId: params.lease,
+    fencingToken: params.token,
+    resource: params.resource,
+    from: params.range?.from,
+    to: params.range?.to,
   };
 }
 

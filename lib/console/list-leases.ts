@@ -35,6 +35,7 @@ export async function listLeases(params: LeasesParams, options: ReadOptions): Pr
       return {
         items: page.items.map((lease: Lease) => reshapeLease(lease, store.kind, page.now)),
         nextCursor: page.nextCursor,
+        partial: page.partial,
         now: page.now.toISOString(),
       };
     },
@@ -93,7 +94,7 @@ async function listExpiredLeases(
         endedAt: e.at.toISOString(),
         holdMs: typeof e.holdMs === "number" ? e.holdMs : null,
       }));
-      return { items: ended, nextCursor: page.nextCursor };
+      return { items: ended, nextCursor: page.nextCursor, partial: page.partial };
     },
     options.timeoutMs,
     options.signal,

@@ -49,7 +49,8 @@ async function readPrefixEvents(
   do {
     const page = await store.events({ prefix, from: range.from, to: range.to, kinds, order: "asc", limit: MAX_LIST_LIMIT, cursor, signal });
     events.push(...page.items);
-    if (events.length > maxEvents) return { ok: false, limit: maxEvents, what: "events" };
+    // A store that stopped early (its read budget) would make every total short: refuse instead.
+    if (events.length > maxEvents || page.partial) return { ok: false, limit: maxEvents, what: "events" };
     cursor = page.nextCursor;
   } while (cursor);
   return { ok: true, data: events };
@@ -67,7 +68,7 @@ export async function countActiveUnder(
   do {
     const page = await store.list({ prefix, limit: MAX_LIST_LIMIT, cursor, signal });
     count += page.items.length;
-    if (count > maxActive) return { ok: false, limit: maxActive, what: "active leases" };
+    if (count > maxActive || page.partial) return { ok: false, limit: maxActive, what: "active leases" };
     cursor = page.nextCursor;
   } while (cursor);
   return { ok: true, data: count };

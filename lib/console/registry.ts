@@ -51,6 +51,7 @@ import { DEFAULT_STATEMENT_TIMEOUT_MS } from "@/lib/lease/postgres/bounded-read"
 import { PostgresLeaseStore } from "@/lib/lease/postgres/store";
 import { PROJECTION_INTERVAL_MS } from "@/lib/lease/redis/projector";
 import { RedisLeaseStore } from "@/lib/lease/redis/store";
+import { DEFAULT_READ_KEY_BUDGET } from "@/lib/lease/redis/read-budget";
 import { parseStoresConfig, type TStoreConfig } from "./config";
 
 export const SWEEP_INTERVAL_MS = 5_000;
@@ -246,6 +247,21 @@ export function readStatementTimeoutMs(env: NodeJS.ProcessEnv = process.env): nu
   return parsed.data;
 }
 
+const ZReadKeyBudget = z.coerce
+  .number({ error: "LEASEWATCH_REDIS_READ_KEY_BUDGET must be a number of keys" })
+  .int({ error: "LEASEWATCH_REDIS_READ_KEY_BUDGET must be a whole number of keys" })
+  .min(1_000, { error: "LEASEWATCH_REDIS_READ_KEY_BUDGET must be at least 1000" })
+  .max(10_000_000, { error: "LEASEWATCH_REDIS_READ_KEY_BUDGET must be at most 10000000" });
+
+/** Keys and entries one console read may examine on a Redis store (LEASEWATCH_REDIS_READ_KEY_BUDGET, default 50000). */
+export function readRedisKeyBudget(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.LEASEWATCH_REDIS_READ_KEY_BUDGET;
+  if (raw === undefined || raw === "") return DEFAULT_READ_KEY_BUDGET;
+  const parsed = ZReadKeyBudget.safeParse(raw);
+  if (!parsed.success) throw new Error(parsed.error.issues[0]?.message ?? "LEASEWATCH_REDIS_READ_KEY_BUDGET is invalid");
+  return parsed.data;
+}
+
 /**
  * Builds one store from its validated config; never throws (a failure becomes an
  * UnavailableStore). `migrate`: Postgres stores migrate themselves on first use.
@@ -273,7 +289,7 @@ function constructStore(config: TStoreConfig, migrate: boolean): LeaseStore {
     }
     case "redis":
       // TLS follows the URL: `rediss://` connects over TLS (ioredis).
-      return new RedisLeaseStore({ name: config.name, url: config.url, namespace: config.namespace });
+      return new RedisLeaseStore({ name: config.name, url: config.url, namespace: config.namespace, readKeyBudget: readRedisKeyBudget() });
   }
 }
 

@@ -14,6 +14,9 @@
 import { LeaseError } from "@/lib/lease/errors";
 import type {
   EventQuery,
+  EventRetention,
+  ReadSignal,
+  UnservableFilter,
   ForceReleaseResult,
   HeldAtQuery,
   HeldAtResult,
@@ -166,6 +169,22 @@ class ScopedLeaseStore implements LeaseStore {
     const prefixes = readPrefixes(this.scope, query.prefix)!;
     if (prefixes.length === 0) return { items: [] };
     return readUnion(prefixes, query.limit ?? 100, query.cursor, (prefix, limit, cursor) => this.inner.events({ ...query, prefix, limit, cursor }));
+  }
+
+  /** The inner store's refusal, asked for each prefix the scoped read would send it. */
+  findUnservableEventFilter(query: EventQuery): UnservableFilter | null {
+    if (!this.inner.findUnservableEventFilter) return null;
+    if (query.resource !== undefined) return this.inner.findUnservableEventFilter(query);
+    for (const prefix of readPrefixes(this.scope, query.prefix) ?? []) {
+      const problem = this.inner.findUnservableEventFilter({ ...query, prefix });
+      if (problem) return problem;
+    }
+    return null;
+  }
+
+  /** What raw history the store keeps is the same for every tenant. */
+  async eventRetention(options?: ReadSignal): Promise<EventRetention> {
+    return this.inner.eventRetention ? this.inner.eventRetention(options) : { retentionDays: null, retainedFrom: null };
   }
 
   async heldAt(query: HeldAtQuery): Promise<HeldAtResult> {

@@ -6,7 +6,7 @@
  * TanStack Query can take one as `initialData` and replace it with the other.
  * Store rows and Redis hashes never get this far; the read models reshape them.
  */
-import type { LeaseEventKind, LeaseState, StoreKind } from "@/lib/lease/types";
+import type { LeaseEventKind, LeaseState, PartialRead, StoreKind } from "@/lib/lease/types";
 
 /** One store's part of a fan-out read: its data, or why it could not be read. */
 export type StoreOutcome<T> =
@@ -28,6 +28,16 @@ export type ParamProblem = {
 };
 
 export type ReadResult<T> = { ok: true; view: T } | { ok: false; problem: ParamProblem };
+
+/**
+ * One store's part of a page. `partial`: the store stopped early (its read budget, or an index
+ * that does not reach back through the window): its rows are right but may not be all.
+ */
+export interface PageSummary {
+  count: number;
+  hasMore: boolean;
+  partial?: PartialRead;
+}
 
 // ---------------------------------------------------------------- leases
 
@@ -74,7 +84,7 @@ export interface LeasesView {
   /** Each store's clock when it was read, for countdowns that stay on the store's clock. */
   storeClocks: Record<string, string>;
   expired: EndedLeaseView[];
-  stores: StoreOutcome<{ count: number; hasMore: boolean }>[];
+  stores: StoreOutcome<PageSummary>[];
   nextCursor: string | null;
   /** Window the expired listing covers (mode "expired"). */
   from: string | null;
@@ -106,7 +116,7 @@ export interface EventsView {
   readAt: string;
   storeNames: string[];
   items: EventView[];
-  stores: StoreOutcome<{ count: number; hasMore: boolean }>[];
+  stores: StoreOutcome<PageSummary>[];
   nextCursor: string | null;
   from: string | null;
   to: string | null;

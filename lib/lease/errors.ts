@@ -35,3 +35,11 @@ export class AcquireTimeoutError extends LeaseError {
     this.holder = holder;
   }
 }
+
+/** Thrown when the caller's AbortSignal fired; the store's work was stopped (a Postgres backend cancelled, a Redis read issuing no more commands), not left running. */
+export class ReadAbortedError extends LeaseError {
+  constructor(what: string) {
+    super(`${what}: read cancelled`, "read_aborted");
+    this.name = "ReadAbortedError";
+  }
+}

@@ -8,6 +8,7 @@ export { PostgresLeaseStore } from "./postgres/store";
 export type { PostgresLeaseStoreOptions } from "./postgres/store";
 export { ReadAbortedError, DEFAULT_STATEMENT_TIMEOUT_MS } from "./postgres/bounded-read";
 export { RedisLeaseStore } from "./redis/store";
+export { DEFAULT_READ_KEY_BUDGET } from "./redis/read-budget";
 export { LeaseClient, LeaseHandle, computeLocalDeadline } from "./client";
 export type { LeaseClientOptions, LeaseClientEvent, LeaseContext, WithLeaseOptions, AcquireOptions, LostReason } from "./client";
 export { createFencedTable, fencedKey, fencedWrite, readFencedHistory } from "./fencing";

@@ -239,6 +239,22 @@ export type HeldAtResult =
 export interface Page<T> {
   items: T[];
   nextCursor?: string;
+  /**
+   * Set when the store stopped before answering in full. The items are exact (the first ones of
+   * the full answer, in order) but may not be all of them, and there is no next page.
+   */
+  partial?: PartialRead;
+}
+
+/**
+ * Why a read answered in part: `read_budget` — it examined its budget of keys and entries
+ * (Redis: RedisLeaseStore `readKeyBudget`) before finding the rest; `index_depth` — the index it
+ * reads keeps only the newest entries, and the window reaches further back than they do.
+ */
+export interface PartialRead {
+  reason: "read_budget" | "index_depth";
+  /** Keys and entries the read examined. */
+  examined: number;
 }
 
 /** A page of leases plus the store's clock when it was read, so states and countdowns use store time. */
@@ -332,6 +348,14 @@ export interface EventRetention {
   retainedFrom: Date | null;
 }
 
+/** An event filter a store will not serve (it would have to scan), and what to use instead. */
+export interface UnservableFilter {
+  /** The query field (as a console URL parameter) the problem is with. */
+  param: string;
+  /** A sentence naming the combinations that are served. */
+  message: string;
+}
+
 export interface LeaseStore {
   readonly name: string;
   readonly kind: StoreKind;
@@ -342,6 +366,11 @@ export interface LeaseStore {
   get(resource: string, options?: ReadSignal): Promise<Lease | null>;
   list(query?: ListQuery): Promise<LeasePage>;
   events(query?: EventQuery): Promise<Page<LeaseEvent>>;
+  /**
+   * Why this store would not serve `query` from an index (null when it would), decided without
+   * reading anything. Callers that take filters from people refuse such a query instead of reading.
+   */
+  findUnservableEventFilter?(query: EventQuery): UnservableFilter | null;
   /** What was held at a past instant, rebuilt from the history (see HeldAtQuery). */
   heldAt(query: HeldAtQuery): Promise<HeldAtResult>;
   /** What raw event history the store keeps (stores without a retention boundary omit it). */

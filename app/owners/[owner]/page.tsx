@@ -4,6 +4,7 @@ import { OwnerClient } from "@/components/owners/owner-client";
 import { requirePermission, requireSession, scopeFor } from "@/lib/auth/session";
 import { getOwnerFromRoute } from "@/lib/console/get-owner";
 import { toSearchString } from "@/lib/console/links";
+import { pageReadSignal } from "@/lib/console/page-signal";
 
 export const metadata: Metadata = { title: "Owner" };
 
@@ -13,7 +14,7 @@ export default async function OwnerPage({ params, searchParams }: { params: Prom
   const session = await requireSession();
   requirePermission(session, "leases:read");
   const [{ owner }, search] = await Promise.all([params, searchParams]);
-  const result = await getOwnerFromRoute(owner, search, { scope: scopeFor(session, "leases:read") });
+  const result = await getOwnerFromRoute(owner, search, { scope: scopeFor(session, "leases:read"), signal: pageReadSignal() });
   if (!result.ok) return <ParamProblemNotice problem={result.problem} resetHref="/locks" what="this owner" />;
   return <OwnerClient search={toSearchString(search)} initialData={result.view} />;
 }

@@ -1,16 +1,10 @@
 import pg from "pg";
-import { LeaseError } from "../errors";
+import { LeaseError, ReadAbortedError } from "../errors";
 
 /** A read the console makes may run this long on the server before Postgres stops it. */
 export const DEFAULT_STATEMENT_TIMEOUT_MS = 2_000;
 
-/** Thrown when the caller's AbortSignal fired; the backend was cancelled, not left running. */
-export class ReadAbortedError extends LeaseError {
-  constructor(what: string) {
-    super(`${what}: read cancelled`, "read_aborted");
-    this.name = "ReadAbortedError";
-  }
-}
+export { ReadAbortedError };
 
 /**
  * Cancels the statement a backend is running, from a connection of its own: the

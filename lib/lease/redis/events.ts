@@ -1,5 +1,5 @@
 import { LeaseError } from "../errors";
-import type { EventQuery, LeaseEvent, Page } from "../types";
+import type { EventQuery, LeaseEvent, Page, PartialRead } from "../types";
 import {
   compareEventPositions,
   formatEventId,
@@ -11,6 +11,7 @@ import {
 } from "./codec";
 import { execPipeline, type RedisContext } from "./connection";
 import { takeMerged, type MergeSource } from "./merge";
+import type { ReadBudget } from "./read-budget";
 
 export const DEFAULT_EVENTS_LIMIT = 100;
 
@@ -28,26 +29,45 @@ interface EventSource extends MergeSource<PositionedEvent> {
   limitBound: string;
   /** Id-list reads: ids still to fetch, in reading order, already inside range and cursor. */
   pendingIds?: string[];
+  /** The last entry read, in reading direction: everything of this source before it has been read. */
+  frontier: EventPosition | null;
+}
+
+/** One list of event ids, newest first, whose entries live in a bucket stream (a read model, see projector.ts). */
+export interface IdListSource {
+  listKey: string;
+  streamKey: string;
+  bucket: number;
 }
 
 /**
  * Where a query's events come from:
  * - `streams`: whole streams read by id range (the bucket streams, or the per-kind streams);
- * - `idList`: one resource's history list of ids, whose entries are fetched from its bucket stream.
+ * - `idLists`: lists of ids (a resource's history, an owner's or a task's ids per bucket), whose
+ *   entries are fetched from their bucket streams.
  */
-export type EventSourcePlan =
-  | { streams: readonly { key: string; bucket: number }[] }
-  | { idList: { listKey: string; streamKey: string; bucket: number } };
+export type EventSourcePlan = { streams: readonly { key: string; bucket: number }[] } | { idLists: readonly IdListSource[] };
+
+export interface ReadEventsOptions {
+  budget: ReadBudget;
+  /** How many ids an id list keeps (a full list may have lost older ids to its cap). */
+  idListCap: number;
+}
 
 /**
  * Reads events newest-first (default) or oldest-first by merging sources by
  * stream id. The id's ms part is the event time, so `from` (inclusive) and `to`
  * (exclusive) bound the reads themselves; other filters (owner, task, lease id,
- * token) apply to what is read, so callers bound those reads with a window.
+ * token) apply to what is read, so callers bound those reads with a window or an index.
  * Events are totally ordered by (ms, seq, bucket); the cursor is the last
  * returned position, so pages have no gaps or repeats.
+ *
+ * Bounded: every id and entry read counts against `budget`, and its signal is checked before
+ * each round trip. When the budget runs out the read keeps only what it can vouch for — the
+ * matches ahead of every source's read frontier — and answers with `partial`.
  */
-export async function readEvents(ctx: RedisContext, plan: EventSourcePlan, query: EventQuery): Promise<Page<LeaseEvent>> {
+export async function readEvents(ctx: RedisContext, plan: EventSourcePlan, query: EventQuery, options: ReadEventsOptions): Promise<Page<LeaseEvent>> {
+  const { budget } = options;
   const isAscending = query.order === "asc";
   const limit = query.limit ?? DEFAULT_EVENTS_LIMIT;
   const after = readEventCursor(query.cursor);
@@ -55,6 +75,7 @@ export async function readEvents(ctx: RedisContext, plan: EventSourcePlan, query
   const fromMs = query.from?.getTime();
   const toMs = query.to?.getTime();
   const batchSize = Math.min(Math.max(limit + 1, 50), 1000);
+  let partial: PartialRead["reason"] | null = null;
 
   const matches = (e: LeaseEvent) =>
     (kinds === null || kinds.has(e.kind)) &&
@@ -77,8 +98,12 @@ export async function readEvents(ctx: RedisContext, plan: EventSourcePlan, query
     }
     return bound;
   };
+  /** Reading order: negative when `a` comes first. */
+  const compareOrder = (a: EventPosition, b: EventPosition) => (isAscending ? compareEventPositions(a, b) : compareEventPositions(b, a));
 
   let sources: EventSource[];
+  /** Id lists cut by their cap: events before the newest of their oldest ids may be missing. */
+  let listedFrom = null as EventPosition | null;
   if ("streams" in plan) {
     sources = plan.streams.map(({ key, bucket }) => ({
       key,
@@ -87,62 +112,103 @@ export async function readEvents(ctx: RedisContext, plan: EventSourcePlan, query
       limitBound: isAscending ? highId : lowId,
       buffer: [],
       isExhausted: false,
+      frontier: null,
     }));
   } else {
-    const { listKey, streamKey, bucket } = plan.idList;
-    const [listed] = await execPipeline(ctx, "events", (p) => p.lrange(listKey, 0, -1));
-    // The list is newest first; keep the ids inside the time range and after the cursor.
-    const isInside = (id: string) => {
-      const position = { ...parseStreamId(id), bucket };
+    budget.checkpoint();
+    const listed = (await execPipeline(ctx, "events", (p) => {
+      for (const l of plan.idLists) p.lrange(l.listKey, 0, options.idListCap - 1);
+    })) as (string[] | null)[];
+    // Lists are newest first; keep the ids inside the time range and after the cursor.
+    const isInside = (position: EventPosition) => {
       if (fromMs !== undefined && position.ms < fromMs) return false;
       if (toMs !== undefined && position.ms >= toMs) return false;
       if (!after) return true;
       const order = compareEventPositions(position, after);
       return isAscending ? order > 0 : order < 0;
     };
-    const ids = [...new Set((listed as string[]) ?? [])].filter(isInside);
-    if (isAscending) ids.reverse();
-    sources = [{ key: streamKey, bucket, bound: "", limitBound: "", pendingIds: ids, buffer: [], isExhausted: ids.length === 0 }];
+    sources = plan.idLists.map(({ streamKey, bucket }, i) => {
+      const all = listed[i] ?? [];
+      budget.spend(all.length + 1);
+      const oldest = all.at(-1);
+      if (oldest !== undefined && all.length >= options.idListCap) {
+        const position = { ...parseStreamId(oldest), bucket };
+        if (!listedFrom || compareEventPositions(position, listedFrom) > 0) listedFrom = position;
+      }
+      const ids = [...new Set(all)].filter((id) => isInside({ ...parseStreamId(id), bucket }));
+      if (isAscending) ids.reverse();
+      return { key: streamKey, bucket, bound: "", limitBound: "", pendingIds: ids, buffer: [], isExhausted: ids.length === 0, frontier: null };
+    });
   }
 
+  /** The budget ran out: keep the buffered matches no unread entry can come before, and stop reading. */
+  const stopAtFrontier = () => {
+    partial = "read_budget";
+    let first: EventPosition | null = null;
+    for (const s of sources) {
+      if (s.isExhausted || !s.frontier) continue;
+      if (!first || compareOrder(s.frontier, first) < 0) first = s.frontier;
+    }
+    for (const s of sources) {
+      if (first) s.buffer = s.buffer.filter((e) => compareOrder(e, first!) <= 0);
+      s.isExhausted = true;
+    }
+  };
+
   const refill = async (needy: readonly EventSource[]) => {
+    budget.checkpoint();
     const reads: Array<{ source: EventSource; isRange: boolean }> = [];
+    // A round trip reads no more than the budget has left, shared by the sources it reads.
+    const count = Math.min(batchSize, Math.ceil(budget.remaining / needy.length));
     const replies = await execPipeline(ctx, "events", (p) => {
       for (const s of needy) {
         if (s.pendingIds) {
-          for (const id of s.pendingIds.splice(0, batchSize)) {
+          for (const id of s.pendingIds.splice(0, count)) {
             p.xrange(s.key, id, id);
             reads.push({ source: s, isRange: false });
           }
           if (s.pendingIds.length === 0) s.isExhausted = true;
         } else {
-          if (isAscending) p.xrange(s.key, s.bound, s.limitBound, "COUNT", batchSize);
-          else p.xrevrange(s.key, s.bound, s.limitBound, "COUNT", batchSize);
+          if (isAscending) p.xrange(s.key, s.bound, s.limitBound, "COUNT", count);
+          else p.xrevrange(s.key, s.bound, s.limitBound, "COUNT", count);
           reads.push({ source: s, isRange: true });
         }
       }
     });
     reads.forEach(({ source: s, isRange }, i) => {
       const entries = (replies[i] as [string, string[]][]) ?? [];
+      budget.spend(Math.max(1, entries.length));
       if (isRange) {
-        if (entries.length < batchSize) s.isExhausted = true;
+        if (entries.length < count) s.isExhausted = true;
         const last = entries[entries.length - 1];
         if (last) s.bound = `(${last[0]}`;
       }
       // An id whose entry was trimmed from the capped bucket stream reads as nothing.
       for (const entry of entries) {
+        const position = { ...parseStreamId(entry[0]), bucket: s.bucket };
+        s.frontier = position;
         const event = toLeaseEvent(ctx.storeName, s.bucket, streamEntryToRaw(entry));
         if (!event || !matches(event)) continue;
-        s.buffer.push({ ...parseStreamId(entry[0]), bucket: s.bucket, event });
+        s.buffer.push({ ...position, event });
       }
     });
+    if (budget.isSpent && sources.some((s) => !s.isExhausted)) stopAtFrontier();
   };
 
-  const compare = (a: PositionedEvent, b: PositionedEvent) => (isAscending ? compareEventPositions(a, b) : compareEventPositions(b, a));
-  const taken = await takeMerged<PositionedEvent, EventSource>(sources, refill, compare, limit + 1);
-  const page: Page<LeaseEvent> = { items: taken.slice(0, limit).map((t) => t.event) };
-  const last = taken[limit - 1];
-  if (taken.length > limit && last) page.nextCursor = formatEventId(`${last.ms}-${last.seq}`, last.bucket);
+  const taken = await takeMerged<PositionedEvent, EventSource>(sources, refill, compareOrder, limit + 1);
+  let items = taken;
+  if (listedFrom) {
+    // Past the oldest id a full list still holds, that list may be missing events: what lies
+    // there is not shown, and a window reaching back that far is answered in part.
+    const cut = listedFrom;
+    const isWindowDeeper = fromMs === undefined || fromMs < cut.ms;
+    items = taken.filter((t) => compareEventPositions(t, cut) >= 0);
+    if (isWindowDeeper && (isAscending || items.length <= limit)) partial ??= "index_depth";
+  }
+  const page: Page<LeaseEvent> = { items: items.slice(0, limit).map((t) => t.event) };
+  const last = items[limit - 1];
+  if (partial) page.partial = { reason: partial, examined: budget.examined };
+  else if (items.length > limit && last) page.nextCursor = formatEventId(`${last.ms}-${last.seq}`, last.bucket);
   return page;
 }
 

@@ -23,7 +23,11 @@
  *   <ns>:{b7}:acq                 zset resource → acquiredAt ms ("held_longest" / "newest" sorts)
  *   <ns>:{b7}:names               zset of resources, all score 0 (lex ranges for prefix filters)
  *   <ns>:{b7}:evids:<resource>    list: ids of this resource's recent events, newest first
- *   <ns>:{b7}:events:<kind>       stream per rare kind (expired, lost, …): same entries and ids
+ *   <ns>:{b7}:events:<kind>       stream per rare kind (expired, lost, contended, …): same entries and ids
+ *   <ns>:{b7}:evo:<owner>         list: ids of this owner's recent events in the bucket, newest first (capped, like evids)
+ *   <ns>:{b7}:evt:<task>          list: the same per task
+ *   <ns>:{b7}:grants:<day>        hash 'l:<leaseId>' / 't:<token>' → resource, per epoch day of the event (15 days):
+ *                                 where a lease id or token filter finds its resource's history
  *   <ns>:{b7}:stats:m:<minute>    hash of counters per epoch minute (~48 h)
  *   <ns>:{b7}:stats:h:<hour>      hash of counters per epoch hour (~15 days)
  *   <ns>:{b7}:holds:c<k> / open / classes   the hold index heldAt() reads (see held-at.ts)
@@ -126,6 +130,16 @@ export function buildResourceScriptKeys(keys: BucketKeys, resource: string): str
 /** A resource's history list of event ids (a read model). */
 export function buildEvidsKey(keys: BucketKeys, resource: string): string {
   return `${keys.base}evids:${resource}`;
+}
+
+/** A bucket's list of one owner's (`evo`) or one task's (`evt`) recent event ids (a read model). */
+export function buildValueIdsKey(keys: BucketKeys, field: "owner" | "task", value: string): string {
+  return `${keys.base}${field === "owner" ? "evo" : "evt"}:${value}`;
+}
+
+/** A bucket's hash of lease ids and fencing tokens seen on epoch day `day`, each → its resource (a read model). */
+export function buildGrantsKey(keys: BucketKeys, day: number): string {
+  return `${keys.base}grants:${day}`;
 }
 
 /** Stream of one indexed event kind in a bucket (a read model). */

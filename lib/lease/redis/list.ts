@@ -4,6 +4,7 @@ import { compareBytes, decodeCursor, encodeCursor, toLease, type RawLease } from
 import { execPipeline, parseTimeReply, type RedisContext } from "./connection";
 import type { BucketKeys } from "./keys";
 import { takeMerged, type MergeSource } from "./merge";
+import type { ReadBudget } from "./read-budget";
 
 export const DEFAULT_LIST_LIMIT = 100;
 
@@ -56,12 +57,17 @@ function makeCompare(plan: SortPlan) {
  * (or, for a narrow prefix, from lex ranges of the names zset), merged in sort order,
  * then the lease hashes are read in one pipeline per batch and filtered. States
  * are computed at the store time read with the first batch.
+ *
+ * Bounded: index entries and lease hashes read count against `budget` (whose signal is checked
+ * before each round trip); once it is spent the page holds what was found so far, exact and in
+ * order, and says it is `partial`.
  */
 export async function listLeases(
   ctx: RedisContext,
   bucketKeys: readonly BucketKeys[],
   query: ListQuery,
   buildResourceLeaseKey: (resource: string) => string,
+  budget: ReadBudget,
 ): Promise<LeasePage> {
   const sort = query.sort ?? "expires";
   const plan = SORT_PLANS[sort];
@@ -76,6 +82,7 @@ export async function listLeases(
   const prefix = query.prefix;
   let nowMs: number;
   let isPrefixScan = false;
+  budget.checkpoint();
   if (prefix === undefined) {
     const [timeReply] = await execPipeline(ctx, "list", (p) => p.time());
     nowMs = parseTimeReply(timeReply);
@@ -92,7 +99,10 @@ export async function listLeases(
     // Cost model: gathering reads every match; scanning the sort order reads about
     // limit / (share of matches) entries. A narrow prefix is gathered, a broad one scanned.
     const scanCost = matching === 0 ? Infinity : ((limit + 1) * total) / matching;
+    budget.spend(2 * sources.length);
     if (matching <= scanCost) {
+      budget.checkpoint();
+      budget.spend(matching);
       await fillFromPrefix(ctx, sources, plan, range, isAfterCursor, compare);
     } else {
       isPrefixScan = true;
@@ -101,6 +111,7 @@ export async function listLeases(
   const isCandidate = (c: Candidate) => isAfterCursor(c) && (!isPrefixScan || c.resource.startsWith(prefix!));
 
   const refill = async (needy: readonly ListSource[]) => {
+    budget.checkpoint();
     const replies = await execPipeline(ctx, "list", (p) => {
       for (const source of needy) {
         const key = source.keys[plan.zset];
@@ -114,6 +125,7 @@ export async function listLeases(
     needy.forEach((source, i) => {
       const flat = (replies[i] as string[]) ?? [];
       source.offset += flat.length / 2;
+      budget.spend(Math.max(1, flat.length / 2));
       if (flat.length / 2 < batchSize) source.isExhausted = true;
       for (let j = 0; j + 1 < flat.length; j += 2) {
         const candidate = { resource: flat[j]!, score: Number(flat[j + 1]) };
@@ -129,10 +141,17 @@ export async function listLeases(
   const want = limit + 1;
   // Filters can drop most candidates: each round reads twice as many as the last (bounded).
   let takeCount = want;
+  let isPartial = false;
   while (items.length < want) {
+    if (budget.isSpent) {
+      isPartial = true;
+      break;
+    }
     const batch = await takeMerged(sources, refill, compare, takeCount);
     takeCount = Math.min(takeCount * 2, 2_000);
     if (batch.length === 0) break;
+    budget.checkpoint();
+    budget.spend(batch.length);
     const hashes = await execPipeline(ctx, "list", (p) => {
       for (const c of batch) p.hgetall(buildResourceLeaseKey(c.resource));
     });
@@ -148,7 +167,8 @@ export async function listLeases(
 
   const hasMore = items.length > limit;
   const page: LeasePage = { items: items.slice(0, limit), now };
-  if (hasMore && lastTaken) page.nextCursor = encodeCursor({ s: sort, v: lastTaken.score, r: lastTaken.resource });
+  if (isPartial) page.partial = { reason: "read_budget", examined: budget.examined };
+  else if (hasMore && lastTaken) page.nextCursor = encodeCursor({ s: sort, v: lastTaken.score, r: lastTaken.resource });
   return page;
 }
 

@@ -4,12 +4,13 @@ import { resourcePrefix } from "../validation";
 import { parseStreamId, streamEntryToRaw, type RawEvent } from "./codec";
 import { callScript, execPipeline, parseTimeReply, type RedisContext } from "./connection";
 import { buildHoldKeys, holdClass, holdsFromEntries, loadOpenStarts } from "./held-at";
-import { buildEvidsKey, buildKindStreamKey, buildStatsKey, type BucketKeys } from "./keys";
+import { buildEvidsKey, buildGrantsKey, buildKindStreamKey, buildStatsKey, buildValueIdsKey, type BucketKeys } from "./keys";
 import { EVIDS_TTL_S, HOUR_TTL_S, INDEXED_EVENT_KINDS, LEASE_SCRIPTS, MINUTE_TTL_S } from "./scripts";
 
 /**
  * The projector: folds each bucket's event stream into the read models the console reads
- * (keys.ts): the listing zsets (acq, names), per-resource history lists, per-kind streams,
+ * (keys.ts): the listing zsets (acq, names), per-resource history lists, per-kind streams, the
+ * owner and task id lists and the lease id / token → resource hashes the event filters read,
  * the per-minute / per-hour rollups, the hold index heldAt() reads (held-at.ts), plus renewals (counted in the durable totals, not stored as
  * events). The hot-path scripts only append the event; this runs off that path, in batches: by
  * the sweeper process and the console on an interval (PROJECTION_INTERVAL_MS), and by a read of
@@ -44,7 +45,16 @@ const TERMINAL_KINDS = new Set(["released", "expired", "force_released"]);
  * is checked against them, so they must not wait for (or depend on) a projection.
  */
 const HOT_PATH_TOTAL_KINDS = new Set(["acquired", "released", "expired", "force_released"]);
-const INDEXED_KINDS = new Set<string>(INDEXED_EVENT_KINDS);
+/**
+ * Kinds copied into a per-kind stream. Besides the rare kinds the store has always copied,
+ * `contended`: it is rare on a quiet system (a filter for it would otherwise read every event
+ * of the window) and frequent only where the per-kind stream's cap keeps it bounded anyway.
+ * acquired and released are left out: together they are most events, so reading the bucket
+ * streams for them finds a page quickly.
+ */
+export const KIND_STREAM_KINDS: readonly string[] = [...INDEXED_EVENT_KINDS, "contended"];
+const INDEXED_KINDS = new Set<string>(KIND_STREAM_KINDS);
+const DAY_MS = 86_400_000;
 /** Contention is counted per 3-segment prefix; shallower depths are sums over it, done on read. */
 const CONTENTION_PREFIX_DEPTH = 3;
 
@@ -237,6 +247,9 @@ export class Projector {
     const totals = new Map<string, number>();
     const total = (field: string, n: number) => totals.set(field, (totals.get(field) ?? 0) + n);
     const history = new Map<string, string[]>();
+    const byOwner = new Map<string, string[]>();
+    const byTask = new Map<string, string[]>();
+    const grants = new Map<string, Map<string, string>>();
     const raws: RawEvent[] = [];
     const listed = new Map<string, number | null>();
     // A batch mostly lies within one minute: its stats keys are built once per minute seen.
@@ -281,6 +294,15 @@ export class Projector {
       let ids = history.get(resource);
       if (!ids) history.set(resource, (ids = []));
       ids.push(entry[0]);
+      if (raw.owner) appendTo(byOwner, raw.owner, entry[0]);
+      if (raw.task) appendTo(byTask, raw.task, entry[0]);
+      if (raw.leaseId || raw.token) {
+        const key = buildGrantsKey(keys, Math.floor(ms / DAY_MS));
+        let fields = grants.get(key);
+        if (!fields) grants.set(key, (fields = new Map()));
+        if (raw.leaseId) fields.set(`l:${raw.leaseId}`, resource);
+        if (raw.token) fields.set(`t:${raw.token}`, resource);
+      }
       if (INDEXED_KINDS.has(kind)) {
         writes.add("XADD", buildKindStreamKey(keys, kind), "MAXLEN", "~", this.options.eventsMaxLen, entry[0], ...entry[1]);
       }
@@ -299,6 +321,20 @@ export class Projector {
       // LPUSH of oldest…newest leaves the newest first.
       writes.add("LPUSH", key, ...ids);
       writes.add("LTRIM", key, 0, this.options.evidsMaxLen - 1);
+      writes.add("EXPIRE", key, EVIDS_TTL_S);
+    }
+    // Owner and task filters read these lists instead of the streams; capped and expiring like
+    // the history lists. Replays are refused by the cursor check, so no id is listed twice.
+    for (const [field, lists] of [["owner", byOwner], ["task", byTask]] as const) {
+      for (const [value, ids] of lists) {
+        const key = buildValueIdsKey(keys, field, value);
+        writes.add("LPUSH", key, ...ids);
+        writes.add("LTRIM", key, 0, this.options.evidsMaxLen - 1);
+        writes.add("EXPIRE", key, EVIDS_TTL_S);
+      }
+    }
+    for (const [key, fields] of grants) {
+      writes.add("HSET", key, ...[...fields].flat());
       writes.add("EXPIRE", key, EVIDS_TTL_S);
     }
     for (const [field, n] of totals) writes.add("HINCRBY", keys.totals, field, n);
@@ -323,4 +359,10 @@ export class Projector {
     if (entries.length < PROJECT_BATCH) s.isDone = true;
     return entries.length;
   }
+}
+
+function appendTo(lists: Map<string, string[]>, value: string, id: string): void {
+  const ids = lists.get(value);
+  if (ids) ids.push(id);
+  else lists.set(value, [id]);
 }

@@ -127,7 +127,7 @@ describe("RedisLeaseStore keys", () => {
     const keys = await scanKeys(store.client as Redis, fresh.namespace);
     expect(keys.length).toBeGreaterThan(0);
     const perResource = /^(lock|lease|ended|fence|evids):(.+)$/;
-    const perBucket = /^(idx|acq|names|events|events:(expired|lost|renew_failed|force_released|fencing_rejected)|stats:[mh]:\d+|slack:\d+|totals|groups|proj|holds:(open|classes|c\d+))$/;
+    const perBucket = /^(idx|acq|names|events|events:(expired|lost|renew_failed|force_released|fencing_rejected|contended)|stats:[mh]:\d+|slack:\d+|totals|groups|proj|holds:(open|classes|c\d+)|ev[ot]:.+|grants:\d+)$/;
     const kinds = new Set<string>();
     // The one key outside the buckets: the namespace's bucket count.
     expect(keys).toContain(`${fresh.namespace}:buckets`);
@@ -148,7 +148,7 @@ describe("RedisLeaseStore keys", () => {
       }
     }
     // Every kind of key was produced, so each was checked above.
-    expect([...kinds].sort()).toEqual(["acq", "ended", "events", "events:<kind>", "evids", "fence", "groups", "holds", "idx", "lease", "lock", "names", "proj", "slack", "stats", "totals"]);
+    expect([...kinds].sort()).toEqual(["acq", "ended", "events", "events:<kind>", "evids", "evo", "evt", "fence", "grants", "groups", "holds", "idx", "lease", "lock", "names", "proj", "slack", "stats", "totals"]);
   });
 });
 

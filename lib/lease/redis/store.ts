@@ -9,6 +9,7 @@ import type {
   AcquireInput,
   AcquireResult,
   EventQuery,
+  UnservableFilter,
   FencingRejectionInput,
   ForceReleaseInput,
   ForceReleaseResult,
@@ -67,17 +68,21 @@ import {
   bucketOf,
   buildBucketKeys,
   buildEvidsKey,
+  buildGrantsKey,
   buildKindStreamKey,
   buildNamespaceBucketsKey,
   buildResourceKeys,
   buildResourceScriptKeys,
   buildSlackKey,
+  buildValueIdsKey,
   type BucketKeys,
 } from "./keys";
+import { findUnservableRedisEventFilter } from "./event-filters";
+import { DEFAULT_READ_KEY_BUDGET, ReadBudget } from "./read-budget";
 import { pruneBucketHolds, readHeldAt, type HeldAtDeps } from "./held-at";
 import { listLeases } from "./list";
-import { Projector, type ProjectResult } from "./projector";
-import { INDEXED_EVENT_KINDS, LEASE_SCRIPTS, type LeaseOperation } from "./scripts";
+import { KIND_STREAM_KINDS, Projector, type ProjectResult } from "./projector";
+import { EVIDS_TTL_S, LEASE_SCRIPTS, type LeaseOperation } from "./scripts";
 import { readStats } from "./stats";
 import { addTotalsHash, emptyLifetimeTotals } from "./totals";
 import { addGroupsHash } from "./group-totals";
@@ -96,6 +101,7 @@ export const RESOURCE_EVENTS_MAX_LEN = 1_000;
 export const ADVICE_EVENTS_CAP = 50_000;
 const ADVICE_EVENT_KINDS: readonly LeaseEventKind[] = ["released", "expired", "force_released", "renew_failed"];
 const SLACK_HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
 /** Due leases read per bucket per sweep round (each is recorded by a script call of its own). */
 export const SWEEP_BATCH = 500;
 /** Batches per bucket a read of a read model projects first, at most (so a read stays bounded). */
@@ -180,6 +186,8 @@ export const ZRedisLeaseStoreOptions = z
     buckets: z.number().int().min(1).max(1024, { error: "buckets must be between 1 and 1024" }).default(DEFAULT_BUCKETS),
     eventsMaxLen: z.number().int().min(1).max(100_000_000).default(DEFAULT_EVENTS_MAX_LEN),
     allowEvictingMemoryPolicy: z.boolean().default(false),
+    /** Keys and entries one read (list, events) may examine before it answers in part (`partial`). */
+    readKeyBudget: z.number().int().min(1).max(100_000_000).default(DEFAULT_READ_KEY_BUDGET),
   })
   .refine((o) => [o.url, o.client, o.cluster].filter((v) => v !== undefined).length === 1, { error: "give exactly one of url, client or cluster" });
 export type TRedisLeaseStoreOptions = z.input<typeof ZRedisLeaseStoreOptions>;
@@ -233,6 +241,7 @@ export class RedisLeaseStore implements LeaseStore {
   private readonly projector: Projector;
   private lastConnectionError: string | undefined;
   private readonly allowEvictingMemoryPolicy: boolean;
+  private readonly readKeyBudget: number;
   private isNamespaceChecked = false;
   private namespaceCheck: Promise<void> | null = null;
   /** A check that failed for good (not for a connection error): every operation throws it. */
@@ -245,6 +254,7 @@ export class RedisLeaseStore implements LeaseStore {
     this.buckets = o.buckets;
     this.eventsMaxLen = o.eventsMaxLen;
     this.allowEvictingMemoryPolicy = o.allowEvictingMemoryPolicy;
+    this.readKeyBudget = o.readKeyBudget;
     this.evidsMaxLen = Math.min(o.eventsMaxLen, RESOURCE_EVENTS_MAX_LEN);
     const clusterUrl = o.url?.startsWith("redis+cluster://") ? parseRedisClusterUrl(o.url) : null;
     if (clusterUrl?.namespace && options.namespace === undefined) this.namespace = clusterUrl.namespace;
@@ -374,7 +384,8 @@ export class RedisLeaseStore implements LeaseStore {
     q.signal?.throwIfAborted(); // a request gone away starts no Redis work
     // The "expires" order without a prefix reads the hot-path index only; the others read models.
     if (q.prefix !== undefined || (q.sort ?? "expires") !== "expires") await this.projector.project(READ_CATCH_UP_ROUNDS);
-    return listLeases(this.ctx, this.bucketKeys, q, (resource) => buildResourceKeys(this.namespace, this.buckets, resource).lease);
+    const budget = new ReadBudget(this.readKeyBudget, q.signal, `redis store "${this.name}": list`);
+    return listLeases(this.ctx, this.bucketKeys, q, (resource) => buildResourceKeys(this.namespace, this.buckets, resource).lease, budget);
   }
 
   async events(query: EventQuery = {}): Promise<Page<LeaseEvent>> {
@@ -382,12 +393,16 @@ export class RedisLeaseStore implements LeaseStore {
     if (!this.isNamespaceChecked) await this.checkNamespace("events");
     q.signal?.throwIfAborted(); // a request gone away starts no Redis work
     if (q.from && q.to && q.from.getTime() > q.to.getTime()) throw new LeaseError("events: from must not be after to");
-    const plan = this.planEventSources(q);
-    // Whole bucket streams are the source itself; a resource's history and the per-kind streams are read models.
-    if (!("streams" in plan && plan.streams.every((s) => s.key === this.bucketKeys[s.bucket]!.events))) {
-      await this.projector.project(READ_CATCH_UP_ROUNDS);
-    }
-    return readEvents(this.ctx, plan, q);
+    const budget = new ReadBudget(this.readKeyBudget, q.signal, `redis store "${this.name}": events`);
+    // Whole bucket streams are the source itself; everything else is a read model, caught up first.
+    if (!this.isBucketStreamRead(q)) await this.projector.project(READ_CATCH_UP_ROUNDS);
+    const plan = await this.planEventSources(q, budget);
+    return readEvents(this.ctx, plan, q, { budget, idListCap: this.evidsMaxLen });
+  }
+
+  /** See ./event-filters.ts: a prefix alone over more than 24 h is refused; every other filter is indexed or matches most events. */
+  findUnservableEventFilter(query: EventQuery): UnservableFilter | null {
+    return findUnservableRedisEventFilter(query);
   }
 
   /**
@@ -400,7 +415,7 @@ export class RedisLeaseStore implements LeaseStore {
     if (!this.isNamespaceChecked) await this.checkNamespace("heldAt");
     await this.projector.project(READ_CATCH_UP_ROUNDS);
     const deps: HeldAtDeps = {
-      listOldestFirst: (l) => this.list({ ...l, sort: "held_longest" }),
+      listOldestFirst: (l) => this.list({ ...l, sort: "held_longest", ...(q.signal ? { signal: q.signal } : {}) }),
       get: (resource) => this.get(resource),
       leaseKey: (resource) => buildResourceKeys(this.namespace, this.buckets, resource).lease,
       bucketOf: (resource) => bucketOf(resource, this.buckets),
@@ -506,6 +521,7 @@ export class RedisLeaseStore implements LeaseStore {
     const tallies = new Map<string, EventTally>();
     let read = 0;
     let cursor: string | undefined;
+    let isPartial = false;
     do {
       const page = await this.events({
         ...(window.prefix ? { prefix: window.prefix } : {}),
@@ -514,12 +530,14 @@ export class RedisLeaseStore implements LeaseStore {
         to: window.to,
         limit: 1_000,
         ...(cursor ? { cursor } : {}),
+        ...(query?.signal ? { signal: query.signal } : {}),
       });
       tallyEvents(page.items, tallies);
       read += page.items.length;
       cursor = page.nextCursor;
+      isPartial = page.partial !== undefined;
     } while (cursor && read < ADVICE_EVENTS_CAP);
-    return buildTtlAdviceReport(this.name, window, slackRows, tallies, cursor !== undefined);
+    return buildTtlAdviceReport(this.name, window, slackRows, tallies, cursor !== undefined || isPartial);
   }
 
   private async readSlackRows(from: Date, to: Date, prefix: string | undefined): Promise<RenewalSlackRow[]> {
@@ -697,21 +715,57 @@ export class RedisLeaseStore implements LeaseStore {
     this.isNamespaceChecked = true;
   }
 
+  private isBucketStreamRead(q: EventQuery): boolean {
+    const kinds = q.kinds ?? [];
+    const isKindStreamRead = kinds.length > 0 && kinds.every((kind) => KIND_STREAM_KINDS.includes(kind));
+    return !(q.resource || q.owner || q.task || q.leaseId || q.fencingToken || isKindStreamRead);
+  }
+
   /**
-   * A resource's history comes from its id list (one bucket, no scan); a filter on
-   * rare kinds only reads those kinds' streams; anything else merges the bucket streams.
+   * Where an event query reads, most selective index first: a resource's history list (one
+   * bucket); an owner's or a task's id lists (one per bucket); for a lease id or token, the
+   * grants hashes of the window's days name the resource, whose history is then read; the
+   * per-kind streams when every kind asked for has one; else the bucket streams.
    */
-  private planEventSources(q: EventQuery): EventSourcePlan {
-    if (q.resource) {
-      const bucket = bucketOf(q.resource, this.buckets);
+  private async planEventSources(q: EventQuery, budget: ReadBudget): Promise<EventSourcePlan> {
+    const historyOf = (resource: string) => {
+      const bucket = bucketOf(resource, this.buckets);
       const keys = this.bucketKeys[bucket]!;
-      return { idList: { listKey: buildEvidsKey(keys, q.resource), streamKey: keys.events, bucket } };
+      return { listKey: buildEvidsKey(keys, resource), streamKey: keys.events, bucket };
+    };
+    if (q.resource) return { idLists: [historyOf(q.resource)] };
+    if (q.owner !== undefined || q.task !== undefined) {
+      const [field, value] = q.owner !== undefined ? (["owner", q.owner] as const) : (["task", q.task!] as const);
+      return { idLists: this.bucketKeys.map((keys, bucket) => ({ listKey: buildValueIdsKey(keys, field, value), streamKey: keys.events, bucket })) };
+    }
+    if (q.leaseId !== undefined || q.fencingToken !== undefined) {
+      return { idLists: (await this.findGrantResources(q, budget)).map(historyOf) };
     }
     const kinds = [...new Set(q.kinds ?? [])];
-    if (kinds.length > 0 && kinds.every((kind) => INDEXED_EVENT_KINDS.includes(kind))) {
+    if (kinds.length > 0 && kinds.every((kind) => KIND_STREAM_KINDS.includes(kind))) {
       return { streams: this.bucketKeys.flatMap((keys, bucket) => kinds.map((kind) => ({ key: buildKindStreamKey(keys, kind), bucket }))) };
     }
     return { streams: this.bucketKeys.map((keys, bucket) => ({ key: keys.events, bucket })) };
+  }
+
+  /** The resources a lease id or token was seen on, from the grants hashes of the query's days (at most as many as they keep). */
+  private async findGrantResources(q: EventQuery, budget: ReadBudget): Promise<string[]> {
+    const lastDay = Math.floor((q.to?.getTime() ?? Date.now() + DAY_MS) / DAY_MS);
+    const keptDays = Math.ceil(EVIDS_TTL_S / 86_400);
+    const firstDay = Math.max(Math.floor((q.from?.getTime() ?? 0) / DAY_MS), lastDay - keptDays);
+    const fields = [...(q.leaseId !== undefined ? [`l:${q.leaseId}`] : []), ...(q.fencingToken !== undefined ? [`t:${q.fencingToken}`] : [])];
+    budget.checkpoint();
+    const replies = (await execPipeline(this.ctx, "events", (p) => {
+      for (let day = firstDay; day <= lastDay; day++) for (const keys of this.bucketKeys) p.hmget(buildGrantsKey(keys, day), ...fields);
+    })) as (string | null)[][];
+    budget.spend(replies.length);
+    const resources = new Set<string>();
+    // With both filters, the resource must be the one each of them names.
+    for (const reply of replies) {
+      const found = (reply ?? []).filter((r): r is string => r !== null);
+      if (found.length === fields.length && found.every((r) => r === found[0])) resources.add(found[0]!);
+    }
+    return [...resources];
   }
 
   /** `moreKeys`: keys after the shared resource KEYS, for scripts that take more (renew's slack hash). */

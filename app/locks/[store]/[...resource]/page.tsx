@@ -10,6 +10,7 @@ import { canSession, requirePermission, requireSession, scopeFor } from "@/lib/a
 import { getLeaseDetailFromRoute } from "@/lib/console/get-lease-detail";
 import { getPastHolder } from "@/lib/console/get-past-leases";
 import { leaseHref, toSearchString } from "@/lib/console/links";
+import { pageReadSignal } from "@/lib/console/page-signal";
 
 export const metadata: Metadata = { title: "Lease" };
 
@@ -25,7 +26,7 @@ export default async function LeasePage({ params, searchParams }: { params: Prom
   const route = await params;
   const search = await searchParams;
   const scope = scopeFor(session, "leases:read");
-  const result = await getLeaseDetailFromRoute(route, { scope });
+  const result = await getLeaseDetailFromRoute(route, { scope, signal: pageReadSignal() });
   if (!result.ok && result.problem.isNotFound) notFound();
   if (!result.ok) return <ParamProblemNotice problem={result.problem} resetHref="/locks" what="this lease" />;
   const outcome = result.view;
