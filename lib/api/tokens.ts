@@ -7,7 +7,7 @@
  * Lookups are cached for at most TOKEN_CACHE_MS so the hot path does not query
  * Postgres per request, while a revoked or expired token is refused within a second.
  */
-import { createHash, randomBytes, randomUUID } from "node:crypto";
+import { hash, randomBytes, randomUUID } from "node:crypto";
 import pg from "pg";
 import { z } from "zod";
 import { ZStoreName } from "@/lib/lease/validation";
@@ -89,7 +89,7 @@ function toToken(row: TokenRow): ApiToken {
 }
 
 export function hashToken(token: string): Buffer {
-  return createHash("sha256").update(token, "utf8").digest();
+  return hash("sha256", token, "buffer");
 }
 
 const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: (s: string) => string }> = [
@@ -204,7 +204,8 @@ export class TokenStore {
    */
   async authenticate(bearer: string, now = Date.now()): Promise<ApiToken | null> {
     if (!bearer.startsWith(TOKEN_PREFIX) || bearer.length > 128) return null;
-    const key = hashToken(bearer).toString("hex");
+    // One-shot hash straight to hex: this runs on every API request.
+    const key = hash("sha256", bearer, "hex");
     const cached = this.cache.get(key);
     let token: ApiToken | null;
     if (cached && now - cached.at < TOKEN_CACHE_MS) {
