@@ -184,7 +184,9 @@ export function buildApiServer(options: ApiServerOptions): FastifyInstance {
     const header = request.headers.authorization;
     const bearer = header?.startsWith("Bearer ") ? header.slice(7).trim() : undefined;
     if (!bearer) throw new ApiProblem("unauthorized", "Send Authorization: Bearer <token> (create one in the console under /tokens).");
-    const token = await call(options.tokens.authenticate(bearer), "the token lookup");
+    // A cached answer needs no promise nor store timeout; only a lookup goes to the database.
+    const cached = options.tokens.authenticateCached(bearer);
+    const token = cached !== undefined ? cached : await call(options.tokens.authenticate(bearer), "the token lookup");
     if (!token) throw new ApiProblem("unauthorized", "The token is unknown, revoked or expired.");
     const rate = limiter.take(token.id, token.ratePerSec);
     if (!rate.ok) throw new ApiProblem("rate-limited", `This token is limited to ${token.ratePerSec} requests per second.`, { retryAfterS: rate.retryAfterS });
