@@ -8,10 +8,15 @@
  * of the API process (read from /proc), and of Redis (INFO cpu; shared server, so noisy).
  *
  * Knobs: LW_BENCH_CONCURRENCY (16), LW_BENCH_SECONDS per side (6), LW_BENCH_ROUNDS (4),
- * LW_BENCH_API_LOG_LEVEL (info, as deployed; "warn" shows what request logging costs).
+ * LW_BENCH_API_LOG_LEVEL (info, as deployed; "warn" shows what request logging costs),
+ * LW_BENCH_API_CPU_PROF (a directory: the API process writes a V8 CPU profile there, and the
+ * bench prints where the API process spent its CPU during the measured API rounds),
+ * LW_BENCH_API_BASELINE (another checkout, e.g. of main, with node_modules: its API runs as a
+ * third side in the same rounds, so a change can be compared on a loaded machine).
  */
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { cpus, loadavg } from "node:os";
 import http from "node:http";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -25,6 +30,8 @@ const CONCURRENCY = Number(process.env.LW_BENCH_CONCURRENCY ?? 16);
 const SECONDS_PER_SIDE = Number(process.env.LW_BENCH_SECONDS ?? 6);
 const ROUNDS = Number(process.env.LW_BENCH_ROUNDS ?? 4);
 const LOG_LEVEL = process.env.LW_BENCH_API_LOG_LEVEL ?? "info";
+const CPU_PROF_DIR = process.env.LW_BENCH_API_CPU_PROF;
+const BASELINE_DIR = process.env.LW_BENCH_API_BASELINE;
 const TTL_MS = 30_000;
 const WARMUP_MS = 1_000;
 const TARGETS = { ratio: 0.5, p99Ms: 3 };
@@ -75,8 +82,15 @@ function request(agent: http.Agent, port: number, method: string, urlPath: strin
   });
 }
 
-async function startApiProcess(env: Record<string, string>): Promise<{ pid: number; port: number; stop: () => Promise<void> }> {
-  const child = spawn(path.join(ROOT, "node_modules/.bin/tsx"), [path.join(ROOT, "scripts/api.ts")], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"], detached: true });
+async function startApiProcess(root: string, env: Record<string, string>, profileDir?: string): Promise<{ pid: number; port: number; stop: () => Promise<void> }> {
+  // node itself (tsx as a loader) rather than the tsx wrapper: one process to measure, and node flags apply.
+  const profile = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
+  const child = spawn(process.execPath, ["--import", "tsx", ...profile, path.join(root, "scripts/api.ts")], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
   let output = "";
   const port = await new Promise<number>((resolve, reject) => {
     const onData = (d: Buffer) => {
@@ -91,10 +105,8 @@ async function startApiProcess(env: Record<string, string>): Promise<{ pid: numb
   // Drain logs so a full pipe never blocks the server.
   child.stdout.removeAllListeners("data");
   child.stdout.resume();
-  // tsx runs node as a child: the server is the process group's node, read via /proc children.
-  const serverPid = Number(readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, "utf8").trim().split(" ")[0] || child.pid);
   return {
-    pid: serverPid,
+    pid: child.pid!,
     port,
     stop: async () => {
       const exited = new Promise((resolve) => child.on("exit", resolve));
@@ -104,8 +116,53 @@ async function startApiProcess(env: Record<string, string>): Promise<{ pid: numb
   };
 }
 
+type Side = "library" | "api" | "api-baseline";
+
+/** CPU of the API process by where it went, from a V8 CPU profile, over the given monotonic windows (µs). */
+function profileBreakdown(file: string, windows: ReadonlyArray<[number, number]>): Map<string, number> {
+  interface Node { id: number; callFrame: { functionName: string; url: string }; children?: number[] }
+  const profile = JSON.parse(readFileSync(file, "utf8")) as { nodes: Node[]; samples: number[]; timeDeltas: number[]; startTime: number };
+  const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  // The first matching frame from the leaf up names the component; order matters (a zod call inside the library counts as validation).
+  const rules: Array<[string, (url: string, fn: string) => boolean]> = [
+    ["logging (pino)", (u) => /node_modules\/(pino|sonic-boom|thread-stream)/.test(u)],
+    ["metrics (prom-client)", (u) => u.includes("node_modules/prom-client")],
+    ["validation (zod)", (u) => u.includes("node_modules/zod")],
+    ["lease handles (HMAC)", (u) => u.includes("lib/api/handle.ts")],
+    ["token lookup", (u) => u.includes("lib/api/tokens.ts") || u.includes("node_modules/pg")],
+    ["lease library + ioredis", (u) => u.includes("node_modules/ioredis") || u.includes("lib/lease/")],
+    ["fastify (routing, hooks, reply)", (u) => /node_modules\/(fastify|@fastify|find-my-way|avvio|light-my-request|fast-json-stringify|secure-json-parse)/.test(u)],
+    ["API handlers (server.ts, scope, limits)", (u) => u.includes("lib/api/")],
+    ["garbage collection", (_u, fn) => fn === "(garbage collector)"],
+  ];
+  const out = new Map<string, number>();
+  let at = profile.startTime;
+  profile.samples.forEach((id, i) => {
+    at += profile.timeDeltas[i] ?? 0;
+    const delta = profile.timeDeltas[i + 1] ?? 0;
+    if (!windows.some(([a, b]) => at >= a && at < b)) return;
+    const leaf = nodes.get(id);
+    if (!leaf || leaf.callFrame.functionName === "(idle)") return;
+    let label = "node core (http parse, sockets, timers, promises)";
+    outer: for (let x: number | undefined = id; x !== undefined; x = parent.get(x)) {
+      const frame = nodes.get(x)!.callFrame;
+      for (const [name, match] of rules) {
+        if (match(frame.url, frame.functionName)) {
+          label = name;
+          break outer;
+        }
+      }
+    }
+    out.set(label, (out.get(label) ?? 0) + delta);
+  });
+  return out;
+}
+
 export async function run(): Promise<BenchOutcome> {
   const redisNs = freshRedisNamespace();
+  const baseNs = freshRedisNamespace();
   const libNs = freshRedisNamespace();
   const tokenSchema = freshPgSchema(TEST_DATABASE_URL);
   const tokens = new TokenStore({ url: TEST_DATABASE_URL, schema: tokenSchema.schema });
@@ -113,7 +170,7 @@ export async function run(): Promise<BenchOutcome> {
   const info = new Redis(libNs.url);
   const library = new RedisLeaseStore({ name: "bench-redis", client: libClient, namespace: libNs.namespace });
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
-  let api: Awaited<ReturnType<typeof startApiProcess>> | undefined;
+  const apis: Array<Awaited<ReturnType<typeof startApiProcess>>> = [];
   try {
     const { token } = await tokens.create({
       name: "bench",
@@ -125,19 +182,22 @@ export async function run(): Promise<BenchOutcome> {
       maxConcurrent: 10_000,
       createdBy: "bench",
     });
-    api = await startApiProcess({
-      LEASEWATCH_STORES: JSON.stringify([{ name: "bench-redis", kind: "redis", url: redisNs.url, namespace: redisNs.namespace }]),
+    const apiEnv = (ns: ReturnType<typeof freshRedisNamespace>) => ({
+      LEASEWATCH_STORES: JSON.stringify([{ name: "bench-redis", kind: "redis", url: ns.url, namespace: ns.namespace }]),
       LEASEWATCH_AUDIT_URL: TEST_DATABASE_URL,
       LEASEWATCH_CONSOLE_SCHEMA: tokenSchema.schema,
       LEASEWATCH_API_PORT: "0",
       LEASEWATCH_API_LOG_LEVEL: LOG_LEVEL,
       NODE_ENV: "development",
     });
-    const port = api.port;
-    const apiPid = api.pid;
+    const api = await startApiProcess(ROOT, apiEnv(redisNs), CPU_PROF_DIR);
+    apis.push(api);
+    const baseline = BASELINE_DIR ? await startApiProcess(path.resolve(BASELINE_DIR), apiEnv(baseNs)) : undefined;
+    if (baseline) apis.push(baseline);
 
-    const sides: Record<"api" | "library", Pair> = {
-      api: async (loop) => {
+    const apiPair =
+      (port: number): Pair =>
+      async (loop) => {
         const t0 = performance.now();
         const acquired = await request(agent, port, "POST", "/v1/locks/acquire", token, { resource: `bench:${loop}`, ownerId: "bench", task: "bench", ttlMs: TTL_MS });
         const ms = performance.now() - t0;
@@ -145,28 +205,40 @@ export async function run(): Promise<BenchOutcome> {
         const released = await request(agent, port, "DELETE", `/v1/locks/${String(acquired.json.leaseId)}`, token);
         if (released.status !== 200) throw new Error(`bench: api release failed: ${released.status}`);
         return ms;
+      };
+    const sides: Partial<Record<Side, { pair: Pair; pid: number | null }>> = {
+      library: {
+        pid: null,
+        pair: async (loop) => {
+          const resource = `bench:${loop}`;
+          const t0 = performance.now();
+          const r = await library.acquire({ resource, owner: "token:bench/bench", task: "bench", ttlMs: TTL_MS });
+          const ms = performance.now() - t0;
+          if (!r.acquired) throw new Error("bench: library acquire failed");
+          const released = await library.release({ resource, leaseId: r.lease.leaseId });
+          if (!released.released) throw new Error("bench: library release failed");
+          return ms;
+        },
       },
-      library: async (loop) => {
-        const resource = `bench:${loop}`;
-        const t0 = performance.now();
-        const r = await library.acquire({ resource, owner: "token:bench/bench", task: "bench", ttlMs: TTL_MS });
-        const ms = performance.now() - t0;
-        if (!r.acquired) throw new Error("bench: library acquire failed");
-        const released = await library.release({ resource, leaseId: r.lease.leaseId });
-        if (!released.released) throw new Error("bench: library release failed");
-        return ms;
-      },
+      api: { pid: api.pid, pair: apiPair(api.port) },
+      ...(baseline ? { "api-baseline": { pid: baseline.pid, pair: apiPair(baseline.port) } } : {}),
     };
+    const sideNames = Object.keys(sides) as Side[];
 
     const redisCpuUs = async () => {
       const text = await info.info("cpu");
       return (Number(/used_cpu_user:([\d.]+)/.exec(text)?.[1]) + Number(/used_cpu_sys:([\d.]+)/.exec(text)?.[1])) * 1e6;
     };
-    const measure = async (pair: Pair, ms: number): Promise<Measurement> => {
+    // Monotonic µs, the clock V8 stamps profile samples with.
+    const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
+    const apiWindows: Array<[number, number]> = [];
+    const measure = async (side: Side, ms: number): Promise<Measurement> => {
+      const { pair, pid } = sides[side]!;
       const acquireMs: number[] = [];
       let pairs = 0;
-      const [cpu0, api0, redis0] = [process.cpuUsage(), processCpuUs(apiPid), await redisCpuUs()];
+      const [cpu0, api0, redis0] = [process.cpuUsage(), pid === null ? 0 : processCpuUs(pid), await redisCpuUs()];
       const start = performance.now();
+      const monoStart = monotonicUs();
       const until = start + ms;
       await Promise.all(
         Array.from({ length: CONCURRENCY }, async (_, loop) => {
@@ -177,22 +249,23 @@ export async function run(): Promise<BenchOutcome> {
         }),
       );
       const elapsedMs = performance.now() - start;
+      if (side === "api") apiWindows.push([monoStart, monotonicUs()]);
       const cpu = process.cpuUsage(cpu0);
-      return { pairs, elapsedMs, acquireMs, clientCpuUs: cpu.user + cpu.system, apiCpuUs: processCpuUs(apiPid) - api0, redisCpuUs: (await redisCpuUs()) - redis0 };
+      return { pairs, elapsedMs, acquireMs, clientCpuUs: cpu.user + cpu.system, apiCpuUs: pid === null ? 0 : processCpuUs(pid) - api0, redisCpuUs: (await redisCpuUs()) - redis0 };
     };
 
-    await measure(sides.library, WARMUP_MS);
-    await measure(sides.api, WARMUP_MS);
-    const total: Record<"api" | "library", Measurement> = {
-      api: { pairs: 0, elapsedMs: 0, acquireMs: [], clientCpuUs: 0, apiCpuUs: 0, redisCpuUs: 0 },
-      library: { pairs: 0, elapsedMs: 0, acquireMs: [], clientCpuUs: 0, apiCpuUs: 0, redisCpuUs: 0 },
-    };
-    const ratios: number[] = [];
+    for (const side of sideNames) await measure(side, WARMUP_MS);
+    apiWindows.length = 0;
+    const empty = (): Measurement => ({ pairs: 0, elapsedMs: 0, acquireMs: [], clientCpuUs: 0, apiCpuUs: 0, redisCpuUs: 0 });
+    const total = Object.fromEntries(sideNames.map((s) => [s, empty()])) as Record<Side, Measurement>;
+    const ratios: Partial<Record<Side, number[]>> = {};
     const roundMs = (SECONDS_PER_SIDE * 1000) / ROUNDS;
     for (let round = 0; round < ROUNDS; round++) {
-      const perRound: Partial<Record<"api" | "library", number>> = {};
-      for (const side of round % 2 === 0 ? (["library", "api"] as const) : (["api", "library"] as const)) {
-        const m = await measure(sides[side], roundMs);
+      const perRound: Partial<Record<Side, number>> = {};
+      // Rotate the order each round so no side always runs first (or right after another).
+      const order = sideNames.map((_, i) => sideNames[(i + round) % sideNames.length]!);
+      for (const side of order) {
+        const m = await measure(side, roundMs);
         perRound[side] = (m.pairs / m.elapsedMs) * 1000;
         const t = total[side];
         t.pairs += m.pairs;
@@ -202,19 +275,23 @@ export async function run(): Promise<BenchOutcome> {
         t.apiCpuUs += m.apiCpuUs;
         t.redisCpuUs += m.redisCpuUs;
       }
-      ratios.push((perRound.api ?? 0) / (perRound.library ?? 1));
+      for (const side of sideNames) (ratios[side] ??= []).push((perRound[side] ?? 0) / (perRound.library ?? 1));
     }
-    ratios.sort((a, b) => a - b);
-    const ratio = ratios.length % 2 ? ratios[(ratios.length - 1) / 2]! : (ratios[ratios.length / 2 - 1]! + ratios[ratios.length / 2]!) / 2;
+    const median = (values: number[]) => {
+      const v = [...values].sort((a, b) => a - b);
+      return v.length % 2 ? v[(v.length - 1) / 2]! : (v[v.length / 2 - 1]! + v[v.length / 2]!) / 2;
+    };
+    const ratio = median(ratios.api ?? []);
 
-    console.log(`concurrency ${CONCURRENCY}, ${SECONDS_PER_SIDE} s per side in ${ROUNDS} alternating rounds, API log level ${LOG_LEVEL}`);
-    console.log("side      pairs/s   acq p50 ms  acq p99 ms  client µs/pair  api µs/pair  redis µs/pair");
-    for (const side of ["library", "api"] as const) {
+    console.log(`concurrency ${CONCURRENCY}, ${SECONDS_PER_SIDE} s per side in ${ROUNDS} rotating rounds, API log level ${LOG_LEVEL}, load average ${loadavg().map((l) => l.toFixed(1)).join(" ")}`);
+    if (baseline) console.log(`api-baseline: the API of ${path.resolve(BASELINE_DIR!)}, in the same rounds`);
+    console.log("side          pairs/s   ratio  acq p50 ms  acq p99 ms  client µs/pair  api µs/pair  redis µs/pair");
+    for (const side of sideNames) {
       const t = total[side];
       t.acquireMs.sort((a, b) => a - b);
-      const per = (us: number) => (us / t.pairs).toFixed(0).padStart(side === "api" ? 0 : 0);
+      const per = (us: number) => (us / t.pairs).toFixed(0);
       console.log(
-        `${side.padEnd(8)} ${((t.pairs / t.elapsedMs) * 1000).toFixed(0).padStart(8)}   ${quantile(t.acquireMs, 0.5).toFixed(2).padStart(9)}  ${quantile(t.acquireMs, 0.99).toFixed(2).padStart(10)}  ${per(t.clientCpuUs).padStart(14)}  ${per(t.apiCpuUs).padStart(11)}  ${per(t.redisCpuUs).padStart(13)}`,
+        `${side.padEnd(12)} ${((t.pairs / t.elapsedMs) * 1000).toFixed(0).padStart(8)}  ${`${median(ratios[side] ?? []).toFixed(2)}×`.padStart(6)}  ${quantile(t.acquireMs, 0.5).toFixed(2).padStart(10)}  ${quantile(t.acquireMs, 0.99).toFixed(2).padStart(10)}  ${per(t.clientCpuUs).padStart(14)}  ${(side === "library" ? "-" : per(t.apiCpuUs)).padStart(11)}  ${per(t.redisCpuUs).padStart(13)}`,
       );
     }
     const p99 = quantile(total.api.acquireMs, 0.99);
@@ -222,19 +299,40 @@ export async function run(): Promise<BenchOutcome> {
     const isP99Met = p99 <= TARGETS.p99Ms;
     console.log(`${isRatioMet ? "ok  " : "MISS"} API/library pairs/s (median of rounds) ${ratio.toFixed(2)}× (target ≥ ${TARGETS.ratio}×)`);
     console.log(`${isP99Met ? "ok  " : "MISS"} API acquire p99 ${p99.toFixed(2)} ms (target ≤ ${TARGETS.p99Ms} ms)`);
+    const t = total.api;
+    const perPair = (us: number) => us / t.pairs;
+    const lib = total.library;
     console.log(
-      "where the time goes: per API pair the client pays two HTTP round trips (client µs), the API process parses, authenticates (cached), " +
-        "validates, logs and calls the same library (api µs), and Redis runs the same two scripts (redis µs); on a shared 2-core machine " +
-        "the three compete for the same cores, so throughput is bounded by their sum.",
+      `where the time goes, CPU per pair: the library alone costs ${(lib.clientCpuUs / lib.pairs).toFixed(0)} µs in its caller and ${(lib.redisCpuUs / lib.pairs).toFixed(0)} µs in Redis; ` +
+        `through the API the client pays ${perPair(t.clientCpuUs).toFixed(0)} µs (two HTTP exchanges), the API process ${perPair(t.apiCpuUs).toFixed(0)} µs and Redis ${perPair(t.redisCpuUs).toFixed(0)} µs. ` +
+        `All three share ${cpus().length} cores here, so pairs/s is bounded by their sum (${(perPair(t.clientCpuUs + t.apiCpuUs + t.redisCpuUs)).toFixed(0)} µs through the API, ` +
+        `${((lib.clientCpuUs + lib.redisCpuUs) / lib.pairs).toFixed(0)} µs for the library).`,
     );
+    if (CPU_PROF_DIR) {
+      // The profile is written when the process exits.
+      await api.stop();
+      apis.splice(apis.indexOf(api), 1);
+      const file = readdirSync(CPU_PROF_DIR)
+        .filter((f) => f.endsWith(".cpuprofile") && f.includes(`.${api.pid}.`))
+        .map((f) => path.join(CPU_PROF_DIR, f))
+        .sort((a, b) => statSync(b).size - statSync(a).size)[0];
+      if (file) {
+        const parts = profileBreakdown(file, apiWindows);
+        const sampled = [...parts.values()].reduce((a, b) => a + b, 0);
+        console.log(`API process CPU in the measured API rounds, by component (V8 profile ${file}; µs per pair scaled to the /proc figure):`);
+        for (const [name, us] of [...parts].sort((a, b) => b[1] - a[1])) {
+          console.log(`  ${name.padEnd(52)} ${((us / sampled) * 100).toFixed(1).padStart(5)}%  ${((us / sampled) * perPair(t.apiCpuUs)).toFixed(0).padStart(5)} µs`);
+        }
+      }
+    }
     return { isMet: isRatioMet && isP99Met };
   } finally {
-    await api?.stop().catch(() => {});
+    await Promise.allSettled(apis.map((a) => a.stop()));
     agent.destroy();
     await library.close();
     libClient.disconnect();
     info.disconnect();
     await tokens.close();
-    await Promise.allSettled([redisNs.drop(), libNs.drop(), tokenSchema.drop()]);
+    await Promise.allSettled([redisNs.drop(), baseNs.drop(), libNs.drop(), tokenSchema.drop()]);
   }
 }

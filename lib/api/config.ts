@@ -6,7 +6,9 @@
  *   survive a restart (a holder's renew gets 404 and it stops, as after a lost lease).
  * - LEASEWATCH_API_PORT (default 8787), LEASEWATCH_API_HOST (default 127.0.0.1);
  * - LEASEWATCH_API_STORE_TIMEOUT_MS (default 2000);
- * - LEASEWATCH_API_LOG_LEVEL (default info: one line per request and its completion);
+ * - LEASEWATCH_API_LOG_LEVEL (default info): requests that fail (4xx, 5xx) are logged at info
+ *   with their request id; successful ones only at debug (one line each), since a line per
+ *   lock call costs more CPU than the call itself;
  * - the token table lives where the console keeps its tables (resolveConsoleDbConfig).
  */
 import { randomBytes } from "node:crypto";

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { compareFencingTokens } from "@/lib/lease/validation";
 import { sleep } from "@/lib/lease/testing/isolation";
 import { collectEvents } from "@/test/support/stores";
+import { buildApiServer } from "@/lib/api/server";
 import { startApiFixture, type ApiFixture } from "@/test/support/api-server";
 import { randomUUID } from "node:crypto";
 import http from "node:http";
@@ -162,6 +163,49 @@ describe("requests and tokens", () => {
     expect(limited[0]?.body.type).toBe("https://leasewatch.dev/problems/rate-limited");
     const calmResults = await Promise.all(Array.from({ length: 10 }, () => api.call(calm, "GET", "/v1/locks")));
     expect(calmResults.map((r) => r.status)).toEqual(Array(10).fill(200));
+
+    // While the flood goes on, every one of the calm tenant's requests, one after another,
+    // succeeds. Its latency is not asserted (the issue asks for p99 < 10 ms): the flood, the
+    // server and this client share one process on a shared 2-core machine, where even an
+    // unflooded p99 is far above 10 ms under load (see the API bench for figures).
+    let flooding = true;
+    const floodLoops = Array.from({ length: 4 }, async () => {
+      while (flooding) await api.call(flooder, "GET", "/v1/locks");
+    });
+    try {
+      for (let i = 0; i < 30; i++) expect((await api.call(calm, "GET", "/v1/locks")).status).toBe(200);
+    } finally {
+      flooding = false;
+      await Promise.all(floodLoops);
+    }
+  });
+
+  it("logs a failed request at info with its request id, and a successful one only at debug", async () => {
+    const logged = async (level: string) => {
+      const lines: Array<Record<string, unknown>> = [];
+      const app = buildApiServer({
+        stores: new Map([[api.pg.spec.name, api.pg.store]]),
+        tokens: api.tokens,
+        handleKey: api.handleKey,
+        logger: { level, stream: { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) } },
+      });
+      try {
+        const ok = await app.inject({ method: "GET", url: "/v1/locks", headers: { authorization: `Bearer ${token}`, "x-request-id": "req-ok" } });
+        expect(ok.statusCode).toBe(200);
+        const refused = await app.inject({ method: "GET", url: "/v1/locks", headers: { authorization: "Bearer lwk_nope", "x-request-id": "req-refused" } });
+        expect(refused.statusCode).toBe(401);
+      } finally {
+        await app.close();
+      }
+      return lines.filter((l) => typeof l.reqId === "string");
+    };
+    const atInfo = await logged("info");
+    expect(atInfo).toEqual([expect.objectContaining({ level: 30, reqId: "req-refused", statusCode: 401, method: "GET", url: "/v1/locks", msg: "request failed" })]);
+    const atDebug = await logged("debug");
+    expect(atDebug.map((l) => [l.reqId, l.level, l.statusCode])).toEqual([
+      ["req-ok", 20, 200],
+      ["req-refused", 30, 401],
+    ]);
   });
 
   it("serves health, readiness and metrics by route and status", async () => {

@@ -4,10 +4,11 @@
  * 32 random bytes, so a fast hash is enough (nothing to brute-force) and a database
  * dump holds no usable credential.
  *
- * Lookups are cached for at most TOKEN_CACHE_MS so the hot path does not query
+ * Lookups are cached (refreshed after TOKEN_CACHE_MS, in the background until
+ * TOKEN_STALE_MS, one query per token at a time) so the hot path does not query
  * Postgres per request, while a revoked or expired token is refused within a second.
  */
-import { createHash, randomBytes, randomUUID } from "node:crypto";
+import { hash, randomBytes, randomUUID } from "node:crypto";
 import pg from "pg";
 import { z } from "zod";
 import { ZStoreName } from "@/lib/lease/validation";
@@ -17,6 +18,12 @@ export type ApiAction = (typeof API_ACTIONS)[number];
 
 /** Revocation and expiry take effect within this (the brief's bound is 1 s). */
 export const TOKEN_CACHE_MS = 500;
+/**
+ * Between TOKEN_CACHE_MS and this age a cached answer is still used while one background
+ * lookup refreshes it, so requests do not wait for the database every half second; past it
+ * they wait. Ages count from when the lookup was sent, so a revocation is seen within this.
+ */
+export const TOKEN_STALE_MS = 900;
 export const TOKEN_PREFIX = "lwk_";
 export const DEFAULT_RATE_PER_SEC = 200;
 export const DEFAULT_MAX_CONCURRENT = 32;
@@ -88,8 +95,13 @@ function toToken(row: TokenRow): ApiToken {
   };
 }
 
+/** Expiry and revocation are checked on every request, cached or not. */
+function isLive(token: ApiToken | null, now: number): token is ApiToken {
+  return token !== null && token.revokedAt === null && token.expiresAt.getTime() > now;
+}
+
 export function hashToken(token: string): Buffer {
-  return createHash("sha256").update(token, "utf8").digest();
+  return hash("sha256", token, "buffer");
 }
 
 const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: (s: string) => string }> = [
@@ -147,6 +159,8 @@ export class TokenStore {
   private readonly s: string;
   private migrated: Promise<void> | undefined;
   private readonly cache = new Map<string, { token: ApiToken | null; at: number }>();
+  /** Lookups in flight by token hash: concurrent requests with the same bearer share one query. */
+  private readonly lookups = new Map<string, Promise<ApiToken | null>>();
 
   constructor(private readonly options: { schema: string; url?: string; pool?: pg.Pool }) {
     this.s = `"${ZSchemaName.parse(options.schema)}"`;
@@ -258,23 +272,46 @@ export class TokenStore {
    * checked on every call, not only when the cache is refreshed.
    */
   async authenticate(bearer: string, now = Date.now()): Promise<ApiToken | null> {
+    const cached = this.authenticateCached(bearer, now);
+    if (cached !== undefined) return cached;
+    const token = await this.lookUp(hash("sha256", bearer, "hex"));
+    return isLive(token, now) ? token : null;
+  }
+
+  /**
+   * authenticate() without waiting for the database: the answer when the bearer is malformed or
+   * was looked up less than TOKEN_STALE_MS ago (starting a background refresh past
+   * TOKEN_CACHE_MS), undefined when only authenticate() can tell. Lets the API's hot path skip
+   * a promise and a store timeout per request.
+   */
+  authenticateCached(bearer: string, now = Date.now()): ApiToken | null | undefined {
     if (!bearer.startsWith(TOKEN_PREFIX) || bearer.length > 128) return null;
-    const key = hashToken(bearer).toString("hex");
+    // One-shot hash straight to hex: this runs on every API request.
+    const key = hash("sha256", bearer, "hex");
     const cached = this.cache.get(key);
-    let token: ApiToken | null;
-    if (cached && now - cached.at < TOKEN_CACHE_MS) {
-      token = cached.token;
-    } else {
+    if (!cached || now - cached.at >= TOKEN_STALE_MS) return undefined;
+    // A failed refresh is retried by the next request; past TOKEN_STALE_MS requests wait and see the error.
+    if (now - cached.at >= TOKEN_CACHE_MS) this.lookUp(key).catch(() => undefined);
+    return isLive(cached.token, now) ? cached.token : null;
+  }
+
+  /** One query per token hash at a time; the answer is cached as of when the query was sent. */
+  private lookUp(key: string): Promise<ApiToken | null> {
+    const pending = this.lookups.get(key);
+    if (pending) return pending;
+    const sentAt = Date.now();
+    const lookup = (async () => {
       await this.migrate();
       const result = await this.pool.query<TokenRow>(`SELECT ${COLUMNS} FROM ${this.s}.api_tokens WHERE token_hash = $1::bytea`, [Buffer.from(key, "hex")]);
       const row = result.rows[0];
-      token = row ? toToken(row) : null;
+      const token = row ? toToken(row) : null;
       // Bounded: unknown bearers could otherwise grow the cache without limit.
       if (this.cache.size > 10_000) this.cache.clear();
-      this.cache.set(key, { token, at: now });
-    }
-    if (!token || token.revokedAt !== null || token.expiresAt.getTime() <= now) return null;
-    return token;
+      this.cache.set(key, { token, at: sentAt });
+      return token;
+    })().finally(() => this.lookups.delete(key));
+    this.lookups.set(key, lookup);
+    return lookup;
   }
 
   async health(): Promise<boolean> {

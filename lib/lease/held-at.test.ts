@@ -7,8 +7,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Redis } from "ioredis";
+import pg from "pg";
 import { createStoreFixture, type StoreFixture } from "@/test/support/stores";
 import { buildBucketKeys } from "./redis/keys";
+import type { PostgresLeaseStore } from "./postgres/store";
 import type { RedisLeaseStore } from "./redis/store";
 import type { HeldAtResult, LeaseStore, PastHoldEnding, StoreKind } from "./types";
 
@@ -192,6 +194,36 @@ describe.each<StoreKind>(["postgres", "redis"])("heldAt on %s", (kind) => {
     const future = await fx.store.heldAt({ at: new Date(Date.now() + 3_600_000) });
     expect(future).toMatchObject({ covered: false, reason: "future" });
   });
+
+  if (kind === "postgres") {
+    it("answers the same from the hold-span read model (filled by the rollup refresh) as from raw events", async () => {
+      const store = fx.store as PostgresLeaseStore;
+      if (fx.spec.kind !== "postgres") throw new Error("postgres fixture expected");
+      const s = `"${fx.spec.schema}"`;
+      const db = new pg.Client({ connectionString: fx.spec.url });
+      await db.connect();
+      try {
+        // The tests above read every ended hold from raw events: the cut of the refresh the
+        // script's sweep ran lies a minute before the script.
+        await store.refreshRollups();
+        const terminal = await db.query(`SELECT count(*)::int AS n FROM ${s}.lease_events WHERE kind IN ('released', 'expired', 'force_released')`);
+        expect((await db.query(`SELECT count(*)::int AS n FROM ${s}.lease_hold_spans`)).rows[0].n).toBe(terminal.rows[0].n);
+        // As if the last refresh ran minutes from now: its cut lies past the whole script,
+        // so every ended hold must now come from the read model, none from raw events.
+        await db.query(`UPDATE ${s}.lease_rollup_state SET refreshed_at = clock_timestamp() + interval '3 minutes'`);
+        for (const T of chosenInstants(holds)) {
+          expect(actualOf(await store.heldAt({ at: new Date(T), prefix: P })), `at ${new Date(T).toISOString()}`).toEqual(expectedAt(holds, T));
+        }
+        const T = holds.find((h) => h.owner === "carol")!.endMs! - 1;
+        for (const h of expectedAt(holds, T)) {
+          expect(actualOf(await store.heldAt({ at: new Date(T), owner: h.owner }))).toEqual([h]);
+          expect(actualOf(await store.heldAt({ at: new Date(T), task: h.task, prefix: P }))).toEqual([h]);
+        }
+      } finally {
+        await db.end();
+      }
+    });
+  }
 
   if (kind === "redis") {
     it("answers the same from the hold index as from the stream, and refuses what trimming removed", async () => {

@@ -1,7 +1,8 @@
 import type pg from "pg";
 import type { HeldAtQuery, HeldAtResult, PastHold, PastHoldEnding } from "../types";
 import { prefixUpperBound } from "./rows";
-import { quoteSchema } from "./sql";
+import { ROLLUP_SAFETY_MARGIN_MS } from "./rollups";
+import { HOLD_ENDED_AT, quoteSchema, TERMINAL_LIST } from "./sql";
 
 /**
  * heldAt() on Postgres: one statement, so the live leases and the ended holds are
@@ -15,14 +16,32 @@ import { quoteSchema } from "./sql";
  * began before tn and had not ended before tn. Two sources:
  * - `leases` rows acquired before tn that had not lapsed by then (still held, or lapsed
  *   and not swept yet: those ended at their TTL) — the (acquired_at, resource) index;
- * - terminal events whose hold spans tn, found through the GiST index on
- *   lease_hold_span (migration 6) and re-checked exactly: the end is the release time or
- *   detail.expiredAt, the start is the hold's own `acquired` event.
+ * - terminal events whose hold spans tn, re-checked exactly: the end is the release time or
+ *   detail.expiredAt, the start is the hold's own `acquired` event. Events recorded before the
+ *   last rollup refresh's cut come from the hold-span read model (migration 8) through its GiST
+ *   index; newer ones straight from lease_events (an index range on `at`). The cut is the one
+ *   refreshRollups() recomputes from (the last refresh's minute − ROLLUP_SAFETY_MARGIN_MS), and
+ *   the refresh writes spans and its watermark in one transaction, so every event older than the
+ *   cut is in the read model and the two parts neither overlap nor leave a gap. The cut is read
+ *   just before (buildHoldSpansCutQuery).
  */
-export function buildHeldAtQuery(schema: string, q: HeldAtQuery, limit: number): { text: string; values: unknown[] } {
+/**
+ * The hold-span cut: ended holds recorded before it are in the read model. Read before the
+ * heldAt statement and passed in as a value, so the planner bounds the raw part by time (a
+ * CTE's value it could not). A refresh in between only moves the cut later, and an older cut
+ * is still complete: it reads more from raw events and less from the read model.
+ */
+export function buildHoldSpansCutQuery(schema: string): string {
+  const s = quoteSchema(schema);
+  // NULL before the first refresh: then every ended hold is read from raw events.
+  return `SELECT (SELECT date_bin(interval '1 minute', r.refreshed_at, TIMESTAMPTZ 'epoch') - ${ROLLUP_SAFETY_MARGIN_MS} * interval '1 millisecond'
+                  FROM ${s}.lease_rollup_state r) AS cut`;
+}
+
+export function buildHeldAtQuery(schema: string, q: HeldAtQuery, limit: number, cut: Date | null): { text: string; values: unknown[] } {
   const s = quoteSchema(schema);
   const tn = new Date(q.at.getTime() + 1);
-  const values: unknown[] = [tn, tn.getTime(), limit];
+  const values: unknown[] = [tn, tn.getTime(), limit, cut];
   const filters = (alias: string): string => {
     const where: string[] = [];
     if (q.resource !== undefined) {
@@ -50,6 +69,7 @@ export function buildHeldAtQuery(schema: string, q: HeldAtQuery, limit: number):
   };
   const liveFilters = filters("l");
   const endedFilters = filters("e");
+  const spanFilters = filters("h");
   const text = `
     WITH clk AS MATERIALIZED (
       SELECT clock_timestamp() AS now,
@@ -67,10 +87,13 @@ export function buildHeldAtQuery(schema: string, q: HeldAtQuery, limit: number):
       LIMIT $3::int
     ),
     spans AS (
-      SELECT e.resource, e.lease_id, e.owner, e.task, e.fencing_token, e.at, e.hold_ms, e.kind,
-             CASE WHEN e.kind = 'expired' AND e.detail ? 'expiredAt' THEN (e.detail->>'expiredAt')::timestamptz ELSE e.at END AS ended_at
+      SELECT h.resource, h.lease_id, h.owner, h.task, h.fencing_token, h.at, h.hold_ms, h.kind, h.ended_at
+      FROM ${s}.lease_hold_spans h
+      WHERE h.span @> $2::bigint AND h.at < coalesce($4::timestamptz, '-infinity')${spanFilters}
+      UNION ALL
+      SELECT e.resource, e.lease_id, e.owner, e.task, e.fencing_token, e.at, e.hold_ms, e.kind, ${HOLD_ENDED_AT("e")} AS ended_at
       FROM ${s}.lease_events e
-      WHERE e.kind IN ('released', 'expired', 'force_released') AND e.hold_ms IS NOT NULL
+      WHERE e.at >= coalesce($4::timestamptz, '-infinity') AND e.kind IN (${TERMINAL_LIST}) AND e.hold_ms IS NOT NULL
         AND ${s}.lease_hold_span(e.kind, e.at, e.hold_ms, e.detail) @> $2::bigint${endedFilters}
     ),
     ended AS (
@@ -95,7 +118,8 @@ export function buildHeldAtQuery(schema: string, q: HeldAtQuery, limit: number):
 }
 
 export async function readHeldAt(pool: pg.Pool | pg.PoolClient, schema: string, store: string, q: HeldAtQuery, limit: number): Promise<HeldAtResult> {
-  const { text, values } = buildHeldAtQuery(schema, q, limit + 1);
+  const { rows: cutRows } = await pool.query<{ cut: Date | null }>(buildHoldSpansCutQuery(schema));
+  const { text, values } = buildHeldAtQuery(schema, q, limit + 1, cutRows[0]!.cut);
   const { rows } = await pool.query(text, values);
   const head = rows[0]!;
   const now = head.now as Date;

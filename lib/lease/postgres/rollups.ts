@@ -69,6 +69,8 @@ export async function refreshRollups(pool: pg.Pool, schema: string, since?: Date
     await client.query(sql.refreshHourCounters, [hourFrom]);
     await client.query(sql.clearHourContention, [hourFrom]);
     await client.query(sql.refreshHourContention, [hourFrom, TOP_PREFIXES_PER_BUCKET]);
+    // Same window and transaction as the rollups: heldAt() trusts the spans below the same cut (held-at.ts).
+    await client.query(sql.refreshHoldSpans, [from]);
     await client.query(sql.markRefreshed, [row.now]);
     // Once partitions have been dropped, a refold from the first event would lose the dropped
     // days' holds: back-dated loads are then not refolded (the lifetime histograms keep them out).

@@ -92,7 +92,7 @@ function renewalSlackCte(s: string): string {
 }
 
 export const KIND_CHECK = LEASE_EVENT_KINDS.map((k) => `'${k}'`).join(", ");
-const TERMINAL_LIST = TERMINAL_EVENT_KINDS.map((k) => `'${k}'`).join(", ");
+export const TERMINAL_LIST = TERMINAL_EVENT_KINDS.map((k) => `'${k}'`).join(", ");
 
 // --- lease operations (one statement each) -------------------------------------
 
@@ -604,6 +604,25 @@ const prefixOf = (column: string, depth: string) => `array_to_string((string_to_
 const UPSERT_COUNTERS = [...COUNTER_COLUMNS, "hold_histogram", "hold_ms_sum"].map((c) => `${c} = EXCLUDED.${c}`).join(", ");
 const COUNTER_INSERT_COLUMNS = ["bucket_start", ...COUNTER_COLUMNS, "hold_histogram", "hold_ms_sum"].join(", ");
 
+/**
+ * Copies terminal events recorded at or after `from` (an SQL expression) into the hold-span
+ * read model heldAt() reads (migration 8). Idempotent: an event already copied is skipped.
+ */
+export function buildHoldSpansInsert(schema: string, from: string): string {
+  const s = quoteSchema(schema);
+  return `
+    INSERT INTO ${s}.lease_hold_spans (event_id, at, kind, resource, lease_id, owner, task, fencing_token, hold_ms, ended_at, span)
+    SELECT e.id, e.at, e.kind, e.resource, e.lease_id, e.owner, e.task, e.fencing_token, e.hold_ms,
+           ${HOLD_ENDED_AT("e")}, ${s}.lease_hold_span(e.kind, e.at, e.hold_ms, e.detail)
+    FROM ${s}.lease_events e
+    WHERE e.at >= ${from} AND e.kind IN (${TERMINAL_LIST}) AND e.hold_ms IS NOT NULL
+    ON CONFLICT (event_id) DO NOTHING`;
+}
+
+/** When the hold a terminal event ends stopped: the release time, or for an expiry the TTL's end. */
+export const HOLD_ENDED_AT = (alias: string) =>
+  `CASE WHEN ${alias}.kind = 'expired' AND ${alias}.detail ? 'expiredAt' THEN (${alias}.detail->>'expiredAt')::timestamptz ELSE ${alias}.at END`;
+
 export interface RollupStatements {
   /** `pg_try_advisory_xact_lock` for this schema's rollups, plus the inputs to pick the refresh window. $1 lock key text. */
   begin: string;
@@ -621,6 +640,8 @@ export interface RollupStatements {
   refreshHourCounters: string;
   clearHourContention: string;
   refreshHourContention: string;
+  /** $1 from (minute-aligned). Copies the hold spans of terminal events from $1 on. */
+  refreshHoldSpans: string;
   /** $1 refreshed_at. */
   markRefreshed: string;
   readRefreshedAt: string;
@@ -674,6 +695,7 @@ export function buildRollupStatements(schema: string): RollupStatements {
         GROUP BY 1, 2, 3
       ) ranked
       WHERE rank <= $2::int`,
+    refreshHoldSpans: buildHoldSpansInsert(schema, "$1::timestamptz"),
     markRefreshed: `
       INSERT INTO ${s}.lease_rollup_state (id, refreshed_at) VALUES (true, $1::timestamptz)
       ON CONFLICT (id) DO UPDATE SET refreshed_at = EXCLUDED.refreshed_at`,
