@@ -21,7 +21,28 @@ const STATE_STYLE: Record<ApiTokenState, { tone: Tone; title: string }> = {
 
 type Created = Extract<CreateTokenResult, { ok: true }>;
 
-export function TokensClient({ tokens, storeNames, access }: { tokens: ApiTokenView[]; storeNames: string[]; access: TokenAccess }) {
+/** A scope for display: "tenant_1:*, tenant_2:*". */
+function scopeText(prefixes: readonly string[]): string {
+  return prefixes.map((p) => `${p}*`).join(", ");
+}
+
+/**
+ * `listScope`: the prefixes this viewer's token list is limited to (null: every token).
+ * `createScope`: the prefixes new tokens must stay within (null: anywhere).
+ */
+export function TokensClient({
+  tokens,
+  storeNames,
+  access,
+  listScope,
+  createScope,
+}: {
+  tokens: ApiTokenView[];
+  storeNames: string[];
+  access: TokenAccess;
+  listScope: string[] | null;
+  createScope: string[] | null;
+}) {
   const router = useRouter();
   const [isFormOpen, setFormOpen] = useState(false);
   const [created, setCreated] = useState<Created | null>(null);
@@ -41,6 +62,12 @@ export function TokensClient({ tokens, storeNames, access }: { tokens: ApiTokenV
             </Link>
             .
           </p>
+          {listScope ? (
+            <p data-testid="tokens-scope" className="mt-1 max-w-3xl text-sm text-zinc-600 dark:text-zinc-400">
+              Your access covers <code className="font-mono">{scopeText(listScope)}</code>: only tokens whose every prefix lies within it are listed
+              {createScope ? ", and new tokens must stay within it" : ""}.
+            </p>
+          ) : null}
         </div>
         {access.canManage ? (
           <button
@@ -71,6 +98,7 @@ export function TokensClient({ tokens, storeNames, access }: { tokens: ApiTokenV
       {isFormOpen && access.canManage ? (
         <CreateTokenForm
           storeNames={storeNames}
+          scopePrefixes={createScope}
           onCancel={() => setFormOpen(false)}
           onCreated={(result) => {
             setFormOpen(false);
@@ -91,7 +119,7 @@ export function TokensClient({ tokens, storeNames, access }: { tokens: ApiTokenV
       </p>
 
       {tokens.length === 0 ? (
-        <EmptyState title="No API tokens yet">
+        <EmptyState title={listScope ? `No API tokens within ${scopeText(listScope)} yet` : "No API tokens yet"}>
           {access.canManage ? (
             <>
               Choose <strong>New token</strong> to let a worker in any language take leases over HTTP, limited to one tenant&apos;s prefixes. The CLI does the same:{" "}
