@@ -57,9 +57,14 @@ export function TokensClient({
           <p className="max-w-3xl text-sm text-zinc-600 dark:text-zinc-400">
             Bearer tokens for the lock API (<code className="font-mono">npm run api</code>): each reaches only its tenant prefixes, stores and actions, and expires. Only a hash
             is stored. Every create and revoke, allowed or refused, is in the{" "}
-            <Link className="underline" href="/audit?action=token_create">
-              audit log
-            </Link>
+            {listScope ? (
+              // A tenant-scoped reader's /audit keeps to lease entries under their prefixes: token entries are not there.
+              <>audit log, where accounts without a tenant scope read it</>
+            ) : (
+              <Link className="underline" href="/audit?action=token_create">
+                audit log
+              </Link>
+            )}
             .
           </p>
           {listScope ? (
@@ -94,7 +99,7 @@ export function TokensClient({
         )}
       </div>
 
-      {created ? <NewTokenSecret secret={created.secret} token={created.token} auditId={created.auditId} onDone={() => setCreated(null)} /> : null}
+      {created ? <NewTokenSecret secret={created.secret} token={created.token} auditId={created.auditId} auditLink={!listScope} onDone={() => setCreated(null)} /> : null}
       {isFormOpen && access.canManage ? (
         <CreateTokenForm
           storeNames={storeNames}
@@ -111,9 +116,13 @@ export function TokensClient({
         {notice ? (
           <>
             {notice.text}{" "}
-            <Link className="underline" href={tokenAuditHref("token_revoke", notice.auditId)}>
-              Audit entry {notice.auditId}
-            </Link>
+            {listScope ? (
+              <>Audit entry {notice.auditId}.</>
+            ) : (
+              <Link className="underline" href={tokenAuditHref("token_revoke", notice.auditId)}>
+                Audit entry {notice.auditId}
+              </Link>
+            )}
           </>
         ) : null}
       </p>
