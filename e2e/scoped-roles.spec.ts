@@ -8,6 +8,7 @@
 import { expect, test, type BrowserContext, type Page } from "@playwright/test";
 import { randomUUID } from "node:crypto";
 import pg from "pg";
+import { TokenStore } from "../lib/api/tokens";
 import { PostgresLeaseStore } from "../lib/lease/postgres/store";
 import type { Lease } from "../lib/lease/types";
 import { getStackFacts } from "./support/control";
@@ -26,6 +27,8 @@ const FOREIGN = [/tenant_2:/, /queue:webhooks/, /cron:nightly-report/];
 
 let facts: StackFacts;
 let store: PostgresLeaseStore;
+/** The console's tokens table (in the run's schema, beside the store's tables). */
+let tokens: TokenStore;
 let pool: pg.Pool;
 let context: BrowserContext;
 let page: Page;
@@ -52,6 +55,7 @@ test.beforeAll(async ({ browser }) => {
   const spec = facts.stores.find((s) => s.name === PG_STORE);
   if (!spec || spec.kind !== "postgres") throw new Error("the e2e stack has no Postgres store");
   store = new PostgresLeaseStore({ name: PG_STORE, connectionString: spec.url, schema: spec.schema });
+  tokens = new TokenStore({ url: spec.url, schema: spec.schema });
   pool = new pg.Pool({ connectionString: facts.audit.url, max: 2 });
   pool.on("error", () => undefined);
   own = await hold(OWN);
@@ -66,6 +70,7 @@ test.afterAll(async () => {
   await store?.release({ resource: OWN, leaseId: own.leaseId }).catch(() => undefined);
   await store?.release({ resource: OTHER, leaseId: other.leaseId }).catch(() => undefined);
   await store?.close();
+  await tokens?.close();
   await pool?.end();
 });
 
@@ -157,4 +162,74 @@ test("a forged force-release of another tenant's lease is refused and audited; t
   });
   expect(allowed.status()).toBe(200);
   expect(await store.get(OWN)).toBeNull();
+});
+
+test("API tokens: dave sees only tenant_1's, cannot create or revoke another tenant's (refused and audited), and creates his own", async () => {
+  const expiresAt = new Date(Date.now() + 86_400_000);
+  const seed = (name: string, prefixes: string[]) => tokens.create({ name, prefixes, stores: [PG_STORE], actions: ["acquire", "release"], expiresAt, createdBy: "e2e-seed" });
+  const mine = await seed(`e2e-${RUN}-t1`, [`tenant_1:e2e-scoped-${RUN}:`]);
+  const theirs = await seed(`e2e-${RUN}-t2`, [`tenant_2:e2e-scoped-${RUN}:`]);
+  const both = await seed(`e2e-${RUN}-both`, [`tenant_1:e2e-scoped-${RUN}:`, `tenant_2:e2e-scoped-${RUN}:`]);
+  const created: string[] = [];
+  try {
+    // The list, in the page and its API twin: only tokens wholly within tenant_1.
+    const listed = (await (await page.request.get("/api/tokens")).json()) as { items: Array<{ name: string; prefixes: string[] }> };
+    const names = listed.items.map((t) => t.name);
+    expect(names).toContain(mine.record.name);
+    expect(names).not.toContain(theirs.record.name);
+    expect(names).not.toContain(both.record.name);
+    for (const t of listed.items) for (const prefix of t.prefixes) expect(prefix.startsWith("tenant_1:")).toBe(true);
+    await page.goto("/tokens");
+    await expect(page.getByRole("row").filter({ hasText: mine.record.name })).toBeVisible();
+    await expect(page.getByTestId("tokens-scope")).toContainText("tenant_1:*");
+    expect(await page.locator("main").innerText()).not.toContain("tenant_2:");
+
+    // A forged create for tenant_2: 403 with what to do instead, nothing stored, audited with the scope.
+    const forgedName = `e2e-${RUN}-forged`;
+    const forged = await page.request.post("/api/tokens", {
+      data: { name: forgedName, prefixes: [`tenant_2:e2e-scoped-${RUN}:`], stores: [PG_STORE], actions: ["acquire"], expiresInDays: 7 },
+      headers: { origin: BASE_URL },
+    });
+    expect(forged.status()).toBe(403);
+    const refusal = (await forged.json()) as { code: string; message: string };
+    expect(refusal).toMatchObject({ ok: false, outcome: "refused", code: "forbidden" });
+    expect(refusal.message).toContain('start with "tenant_1:"');
+    expect(await tokens.getByName(forgedName)).toBeNull();
+    const createRows = await pool.query<{ action: string; outcome: string; actor_sub: string; detail: string }>(
+      `SELECT action, outcome, actor_sub, detail FROM "${facts.audit.schema}".audit_log WHERE resource = $1 ORDER BY id`,
+      [forgedName],
+    );
+    expect(createRows.rows).toEqual([
+      { action: "token_create", outcome: "denied_role", actor_sub: "dave", detail: `prefixes tenant_2:e2e-scoped-${RUN}: outside the operator scope (tenant_1:*)` },
+    ]);
+
+    // Revoking another tenant's token answers as an unknown id; the token stays live; the attempt is audited.
+    for (const other of [theirs, both]) {
+      const revoke = await page.request.post("/api/tokens/revoke", { data: { id: other.record.id }, headers: { origin: BASE_URL } });
+      expect(revoke.status()).toBe(404);
+      expect(await revoke.json()).toMatchObject({ code: "not_found", message: "No token has this id." });
+      expect((await tokens.get(other.record.id))?.revokedAt).toBeNull();
+    }
+    const revokeRows = await pool.query<{ outcome: string; actor_sub: string; detail: string }>(
+      `SELECT outcome, actor_sub, detail FROM "${facts.audit.schema}".audit_log WHERE action = 'token_revoke' AND resource = $1`,
+      [theirs.record.name],
+    );
+    expect(revokeRows.rows).toEqual([{ outcome: "not_found", actor_sub: "dave", detail: `token ${theirs.record.id} is outside the operator scope (tenant_1:*)` }]);
+
+    // His own tenant, through the form: it starts from his scope and says so.
+    const ownName = `e2e-${RUN}-own`;
+    await page.getByRole("button", { name: "New token" }).click();
+    const form = page.getByRole("form", { name: "New API token" });
+    await expect(form.getByLabel("Tenant prefixes")).toHaveValue("tenant_1:");
+    await expect(form).toContainText("Your operator role covers only tenant_1:*");
+    await form.getByLabel("Name").fill(ownName);
+    await form.getByLabel("Tenant prefixes").fill(`tenant_1:e2e-scoped-${RUN}:`);
+    await form.getByRole("button", { name: "Create token" }).click();
+    await expect(page.getByRole("region", { name: /created — copy it now/ })).toBeVisible();
+    created.push(ownName);
+    await expect(page.getByRole("row").filter({ hasText: ownName })).toContainText(`tenant_1:e2e-scoped-${RUN}:`);
+    expect((await tokens.getByName(ownName))?.createdBy).toContain("dave");
+  } finally {
+    for (const name of [mine.record.name, theirs.record.name, both.record.name, ...created]) await tokens.revoke(name).catch(() => undefined);
+  }
 });

@@ -78,6 +78,8 @@ async function main(): Promise<void> {
         const outcome = await createTokenAudited({ actor, request, token }, deps);
         if (outcome.outcome === "name_taken") throw new Error(`a token named "${token.name}" already exists (audit entry ${outcome.auditId})`);
         if (outcome.outcome === "audit_unavailable") throw new Error(outcome.message);
+        // The CLI runs as the OS user, with no console scope; kept for the type's sake.
+        if (outcome.outcome === "out_of_scope") throw new Error(`prefixes ${outcome.outside.join(", ")} are outside the scope (audit entry ${outcome.auditId})`);
         created = { token: outcome.token, record: outcome.record };
       } else {
         created = await tokens.create(input.data);

@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
 import { TokensClient } from "@/components/tokens/tokens-client";
-import { canSession, requirePermission, requireSession } from "@/lib/auth/session";
+import { canSession, requirePermission, requireSession, scopeFor } from "@/lib/auth/session";
 import { listApiTokenViews } from "@/lib/console/api-tokens";
 import { getStoreNames } from "@/lib/console/registry";
 
@@ -13,9 +13,11 @@ export default async function TokensPage() {
   const access = canSession(session, "tokens:manage")
     ? ({ canManage: true } as const)
     : ({ canManage: false, reason: "Creating and revoking API tokens needs the operator role." } as const);
+  const listScope = scopeFor(session, "tokens:read");
+  const createScope = scopeFor(session, "tokens:manage");
   let tokens: Awaited<ReturnType<typeof listApiTokenViews>>;
   try {
-    tokens = await listApiTokenViews();
+    tokens = await listApiTokenViews(listScope);
   } catch (error) {
     // The console database is down: say so here; the rest of the console still works.
     console.error("[tokens] could not read the API tokens", error instanceof Error ? error.message : error);
@@ -26,5 +28,13 @@ export default async function TokensPage() {
       </div>
     );
   }
-  return <TokensClient tokens={tokens} storeNames={getStoreNames()} access={access} />;
+  return (
+    <TokensClient
+      tokens={tokens}
+      storeNames={getStoreNames()}
+      access={access}
+      listScope={listScope.kind === "prefixes" ? [...listScope.prefixes] : null}
+      createScope={createScope.kind === "prefixes" && access.canManage ? [...createScope.prefixes] : null}
+    />
+  );
 }

@@ -27,17 +27,21 @@ export function splitPrefixes(text: string): string[] {
  */
 export function CreateTokenForm({
   storeNames,
+  scopePrefixes,
   onCreated,
   onCancel,
 }: {
   storeNames: readonly string[];
+  /** The operator's scope: every token prefix must start with one of these (null: no limit). */
+  scopePrefixes: readonly string[] | null;
   onCreated: (result: Extract<CreateTokenResult, { ok: true }>) => void;
   onCancel: () => void;
 }) {
   const id = useId();
   const mutation = useCreateTokenMutation();
   const [name, setName] = useState("");
-  const [prefixes, setPrefixes] = useState("");
+  // A scoped operator starts from their own scope, which they can then narrow.
+  const [prefixes, setPrefixes] = useState(scopePrefixes ? scopePrefixes.join("\n") : "");
   const [stores, setStores] = useState<string[]>([...storeNames]);
   const [actions, setActions] = useState<string[]>([...API_TOKEN_ACTIONS]);
   const [days, setDays] = useState(DEFAULT_TOKEN_DAYS);
@@ -102,6 +106,18 @@ export function CreateTokenForm({
           />
           <p id={`${id}-prefixes-help`} className="mt-1 text-xs text-zinc-600 dark:text-zinc-400">
             One per line or comma-separated. Anything outside them answers 404 to this token.
+            {scopePrefixes ? (
+              <>
+                {" "}
+                Your operator role covers only {scopePrefixes.map((p, i) => (
+                  <span key={p}>
+                    {i > 0 ? ", " : ""}
+                    <code className="font-mono">{p}*</code>
+                  </span>
+                ))}
+                : each prefix must start with {scopePrefixes.length === 1 ? "it" : "one of them"}, e.g. <code className="font-mono">{scopePrefixes[0]}billing:</code>.
+              </>
+            ) : null}
           </p>
         </div>
         <fieldset>

@@ -10,7 +10,20 @@ import { PRIMARY_BUTTON, tokenAuditHref } from "./access";
  * (never in the URL, the list, storage or the audit log). Dismissing it, or
  * reloading the page, loses it for good.
  */
-export function NewTokenSecret({ secret, token, auditId, onDone }: { secret: string; token: ApiTokenView; auditId: string; onDone: () => void }) {
+export function NewTokenSecret({
+  secret,
+  token,
+  auditId,
+  auditLink,
+  onDone,
+}: {
+  secret: string;
+  token: ApiTokenView;
+  auditId: string;
+  /** Whether this reader's /audit lists token entries (a tenant-scoped one's does not). */
+  auditLink: boolean;
+  onDone: () => void;
+}) {
   const heading = useRef<HTMLHeadingElement>(null);
   useEffect(() => heading.current?.focus(), []);
   return (
@@ -40,9 +53,13 @@ export function NewTokenSecret({ secret, token, auditId, onDone }: { secret: str
       <p className="text-xs text-zinc-700 dark:text-zinc-300">
         Scope: <span className="font-mono">{token.prefixes.join(" ")}</span> on <span className="font-mono">{token.stores.join(", ")}</span>, actions{" "}
         <span className="font-mono">{token.actions.join(", ")}</span>. Recorded in the{" "}
-        <Link className="underline" href={tokenAuditHref("token_create", auditId)}>
-          audit log (entry {auditId})
-        </Link>
+        {auditLink ? (
+          <Link className="underline" href={tokenAuditHref("token_create", auditId)}>
+            audit log (entry {auditId})
+          </Link>
+        ) : (
+          <>audit log (entry {auditId})</>
+        )}
         .
       </p>
       <div className="flex justify-end">

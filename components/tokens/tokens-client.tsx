@@ -21,7 +21,28 @@ const STATE_STYLE: Record<ApiTokenState, { tone: Tone; title: string }> = {
 
 type Created = Extract<CreateTokenResult, { ok: true }>;
 
-export function TokensClient({ tokens, storeNames, access }: { tokens: ApiTokenView[]; storeNames: string[]; access: TokenAccess }) {
+/** A scope for display: "tenant_1:*, tenant_2:*". */
+function scopeText(prefixes: readonly string[]): string {
+  return prefixes.map((p) => `${p}*`).join(", ");
+}
+
+/**
+ * `listScope`: the prefixes this viewer's token list is limited to (null: every token).
+ * `createScope`: the prefixes new tokens must stay within (null: anywhere).
+ */
+export function TokensClient({
+  tokens,
+  storeNames,
+  access,
+  listScope,
+  createScope,
+}: {
+  tokens: ApiTokenView[];
+  storeNames: string[];
+  access: TokenAccess;
+  listScope: string[] | null;
+  createScope: string[] | null;
+}) {
   const router = useRouter();
   const [isFormOpen, setFormOpen] = useState(false);
   const [created, setCreated] = useState<Created | null>(null);
@@ -36,11 +57,22 @@ export function TokensClient({ tokens, storeNames, access }: { tokens: ApiTokenV
           <p className="max-w-3xl text-sm text-zinc-600 dark:text-zinc-400">
             Bearer tokens for the lock API (<code className="font-mono">npm run api</code>): each reaches only its tenant prefixes, stores and actions, and expires. Only a hash
             is stored. Every create and revoke, allowed or refused, is in the{" "}
-            <Link className="underline" href="/audit?action=token_create">
-              audit log
-            </Link>
+            {listScope ? (
+              // A tenant-scoped reader's /audit keeps to lease entries under their prefixes: token entries are not there.
+              <>audit log, where accounts without a tenant scope read it</>
+            ) : (
+              <Link className="underline" href="/audit?action=token_create">
+                audit log
+              </Link>
+            )}
             .
           </p>
+          {listScope ? (
+            <p data-testid="tokens-scope" className="mt-1 max-w-3xl text-sm text-zinc-600 dark:text-zinc-400">
+              Your access covers <code className="font-mono">{scopeText(listScope)}</code>: only tokens whose every prefix lies within it are listed
+              {createScope ? ", and new tokens must stay within it" : ""}.
+            </p>
+          ) : null}
         </div>
         {access.canManage ? (
           <button
@@ -67,10 +99,11 @@ export function TokensClient({ tokens, storeNames, access }: { tokens: ApiTokenV
         )}
       </div>
 
-      {created ? <NewTokenSecret secret={created.secret} token={created.token} auditId={created.auditId} onDone={() => setCreated(null)} /> : null}
+      {created ? <NewTokenSecret secret={created.secret} token={created.token} auditId={created.auditId} auditLink={!listScope} onDone={() => setCreated(null)} /> : null}
       {isFormOpen && access.canManage ? (
         <CreateTokenForm
           storeNames={storeNames}
+          scopePrefixes={createScope}
           onCancel={() => setFormOpen(false)}
           onCreated={(result) => {
             setFormOpen(false);
@@ -83,15 +116,19 @@ export function TokensClient({ tokens, storeNames, access }: { tokens: ApiTokenV
         {notice ? (
           <>
             {notice.text}{" "}
-            <Link className="underline" href={tokenAuditHref("token_revoke", notice.auditId)}>
-              Audit entry {notice.auditId}
-            </Link>
+            {listScope ? (
+              <>Audit entry {notice.auditId}.</>
+            ) : (
+              <Link className="underline" href={tokenAuditHref("token_revoke", notice.auditId)}>
+                Audit entry {notice.auditId}
+              </Link>
+            )}
           </>
         ) : null}
       </p>
 
       {tokens.length === 0 ? (
-        <EmptyState title="No API tokens yet">
+        <EmptyState title={listScope ? `No API tokens within ${scopeText(listScope)} yet` : "No API tokens yet"}>
           {access.canManage ? (
             <>
               Choose <strong>New token</strong> to let a worker in any language take leases over HTTP, limited to one tenant&apos;s prefixes. The CLI does the same:{" "}

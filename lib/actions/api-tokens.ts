@@ -8,6 +8,9 @@
  *   2. same origin;
  *   3. the per-user rate limit;
  *   4. the input (zod), stores against the configured stores;
+ *   5. the operator's scope (LEASEWATCH_ROLE_MAP prefixes): a tenant-scoped operator
+ *      creates tokens only within it, and sees and revokes only tokens whose every
+ *      prefix lies within it (others answer as not found);
  *
  * then the audited change (lib/audit/api-tokens): token row and audit entry in
  * one transaction. Every refusal after sign-in is audited too. The secret is in
@@ -17,6 +20,8 @@ import { getProcessAuditLog } from "@/lib/audit/context";
 import { createTokenAudited, recordTokenRefusal, revokeTokenAudited, type TokenAuditAction, type TokenAuditDeps, type TokenRefusedOutcome } from "@/lib/audit/api-tokens";
 import type { AuditActor, RequestMeta } from "@/lib/audit/force-release";
 import { buildReauthUrl, checkFreshPermission } from "@/lib/auth/fresh";
+import { describeScope, type ViewerScope } from "@/lib/auth/scope";
+import { scopeFor } from "@/lib/auth/session";
 import { resolveConsoleDbConfig } from "@/lib/auth/session-store";
 import { reshapeApiToken } from "@/lib/console/api-tokens";
 import { getStoreNames } from "@/lib/console/registry";
@@ -45,6 +50,8 @@ function consoleDeps(): TokenAuditDeps {
 
 interface Authorised {
   actor: AuditActor;
+  /** Where this operator may manage tokens (everything, or their role map prefixes). */
+  scope: ViewerScope;
   meta: RequestMeta;
   body: unknown;
 }
@@ -76,7 +83,7 @@ async function authorise(request: Request, action: TokenAuditAction): Promise<{ 
   }
   if (!fresh.ok && fresh.code === "not_signed_in") return { ok: false, answer: tokenRefusal("not_signed_in", "You are not signed in. Sign in and try again.") };
   const session = fresh.session!;
-  const auth: Authorised = { actor: actorOf(session), meta: requestMeta(request), body: await readJsonBody(request) };
+  const auth: Authorised = { actor: actorOf(session), scope: scopeFor(session, "tokens:manage"), meta: requestMeta(request), body: await readJsonBody(request) };
   const verb = action === "token_create" ? "create" : "revoke";
 
   const origin = checkSameOrigin(request.headers, getAuthEnv().nextAuthUrl);
@@ -117,6 +124,13 @@ async function authorise(request: Request, action: TokenAuditAction): Promise<{ 
   return { ok: true, auth };
 }
 
+/** What to do instead, with the scope's own prefixes as the example. */
+function outOfScopeMessage(scope: ViewerScope, outside: readonly string[]): string {
+  const listed = outside.map((p) => `"${p}"`).join(", ");
+  const within = scope.kind === "prefixes" && scope.prefixes.length > 0 ? ` Use prefixes that start with ${scope.prefixes.map((p) => `"${p}"`).join(" or ")}, e.g. "${scope.prefixes[0]}billing:".` : "";
+  return `Your operator role covers only ${describeScope(scope)}; ${listed} ${outside.length === 1 ? "reaches" : "reach"} outside it, so no token was created.${within}`;
+}
+
 /** POST /api/tokens. */
 export async function createTokenFromRequest(request: Request): Promise<ReleaseAnswer<CreateTokenResult>> {
   const authorised = await authorise(request, "token_create");
@@ -127,7 +141,7 @@ export async function createTokenFromRequest(request: Request): Promise<ReleaseA
     return auditRefusal(auth, "token_create", "invalid_input", parsed.issues.map((i) => `${i.field}: ${i.message}`).join("; "), tokenRefusal("invalid_input", "The form has problems.", { issues: parsed.issues }));
   }
   try {
-    const outcome = await createTokenAudited({ actor: auth.actor, request: auth.meta, token: parsed.token }, consoleDeps());
+    const outcome = await createTokenAudited({ actor: auth.actor, request: auth.meta, token: parsed.token, scope: auth.scope }, consoleDeps());
     switch (outcome.outcome) {
       case "created":
         return { status: 201, body: { ok: true, outcome: "created", secret: outcome.token, token: reshapeApiToken(outcome.record), auditId: outcome.auditId } };
@@ -135,6 +149,11 @@ export async function createTokenFromRequest(request: Request): Promise<ReleaseA
         return tokenRefusal("name_taken", `A token named "${parsed.token.name}" already exists (names stay taken after revocation). Choose another name.`, {
           auditId: outcome.auditId,
           issues: [{ field: "name", message: "already used" }],
+        });
+      case "out_of_scope":
+        return tokenRefusal("forbidden", outOfScopeMessage(auth.scope, outcome.outside), {
+          auditId: outcome.auditId,
+          issues: [{ field: "prefixes", message: `outside your scope (${describeScope(auth.scope)}): ${outcome.outside.map((p) => `"${p}"`).join(", ")}` }],
         });
       case "audit_unavailable":
         return tokenRefusal("audit_unavailable", outcome.message);
@@ -156,7 +175,7 @@ export async function revokeTokenFromRequest(request: Request): Promise<ReleaseA
     return auditRefusal(auth, "token_revoke", "invalid_input", issues.map((i) => `${i.field}: ${i.message}`).join("; "), tokenRefusal("invalid_input", "The request has problems.", { issues }));
   }
   try {
-    const outcome = await revokeTokenAudited({ actor: auth.actor, request: auth.meta, token: { id: parsed.data.id } }, consoleDeps());
+    const outcome = await revokeTokenAudited({ actor: auth.actor, request: auth.meta, token: { id: parsed.data.id }, scope: auth.scope }, consoleDeps());
     switch (outcome.outcome) {
       case "revoked":
         return { status: 200, body: { ok: true, outcome: "revoked", token: reshapeApiToken(outcome.record), auditId: outcome.auditId } };

@@ -8,8 +8,14 @@
  * table lives in the audit log's database), so there is never a token without
  * its entry. The secret itself is never written to the log, only the token's id
  * and scope.
+ *
+ * A tenant-scoped operator (LEASEWATCH_ROLE_MAP `group:operator:<prefix>*`) passes
+ * `scope`: a token may then only reach prefixes within it, and a token that reaches
+ * anything outside it is treated as not there, so it can be neither revoked nor
+ * told apart from one that does not exist.
  */
 import pg from "pg";
+import { SCOPE_ALL, describeScope, prefixesOutsideScope, type ViewerScope } from "@/lib/auth/scope";
 import { TokenStore, type ApiToken, type TNewToken } from "@/lib/api/tokens";
 import type { AuditOutcome } from "./chain";
 import { isSameDatabase } from "./config";
@@ -32,6 +38,8 @@ export type CreateTokenOutcome =
   | { outcome: "created"; auditId: string; token: string; record: ApiToken }
   /** Nothing created: another token (live, expired or revoked) has this name. */
   | { outcome: "name_taken"; auditId: string }
+  /** Nothing created: these requested prefixes are outside the operator's scope (refusal audited). */
+  | { outcome: "out_of_scope"; auditId: string; outside: string[] }
   | AuditUnavailable;
 
 export type RevokeTokenOutcome =
@@ -142,11 +150,33 @@ export async function recordTokenRefusal(
 
 const UNIQUE_VIOLATION = "23505";
 
+/** Whether a scoped operator may see and change this token: every one of its prefixes lies within the scope. */
+export function isTokenInScope(scope: ViewerScope, token: Pick<ApiToken, "prefixes">): boolean {
+  return prefixesOutsideScope(scope, token.prefixes).length === 0;
+}
+
 /** Creates a token and its `created` entry in one transaction; a taken name is refused and audited. */
 export async function createTokenAudited(
-  req: { actor: AuditActor; request: RequestMeta; token: Omit<TNewToken, "createdBy"> },
+  req: { actor: AuditActor; request: RequestMeta; token: Omit<TNewToken, "createdBy">; scope?: ViewerScope },
   deps: TokenAuditDeps,
 ): Promise<CreateTokenOutcome> {
+  const scope = req.scope ?? SCOPE_ALL;
+  const outside = prefixesOutsideScope(scope, req.token.prefixes);
+  if (outside.length > 0) {
+    // Decided on the request alone, before the tokens table is read: the answer says nothing about other tokens.
+    const refused = await recordTokenRefusal(
+      {
+        actor: req.actor,
+        request: req.request,
+        action: "token_create",
+        name: req.token.name,
+        outcome: "denied_role",
+        detail: `prefixes ${outside.join(" ")} outside the operator scope (${describeScope(scope)})`,
+      },
+      deps,
+    );
+    return "auditId" in refused ? { outcome: "out_of_scope", auditId: refused.auditId, outside } : refused;
+  }
   const opened = await open(deps);
   if ("outcome" in opened) return opened;
   const { audit, tokens } = opened;
@@ -173,15 +203,27 @@ export async function createTokenAudited(
 
 /** Revokes a live token and writes its `revoked` entry in one transaction; an unknown or already revoked one is `not_found` (audited too). */
 export async function revokeTokenAudited(
-  req: { actor: AuditActor; request: RequestMeta; token: { id: string } | { name: string } },
+  req: { actor: AuditActor; request: RequestMeta; token: { id: string } | { name: string }; scope?: ViewerScope },
   deps: TokenAuditDeps,
 ): Promise<RevokeTokenOutcome> {
+  const scope = req.scope ?? SCOPE_ALL;
   const opened = await open(deps);
   if ("outcome" in opened) return opened;
   const { audit, tokens } = opened;
   try {
     return await audit.inChain(async (tx) => {
       const which = req.token;
+      if (scope.kind !== "all") {
+        // A token's prefixes never change, so this look-up still holds when the revoke below runs.
+        const target = "id" in which ? await tokens.get(which.id, tx.db) : await tokens.getByName(which.name, tx.db);
+        if (target && !isTokenInScope(scope, target)) {
+          const detail = `token ${target.id} is outside the operator scope (${describeScope(scope)})`;
+          const entry = await tx.append(tokenDraft(req.actor, req.request, "token_revoke", target.name, "not_found", detail));
+          if (!entry) throw new Error("audit entry was not written");
+          // Answered as a token that does not exist: the caller learns nothing about it.
+          return { outcome: "not_found", auditId: entry.id, record: null } as const;
+        }
+      }
       const result = "id" in which ? await tokens.revokeById(which.id, tx.db) : await tokens.revoke(which.name, tx.db);
       if (result.revoked && result.token) {
         const entry = await tx.append(tokenDraft(req.actor, req.request, "token_revoke", result.token.name, "revoked", describeToken(result.token)));

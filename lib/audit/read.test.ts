@@ -117,3 +117,25 @@ describe("exporting a large audit log", () => {
     expect(json).toHaveLength(Math.floor(N / 3));
   });
 });
+
+describe("API token entries and a scoped reader", () => {
+  let audit: AuditFixture;
+  beforeAll(async () => {
+    audit = await createAuditFixture();
+    await audit.log.append(draft({ resource: "tenant_1:billing:a" }));
+    // A token named like a scope prefix: its entry is about a token (of tenant_2), not about a tenant_1 lease.
+    const token = { action: "token_create", store: "", leaseId: null, owner: null, task: null, fencingToken: null, reason: null, outcome: "created" } as const;
+    await audit.log.append(draft({ ...token, resource: "tenant_1-lookalike", detail: "prefixes tenant_2:" }));
+  });
+  afterAll(async () => {
+    await audit?.cleanup();
+  });
+
+  it("are left out for a scoped reader, whatever the token's name, and kept for an unscoped one", async () => {
+    const scoped = await listAuditEntries({ scopePrefixes: ["tenant_1"], limit: 10 }, audit.log);
+    expect(scoped.items.map((e) => [e.action, e.resource])).toEqual([["force_release", "tenant_1:billing:a"]]);
+    const csv = await readAll(streamAuditEntries({ scopePrefixes: ["tenant_1"] }, "csv", audit.log));
+    expect(csv).not.toContain("tenant_1-lookalike");
+    expect((await listAuditEntries({ limit: 10 }, audit.log)).items.map((e) => e.resource)).toEqual(["tenant_1-lookalike", "tenant_1:billing:a"]);
+  });
+});

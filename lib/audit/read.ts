@@ -28,7 +28,8 @@ export interface AuditFilter {
   to?: Date;
   /**
    * The reader's scope: only entries whose resource starts with one of these
-   * (an empty list matches nothing). Absent: every entry.
+   * (an empty list matches nothing), and no API token entries (their resource
+   * is a token name). Absent: every entry.
    */
   scopePrefixes?: readonly string[];
 }
@@ -120,6 +121,9 @@ function buildListSql(schema: string, filter: AuditFilter, beforeId: string | un
   if (filter.scopePrefixes !== undefined) {
     const anyOf = filter.scopePrefixes.map((p) => `a.resource LIKE ${add(likePrefix(p), "text")}`);
     where.push(anyOf.length > 0 ? `(${anyOf.join(" OR ")})` : "false");
+    // A token entry's resource is the token's name, not a lease: a scope prefix matching it
+    // (scope "billing" and a token "billing-tenant_2") says nothing about whose token it is.
+    where.push(`a.action NOT IN ('token_create', 'token_revoke')`);
   }
   if (filter.outcome !== undefined) where.push(`a.outcome = ${add(filter.outcome, "text")}`);
   if (filter.action !== undefined) where.push(`a.action = ${add(filter.action, "text")}`);

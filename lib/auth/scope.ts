@@ -38,6 +38,16 @@ export function isResourceInScope(scope: ViewerScope, resource: string): boolean
 }
 
 /**
+ * The prefixes that reach outside the scope. A prefix lies within the scope when it
+ * starts with one of the scope's prefixes: `tenant_1:billing:` is within `tenant_1:`,
+ * while `tenant_` or `` would match other tenants too. Used for API tokens, whose
+ * prefixes are scopes of their own.
+ */
+export function prefixesOutsideScope(scope: ViewerScope, prefixes: readonly string[]): string[] {
+  return prefixes.filter((p) => !isResourceInScope(scope, p));
+}
+
+/**
  * The prefixes to read for a requested prefix (or none requested) under a scope:
  * `undefined` means "read without a prefix filter" (unscoped, nothing requested);
  * otherwise every resource read must start with one of the returned prefixes. An

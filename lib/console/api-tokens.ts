@@ -4,6 +4,7 @@
  * database (LEASEWATCH_AUDIT_URL or the first Postgres store), in its schema.
  */
 import { TokenStore, type ApiToken } from "@/lib/api/tokens";
+import { prefixesOutsideScope, type ViewerScope } from "@/lib/auth/scope";
 import { resolveConsoleDbConfig } from "@/lib/auth/session-store";
 import type { ApiTokenState, ApiTokenView } from "@/lib/actions/api-token-types";
 
@@ -42,8 +43,13 @@ function processTokenStore(): TokenStore {
   return g[GLOBAL_KEY];
 }
 
-/** Every token, newest first (the table is small: at most 1000 are read). */
-export async function listApiTokenViews(nowMs = Date.now()): Promise<ApiTokenView[]> {
+/**
+ * The tokens this viewer may see, newest first (the table is small: at most 1000
+ * are read). A tenant-scoped viewer sees only tokens whose every prefix lies
+ * within their scope: a token that also reaches another tenant is hidden whole,
+ * since showing it would tell them about that tenant's workers.
+ */
+export async function listApiTokenViews(scope: ViewerScope, nowMs = Date.now()): Promise<ApiTokenView[]> {
   const tokens = await processTokenStore().list();
-  return tokens.map((t) => reshapeApiToken(t, nowMs));
+  return tokens.filter((t) => prefixesOutsideScope(scope, t.prefixes).length === 0).map((t) => reshapeApiToken(t, nowMs));
 }

@@ -6,11 +6,11 @@ import { listApiTokenViews } from "@/lib/console/api-tokens";
 
 export const dynamic = "force-dynamic";
 
-/** The lock API's tokens (never a secret or a hash), newest first. */
+/** The lock API's tokens this session may see (never a secret or a hash), newest first. */
 export async function GET() {
   const auth = await requireApiSession();
   if (!auth.ok) return auth.response;
-  return respondWithRead(auth.session, "tokens:read", async () => ({ ok: true, view: { items: await listApiTokenViews() } }));
+  return respondWithRead(auth.session, "tokens:read", async (scope) => ({ ok: true, view: { items: await listApiTokenViews(scope) } }));
 }
 
 /**
