@@ -120,11 +120,12 @@ interface Budget {
   check(where: string): void;
 }
 
-function makeBudget(minutes: number): Budget {
+function makeBudget(minutes: number, stopIfInterrupted: () => void): Budget {
   const deadline = Date.now() + minutes * 60_000;
   return {
     deadline,
     check(where) {
+      stopIfInterrupted();
       if (Date.now() > deadline) throw new Error(`seeding went past its ${minutes}-minute budget (${where}); try a smaller --scale`);
     },
   };
@@ -203,10 +204,8 @@ async function seedRedisStore(redis: Redis, store: RedisLeaseStore, namespace: s
       const hour = Math.floor(e.at / 3_600_000);
       eventsPerHour.set(hour, (eventsPerHour.get(hour) ?? 0) + 1);
       if (hot.has(e.resource)) perHotResource.set(e.resource, (perHotResource.get(e.resource) ?? 0) + 1);
-      if (++seen % 1_000_000 === 0) {
-        log(`${store.name}: ${seen.toLocaleString("en")} events`);
-        budget.check(`${store.name}, ${seen.toLocaleString("en")} events`);
-      }
+      if (++seen % 10_000 === 0) budget.check(`${store.name}, ${seen.toLocaleString("en")} events`);
+      if (seen % 1_000_000 === 0) log(`${store.name}: ${seen.toLocaleString("en")} events`);
       yield e;
     }
   };
@@ -345,26 +344,26 @@ async function measureLeasePage(store: LeaseStore, rows: Row[], resource: string
 }
 
 /** The overview's read model: what a 30-day overview would read, and the longest window the console offers (14 days). */
-async function measureLongOverviews(stores: LeaseStore[], rows: Row[]): Promise<void> {
+async function measureLongOverviews(stores: LeaseStore[], rows: Row[], label: string): Promise<void> {
   const entries: Entries = stores.map((store) => ({ store }));
   const to = new Date();
   const from30 = new Date(to.getTime() - DAYS * DAY_MS);
   const parsed30 = parseOverviewParams({ window: "custom", from: from30.toISOString(), to: to.toISOString() });
   if (!parsed30.ok) {
-    rows.push({ what: "overview, 30 days", store: "all 4", p50: NaN, p95: NaN, target: TARGETS.overview30dMs, on: "p95", note: `not offered: ${parsed30.problem.param} ${parsed30.problem.message}` });
+    rows.push({ what: "overview, 30 days", store: label, p50: NaN, p95: NaN, target: TARGETS.overview30dMs, on: "p95", note: `not offered: ${parsed30.problem.param} ${parsed30.problem.message}` });
   } else {
     const samples = await sample(10, async () => {
       const result = await getOverview(parsed30.params, { entries, reuseClosedBuckets: false });
       if (!result.ok) throw new Error(result.problem.message);
     });
-    pushRow(rows, "overview read model, 30 days, every bucket read", "all 4", samples, TARGETS.overview30dMs);
+    pushRow(rows, "overview read model, 30 days, every bucket read", label, samples, TARGETS.overview30dMs);
   }
   const params14 = parsedOrThrow(parseOverviewParams({ window: "custom", from: new Date(to.getTime() - 14 * DAY_MS).toISOString(), to: to.toISOString() }));
   const cold = await sample(10, async () => {
     const result = await getOverview(params14, { entries, reuseClosedBuckets: false });
     if (!result.ok) throw new Error(result.problem.message);
   });
-  pushRow(rows, "overview read model, 14 days (longest offered), every bucket read", "all 4", cold, TARGETS.overview30dMs);
+  pushRow(rows, "overview read model, 14 days (longest offered), every bucket read", label, cold, TARGETS.overview30dMs);
   for (const store of stores) {
     const samples = await sample(10, async () => {
       const now = Date.now();
@@ -394,7 +393,7 @@ async function measurePast(store: LeaseStore, rows: Row[], owners: string[]): Pr
   pushRow(rows, "?at= past state + owner filter, 7 days", store.name, withOwner, TARGETS.pastMs);
 }
 
-async function measureFuzz(stores: LeaseStore[], rows: Row[], seeded: { prefix: string[]; owner: string[]; task: string[]; resource: string[] }): Promise<boolean> {
+async function measureFuzz(stores: LeaseStore[], rows: Row[], label: string, seeded: { prefix: string[]; owner: string[]; task: string[]; resource: string[] }): Promise<boolean> {
   const entries: Entries = stores.map((store) => ({ store }));
   const random = createRandom(FUZZ_SEED);
   const statuses = new Map<number, number>();
@@ -423,10 +422,10 @@ async function measureFuzz(stores: LeaseStore[], rows: Row[], seeded: { prefix: 
   const over = samples.filter((ms) => ms > TARGETS.fuzzMs).length;
   log(`fuzz: statuses ${JSON.stringify(Object.fromEntries(statuses))}; slowest ${slowest.ms.toFixed(0)} ms (${slowest.what})`);
   const note = `${over} over ${TARGETS.fuzzMs} ms, ${bad} 5xx or stack traces; statuses ${JSON.stringify(Object.fromEntries(statuses))}`;
-  pushRow(rows, `${FUZZ_REQUESTS} fuzzed viewer requests`, "all 4", samples, undefined, note);
+  pushRow(rows, `${FUZZ_REQUESTS} fuzzed viewer requests`, label, samples, undefined, note);
   // Each request must finish within the target, so the slowest one is what is judged.
   const max = Math.max(...samples);
-  rows.push({ what: `${FUZZ_REQUESTS} fuzzed viewer requests, the slowest`, store: "all 4", p50: max, p95: max, target: TARGETS.fuzzMs, on: "p95" });
+  rows.push({ what: `${FUZZ_REQUESTS} fuzzed viewer requests, the slowest`, store: label, p50: max, p95: max, target: TARGETS.fuzzMs, on: "p95" });
   return over === 0 && bad === 0;
 }
 
@@ -442,36 +441,95 @@ export async function runScale(options: ScaleOptions): Promise<BenchOutcome> {
   redis.on("error", () => {});
   const pgStores = schemas.map((schema, i) => new PostgresLeaseStore({ name: `pg-${"ab"[i]}`, pool, schema }));
   const redisStores = namespaces.map((namespace, i) => new RedisLeaseStore({ name: `redis-${"ab"[i]}`, url: REDIS_URL, namespace }));
-  const stores: LeaseStore[] = [...pgStores, ...redisStores];
+  let stores: LeaseStore[] = [...pgStores, ...redisStores];
   const load = new LoadSampler();
   const rows: Row[] = [];
   let isMet = true;
   const leases = Math.round(100_000 * options.scale);
+  // Interrupted (Ctrl-C, a CI timeout): the running seed statement is cancelled and the next
+  // budget check throws, so `finally` removes what was written; a second signal exits at once.
+  let interrupted: NodeJS.Signals | undefined;
+  /** Why seeding must stop: a signal, or the other side's seeding failed. */
+  let stopReason: string | undefined;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (interrupted) process.exit(130);
+    interrupted = signal;
+    stopReason = `interrupted by ${signal}`;
+    log(`${signal}: stopping${options.keep ? "" : "; the seeded stores are removed"} (again to exit at once)`);
+    void pool
+      .query("SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND strpos(query, $1) > 0", [`lw_bench_${suffix}_`])
+      .catch(() => {});
+  };
+  const stopIfInterrupted = () => {
+    if (stopReason) throw new Error(stopReason);
+  };
+  process.on("SIGINT", onSignal).on("SIGTERM", onSignal);
   log(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM; load average now ${loadavg().map((l) => l.toFixed(2)).join(", ")}`);
   load.start();
   try {
     const hotPerStore = new Map<string, { resource: string; events: string }>();
     if (options.reuse) {
-      log(`measuring kept stores (schemas ${schemas.join(", ")}, namespaces ${namespaces.join(", ")}); nothing seeded`);
+      // A kept run may be missing a store (an interrupted seed whose leftovers were removed): measure those present.
+      const present: LeaseStore[] = [];
+      for (const [i, store] of pgStores.entries()) {
+        const { rowCount } = await pool.query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [schemas[i]]);
+        if (rowCount) present.push(store);
+      }
+      for (const [i, store] of redisStores.entries()) if ((await redis.xlen(buildBucketKeys(namespaces[i]!, 0).events)) > 0) present.push(store);
+      stores = present;
+      if (stores.length === 0) throw new Error(`nothing kept under suffix ${suffix}`);
+      log(`measuring kept stores ${stores.map((st) => st.name).join(", ")} (suffix ${suffix}); nothing seeded`);
+      for (const store of stores) {
+        const active = await store.countActive();
+        const total = await sumStats(store, Date.now() - (DAYS + 1) * DAY_MS, Date.now() + 60_000);
+        log(`${store.name} checked: ${active.toLocaleString("en")} live leases (countActive), ${total.toLocaleString("en")} events in its stats over 31 days; ${await compareEventShapes(store)}`);
+        const index = pgStores.indexOf(store as PostgresLeaseStore);
+        if (index >= 0) {
+          const { rows: hot } = await pool.query<{ resource: string; n: string }>(
+            `SELECT resource, count(*) AS n FROM ${quoteSchema(schemas[index]!)}.lease_events WHERE resource = ANY($1) GROUP BY resource ORDER BY count(*) DESC LIMIT 1`,
+            [HOT_RESOURCES],
+          );
+          if (hot[0]) hotPerStore.set(store.name, { resource: hot[0].resource, events: `${Number(hot[0].n).toLocaleString("en")} events in the store` });
+        } else {
+          const page = await store.events({ resource: HOT_RESOURCES[0]!, from: new Date(Date.now() - DAYS * DAY_MS), to: new Date(), limit: 1 });
+          hotPerStore.set(store.name, { resource: HOT_RESOURCES[0]!, events: page.items.length > 0 ? `a hot resource; its id list keeps ${RESOURCE_EVENTS_MAX_LEN}` : "no events found" });
+        }
+      }
     } else {
       log(
         `--scale ${options.scale}: per store ${leases.toLocaleString("en")} live leases and ≥ ${(1_000_000 * options.scale).toLocaleString("en")} events over ${DAYS} days, ` +
           `on ${schemas.join(", ")} and ${namespaces.join(", ")}; seeding budget ${options.seedBudgetMin} min`,
       );
-      const budget = makeBudget(options.seedBudgetMin);
+      const budget = makeBudget(options.seedBudgetMin, stopIfInterrupted);
       const seedStarted = performance.now();
-      const [pgSeeds, redisSeeds] = await Promise.all([
+      // Settled, not all: when one side fails the other must stop writing before `finally` cleans up.
+      const [pgSettled, redisSettled] = await Promise.allSettled([
         (async () => {
           const out: SeededPg[] = [];
-          for (const [i, store] of pgStores.entries()) out.push(await seedPostgresStore(pool, store, schemas[i]!, options.scale, budget));
+          for (const [i, store] of pgStores.entries()) {
+            stopIfInterrupted();
+            out.push(await seedPostgresStore(pool, store, schemas[i]!, options.scale, budget));
+          }
           return out;
-        })(),
+        })().catch((error: unknown) => {
+          stopReason ??= `stopped: the other stores' seeding failed (${error instanceof Error ? error.message : String(error)})`;
+          throw error;
+        }),
         (async () => {
           const out: SeededRedis[] = [];
-          for (const [i, store] of redisStores.entries()) out.push(await seedRedisStore(redis, store, namespaces[i]!, options.scale, 5 + i * 100, budget));
+          for (const [i, store] of redisStores.entries()) {
+            stopIfInterrupted();
+            out.push(await seedRedisStore(redis, store, namespaces[i]!, options.scale, 5 + i * 100, budget));
+          }
           return out;
-        })(),
+        })().catch((error: unknown) => {
+          stopReason ??= `stopped: the other stores' seeding failed (${error instanceof Error ? error.message : String(error)})`;
+          throw error;
+        }),
       ]);
+      if (pgSettled.status === "rejected") throw pgSettled.reason;
+      if (redisSettled.status === "rejected") throw redisSettled.reason;
+      const [pgSeeds, redisSeeds] = [pgSettled.value, redisSettled.value];
       log(`seeding took ${((performance.now() - seedStarted) / 60_000).toFixed(1)} min in all (Postgres and Redis side by side); ${load.summary("seeding")}`);
       load.phase = "checking";
 
@@ -512,11 +570,13 @@ export async function runScale(options: ScaleOptions): Promise<BenchOutcome> {
         );
       }
     }
-    for (const store of stores) if (!hotPerStore.has(store.name)) hotPerStore.set(store.name, { resource: "queue:emails:shard-0", events: "kept run" });
+    for (const store of stores) if (!hotPerStore.has(store.name)) hotPerStore.set(store.name, { resource: HOT_RESOURCES[0]!, events: "kept run" });
 
     load.phase = "measuring";
+    const storesLabel = `all ${stores.length}`;
     const filterValues = { owners: new Set<string>(), tasks: new Set<string>() };
     for (const store of stores) {
+      stopIfInterrupted();
       await measureLists(store, rows, leases);
       const values = await measureEventFilters(store, rows);
       values.owners.slice(0, 5).forEach((o) => filterValues.owners.add(o));
@@ -525,28 +585,31 @@ export async function runScale(options: ScaleOptions): Promise<BenchOutcome> {
       await measureLeasePage(store, rows, hot.resource, hot.events);
       await measurePast(store, rows, values.owners.length > 0 ? values.owners : ["nobody"]);
     }
-    await measureLongOverviews(stores, rows);
-    isMet = (await measureFuzz(stores, rows, {
+    stopIfInterrupted();
+    await measureLongOverviews(stores, rows, storesLabel);
+    isMet = (await measureFuzz(stores, rows, storesLabel, {
       prefix: ["tenant_1:invoice-sync", "tenant_7:", "queue:emails"],
       owner: [...filterValues.owners].slice(0, 4),
       task: [...filterValues.tasks].slice(0, 4),
       resource: [hotPerStore.get(stores[0]!.name)!.resource, "tenant_1:invoice-sync:batch-0"],
     })) && isMet;
 
+    stopIfInterrupted();
     if (process.env.BENCH_CONSOLE_SKIP_HTTP !== "1") {
       const storesEnv = JSON.stringify([
         ...schemas.map((schema, i) => ({ name: pgStores[i]!.name, kind: "postgres", url: DATABASE_URL, schema })),
         ...namespaces.map((namespace, i) => ({ name: redisStores[i]!.name, kind: "redis", url: REDIS_URL, namespace })),
-      ]);
+      ].filter((config) => stores.some((store) => store.name === config.name)));
       try {
-        await measureOverviewHttp(storesEnv, rows, "all 4");
+        await measureOverviewHttp(storesEnv, rows, storesLabel);
       } catch (error) {
         log(`overview over HTTP not measured: ${error instanceof Error ? error.message : String(error)}`);
-        rows.push({ what: "overview TTFB (next start) — NOT MEASURED, see above", store: "all 4", p50: NaN, p95: NaN, target: TARGETS.ttfbMs, on: "p95" });
+        rows.push({ what: "overview TTFB (next start) — NOT MEASURED, see above", store: storesLabel, p50: NaN, p95: NaN, target: TARGETS.ttfbMs, on: "p95" });
       }
     }
     log(load.summary("measuring"));
   } finally {
+    process.off("SIGINT", onSignal).off("SIGTERM", onSignal);
     load.stop();
     for (const store of stores) await store.close().catch(() => {});
     if (options.keep) {
