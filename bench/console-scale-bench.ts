@@ -365,12 +365,14 @@ async function measureLongOverviews(stores: LeaseStore[], rows: Row[], label: st
   });
   pushRow(rows, "overview read model, 14 days (longest offered), every bucket read", label, cold, TARGETS.overview30dMs);
   for (const store of stores) {
-    const samples = await sample(10, async () => {
-      const now = Date.now();
-      const buckets = await store.stats({ from: new Date(now - DAYS * DAY_MS), to: new Date(now), bucketMs: 3_600_000, prefixDepth: 2 });
-      if (buckets.length === 0) throw new Error(`30-day stats on ${store.name} are empty`);
+    await guarded(rows, "chart data, 30 days of hours (store.stats)", store.name, TARGETS.overview30dMs, async () => {
+      const samples = await sample(10, async () => {
+        const now = Date.now();
+        const buckets = await store.stats({ from: new Date(now - DAYS * DAY_MS), to: new Date(now), bucketMs: 3_600_000, prefixDepth: 2 });
+        if (buckets.length === 0) throw new Error(`30-day stats on ${store.name} are empty`);
+      });
+      pushRow(rows, "chart data, 30 days of hours (store.stats)", store.name, samples, TARGETS.overview30dMs);
     });
-    pushRow(rows, "chart data, 30 days of hours (store.stats)", store.name, samples, TARGETS.overview30dMs);
   }
 }
 
@@ -427,6 +429,17 @@ async function measureFuzz(stores: LeaseStore[], rows: Row[], label: string, see
   const max = Math.max(...samples);
   rows.push({ what: `${FUZZ_REQUESTS} fuzzed viewer requests, the slowest`, store: label, p50: max, p95: max, target: TARGETS.fuzzMs, on: "p95" });
   return over === 0 && bad === 0;
+}
+
+/** A measurement that fails (a statement timeout, a refused read) becomes a missed row with its reason; the rest still run. */
+async function guarded(rows: Row[], what: string, store: string, target: number | undefined, fn: () => Promise<void>): Promise<void> {
+  try {
+    await fn();
+  } catch (error) {
+    const reason = (error instanceof Error ? error.message : String(error)).split("\n")[0]!.slice(0, 160);
+    log(`${what} on ${store} failed: ${reason}`);
+    rows.push({ what, store, p50: NaN, p95: NaN, target, on: target === undefined ? undefined : "p95", note: `failed: ${reason}` });
+  }
 }
 
 // ------------------------------------------------------------------ the run
@@ -577,16 +590,19 @@ export async function runScale(options: ScaleOptions): Promise<BenchOutcome> {
     const filterValues = { owners: new Set<string>(), tasks: new Set<string>() };
     for (const store of stores) {
       stopIfInterrupted();
-      await measureLists(store, rows, leases);
-      const values = await measureEventFilters(store, rows);
+      await guarded(rows, "leases list by prefix", store.name, TARGETS.listMs, () => measureLists(store, rows, leases));
+      let values: { owners: string[]; tasks: string[] } = { owners: [], tasks: [] };
+      await guarded(rows, "events by owner, kind, task, 7-day window", store.name, TARGETS.eventsMs, async () => {
+        values = await measureEventFilters(store, rows);
+      });
       values.owners.slice(0, 5).forEach((o) => filterValues.owners.add(o));
       values.tasks.slice(0, 5).forEach((t) => filterValues.tasks.add(t));
       const hot = hotPerStore.get(store.name)!;
-      await measureLeasePage(store, rows, hot.resource, hot.events);
-      await measurePast(store, rows, values.owners.length > 0 ? values.owners : ["nobody"]);
+      await guarded(rows, "lease page, resource with the most events", store.name, TARGETS.detailMs, () => measureLeasePage(store, rows, hot.resource, hot.events));
+      await guarded(rows, "?at= past state", store.name, TARGETS.pastMs, () => measurePast(store, rows, values.owners.length > 0 ? values.owners : ["nobody"]));
     }
     stopIfInterrupted();
-    await measureLongOverviews(stores, rows, storesLabel);
+    await guarded(rows, "overview, 30 and 14 days", storesLabel, TARGETS.overview30dMs, () => measureLongOverviews(stores, rows, storesLabel));
     isMet = (await measureFuzz(stores, rows, storesLabel, {
       prefix: ["tenant_1:invoice-sync", "tenant_7:", "queue:emails"],
       owner: [...filterValues.owners].slice(0, 4),
@@ -608,6 +624,10 @@ export async function runScale(options: ScaleOptions): Promise<BenchOutcome> {
       }
     }
     log(load.summary("measuring"));
+  } catch (error) {
+    // What was measured before the failure is still worth reading.
+    if (rows.length > 0) printTable(rows);
+    throw error;
   } finally {
     process.off("SIGINT", onSignal).off("SIGTERM", onSignal);
     load.stop();
