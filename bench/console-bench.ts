@@ -47,23 +47,23 @@ export const BENCH_EVENTS_MAX_LEN = 1_000_000;
 
 const TARGETS = { listMs: 100, chartMs: 200, ttfbMs: 300, pastMs: 300 } as const;
 
-function log(line: string): void {
+export function log(line: string): void {
   console.log(`[console-bench] ${line}`);
 }
 
-function quantile(samples: number[], q: number): number {
+export function quantile(samples: number[], q: number): number {
   const sorted = [...samples].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? NaN;
 }
 
-async function timeIt<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T }> {
+export async function timeIt<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T }> {
   const start = performance.now();
   const value = await fn();
   return { ms: performance.now() - start, value };
 }
 
 /** Runs `fn` a few times unmeasured, then `n` times measured; returns the durations. */
-async function sample(n: number, fn: (i: number) => Promise<unknown>, warmup = 3): Promise<number[]> {
+export async function sample(n: number, fn: (i: number) => Promise<unknown>, warmup = 3): Promise<number[]> {
   for (let i = 0; i < warmup; i++) await fn(-1 - i);
   const samples: number[] = [];
   for (let i = 0; i < n; i++) samples.push((await timeIt(() => fn(i))).ms);
@@ -85,12 +85,16 @@ async function freePort(): Promise<number> {
 // ------------------------------------------------------------------ seeding
 
 /** The live leases the Redis store gets: the same shapes as the Postgres seed. */
-function* makeLiveLeases(count: number, nowMs: number, seed: number): Generator<SyntheticLease> {
+export function* makeLiveLeases(
+  count: number,
+  nowMs: number,
+  seed: number,
+  ttls: readonly number[] = [300_000, 600_000, 1_800_000, 3_600_000],
+): Generator<SyntheticLease> {
   const random = createRandom(seed);
   const kinds = ["invoice-sync", "billing-close", "report-export", "webhook-retry", "ledger-export"];
-  const ttls = [300_000, 600_000, 1_800_000, 3_600_000];
   for (let g = 0; g < count; g++) {
-    const ttlMs = ttls[g % 4]!;
+    const ttlMs = ttls[g % ttls.length]!;
     const renewedAt = Math.round(nowMs - random.next() * (ttlMs / 3));
     const acquiredAt = Math.round(renewedAt - random.next() * 7_200_000);
     yield {
@@ -110,7 +114,7 @@ function* makeLiveLeases(count: number, nowMs: number, seed: number): Generator<
 }
 
 /** Merges two time-ordered event sequences. */
-function* mergeByTime(a: Iterable<SyntheticEvent>, b: readonly SyntheticEvent[]): Generator<SyntheticEvent> {
+export function* mergeByTime(a: Iterable<SyntheticEvent>, b: readonly SyntheticEvent[]): Generator<SyntheticEvent> {
   let j = 0;
   for (const e of a) {
     while (j < b.length && b[j]!.at <= e.at) yield b[j++]!;
@@ -214,7 +218,7 @@ export async function signIn(consoleUrl: string, login: string): Promise<CookieJ
 
 // ------------------------------------------------------------------ measuring
 
-interface Row {
+export interface Row {
   what: string;
   store: string;
   p50: number;
@@ -222,14 +226,18 @@ interface Row {
   target?: number;
   /** Which percentile the target applies to. */
   on?: "p50" | "p95";
+  /** Printed after the result: what was measured when it is not obvious, or why nothing was. */
+  note?: string;
 }
 
-function printTable(rows: Row[]): boolean {
-  const header = ["measurement", "store", "p50 ms", "p95 ms", "target", "result"];
+export function printTable(rows: Row[]): boolean {
+  const hasNotes = rows.some((r) => r.note);
+  const header = ["measurement", "store", "p50 ms", "p95 ms", "target", "result", ...(hasNotes ? ["note"] : [])];
   const lines = rows.map((r) => {
     const value = r.on === "p50" ? r.p50 : r.p95;
     const result = r.target === undefined ? "" : value <= r.target ? "ok" : "MISS";
-    return [r.what, r.store, r.p50.toFixed(1), r.p95.toFixed(1), r.target === undefined ? "—" : `${r.on} ≤ ${r.target}`, result];
+    const cells = [r.what, r.store, r.p50.toFixed(1), r.p95.toFixed(1), r.target === undefined ? "—" : `${r.on} ≤ ${r.target}`, result];
+    return hasNotes ? [...cells, r.note ?? ""] : cells;
   });
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
   const fmt = (cells: string[]) => cells.map((c, i) => (i >= 2 && i <= 3 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join("  ");
@@ -325,7 +333,7 @@ async function fetchOverview(jar: CookieJar, url: string, n: number, gapMs: numb
   return { ttfb, full };
 }
 
-async function measureOverviewHttp(storesEnv: string, rows: Row[]): Promise<void> {
+export async function measureOverviewHttp(storesEnv: string, rows: Row[], storesLabel = "both"): Promise<void> {
   const { startStack } = await import("../scripts/stack");
   const [port, oidcPort] = [await freePort(), await freePort()];
   const quiet: string[] = [];
@@ -347,10 +355,10 @@ async function measureOverviewHttp(storesEnv: string, rows: Row[]): Promise<void
       const burst = await fetchOverview(jar, url, 30, 0);
       // Spaced past OVERVIEW_SHARE_MS: every request reads the stores (closed buckets still reused).
       const spaced = await fetchOverview(jar, url, 15, OVERVIEW_SHARE_MS + 100);
-      rows.push({ what: `overview / window=${window}: TTFB, each request reads the stores`, store: "both", p50: quantile(spaced.ttfb, 0.5), p95: quantile(spaced.ttfb, 0.95), target: TARGETS.ttfbMs, on: "p95" });
-      rows.push({ what: `overview / window=${window}: whole HTML, each request reads`, store: "both", p50: quantile(spaced.full, 0.5), p95: quantile(spaced.full, 0.95) });
-      rows.push({ what: `overview / window=${window}: TTFB, back to back (reads shared)`, store: "both", p50: quantile(burst.ttfb, 0.5), p95: quantile(burst.ttfb, 0.95) });
-      rows.push({ what: `overview / window=${window}: whole HTML, back to back`, store: "both", p50: quantile(burst.full, 0.5), p95: quantile(burst.full, 0.95) });
+      rows.push({ what: `overview / window=${window}: TTFB, each request reads the stores`, store: storesLabel, p50: quantile(spaced.ttfb, 0.5), p95: quantile(spaced.ttfb, 0.95), target: TARGETS.ttfbMs, on: "p95" });
+      rows.push({ what: `overview / window=${window}: whole HTML, each request reads`, store: storesLabel, p50: quantile(spaced.full, 0.5), p95: quantile(spaced.full, 0.95) });
+      rows.push({ what: `overview / window=${window}: TTFB, back to back (reads shared)`, store: storesLabel, p50: quantile(burst.ttfb, 0.5), p95: quantile(burst.ttfb, 0.95) });
+      rows.push({ what: `overview / window=${window}: whole HTML, back to back`, store: storesLabel, p50: quantile(burst.full, 0.5), p95: quantile(burst.full, 0.95) });
     }
   } finally {
     await stack.stop();
@@ -358,6 +366,10 @@ async function measureOverviewHttp(storesEnv: string, rows: Row[]): Promise<void
 }
 
 export async function run(): Promise<BenchOutcome> {
+  // `--scale N`: N times the volume over 30 days on four stores (bench/console-scale-bench.ts).
+  const { parseScaleArgs, runScale } = await import("./console-scale-bench");
+  const scale = parseScaleArgs(process.argv.slice(2));
+  if (scale) return runScale(scale);
   const suffix = randomBytes(5).toString("hex");
   const schema = `lw_bench_${suffix}`;
   const namespace = `lwb_${suffix}`;

@@ -15,8 +15,13 @@ const PARTS: Record<string, () => Promise<{ run: () => Promise<BenchOutcome> }>>
   memory: () => import("./console-memory-bench"),
 };
 
+/** `npm run bench -- console --scale 10 --reuse <suffix>`: see bench/console-scale-bench.ts. */
+const FLAGS_WITH_VALUES = ["--scale", "--reuse", "--seed-budget-min"];
+
 async function main(): Promise<void> {
-  const args = process.argv.slice(2).filter((a) => !a.startsWith("-"));
+  // Parts are the bare words; flags and the values of flags that take one (`--scale 10`) are not.
+  const argv = process.argv.slice(2);
+  const args = argv.filter((a, i) => !a.startsWith("-") && !FLAGS_WITH_VALUES.includes(argv[i - 1] ?? ""));
   const unknown = args.filter((a) => !(a in PARTS));
   if (unknown.length > 0) {
     console.error(`unknown bench part(s): ${unknown.join(", ")}; known: ${Object.keys(PARTS).join(", ")}`);

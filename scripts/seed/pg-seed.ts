@@ -162,6 +162,16 @@ export interface PostgresBenchSeed {
   events: number;
   from: Date;
   to: Date;
+  /**
+   * Write the history in this many time-ordered statements (default 1). At tens of
+   * millions of rows one statement would sort everything at once and report nothing
+   * until the end; slices keep each sort small and let the caller stop between them.
+   */
+  slices?: number;
+  /** TTLs the live leases cycle through (default 5 min to 1 h); longer ones keep them live through a long seed. */
+  liveTtlsMs?: readonly number[];
+  /** Called after each slice with the rows written so far; throwing stops the seed (the caller drops the schema). */
+  onSlice?: (done: { slice: number; slices: number; events: number }) => void;
 }
 
 /**
@@ -196,71 +206,79 @@ export async function seedPostgresBench(pool: Pool, seed: PostgresBenchSeed): Pr
               nextval(${seq}),
               renewed - (random() * 7200) * interval '1 second', renewed, renewed + ttl * interval '1 millisecond', ttl, (random() * 40)::int
        FROM (SELECT g, ttl, clock_timestamp() - (random() * ttl / 3) * interval '1 millisecond' AS renewed
-             FROM (SELECT g, (ARRAY[300000, 600000, 1800000, 3600000])[1 + g % 4] AS ttl FROM generate_series(0, $1::int - 1) AS g) t) src`,
-      [seed.leases],
+             FROM (SELECT g, ($2::int[])[1 + g % cardinality($2::int[])] AS ttl FROM generate_series(0, $1::int - 1) AS g) t) src`,
+      [seed.leases, seed.liveTtlsMs ?? [300_000, 600_000, 1_800_000, 3_600_000]],
     );
-    // History, and the live leases' own "acquired" events, in one time-ordered insert.
-    const events = await client.query(
-      `WITH h AS MATERIALIZED (
-         SELECT g,
-                $1::timestamptz + (g * $2::float8) * interval '1 millisecond' AS t,
-                random() AS r, random() AS r2,
-                CASE WHEN g % 10 < 5 THEN 'tenant_' || (1 + (hashint4(g) & 1023) % 400) || ':invoice-sync'
-                     WHEN g % 10 < 7 THEN 'tenant_' || (1 + (hashint4(g + 7) & 1023) % 400) || ':billing-close:2026-11'
-                     WHEN g % 10 < 8 THEN 'tenant_' || (1 + (hashint4(g + 13) & 1023) % 400) || ':report-export'
-                     ELSE (ARRAY['cron:nightly-report', 'migrations:schema-v42', 'queue:emails:shard-0', 'queue:emails:shard-1',
-                                 'queue:emails:shard-2', 'queue:emails:shard-3'])[1 + (hashint4(g + 3) & 1023) % 6] END AS resource,
-                gen_random_uuid() AS lease_id,
-                'worker-' || (1 + g % 24) || '@' || (ARRAY['billing', 'invoicing', 'reports', 'mailer', 'sync'])[1 + g % 5]
-                  || '-' || to_hex(4096 + (hashint4(g + 1) & 4095)) AS owner,
-                'run-' || (1000 + (hashint4(g + 2) & 8191) % 9000) AS task,
-                nextval(${seq}) AS token,
-                greatest(20, round(exp(ln(900) + 0.9 * sqrt(-2 * ln(1 - random())) * cos(2 * pi() * random()))))::bigint AS hold_ms
-         FROM generate_series(0, $3::int - 1) AS g
-       ),
-       -- Only holds that also end before $4: the history never has an acquire without its ending.
-       hh AS (SELECT * FROM h WHERE t + (hold_ms + 300) * interval '1 millisecond' < $4::timestamptz),
-       ev AS (
-         SELECT t AS at, 'acquired' AS kind, resource, lease_id, owner, task, token, NULL::bigint AS hold_ms, NULL::text AS actor,
-                NULL::text AS reason, jsonb_build_object('ttlMs', 10000) AS detail
-         FROM hh
-         UNION ALL
-         SELECT t + hold_ms * interval '1 millisecond',
-                CASE WHEN r < 0.91 THEN 'released' WHEN r < 0.996 THEN 'expired' ELSE 'force_released' END,
-                resource, lease_id, owner, task, token, hold_ms,
-                CASE WHEN r >= 0.996 THEN 'alice@example.com' END,
-                CASE WHEN r >= 0.996 THEN 'stuck after deploy' END,
-                CASE WHEN r < 0.91 OR r >= 0.996 THEN jsonb_build_object('renewals', hold_ms / 3333)
-                     ELSE jsonb_build_object('renewals', 0, 'expiredAt', t + hold_ms * interval '1 millisecond', 'recordedBy', 'sweep') END
-         FROM hh
-         UNION ALL
-         SELECT t + (hold_ms * r2) * interval '1 millisecond', 'contended', resource, lease_id,
-                'worker-' || (1 + (g + 5) % 24) || '@scheduler-0f3a', 'run-' || (1000 + g % 9000), token, NULL, NULL, NULL,
-                jsonb_build_object('holderOwner', owner, 'holderTask', task)
-         FROM hh WHERE r2 < 0.45
-         UNION ALL
-         SELECT t + (hold_ms + 200) * interval '1 millisecond', k.kind, resource, lease_id, owner, task, token, NULL,
-                CASE WHEN k.kind = 'fencing_rejected' THEN 'ledger-db' END,
-                CASE WHEN k.kind <> 'fencing_rejected' THEN 'expired' END,
-                CASE k.kind WHEN 'renew_failed' THEN jsonb_build_object('ttlMs', 10000, 'leaseId', lease_id::text)
-                            WHEN 'lost' THEN jsonb_build_object('leaseId', lease_id::text)
-                            ELSE jsonb_build_object('seenToken', (token + 1)::text, 'by', 'ledger-db') END
-         FROM hh CROSS JOIN (VALUES ('renew_failed'), ('lost'), ('fencing_rejected')) AS k(kind)
-         WHERE r >= 0.91 AND r < 0.93
-       )
-       INSERT INTO ${s}.lease_events (at, kind, resource, lease_id, owner, task, fencing_token, hold_ms, actor, reason, detail)
-       SELECT * FROM (
-         SELECT * FROM ev
-         UNION ALL
-         SELECT acquired_at, 'acquired', resource, lease_id, owner, task, fencing_token, NULL, NULL, NULL, jsonb_build_object('ttlMs', ttl_ms)
-         FROM ${s}.leases
-       ) all_events ORDER BY at`,
-      [seed.from, stepMs, holds, seed.to],
-    );
+    // History, and the live leases' own "acquired" events, in time-ordered inserts (one per
+    // slice of holds; the live leases' events go with the last, whose times they share).
+    const slices = Math.max(1, Math.min(seed.slices ?? 1, holds));
+    let written = 0;
+    for (let slice = 0; slice < slices; slice++) {
+      const isLast = slice === slices - 1;
+      const events = await client.query(
+        `WITH h AS MATERIALIZED (
+           SELECT g,
+                  $1::timestamptz + (g * $2::float8) * interval '1 millisecond' AS t,
+                  random() AS r, random() AS r2,
+                  CASE WHEN g % 10 < 5 THEN 'tenant_' || (1 + (hashint4(g) & 1023) % 400) || ':invoice-sync'
+                       WHEN g % 10 < 7 THEN 'tenant_' || (1 + (hashint4(g + 7) & 1023) % 400) || ':billing-close:2026-11'
+                       WHEN g % 10 < 8 THEN 'tenant_' || (1 + (hashint4(g + 13) & 1023) % 400) || ':report-export'
+                       ELSE (ARRAY['cron:nightly-report', 'migrations:schema-v42', 'queue:emails:shard-0', 'queue:emails:shard-1',
+                                   'queue:emails:shard-2', 'queue:emails:shard-3'])[1 + (hashint4(g + 3) & 1023) % 6] END AS resource,
+                  gen_random_uuid() AS lease_id,
+                  'worker-' || (1 + g % 24) || '@' || (ARRAY['billing', 'invoicing', 'reports', 'mailer', 'sync'])[1 + g % 5]
+                    || '-' || to_hex(4096 + (hashint4(g + 1) & 4095)) AS owner,
+                  'run-' || (1000 + (hashint4(g + 2) & 8191) % 9000) AS task,
+                  nextval(${seq}) AS token,
+                  greatest(20, round(exp(ln(900) + 0.9 * sqrt(-2 * ln(1 - random())) * cos(2 * pi() * random()))))::bigint AS hold_ms
+           FROM generate_series($3::int, $5::int - 1) AS g
+         ),
+         -- Only holds that also end before $4: the history never has an acquire without its ending.
+         hh AS (SELECT * FROM h WHERE t + (hold_ms + 300) * interval '1 millisecond' < $4::timestamptz),
+         ev AS (
+           SELECT t AS at, 'acquired' AS kind, resource, lease_id, owner, task, token, NULL::bigint AS hold_ms, NULL::text AS actor,
+                  NULL::text AS reason, jsonb_build_object('ttlMs', 10000) AS detail
+           FROM hh
+           UNION ALL
+           SELECT t + hold_ms * interval '1 millisecond',
+                  CASE WHEN r < 0.91 THEN 'released' WHEN r < 0.996 THEN 'expired' ELSE 'force_released' END,
+                  resource, lease_id, owner, task, token, hold_ms,
+                  CASE WHEN r >= 0.996 THEN 'alice@example.com' END,
+                  CASE WHEN r >= 0.996 THEN 'stuck after deploy' END,
+                  CASE WHEN r < 0.91 OR r >= 0.996 THEN jsonb_build_object('renewals', hold_ms / 3333)
+                       ELSE jsonb_build_object('renewals', 0, 'expiredAt', t + hold_ms * interval '1 millisecond', 'recordedBy', 'sweep') END
+           FROM hh
+           UNION ALL
+           SELECT t + (hold_ms * r2) * interval '1 millisecond', 'contended', resource, lease_id,
+                  'worker-' || (1 + (g + 5) % 24) || '@scheduler-0f3a', 'run-' || (1000 + g % 9000), token, NULL, NULL, NULL,
+                  jsonb_build_object('holderOwner', owner, 'holderTask', task)
+           FROM hh WHERE r2 < 0.45
+           UNION ALL
+           SELECT t + (hold_ms + 200) * interval '1 millisecond', k.kind, resource, lease_id, owner, task, token, NULL,
+                  CASE WHEN k.kind = 'fencing_rejected' THEN 'ledger-db' END,
+                  CASE WHEN k.kind <> 'fencing_rejected' THEN 'expired' END,
+                  CASE k.kind WHEN 'renew_failed' THEN jsonb_build_object('ttlMs', 10000, 'leaseId', lease_id::text)
+                              WHEN 'lost' THEN jsonb_build_object('leaseId', lease_id::text)
+                              ELSE jsonb_build_object('seenToken', (token + 1)::text, 'by', 'ledger-db') END
+           FROM hh CROSS JOIN (VALUES ('renew_failed'), ('lost'), ('fencing_rejected')) AS k(kind)
+           WHERE r >= 0.91 AND r < 0.93
+         )
+         INSERT INTO ${s}.lease_events (at, kind, resource, lease_id, owner, task, fencing_token, hold_ms, actor, reason, detail)
+         SELECT * FROM (
+           SELECT * FROM ev
+           UNION ALL
+           SELECT acquired_at, 'acquired', resource, lease_id, owner, task, fencing_token, NULL, NULL, NULL, jsonb_build_object('ttlMs', ttl_ms)
+           FROM ${s}.leases WHERE $6::boolean
+         ) all_events ORDER BY at`,
+        [seed.from, stepMs, Math.floor((slice * holds) / slices), seed.to, Math.floor(((slice + 1) * holds) / slices), isLast],
+      );
+      written += events.rowCount ?? 0;
+      seed.onSlice?.({ slice, slices, events: written });
+    }
     await client.query("RESET work_mem");
     await client.query(`ANALYZE ${s}.leases`);
     await client.query(`ANALYZE ${s}.lease_events`);
-    return { events: events.rowCount ?? 0, leases: live.rowCount ?? 0 };
+    return { events: written, leases: live.rowCount ?? 0 };
   } finally {
     client.release();
   }

@@ -1,0 +1,647 @@
+/**
+ * `npm run bench -- console --scale N`: the console at N times the base volume,
+ * on four stores at once (2 Postgres schemas, 2 Redis namespaces), as issue 12's
+ * targets ask at N = 10: per store 100k·N live leases and 1M·N events over 30 days.
+ *
+ * Seeding writes exactly what the stores write, in bulk:
+ *   - Postgres: a schema made by the store's own migrate(), then lease and event
+ *     rows generated inside Postgres (scripts/seed/pg-seed.ts, time-ordered slices),
+ *     then the store's own refreshRollups() derives the rollup rows.
+ *   - Redis: pipelined writes of the store's keys (scripts/seed/redis-seed.ts: lock,
+ *     lease, fence and index keys; bucket and per-kind streams, per-resource id lists,
+ *     stats hashes; the hold index), with the store's default stream cap, so Redis
+ *     keeps only the capped tail of the events (the stats hashes count every one).
+ * The two Postgres stores and the two Redis stores seed side by side (Postgres
+ * works in its server, Redis seeding in this process). The seeded data is checked
+ * with the stores' own reads before anything is measured.
+ *
+ * Everything is removed afterwards unless `--keep` is given; `--reuse <suffix>`
+ * measures stores a kept run left behind. Seeding stops (and cleans up) past
+ * `--seed-budget-min` (default 40) minutes.
+ */
+import { randomBytes } from "node:crypto";
+import { cpus, loadavg, totalmem } from "node:os";
+import { Pool } from "pg";
+import { Redis } from "ioredis";
+import { LEASE_EVENT_KINDS, type LeaseEvent, type LeaseStore } from "@/lib/lease";
+import { PostgresLeaseStore } from "@/lib/lease/postgres/store";
+import { quoteSchema } from "@/lib/lease/postgres/sql";
+import { DEFAULT_BUCKETS, DEFAULT_EVENTS_MAX_LEN, RESOURCE_EVENTS_MAX_LEN, RedisLeaseStore } from "@/lib/lease/redis/store";
+import { buildBucketKeys } from "@/lib/lease/redis/keys";
+import { HOUR_TTL_S } from "@/lib/lease/redis/scripts";
+import { getLeaseDetailFromRoute } from "@/lib/console/get-lease-detail";
+import { getOverview } from "@/lib/console/get-overview";
+import { getPastLeases } from "@/lib/console/get-past-leases";
+import { listEvents } from "@/lib/console/list-events";
+import { listLeases } from "@/lib/console/list-leases";
+import { parseEventsParams, parseLeasesParams, parseOverviewParams, type SearchParamsInput } from "@/lib/console/params";
+import { generateViewerRequests, STACK_TRACE } from "@/lib/console/testing/viewer-requests";
+import { generateHistory, type SyntheticEvent } from "../scripts/seed/history";
+import { seedPostgresBench } from "../scripts/seed/pg-seed";
+import { deleteRedisNamespace, writeRedisEvents, writeRedisLeases } from "../scripts/seed/redis-seed";
+import { HOT_RESOURCES } from "../scripts/workload/names";
+import { createRandom } from "../scripts/workload/random";
+import { log, makeLiveLeases, measureOverviewHttp, mergeByTime, printTable, quantile, sample, timeIt, type Row } from "./console-bench";
+import type { BenchOutcome } from "./run";
+
+const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+const DAY_MS = 86_400_000;
+const DAYS = 30;
+/** Live leases renew on hour-long TTLs here: a long seed must not see them lapse before they are measured. */
+const LIVE_TTLS_MS = [7_200_000, 10_800_000, 14_400_000, 21_600_000];
+/** The Postgres history is written in slices of about this many events. */
+const EVENTS_PER_SLICE = 500_000;
+const FUZZ_REQUESTS = 500;
+const FUZZ_SEED = 20261126;
+
+const TARGETS = { ttfbMs: 300, overview30dMs: 500, listMs: 100, eventsMs: 200, detailMs: 200, fuzzMs: 2_000, pastMs: 300 } as const;
+
+export interface ScaleOptions {
+  scale: number;
+  keep: boolean;
+  /** Suffix of a kept run's schemas and namespaces: measure them without seeding. */
+  reuse?: string;
+  seedBudgetMin: number;
+}
+
+function readFlag(argv: readonly string[], name: string): string | undefined {
+  const i = argv.findIndex((a) => a === name || a.startsWith(`${name}=`));
+  if (i < 0) return undefined;
+  const arg = argv[i]!;
+  return arg.includes("=") ? arg.slice(arg.indexOf("=") + 1) : argv[i + 1];
+}
+
+/** `--scale N [--keep] [--reuse SUFFIX] [--seed-budget-min M]`, or null without `--scale`. */
+export function parseScaleArgs(argv: readonly string[]): ScaleOptions | null {
+  const raw = readFlag(argv, "--scale");
+  if (raw === undefined) return null;
+  const scale = Number(raw);
+  if (!Number.isFinite(scale) || scale <= 0 || scale > 10) throw new Error(`--scale takes a number above 0 and at most 10 (got "${raw}")`);
+  const reuse = readFlag(argv, "--reuse");
+  if (reuse !== undefined && !/^[0-9a-f]{10}$/.test(reuse)) throw new Error(`--reuse takes the 10-hex-digit suffix a --keep run printed (got "${reuse}")`);
+  const budget = Number(readFlag(argv, "--seed-budget-min") ?? 40);
+  if (!Number.isFinite(budget) || budget <= 0) throw new Error("--seed-budget-min takes a positive number of minutes");
+  return { scale, keep: argv.includes("--keep"), reuse, seedBudgetMin: budget };
+}
+
+// ------------------------------------------------------------------ machine and load
+
+class LoadSampler {
+  private readonly samples: Array<{ phase: string; load1: number }> = [];
+  private timer: NodeJS.Timeout | undefined;
+  phase = "seeding";
+  start(): void {
+    this.timer = setInterval(() => this.samples.push({ phase: this.phase, load1: loadavg()[0]! }), 5_000);
+    this.timer.unref();
+  }
+  stop(): void {
+    clearInterval(this.timer);
+  }
+  summary(phase: string): string {
+    const xs = this.samples.filter((s) => s.phase === phase).map((s) => s.load1);
+    if (xs.length === 0) return `${phase}: no samples`;
+    const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
+    return `${phase}: 1-min load average min ${Math.min(...xs).toFixed(2)}, mean ${mean.toFixed(2)}, max ${Math.max(...xs).toFixed(2)} (${xs.length} samples, every 5 s)`;
+  }
+}
+
+async function redisUsedMemory(redis: Redis): Promise<number> {
+  const info = await redis.info("memory");
+  return Number(/used_memory:(\d+)/.exec(info)?.[1] ?? NaN);
+}
+
+const mib = (bytes: number) => `${(bytes / 1_048_576).toFixed(0)} MiB`;
+
+// ------------------------------------------------------------------ seeding
+
+interface Budget {
+  deadline: number;
+  check(where: string): void;
+}
+
+function makeBudget(minutes: number, stopIfInterrupted: () => void): Budget {
+  const deadline = Date.now() + minutes * 60_000;
+  return {
+    deadline,
+    check(where) {
+      stopIfInterrupted();
+      if (Date.now() > deadline) throw new Error(`seeding went past its ${minutes}-minute budget (${where}); try a smaller --scale`);
+    },
+  };
+}
+
+interface SeededPg {
+  leases: number;
+  events: number;
+  seedMs: number;
+  rollupMs: number;
+}
+
+async function seedPostgresStore(pool: Pool, store: PostgresLeaseStore, schema: string, scale: number, budget: Budget): Promise<SeededPg> {
+  await store.migrate();
+  const now = new Date();
+  const events = Math.round(1_000_000 * scale);
+  const seeded = await timeIt(() =>
+    seedPostgresBench(pool, {
+      schema,
+      leases: Math.round(100_000 * scale),
+      events,
+      from: new Date(now.getTime() - DAYS * DAY_MS),
+      to: now,
+      slices: Math.max(1, Math.round(events / EVENTS_PER_SLICE)),
+      liveTtlsMs: LIVE_TTLS_MS,
+      onSlice: ({ slice, slices, events: written }) => {
+        if ((slice + 1) % 4 === 0 || slice + 1 === slices) log(`${store.name}: slice ${slice + 1}/${slices}, ${written.toLocaleString("en")} events`);
+        budget.check(`${store.name}, slice ${slice + 1} of ${slices}`);
+      },
+    }),
+  );
+  log(`${store.name}: ${seeded.value.leases.toLocaleString("en")} leases, ${seeded.value.events.toLocaleString("en")} events in ${(seeded.ms / 1000).toFixed(1)} s`);
+  budget.check(`${store.name}, before its rollups`);
+  const rollups = await timeIt(() => store.refreshRollups({ since: new Date(now.getTime() - DAYS * DAY_MS - 3_600_000) }));
+  log(`${store.name}: rollups rebuilt by the store's refreshRollups in ${(rollups.ms / 1000).toFixed(1)} s`);
+  return { ...seeded.value, seedMs: seeded.ms, rollupMs: rollups.ms };
+}
+
+interface SeededRedis {
+  leases: number;
+  events: number;
+  /** Events per hour (epoch hours): the store keeps an hour's stats hash HOUR_TTL_S after the hour ends. */
+  eventsPerHour: Map<number, number>;
+  /** Per hot resource: its events. */
+  perHotResource: Map<string, number>;
+  seedMs: number;
+  projectMs: number;
+  memoryBytes: number;
+}
+
+async function seedRedisStore(redis: Redis, store: RedisLeaseStore, namespace: string, scale: number, seed: number, budget: Budget): Promise<SeededRedis> {
+  const memoryBefore = await redisUsedMemory(redis);
+  const started = performance.now();
+  const nowMs = Date.now();
+  const target = { client: redis, namespace, buckets: DEFAULT_BUCKETS, eventsMaxLen: DEFAULT_EVENTS_MAX_LEN, evidsMaxLen: Math.min(DEFAULT_EVENTS_MAX_LEN, RESOURCE_EVENTS_MAX_LEN) };
+  const leases = [...makeLiveLeases(Math.round(100_000 * scale), nowMs, seed, LIVE_TTLS_MS)];
+  const written = await writeRedisLeases(target, leases, nowMs);
+  const acquiredEvents: SyntheticEvent[] = leases
+    .map((l) => ({ at: l.acquiredAt, kind: "acquired" as const, resource: l.resource, leaseId: l.leaseId, owner: l.owner, task: l.task, fencingToken: l.fencingToken }))
+    .sort((x, y) => x.at - y.at);
+  leases.length = 0;
+  const history = generateHistory({
+    from: nowMs - DAYS * DAY_MS,
+    to: nowMs,
+    // generateHistory follows a daily rhythm around this mean; aim a little high so ≥ the target lands.
+    targetEvents: Math.round((1_000_000 * scale - acquiredEvents.length) * 1.08),
+    random: createRandom(seed + 4),
+    tokenFor: (n, at) => String(BigInt(Math.round(at)) * 1000n + BigInt(n % 1000)),
+  });
+  const hot = new Set<string>(HOT_RESOURCES);
+  const perHotResource = new Map<string, number>();
+  const eventsPerHour = new Map<number, number>();
+  let seen = 0;
+  const counted = function* (events: Iterable<SyntheticEvent>) {
+    for (const e of events) {
+      const hour = Math.floor(e.at / 3_600_000);
+      eventsPerHour.set(hour, (eventsPerHour.get(hour) ?? 0) + 1);
+      if (hot.has(e.resource)) perHotResource.set(e.resource, (perHotResource.get(e.resource) ?? 0) + 1);
+      if (++seen % 10_000 === 0) budget.check(`${store.name}, ${seen.toLocaleString("en")} events`);
+      if (seen % 1_000_000 === 0) log(`${store.name}: ${seen.toLocaleString("en")} events`);
+      yield e;
+    }
+  };
+  const { written: events } = await writeRedisEvents(target, counted(mergeByTime(history, acquiredEvents)), "fresh", nowMs);
+  const seedMs = performance.now() - started;
+  log(`${store.name}: ${written.toLocaleString("en")} leases, ${events.toLocaleString("en")} events in ${(seedMs / 1000).toFixed(1)} s`);
+  budget.check(`${store.name}, before projecting holds`);
+  // The seeder wrote the hold index; the store's projector trims it with the capped streams.
+  const projected = await timeIt(() => store.projectHolds());
+  log(`${store.name}: hold index projected (${projected.value.projected.toLocaleString("en")} holds) in ${(projected.ms / 1000).toFixed(1)} s`);
+  const memoryBytes = (await redisUsedMemory(redis)) - memoryBefore;
+  return { leases: written, events, eventsPerHour, perHotResource, seedMs, projectMs: projected.ms, memoryBytes };
+}
+
+// ------------------------------------------------------------------ checking the seed with the stores' own reads
+
+function shapeOf(e: LeaseEvent): string {
+  const fields = Object.entries(e)
+    .filter(([k, v]) => v !== undefined && !["id", "store", "at", "resource", "leaseId", "owner", "task", "fencingToken", "holdMs"].includes(k))
+    .map(([k, v]) => (k === "detail" && v && typeof v === "object" ? `detail{${Object.keys(v).sort().join(",")}}` : k))
+    .sort();
+  return [typeof e.fencingToken, e.holdMs === undefined ? "" : "holdMs", ...fields].join(" ");
+}
+
+/**
+ * An acquire and a release made by the store itself, next to a seeded acquire and
+ * release: the same fields, the same detail keys, the same token type.
+ */
+async function compareEventShapes(store: LeaseStore): Promise<string> {
+  const resource = `bench-verify:${store.name}`;
+  const got = await store.acquire({ resource, owner: "bench-verify", task: "verify", ttlMs: 60_000 });
+  if (!got.acquired) throw new Error(`${store.name}: could not acquire ${resource} to compare event shapes`);
+  await store.release({ resource, leaseId: got.lease.leaseId });
+  const own = (await store.events({ resource, limit: 10 })).items;
+  const problems: string[] = [];
+  for (const kind of ["acquired", "released"] as const) {
+    const mine = own.find((e) => e.kind === kind);
+    const to = new Date(Date.now() - 120_000);
+    const seeded = (await store.events({ kinds: [kind], from: new Date(to.getTime() - DAY_MS), to, limit: 1 })).items[0];
+    if (!mine || !seeded) problems.push(`${kind}: ${mine ? "no seeded event" : "no event of the store's own"}`);
+    else if (shapeOf(mine) !== shapeOf(seeded)) problems.push(`${kind}: store writes [${shapeOf(mine)}], seed wrote [${shapeOf(seeded)}]`);
+  }
+  if (problems.length > 0) throw new Error(`${store.name}: seeded events differ from the store's: ${problems.join("; ")}`);
+  return "acquired and released events have the store's own fields and detail keys";
+}
+
+async function sumStats(store: LeaseStore, fromMs: number, toMs: number): Promise<number> {
+  const buckets = await store.stats({ from: new Date(fromMs), to: new Date(toMs), bucketMs: 3_600_000, prefixDepth: 1 });
+  // Events only: `renewed` counts renewals, which are not stored as events.
+  return buckets.reduce((n, b) => n + LEASE_EVENT_KINDS.reduce((m, kind) => m + (b.counts[kind] ?? 0), 0), 0);
+}
+
+// ------------------------------------------------------------------ measuring
+
+type Entries = Array<{ store: LeaseStore }>;
+
+function parsedOrThrow<T>(parsed: { ok: true; params: T } | { ok: false; problem: { message: string; param: string } }): T {
+  if (!parsed.ok) throw new Error(`bench parameters refused: ${parsed.problem.param} ${parsed.problem.message}`);
+  return parsed.params;
+}
+
+function pushRow(rows: Row[], what: string, store: string, samples: number[], target?: number, note?: string): void {
+  rows.push({ what, store, p50: quantile(samples, 0.5), p95: quantile(samples, 0.95), target, on: target === undefined ? undefined : "p95", note });
+}
+
+async function measureLists(store: LeaseStore, rows: Row[], leases: number): Promise<void> {
+  const random = createRandom(3);
+  const kinds = ["invoice-sync", "billing-close", "report-export", "webhook-retry", "ledger-export"];
+  let found = 0;
+  const samples = await sample(40, async () => {
+    // The prefix of a seeded live lease: a different tenant each time (makeLiveLeases / seedPostgresBench).
+    const g = random.int(0, leases - 1);
+    const params = parsedOrThrow(parseLeasesParams({ store: store.name, prefix: `tenant_${g % 2000}:${kinds[Math.floor(g / 2000) % 5]}` }));
+    const result = await listLeases(params, { entries: [{ store }] });
+    if (!result.ok) throw new Error(result.problem.message);
+    if (!result.view.stores.every((s) => s.ok)) throw new Error(`leases list on ${store.name} failed`);
+    found += result.view.items.length;
+  });
+  if (found === 0) throw new Error(`leases list by prefix on ${store.name} returned nothing`);
+  pushRow(rows, "leases list by prefix", store.name, samples, TARGETS.listMs);
+}
+
+/** Owners and tasks that occur in the last 7 days, read from the store. */
+async function sampleFilterValues(store: LeaseStore): Promise<{ owners: string[]; tasks: string[] }> {
+  const to = new Date();
+  const owners = new Set<string>();
+  const tasks = new Set<string>();
+  for (const daysAgo of [0.5, 2, 4, 6]) {
+    const at = new Date(to.getTime() - daysAgo * DAY_MS);
+    const page = await store.events({ from: new Date(at.getTime() - 3_600_000), to: at, limit: 50 });
+    for (const e of page.items) {
+      if (e.owner) owners.add(e.owner);
+      if (e.task) tasks.add(e.task);
+    }
+  }
+  return { owners: [...owners].slice(0, 40), tasks: [...tasks].slice(0, 40) };
+}
+
+async function measureEventFilters(store: LeaseStore, rows: Row[]): Promise<{ owners: string[]; tasks: string[] }> {
+  const random = createRandom(17);
+  const values = await sampleFilterValues(store);
+  const filters: Array<[string, () => SearchParamsInput]> = [
+    ["owner", () => ({ owner: random.pick(values.owners) })],
+    ["kind", () => ({ kind: random.pick(["expired", "contended", "force_released", "released,expired", "fencing_rejected"]) })],
+    ["task", () => ({ task: random.pick(values.tasks) })],
+  ];
+  for (const [name, make] of filters) {
+    let refused: string | undefined;
+    let failed: string | undefined;
+    let items = 0;
+    const samples = await sample(20, async () => {
+      const parsed = parseEventsParams({ store: store.name, window: "7d", ...make() });
+      if (!parsed.ok) {
+        refused = `refused (400): ${parsed.problem.message}`;
+        return;
+      }
+      const result = await listEvents(parsed.params, { entries: [{ store }] });
+      if (!result.ok) refused = `refused (400): ${result.problem.message}`;
+      else if (!result.view.stores[0]?.ok) failed = `store read failed: ${JSON.stringify(result.view.stores[0]).slice(0, 160)}`;
+      else items += result.view.items.length;
+    });
+    const note = refused ?? failed ?? `${(items / 20).toFixed(0)} events per page on average`;
+    pushRow(rows, `events by ${name}, 7-day window`, store.name, refused || failed ? [NaN] : samples, TARGETS.eventsMs, note);
+  }
+  return values;
+}
+
+async function measureLeasePage(store: LeaseStore, rows: Row[], resource: string, events: string): Promise<void> {
+  let failed: string | undefined;
+  const samples = await sample(20, async () => {
+    const result = await getLeaseDetailFromRoute({ store: store.name, resource: [resource] }, { entries: [{ store }] });
+    if (!result.ok) failed = `refused (400): ${result.problem.message}`;
+    else if (!result.view.ok) failed = `store read failed: ${result.view.error}`;
+  });
+  pushRow(rows, "lease page, resource with the most events", store.name, failed ? [NaN] : samples, TARGETS.detailMs, failed ?? `${resource}: ${events}`);
+}
+
+/** The overview's read model: what a 30-day overview would read, and the longest window the console offers (14 days). */
+async function measureLongOverviews(stores: LeaseStore[], rows: Row[], label: string): Promise<void> {
+  const entries: Entries = stores.map((store) => ({ store }));
+  const to = new Date();
+  const from30 = new Date(to.getTime() - DAYS * DAY_MS);
+  const parsed30 = parseOverviewParams({ window: "custom", from: from30.toISOString(), to: to.toISOString() });
+  if (!parsed30.ok) {
+    rows.push({ what: "overview, 30 days", store: label, p50: NaN, p95: NaN, target: TARGETS.overview30dMs, on: "p95", note: `not offered: ${parsed30.problem.param} ${parsed30.problem.message}` });
+  } else {
+    const samples = await sample(10, async () => {
+      const result = await getOverview(parsed30.params, { entries, reuseClosedBuckets: false });
+      if (!result.ok) throw new Error(result.problem.message);
+    });
+    pushRow(rows, "overview read model, 30 days, every bucket read", label, samples, TARGETS.overview30dMs);
+  }
+  const params14 = parsedOrThrow(parseOverviewParams({ window: "custom", from: new Date(to.getTime() - 14 * DAY_MS).toISOString(), to: to.toISOString() }));
+  const cold = await sample(10, async () => {
+    const result = await getOverview(params14, { entries, reuseClosedBuckets: false });
+    if (!result.ok) throw new Error(result.problem.message);
+  });
+  pushRow(rows, "overview read model, 14 days (longest offered), every bucket read", label, cold, TARGETS.overview30dMs);
+  for (const store of stores) {
+    await guarded(rows, "chart data, 30 days of hours (store.stats)", store.name, TARGETS.overview30dMs, async () => {
+      const samples = await sample(10, async () => {
+        const now = Date.now();
+        const buckets = await store.stats({ from: new Date(now - DAYS * DAY_MS), to: new Date(now), bucketMs: 3_600_000, prefixDepth: 2 });
+        if (buckets.length === 0) throw new Error(`30-day stats on ${store.name} are empty`);
+      });
+      pushRow(rows, "chart data, 30 days of hours (store.stats)", store.name, samples, TARGETS.overview30dMs);
+    });
+  }
+}
+
+async function measurePast(store: LeaseStore, rows: Row[], owners: string[]): Promise<void> {
+  const random = createRandom(11);
+  const entries: Entries = [{ store }];
+  const at = async (spanMs: number, owner?: string) => {
+    const result = await getPastLeases({ at: new Date(Date.now() - 60_000 - random.next() * spanMs), store: store.name, owner, limit: 50 }, { entries });
+    if (!result.ok) throw new Error(result.problem.message);
+    const outcome = result.view.stores[0];
+    if (!outcome?.ok) throw new Error(`?at= on ${store.name} failed: ${outcome ? outcome.error : "no answer"}`);
+    return result.view.gaps.length;
+  };
+  let gaps = 0;
+  const month = await sample(30, async () => (gaps += await at((DAYS - 0.1) * DAY_MS)));
+  pushRow(rows, "?at= past state, instant in the last 30 days", store.name, month, TARGETS.pastMs, gaps > 0 ? `${gaps} answers said part of the history is gone` : undefined);
+  const recent = await sample(30, () => at(7_200_000));
+  pushRow(rows, "?at= past state, instant in the last 2 hours", store.name, recent, TARGETS.pastMs);
+  const withOwner = await sample(20, () => at(7 * DAY_MS, random.pick(owners)));
+  pushRow(rows, "?at= past state + owner filter, 7 days", store.name, withOwner, TARGETS.pastMs);
+}
+
+async function measureFuzz(stores: LeaseStore[], rows: Row[], label: string, seeded: { prefix: string[]; owner: string[]; task: string[]; resource: string[] }): Promise<boolean> {
+  const entries: Entries = stores.map((store) => ({ store }));
+  const random = createRandom(FUZZ_SEED);
+  const statuses = new Map<number, number>();
+  const samples: number[] = [];
+  let slowest = { ms: 0, what: "" };
+  let bad = 0;
+  const names = stores.map((s) => s.name) as [string, ...string[]];
+  const requests = generateViewerRequests(() => random.next(), FUZZ_REQUESTS, { entries }, {
+    storeNames: names,
+    seeded,
+    detailSegments: [[seeded.resource[0] ?? "jobs:1:1"], (seeded.resource[1] ?? "jobs:1").split(":")],
+  });
+  for (const request of requests) {
+    const started = performance.now();
+    const response = await request.read();
+    const body = await response.text();
+    const ms = performance.now() - started;
+    samples.push(ms);
+    if (ms > slowest.ms) slowest = { ms, what: request.what.slice(0, 160) };
+    statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
+    if (response.status >= 500 || STACK_TRACE.test(body)) {
+      bad += 1;
+      log(`fuzz: ${request.what.slice(0, 200)} → ${response.status} ${body.slice(0, 200)}`);
+    }
+  }
+  const over = samples.filter((ms) => ms > TARGETS.fuzzMs).length;
+  log(`fuzz: statuses ${JSON.stringify(Object.fromEntries(statuses))}; slowest ${slowest.ms.toFixed(0)} ms (${slowest.what})`);
+  const note = `${over} over ${TARGETS.fuzzMs} ms, ${bad} 5xx or stack traces; statuses ${JSON.stringify(Object.fromEntries(statuses))}`;
+  pushRow(rows, `${FUZZ_REQUESTS} fuzzed viewer requests`, label, samples, undefined, note);
+  // Each request must finish within the target, so the slowest one is what is judged.
+  const max = Math.max(...samples);
+  rows.push({ what: `${FUZZ_REQUESTS} fuzzed viewer requests, the slowest`, store: label, p50: max, p95: max, target: TARGETS.fuzzMs, on: "p95" });
+  return over === 0 && bad === 0;
+}
+
+/** A measurement that fails (a statement timeout, a refused read) becomes a missed row with its reason; the rest still run. */
+async function guarded(rows: Row[], what: string, store: string, target: number | undefined, fn: () => Promise<void>): Promise<void> {
+  try {
+    await fn();
+  } catch (error) {
+    const reason = (error instanceof Error ? error.message : String(error)).split("\n")[0]!.slice(0, 160);
+    log(`${what} on ${store} failed: ${reason}`);
+    rows.push({ what, store, p50: NaN, p95: NaN, target, on: target === undefined ? undefined : "p95", note: `failed: ${reason}` });
+  }
+}
+
+// ------------------------------------------------------------------ the run
+
+export async function runScale(options: ScaleOptions): Promise<BenchOutcome> {
+  const suffix = options.reuse ?? randomBytes(5).toString("hex");
+  const schemas = [`lw_bench_${suffix}_a`, `lw_bench_${suffix}_b`];
+  const namespaces = [`lwb_${suffix}_a`, `lwb_${suffix}_b`];
+  const pool = new Pool({ connectionString: DATABASE_URL, max: 6 });
+  pool.on("error", () => {});
+  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 2 });
+  redis.on("error", () => {});
+  const pgStores = schemas.map((schema, i) => new PostgresLeaseStore({ name: `pg-${"ab"[i]}`, pool, schema }));
+  const redisStores = namespaces.map((namespace, i) => new RedisLeaseStore({ name: `redis-${"ab"[i]}`, url: REDIS_URL, namespace }));
+  let stores: LeaseStore[] = [...pgStores, ...redisStores];
+  const load = new LoadSampler();
+  const rows: Row[] = [];
+  let isMet = true;
+  const leases = Math.round(100_000 * options.scale);
+  // Interrupted (Ctrl-C, a CI timeout): the running seed statement is cancelled and the next
+  // budget check throws, so `finally` removes what was written; a second signal exits at once.
+  let interrupted: NodeJS.Signals | undefined;
+  /** Why seeding must stop: a signal, or the other side's seeding failed. */
+  let stopReason: string | undefined;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (interrupted) process.exit(130);
+    interrupted = signal;
+    stopReason = `interrupted by ${signal}`;
+    log(`${signal}: stopping${options.keep ? "" : "; the seeded stores are removed"} (again to exit at once)`);
+    void pool
+      .query("SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND strpos(query, $1) > 0", [`lw_bench_${suffix}_`])
+      .catch(() => {});
+  };
+  const stopIfInterrupted = () => {
+    if (stopReason) throw new Error(stopReason);
+  };
+  process.on("SIGINT", onSignal).on("SIGTERM", onSignal);
+  log(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM; load average now ${loadavg().map((l) => l.toFixed(2)).join(", ")}`);
+  load.start();
+  try {
+    const hotPerStore = new Map<string, { resource: string; events: string }>();
+    if (options.reuse) {
+      // A kept run may be missing a store (an interrupted seed whose leftovers were removed): measure those present.
+      const present: LeaseStore[] = [];
+      for (const [i, store] of pgStores.entries()) {
+        const { rowCount } = await pool.query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [schemas[i]]);
+        if (rowCount) present.push(store);
+      }
+      for (const [i, store] of redisStores.entries()) if ((await redis.xlen(buildBucketKeys(namespaces[i]!, 0).events)) > 0) present.push(store);
+      stores = present;
+      if (stores.length === 0) throw new Error(`nothing kept under suffix ${suffix}`);
+      log(`measuring kept stores ${stores.map((st) => st.name).join(", ")} (suffix ${suffix}); nothing seeded`);
+      for (const store of stores) {
+        const active = await store.countActive();
+        const total = await sumStats(store, Date.now() - (DAYS + 1) * DAY_MS, Date.now() + 60_000);
+        log(`${store.name} checked: ${active.toLocaleString("en")} live leases (countActive), ${total.toLocaleString("en")} events in its stats over 31 days; ${await compareEventShapes(store)}`);
+        const index = pgStores.indexOf(store as PostgresLeaseStore);
+        if (index >= 0) {
+          const { rows: hot } = await pool.query<{ resource: string; n: string }>(
+            `SELECT resource, count(*) AS n FROM ${quoteSchema(schemas[index]!)}.lease_events WHERE resource = ANY($1) GROUP BY resource ORDER BY count(*) DESC LIMIT 1`,
+            [HOT_RESOURCES],
+          );
+          if (hot[0]) hotPerStore.set(store.name, { resource: hot[0].resource, events: `${Number(hot[0].n).toLocaleString("en")} events in the store` });
+        } else {
+          const page = await store.events({ resource: HOT_RESOURCES[0]!, from: new Date(Date.now() - DAYS * DAY_MS), to: new Date(), limit: 1 });
+          hotPerStore.set(store.name, { resource: HOT_RESOURCES[0]!, events: page.items.length > 0 ? `a hot resource; its id list keeps ${RESOURCE_EVENTS_MAX_LEN}` : "no events found" });
+        }
+      }
+    } else {
+      log(
+        `--scale ${options.scale}: per store ${leases.toLocaleString("en")} live leases and ≥ ${(1_000_000 * options.scale).toLocaleString("en")} events over ${DAYS} days, ` +
+          `on ${schemas.join(", ")} and ${namespaces.join(", ")}; seeding budget ${options.seedBudgetMin} min`,
+      );
+      const budget = makeBudget(options.seedBudgetMin, stopIfInterrupted);
+      const seedStarted = performance.now();
+      // Settled, not all: when one side fails the other must stop writing before `finally` cleans up.
+      const [pgSettled, redisSettled] = await Promise.allSettled([
+        (async () => {
+          const out: SeededPg[] = [];
+          for (const [i, store] of pgStores.entries()) {
+            stopIfInterrupted();
+            out.push(await seedPostgresStore(pool, store, schemas[i]!, options.scale, budget));
+          }
+          return out;
+        })().catch((error: unknown) => {
+          stopReason ??= `stopped: the other stores' seeding failed (${error instanceof Error ? error.message : String(error)})`;
+          throw error;
+        }),
+        (async () => {
+          const out: SeededRedis[] = [];
+          for (const [i, store] of redisStores.entries()) {
+            stopIfInterrupted();
+            out.push(await seedRedisStore(redis, store, namespaces[i]!, options.scale, 5 + i * 100, budget));
+          }
+          return out;
+        })().catch((error: unknown) => {
+          stopReason ??= `stopped: the other stores' seeding failed (${error instanceof Error ? error.message : String(error)})`;
+          throw error;
+        }),
+      ]);
+      if (pgSettled.status === "rejected") throw pgSettled.reason;
+      if (redisSettled.status === "rejected") throw redisSettled.reason;
+      const [pgSeeds, redisSeeds] = [pgSettled.value, redisSettled.value];
+      log(`seeding took ${((performance.now() - seedStarted) / 60_000).toFixed(1)} min in all (Postgres and Redis side by side); ${load.summary("seeding")}`);
+      load.phase = "checking";
+
+      // The stores' own reads: live leases, event totals from the rollups / stats hashes, event shapes.
+      for (const [i, store] of pgStores.entries()) {
+        const seed = pgSeeds[i]!;
+        const active = await store.countActive();
+        const total = await sumStats(store, Date.now() - (DAYS + 1) * DAY_MS, Date.now() + 60_000);
+        if (active !== seed.leases || total !== seed.events) throw new Error(`${store.name}: the store counts ${active} live leases and ${total} events; seeded ${seed.leases} and ${seed.events}`);
+        const { rows: hot } = await pool.query<{ resource: string; n: string }>(
+          `SELECT resource, count(*) AS n FROM ${quoteSchema(schemas[i]!)}.lease_events WHERE resource = ANY($1) GROUP BY resource ORDER BY count(*) DESC LIMIT 1`,
+          [HOT_RESOURCES.concat(["queue:emails:shard-0", "cron:nightly-report"])],
+        );
+        hotPerStore.set(store.name, { resource: hot[0]?.resource ?? "queue:emails:shard-0", events: `${Number(hot[0]?.n ?? 0).toLocaleString("en")} events in the store` });
+        log(
+          `${store.name} checked: ${active.toLocaleString("en")} live leases (countActive), ${total.toLocaleString("en")} events in the rollups (stats over 31 days) = seeded; ` +
+            `${await compareEventShapes(store)}; seeded in ${(seed.seedMs / 1000).toFixed(0)} s + rollups ${(seed.rollupMs / 1000).toFixed(0)} s`,
+        );
+      }
+      for (const [i, store] of redisStores.entries()) {
+        const seed = redisSeeds[i]!;
+        const active = await store.countActive();
+        const nowS = Date.now() / 1000;
+        const total = await sumStats(store, Date.now() - (DAYS + 1) * DAY_MS, Date.now() + 60_000);
+        // Hours whose stats hash is still alive: the store lets each expire HOUR_TTL_S after its hour.
+        const expected = [...seed.eventsPerHour].reduce((n, [hour, count]) => ((hour + 1) * 3_600 + HOUR_TTL_S > nowS ? n + count : n), 0);
+        if (active !== seed.leases || total !== expected) {
+          throw new Error(`${store.name}: the store counts ${active} live leases and ${total} events in its stats; seeded ${seed.leases} and ${expected} in the hours it keeps`);
+        }
+        const streamed = (await redis.pipeline(Array.from({ length: DEFAULT_BUCKETS }, (_, b) => ["xlen", buildBucketKeys(namespaces[i]!, b).events])).exec()) ?? [];
+        const kept = streamed.reduce((n, [, len]) => n + Number(len ?? 0), 0);
+        const [top] = [...seed.perHotResource].sort((a, b) => b[1] - a[1]);
+        hotPerStore.set(store.name, { resource: top?.[0] ?? HOT_RESOURCES[0]!, events: `${(top?.[1] ?? 0).toLocaleString("en")} events seeded, its id list keeps ${RESOURCE_EVENTS_MAX_LEN}` });
+        log(
+          `${store.name} checked: ${active.toLocaleString("en")} live leases (countActive), ${total.toLocaleString("en")} events in the stats hashes of the last ${HOUR_TTL_S / 86_400} days = seeded (of ${seed.events.toLocaleString("en")}); ` +
+            `bucket streams keep ${kept.toLocaleString("en")} (cap ${DEFAULT_EVENTS_MAX_LEN.toLocaleString("en")} per bucket × ${DEFAULT_BUCKETS}); ${await compareEventShapes(store)}; ` +
+            `seeded in ${(seed.seedMs / 1000).toFixed(0)} s + hold projection ${(seed.projectMs / 1000).toFixed(0)} s; Redis memory +${mib(seed.memoryBytes)}`,
+        );
+      }
+    }
+    for (const store of stores) if (!hotPerStore.has(store.name)) hotPerStore.set(store.name, { resource: HOT_RESOURCES[0]!, events: "kept run" });
+
+    load.phase = "measuring";
+    const storesLabel = `all ${stores.length}`;
+    const filterValues = { owners: new Set<string>(), tasks: new Set<string>() };
+    for (const store of stores) {
+      stopIfInterrupted();
+      await guarded(rows, "leases list by prefix", store.name, TARGETS.listMs, () => measureLists(store, rows, leases));
+      let values: { owners: string[]; tasks: string[] } = { owners: [], tasks: [] };
+      await guarded(rows, "events by owner, kind, task, 7-day window", store.name, TARGETS.eventsMs, async () => {
+        values = await measureEventFilters(store, rows);
+      });
+      values.owners.slice(0, 5).forEach((o) => filterValues.owners.add(o));
+      values.tasks.slice(0, 5).forEach((t) => filterValues.tasks.add(t));
+      const hot = hotPerStore.get(store.name)!;
+      await guarded(rows, "lease page, resource with the most events", store.name, TARGETS.detailMs, () => measureLeasePage(store, rows, hot.resource, hot.events));
+      await guarded(rows, "?at= past state", store.name, TARGETS.pastMs, () => measurePast(store, rows, values.owners.length > 0 ? values.owners : ["nobody"]));
+    }
+    stopIfInterrupted();
+    await guarded(rows, "overview, 30 and 14 days", storesLabel, TARGETS.overview30dMs, () => measureLongOverviews(stores, rows, storesLabel));
+    isMet = (await measureFuzz(stores, rows, storesLabel, {
+      prefix: ["tenant_1:invoice-sync", "tenant_7:", "queue:emails"],
+      owner: [...filterValues.owners].slice(0, 4),
+      task: [...filterValues.tasks].slice(0, 4),
+      resource: [hotPerStore.get(stores[0]!.name)!.resource, "tenant_1:invoice-sync:batch-0"],
+    })) && isMet;
+
+    stopIfInterrupted();
+    if (process.env.BENCH_CONSOLE_SKIP_HTTP !== "1") {
+      const storesEnv = JSON.stringify([
+        ...schemas.map((schema, i) => ({ name: pgStores[i]!.name, kind: "postgres", url: DATABASE_URL, schema })),
+        ...namespaces.map((namespace, i) => ({ name: redisStores[i]!.name, kind: "redis", url: REDIS_URL, namespace })),
+      ].filter((config) => stores.some((store) => store.name === config.name)));
+      try {
+        await measureOverviewHttp(storesEnv, rows, storesLabel);
+      } catch (error) {
+        log(`overview over HTTP not measured: ${error instanceof Error ? error.message : String(error)}`);
+        rows.push({ what: "overview TTFB (next start) — NOT MEASURED, see above", store: storesLabel, p50: NaN, p95: NaN, target: TARGETS.ttfbMs, on: "p95" });
+      }
+    }
+    log(load.summary("measuring"));
+  } catch (error) {
+    // What was measured before the failure is still worth reading.
+    if (rows.length > 0) printTable(rows);
+    throw error;
+  } finally {
+    process.off("SIGINT", onSignal).off("SIGTERM", onSignal);
+    load.stop();
+    for (const store of stores) await store.close().catch(() => {});
+    if (options.keep) {
+      log(`kept: schemas ${schemas.join(", ")}, namespaces ${namespaces.join(", ")}; measure again with --scale ${options.scale} --reuse ${suffix}`);
+    } else {
+      for (const schema of schemas) await pool.query(`DROP SCHEMA IF EXISTS ${quoteSchema(schema)} CASCADE`).catch((e: unknown) => log(`could not drop ${schema}: ${String(e)}`));
+      let deleted = 0;
+      for (const namespace of namespaces) deleted += await deleteRedisNamespace(redis, namespace).catch(() => 0);
+      log(`cleaned up: dropped ${schemas.join(", ")}, deleted ${deleted.toLocaleString("en")} redis keys`);
+    }
+    await pool.end();
+    redis.disconnect();
+  }
+  return { isMet: printTable(rows) && isMet };
+}
