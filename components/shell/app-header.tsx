@@ -12,7 +12,8 @@ export function AppHeader({ session, initialHealth }: { session: AppSession; ini
   return (
     <header className="sticky top-0 z-30 border-b border-zinc-200 bg-white/95 backdrop-blur dark:border-zinc-800 dark:bg-zinc-950/95">
       <div className="mx-auto flex max-w-screen-2xl flex-wrap items-center gap-x-6 gap-y-2 px-4 py-2">
-        <Link href="/" className="flex items-center gap-2 rounded text-base font-semibold tracking-tight">
+        {/* Out of the Tab order: "Overview" in the nav is the same link, one stop is enough. */}
+        <Link href="/" tabIndex={-1} className="flex items-center gap-2 rounded text-base font-semibold tracking-tight">
           <LogoMark />
           Leasewatch
         </Link>
