@@ -498,9 +498,10 @@ export class RedisLeaseStore implements LeaseStore {
   }
 
   /**
-   * What raw history this store keeps: the configured days, and the instant after the newest
-   * event any bucket stream has lost (to retention or to the eventsMaxLen cap). From there on
-   * every bucket is complete; before it, some are not. Null when no stream has lost an event.
+   * What raw history this store keeps: the configured days, and from when every bucket stream
+   * is complete — the latest first retained event among the streams that lost events (to
+   * retention or to the eventsMaxLen cap; XINFO's entries-added exceeds their length). The latest,
+   * not the earliest: before it, some bucket is missing events. Null when no stream lost any.
    */
   async eventRetention(options: ReadSignal = {}): Promise<EventRetention> {
     if (!this.isNamespaceChecked) await this.checkNamespace("eventRetention");
@@ -509,18 +510,20 @@ export class RedisLeaseStore implements LeaseStore {
       for (const keys of this.bucketKeys) p.exists(keys.events);
     });
     const streams = this.bucketKeys.filter((_, b) => Number(exists[b]) === 1);
+    options.signal?.throwIfAborted();
     const infos = (await execPipeline(this.ctx, "eventRetention", (p) => {
       for (const keys of streams) p.xinfo("STREAM", keys.events);
     })) as unknown[][];
-    let lostUpTo: number | null = null;
+    let completeFrom: number | null = null;
     for (const info of infos) {
-      const at = info.indexOf("max-deleted-entry-id");
-      const id = at === -1 ? "0-0" : String(info[at + 1]);
-      if (id === "0-0") continue;
-      const ms = Number(id.split("-")[0]);
-      lostUpTo = lostUpTo === null ? ms : Math.max(lostUpTo, ms);
+      const field = (name: string): unknown => info[info.indexOf(name) + 1];
+      if (Number(field("entries-added")) <= Number(field("length"))) continue;
+      const first = field("first-entry") as [string, string[]] | null;
+      // Everything trimmed: complete only after the last id it gave out.
+      const ms = first ? Number(first[0].split("-")[0]) : Number(String(field("last-generated-id")).split("-")[0]) + 1;
+      completeFrom = completeFrom === null ? ms : Math.max(completeFrom, ms);
     }
-    return { retentionDays: this.retention.days, retainedFrom: lostUpTo === null ? null : new Date(lostUpTo + 1) };
+    return { retentionDays: this.retention.days, retainedFrom: completeFrom === null ? null : new Date(completeFrom) };
   }
 
   /** Folds new events into the read models (see projector.ts); the console and the sweeper run it on an interval. */

@@ -1,0 +1,187 @@
+import { Redis } from "ioredis";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { freshRedisNamespace, TEST_REDIS_URL, type FreshRedisNamespace } from "../testing/isolation";
+import { buildBucketKeys, buildKindStreamKey } from "./keys";
+import { KIND_STREAM_KINDS } from "./projector";
+import { trimEventStreams } from "./retention";
+import { RedisLeaseStore, type TRedisLeaseStoreOptions } from "./store";
+
+/**
+ * Retention of the Redis event streams, on the shared Redis, each test in a namespace of its own
+ * with one bucket (so "the stream" is one key). Events from the past are written with the fields
+ * of real events and old ids, before any event of now: a stream only takes ids after its last.
+ */
+
+const DAY_MS = 86_400_000;
+const opened: { store: RedisLeaseStore; fresh: FreshRedisNamespace }[] = [];
+let redis: Redis;
+
+beforeAll(() => {
+  redis = new Redis(TEST_REDIS_URL);
+});
+
+afterAll(async () => {
+  await redis.quit();
+});
+
+afterEach(async () => {
+  for (const { store, fresh } of opened.splice(0)) {
+    await store.close();
+    await fresh.drop();
+  }
+});
+
+function openStore(options: Partial<TRedisLeaseStoreOptions> = {}) {
+  const fresh = freshRedisNamespace(TEST_REDIS_URL);
+  const store = new RedisLeaseStore({ name: "redis-retention", url: fresh.url, namespace: fresh.namespace, buckets: 1, ...options });
+  opened.push({ store, fresh });
+  return { store, stream: buildBucketKeys(fresh.namespace, 0).events, fresh };
+}
+
+/** The fields of a real acquired and released event, taken from a scratch namespace. */
+async function realEventFields(): Promise<{ acquired: string[]; released: string[] }> {
+  const { store, stream } = openStore();
+  const result = await store.acquire({ resource: "template:1", owner: "owner-a", task: "task-1", ttlMs: 60_000 });
+  if (!result.acquired) throw new Error("expected to acquire the template resource");
+  await store.release({ resource: "template:1", leaseId: result.lease.leaseId });
+  const entries = await redis.xrange(stream, "-", "+");
+  const byKind = (kind: string) => entries.map((e) => e[1]).find((f) => f[f.indexOf("kind") + 1] === kind)!;
+  return { acquired: byKind("acquired"), released: byKind("released") };
+}
+
+function withField(fields: string[], name: string, value: string): string[] {
+  const copy = [...fields];
+  copy[copy.indexOf(name) + 1] = value;
+  return copy;
+}
+
+/** Writes an acquired/ended pair per instant, at the given ms, as the scripts would have. */
+async function writePastEvents(stream: string, atMs: number[], endedKind = "released"): Promise<void> {
+  const template = await realEventFields();
+  const pipeline = redis.pipeline();
+  atMs.forEach((ms, i) => {
+    const resource = `past:${i}`;
+    pipeline.xadd(stream, `${ms}-0`, ...withField(template.acquired, "resource", resource));
+    pipeline.xadd(stream, `${ms}-1`, ...withField(withField(template.released, "resource", resource), "kind", endedKind));
+  });
+  await pipeline.exec();
+}
+
+async function grantAndRelease(store: RedisLeaseStore, count: number, prefix = "now"): Promise<void> {
+  for (let i = 0; i < count; i++) {
+    const result = await store.acquire({ resource: `${prefix}:${i}`, owner: "owner-b", task: "task-2", ttlMs: 60_000 });
+    if (!result.acquired) throw new Error(`expected to acquire ${prefix}:${i}`);
+    await store.release({ resource: `${prefix}:${i}`, leaseId: result.lease.leaseId });
+  }
+}
+
+async function trimUntilDone(store: RedisLeaseStore): Promise<number> {
+  let trimmed = 0;
+  for (let run = 0; run < 100; run++) {
+    const result = await store.trimEvents();
+    trimmed += result.trimmed;
+    if (result.isDone) return trimmed;
+  }
+  throw new Error("retention did not finish in 100 runs");
+}
+
+/** Exact memory of the streams (every node counted, not sampled). */
+async function streamBytes(keys: string[]): Promise<number> {
+  let total = 0;
+  for (const key of keys) total += Number((await redis.call("MEMORY", "USAGE", key, "SAMPLES", "0")) ?? 0);
+  return total;
+}
+
+describe("Redis event retention in days", () => {
+  it("trims the events older than the configured days from the bucket and per-kind streams, and nothing newer", async () => {
+    const { store, stream, fresh } = openStore({ eventRetentionDays: 3 });
+    const now = Date.now();
+    // 150 old pairs (10 to 4 days back, more than one stream node), 40 pairs 2 days back.
+    const old = Array.from({ length: 150 }, (_, i) => now - 10 * DAY_MS + i * 3_600_000);
+    const recent = Array.from({ length: 40 }, (_, i) => now - 2 * DAY_MS + i * 60_000);
+    await writePastEvents(stream, [...old, ...recent], "expired");
+    await grantAndRelease(store, 10);
+    const expiredStream = buildKindStreamKey(buildBucketKeys(fresh.namespace, 0), "expired");
+
+    expect(await store.eventRetention()).toEqual({ retentionDays: 3, retainedFrom: null });
+    const totalsBefore = await store.lifetimeTotals();
+    expect(await redis.xlen(expiredStream)).toBe(190);
+
+    expect(await trimUntilDone(store)).toBe(2 * 150 + 150);
+
+    const kept = await redis.xrange(stream, "-", "+");
+    expect(kept.length).toBe(2 * 40 + 2 * 10);
+    expect(kept.every(([id]) => Number(id.split("-")[0]) >= now - 3 * DAY_MS)).toBe(true);
+    expect(await redis.xlen(expiredStream)).toBe(40);
+    // Trimmed events had been counted: the lifetime totals do not move.
+    expect(await store.lifetimeTotals()).toEqual(totalsBefore);
+    // The console's notice: the stream is complete from its oldest retained event on; those are still read.
+    const retention = await store.eventRetention();
+    expect(retention.retentionDays).toBe(3);
+    expect(retention.retainedFrom?.getTime()).toBe(recent[0]);
+    const page = await store.events({ from: new Date(now - 5 * DAY_MS), limit: 500 });
+    expect(page.items.length).toBe(2 * 40 + 2 * 10);
+  });
+
+  it("leaves the streams alone without a retention configured", async () => {
+    const { store, stream } = openStore();
+    const now = Date.now();
+    await writePastEvents(stream, Array.from({ length: 20 }, (_, i) => now - 400 * DAY_MS + i));
+    await grantAndRelease(store, 5);
+    expect(await store.trimEvents()).toEqual({ trimmed: 0, isDone: true });
+    expect(await redis.xlen(stream)).toBe(50);
+    expect(await store.eventRetention()).toEqual({ retentionDays: null, retainedFrom: null });
+  });
+});
+
+describe("Redis event retention by memory", () => {
+  it("brings the event streams under the memory budget, keeping the newest events", async () => {
+    const { store, stream, fresh } = openStore({ eventRetentionMaxMb: 1 });
+    const keys = buildBucketKeys(fresh.namespace, 0);
+    const allStreams = [stream, ...KIND_STREAM_KINDS.map((kind) => buildKindStreamKey(keys, kind))];
+    const now = Date.now();
+    // About 3 MB of events over the last day.
+    await writePastEvents(stream, Array.from({ length: 6_000 }, (_, i) => now - DAY_MS + i * 10), "expired");
+    await grantAndRelease(store, 5);
+    while (!(await store.project()).isCaughtUp);
+    const totalsBefore = await store.lifetimeTotals();
+    const bytesBefore = await streamBytes(allStreams);
+    expect(bytesBefore).toBeGreaterThan(2 * 1024 * 1024);
+
+    await trimUntilDone(store);
+
+    const bytesAfter = await streamBytes(allStreams);
+    expect(bytesAfter).toBeLessThanOrEqual(1024 * 1024);
+    // Only what the budget asked for went: well over half the budget is still used.
+    expect(bytesAfter).toBeGreaterThan(0.5 * 1024 * 1024);
+    const newest = await redis.xrevrange(stream, "+", "-", "COUNT", 10);
+    expect(newest.map(([, f]) => f[f.indexOf("resource") + 1])).toEqual(
+      ["now:4", "now:4", "now:3", "now:3", "now:2", "now:2", "now:1", "now:1", "now:0", "now:0"],
+    );
+    expect(await store.lifetimeTotals()).toEqual(totalsBefore);
+    expect((await store.eventRetention()).retainedFrom).not.toBeNull();
+  });
+
+  it("never trims events the projector has not applied yet", async () => {
+    const { store, stream, fresh } = openStore();
+    const now = Date.now();
+    await writePastEvents(stream, Array.from({ length: 100 }, (_, i) => now - DAY_MS + i));
+    while (!(await store.project()).isCaughtUp);
+    // Written after the last projection: the cursor is behind them.
+    await grantAndRelease(store, 10, "unprojected");
+    const keys = buildBucketKeys(fresh.namespace, 0);
+    const ctx = { client: store.client, storeName: "redis-retention", lastConnectionError: () => undefined };
+
+    // A budget of one byte: everything projected may go, nothing else.
+    await trimEventStreams(ctx, [keys], { days: null, maxBytes: 1 });
+
+    const left = await redis.xrange(stream, "-", "+");
+    const unprojected = left.filter(([, f]) => f[f.indexOf("resource") + 1]!.startsWith("unprojected:"));
+    expect(unprojected.length).toBe(20);
+    // Only the cursor's own entry is left of the projected ones.
+    expect(left.length).toBe(21);
+    const totals = await store.lifetimeTotals();
+    expect(totals.holdHistogram.reduce((a, b) => a + b, 0)).toBe(100 + 10);
+    expect(totals.counts.acquired).toBe(10);
+  });
+});
