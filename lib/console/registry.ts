@@ -264,13 +264,13 @@ const ZRedisEventMemoryMb = z.coerce
  * (LEASEWATCH_REDIS_EVENT_RETENTION_DAYS) and a memory budget for each namespace's streams
  * (LEASEWATCH_REDIS_EVENT_MEMORY_MB). Unset: the streams are only capped by length.
  */
-export function readRedisEventRetention(env: NodeJS.ProcessEnv = process.env): { eventRetentionDays?: number; eventRetentionMaxMb?: number } {
+export function readRedisEventRetention(env: Record<string, string | undefined> = process.env): { eventRetentionDays?: number; eventRetentionMaxMb?: number } {
   const days = readOptionalEnv(env, "LEASEWATCH_REDIS_EVENT_RETENTION_DAYS", ZRedisEventRetentionDays);
   const memoryMb = readOptionalEnv(env, "LEASEWATCH_REDIS_EVENT_MEMORY_MB", ZRedisEventMemoryMb);
   return { ...(days === undefined ? {} : { eventRetentionDays: days }), ...(memoryMb === undefined ? {} : { eventRetentionMaxMb: memoryMb }) };
 }
 
-function readOptionalEnv(env: NodeJS.ProcessEnv, name: string, schema: z.ZodType<number, unknown>): number | undefined {
+function readOptionalEnv(env: Record<string, string | undefined>, name: string, schema: z.ZodType<number, unknown>): number | undefined {
   const raw = env[name];
   if (raw === undefined || raw === "") return undefined;
   const parsed = schema.safeParse(raw);
