@@ -1,6 +1,7 @@
 import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { freshRedisNamespace, TEST_REDIS_URL, type FreshRedisNamespace } from "../testing/isolation";
+import { writePastEvents } from "../testing/redis-past-events";
 import { buildBucketKeys, buildKindStreamKey } from "./keys";
 import { KIND_STREAM_KINDS } from "./projector";
 import { trimEventStreams } from "./retention";
@@ -8,8 +9,7 @@ import { RedisLeaseStore, type TRedisLeaseStoreOptions } from "./store";
 
 /**
  * Retention of the Redis event streams, on the shared Redis, each test in a namespace of its own
- * with one bucket (so "the stream" is one key). Events from the past are written with the fields
- * of real events and old ids, before any event of now: a stream only takes ids after its last.
+ * with one bucket (so "the stream" is one key), with events from the past (redis-past-events.ts).
  */
 
 const DAY_MS = 86_400_000;
@@ -36,35 +36,6 @@ function openStore(options: Partial<TRedisLeaseStoreOptions> = {}) {
   const store = new RedisLeaseStore({ name: "redis-retention", url: fresh.url, namespace: fresh.namespace, buckets: 1, ...options });
   opened.push({ store, fresh });
   return { store, stream: buildBucketKeys(fresh.namespace, 0).events, fresh };
-}
-
-/** The fields of a real acquired and released event, taken from a scratch namespace. */
-async function realEventFields(): Promise<{ acquired: string[]; released: string[] }> {
-  const { store, stream } = openStore();
-  const result = await store.acquire({ resource: "template:1", owner: "owner-a", task: "task-1", ttlMs: 60_000 });
-  if (!result.acquired) throw new Error("expected to acquire the template resource");
-  await store.release({ resource: "template:1", leaseId: result.lease.leaseId });
-  const entries = await redis.xrange(stream, "-", "+");
-  const byKind = (kind: string) => entries.map((e) => e[1]).find((f) => f[f.indexOf("kind") + 1] === kind)!;
-  return { acquired: byKind("acquired"), released: byKind("released") };
-}
-
-function withField(fields: string[], name: string, value: string): string[] {
-  const copy = [...fields];
-  copy[copy.indexOf(name) + 1] = value;
-  return copy;
-}
-
-/** Writes an acquired/ended pair per instant, at the given ms, as the scripts would have. */
-async function writePastEvents(stream: string, atMs: number[], endedKind = "released"): Promise<void> {
-  const template = await realEventFields();
-  const pipeline = redis.pipeline();
-  atMs.forEach((ms, i) => {
-    const resource = `past:${i}`;
-    pipeline.xadd(stream, `${ms}-0`, ...withField(template.acquired, "resource", resource));
-    pipeline.xadd(stream, `${ms}-1`, ...withField(withField(template.released, "resource", resource), "kind", endedKind));
-  });
-  await pipeline.exec();
 }
 
 async function grantAndRelease(store: RedisLeaseStore, count: number, prefix = "now"): Promise<void> {
@@ -99,7 +70,7 @@ describe("Redis event retention in days", () => {
     // 150 old pairs (10 to 4 days back, more than one stream node), 40 pairs 2 days back.
     const old = Array.from({ length: 150 }, (_, i) => now - 10 * DAY_MS + i * 3_600_000);
     const recent = Array.from({ length: 40 }, (_, i) => now - 2 * DAY_MS + i * 60_000);
-    await writePastEvents(stream, [...old, ...recent], "expired");
+    await writePastEvents(redis, stream, [...old, ...recent], "expired");
     await grantAndRelease(store, 10);
     const expiredStream = buildKindStreamKey(buildBucketKeys(fresh.namespace, 0), "expired");
 
@@ -126,7 +97,7 @@ describe("Redis event retention in days", () => {
   it("leaves the streams alone without a retention configured", async () => {
     const { store, stream } = openStore();
     const now = Date.now();
-    await writePastEvents(stream, Array.from({ length: 20 }, (_, i) => now - 400 * DAY_MS + i));
+    await writePastEvents(redis, stream, Array.from({ length: 20 }, (_, i) => now - 400 * DAY_MS + i));
     await grantAndRelease(store, 5);
     expect(await store.trimEvents()).toEqual({ trimmed: 0, isDone: true });
     expect(await redis.xlen(stream)).toBe(50);
@@ -141,7 +112,7 @@ describe("Redis event retention by memory", () => {
     const allStreams = [stream, ...KIND_STREAM_KINDS.map((kind) => buildKindStreamKey(keys, kind))];
     const now = Date.now();
     // About 3 MB of events over the last day.
-    await writePastEvents(stream, Array.from({ length: 6_000 }, (_, i) => now - DAY_MS + i * 10), "expired");
+    await writePastEvents(redis, stream, Array.from({ length: 6_000 }, (_, i) => now - DAY_MS + i * 10), "expired");
     await grantAndRelease(store, 5);
     while (!(await store.project()).isCaughtUp);
     const totalsBefore = await store.lifetimeTotals();
@@ -165,7 +136,7 @@ describe("Redis event retention by memory", () => {
   it("never trims events the projector has not applied yet", async () => {
     const { store, stream, fresh } = openStore();
     const now = Date.now();
-    await writePastEvents(stream, Array.from({ length: 100 }, (_, i) => now - DAY_MS + i));
+    await writePastEvents(redis, stream, Array.from({ length: 100 }, (_, i) => now - DAY_MS + i));
     while (!(await store.project()).isCaughtUp);
     // Written after the last projection: the cursor is behind them.
     await grantAndRelease(store, 10, "unprojected");
