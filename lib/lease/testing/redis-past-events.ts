@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { Cluster, Redis } from "ioredis";
 import { freshRedisNamespace, TEST_REDIS_URL } from "./isolation";
 import { buildBucketKeys } from "../redis/keys";
 import { RedisLeaseStore } from "../redis/store";
@@ -32,7 +32,7 @@ function withField(fields: string[], name: string, value: string): string[] {
 }
 
 /** Writes an acquired and an ended event (`endedKind`) of resource `past:<i>` at each instant, into `stream`. */
-export async function writePastEvents(redis: Redis, stream: string, atMs: readonly number[], endedKind = "released"): Promise<void> {
+export async function writePastEvents(redis: Redis | Cluster, stream: string, atMs: readonly number[], endedKind = "released"): Promise<void> {
   const template = await realEventFields();
   const pipeline = redis.pipeline();
   atMs.forEach((ms, i) => {
