@@ -140,7 +140,7 @@ async function trimToMemory(ctx: RedisContext, bounds: { key: string; below: str
 export async function measureStreams(ctx: RedisContext, keys: readonly string[]): Promise<{ bytes: number; length: number }[]> {
   const replies = await execPipeline(ctx, "trimEvents", (p) => {
     for (const key of keys) {
-      p.call("MEMORY", "USAGE", key);
+      p.memory("USAGE", key);
       p.xlen(key);
     }
   });
