@@ -1,7 +1,10 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PostgresLeaseStore } from "@/lib/lease/postgres/store";
-import { freshPgSchema } from "@/lib/lease/testing/isolation";
+import { buildBucketKeys } from "@/lib/lease/redis/keys";
+import { RedisLeaseStore } from "@/lib/lease/redis/store";
+import { freshPgSchema, freshRedisNamespace, TEST_REDIS_URL } from "@/lib/lease/testing/isolation";
+import { writePastEvents } from "@/lib/lease/testing/redis-past-events";
 import { getOverview } from "./get-overview";
 import { listEvents } from "./list-events";
 import { parseEventsParams, parseOverviewParams } from "./params";
@@ -89,5 +92,44 @@ describe("event retention in the console", () => {
     const whole = await listEvents(recent.params, { entries: [{ store: retaining }], nowMs });
     if (!whole.ok) throw new Error(whole.problem.message);
     expect(whole.view.retention).toEqual([{ store: "pg-keep", retentionDays: 2, retainedFrom: new Date(t0 - 2 * DAY_MS).toISOString(), isWindowCut: false }]);
+  });
+});
+
+describe("Redis event retention in the console", () => {
+  const fresh = freshRedisNamespace(TEST_REDIS_URL);
+  let store: RedisLeaseStore;
+  const nowMs = Date.now();
+
+  beforeAll(async () => {
+    store = new RedisLeaseStore({ name: "redis-keep", url: fresh.url, namespace: fresh.namespace, buckets: 1, eventRetentionDays: 2 });
+    // Events each hour of the last five days, then the sweep that trims those past two days.
+    const hours = Array.from({ length: 5 * 24 }, (_, i) => nowMs - 5 * DAY_MS + i * 3_600_000);
+    await writePastEvents(store.client, buildBucketKeys(fresh.namespace, 0).events, hours);
+    await store.sweep();
+  });
+
+  afterAll(async () => {
+    await store.close();
+    await fresh.drop();
+  });
+
+  it("says on the events page that the Redis store no longer keeps the window's older events, and only when the window reaches them", async () => {
+    const old = parseEventsParams({ window: "7d" }, nowMs);
+    if (!old.ok) throw new Error(old.problem.message);
+    const cut = await listEvents(old.params, { entries: [{ store }], nowMs });
+    if (!cut.ok) throw new Error(cut.problem.message);
+    expect(cut.view.retention).toHaveLength(1);
+    const note = cut.view.retention[0]!;
+    expect(note).toMatchObject({ store: "redis-keep", retentionDays: 2, isWindowCut: true });
+    // The oldest kept event is the first of the hours within the last two days.
+    expect(Date.parse(note.retainedFrom!)).toBeGreaterThanOrEqual(nowMs - 2 * DAY_MS);
+    expect(Date.parse(note.retainedFrom!)).toBeLessThanOrEqual(nowMs - 2 * DAY_MS + 3_600_000);
+    expect(cut.view.items.every((e) => Date.parse(e.at) >= nowMs - 2 * DAY_MS)).toBe(true);
+
+    const recent = parseEventsParams({ window: "24h" }, nowMs);
+    if (!recent.ok) throw new Error(recent.problem.message);
+    const whole = await listEvents(recent.params, { entries: [{ store }], nowMs });
+    if (!whole.ok) throw new Error(whole.problem.message);
+    expect(whole.view.retention).toEqual([{ ...note, isWindowCut: false }]);
   });
 });

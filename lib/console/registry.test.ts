@@ -1,8 +1,8 @@
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
-import { freshPgSchema } from "@/lib/lease/testing/isolation";
+import { freshPgSchema, freshRedisNamespace, TEST_REDIS_URL } from "@/lib/lease/testing/isolation";
 import { PostgresLeaseStore } from "@/lib/lease/postgres/store";
 import { ConfigError } from "./config";
-import { getStore, getStoreEntries, getStoreNames, wrapWithLazyMigration } from "./registry";
+import { createStore, getStore, getStoreEntries, getStoreNames, readRedisEventRetention, wrapWithLazyMigration } from "./registry";
 
 const REGISTRY_KEY = Symbol.for("leasewatch.console.registry");
 
@@ -42,6 +42,39 @@ describe("registry configuration", () => {
     expect(getStore("redis-b")?.kind).toBe("redis");
     expect(getStore("nope")).toBeUndefined();
     expect(getStore("redis-b")).toBe(getStoreEntries()[1]!.store);
+  });
+});
+
+describe("Redis event retention from the environment", () => {
+  afterEach(() => {
+    vi.unstubAllEnvs();
+  });
+
+  it("reads days and a memory budget, and nothing when unset", () => {
+    expect(readRedisEventRetention({})).toEqual({});
+    expect(readRedisEventRetention({ LEASEWATCH_REDIS_EVENT_RETENTION_DAYS: "7", LEASEWATCH_REDIS_EVENT_MEMORY_MB: "512" })).toEqual({
+      eventRetentionDays: 7,
+      eventRetentionMaxMb: 512,
+    });
+    expect(readRedisEventRetention({ LEASEWATCH_REDIS_EVENT_MEMORY_MB: "64" })).toEqual({ eventRetentionMaxMb: 64 });
+  });
+
+  it("refuses a value that is not a whole positive number, naming the variable", () => {
+    expect(() => readRedisEventRetention({ LEASEWATCH_REDIS_EVENT_RETENTION_DAYS: "0" })).toThrow(/LEASEWATCH_REDIS_EVENT_RETENTION_DAYS must be at least 1/);
+    expect(() => readRedisEventRetention({ LEASEWATCH_REDIS_EVENT_RETENTION_DAYS: "1.5" })).toThrow(/LEASEWATCH_REDIS_EVENT_RETENTION_DAYS must be a whole number/);
+    expect(() => readRedisEventRetention({ LEASEWATCH_REDIS_EVENT_MEMORY_MB: "lots" })).toThrow(/LEASEWATCH_REDIS_EVENT_MEMORY_MB must be a number/);
+  });
+
+  it("gives the configured days to the console's Redis stores", async () => {
+    vi.stubEnv("LEASEWATCH_REDIS_EVENT_RETENTION_DAYS", "7");
+    const fresh = freshRedisNamespace(TEST_REDIS_URL);
+    const store = createStore({ name: "redis-ret", kind: "redis", url: fresh.url, namespace: fresh.namespace }, { migrate: false });
+    try {
+      expect(await store.eventRetention?.()).toEqual({ retentionDays: 7, retainedFrom: null });
+    } finally {
+      await store.close();
+      await fresh.drop();
+    }
   });
 });
 

@@ -247,6 +247,37 @@ export function readStatementTimeoutMs(env: NodeJS.ProcessEnv = process.env): nu
   return parsed.data;
 }
 
+const ZRedisEventRetentionDays = z.coerce
+  .number({ error: "LEASEWATCH_REDIS_EVENT_RETENTION_DAYS must be a number of days" })
+  .int({ error: "LEASEWATCH_REDIS_EVENT_RETENTION_DAYS must be a whole number of days" })
+  .min(1, { error: "LEASEWATCH_REDIS_EVENT_RETENTION_DAYS must be at least 1 (unset it to keep events by count only)" })
+  .max(36_500, { error: "LEASEWATCH_REDIS_EVENT_RETENTION_DAYS must be at most 36500" });
+
+const ZRedisEventMemoryMb = z.coerce
+  .number({ error: "LEASEWATCH_REDIS_EVENT_MEMORY_MB must be a number of megabytes" })
+  .int({ error: "LEASEWATCH_REDIS_EVENT_MEMORY_MB must be a whole number of megabytes" })
+  .min(1, { error: "LEASEWATCH_REDIS_EVENT_MEMORY_MB must be at least 1 (unset it for no memory budget)" })
+  .max(1_000_000, { error: "LEASEWATCH_REDIS_EVENT_MEMORY_MB must be at most 1000000" });
+
+/**
+ * Retention of Redis stores' event streams, applied by the sweep: days of events kept
+ * (LEASEWATCH_REDIS_EVENT_RETENTION_DAYS) and a memory budget for each namespace's streams
+ * (LEASEWATCH_REDIS_EVENT_MEMORY_MB). Unset: the streams are only capped by length.
+ */
+export function readRedisEventRetention(env: Record<string, string | undefined> = process.env): { eventRetentionDays?: number; eventRetentionMaxMb?: number } {
+  const days = readOptionalEnv(env, "LEASEWATCH_REDIS_EVENT_RETENTION_DAYS", ZRedisEventRetentionDays);
+  const memoryMb = readOptionalEnv(env, "LEASEWATCH_REDIS_EVENT_MEMORY_MB", ZRedisEventMemoryMb);
+  return { ...(days === undefined ? {} : { eventRetentionDays: days }), ...(memoryMb === undefined ? {} : { eventRetentionMaxMb: memoryMb }) };
+}
+
+function readOptionalEnv(env: Record<string, string | undefined>, name: string, schema: z.ZodType<number, unknown>): number | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return undefined;
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) throw new Error(parsed.error.issues[0]?.message ?? `${name} is invalid`);
+  return parsed.data;
+}
+
 const ZReadKeyBudget = z.coerce
   .number({ error: "LEASEWATCH_REDIS_READ_KEY_BUDGET must be a number of keys" })
   .int({ error: "LEASEWATCH_REDIS_READ_KEY_BUDGET must be a whole number of keys" })
@@ -289,7 +320,13 @@ function constructStore(config: TStoreConfig, migrate: boolean): LeaseStore {
     }
     case "redis":
       // TLS follows the URL: `rediss://` connects over TLS (ioredis).
-      return new RedisLeaseStore({ name: config.name, url: config.url, namespace: config.namespace, readKeyBudget: readRedisKeyBudget() });
+      return new RedisLeaseStore({
+        name: config.name,
+        url: config.url,
+        namespace: config.namespace,
+        readKeyBudget: readRedisKeyBudget(),
+        ...readRedisEventRetention(),
+      });
   }
 }
 

@@ -99,6 +99,23 @@ describe("RedisLeaseStore on a Redis Cluster", () => {
     }
   });
 
+  it("measures, trims and reports retention bucket by bucket across the masters", async () => {
+    const namespace = freshNamespace();
+    const store = new RedisLeaseStore({ name: "redis-cluster-ret", cluster: { nodes: cluster.seeds }, namespace, eventRetentionDays: 1, eventRetentionMaxMb: 1 });
+    try {
+      const resources = Array.from({ length: 24 }, (_, i) => `ret:${i}`);
+      expect(new Set(resources.map((r) => Math.floor(slotOfResource(r) / 5461))).size).toBe(3);
+      for (const r of resources) expect((await store.acquire({ resource: r, owner: "o", task: "t", ttlMs: 60_000 })).acquired).toBe(true);
+      // Nothing is old or over budget: every stream is measured and kept.
+      expect(await store.trimEvents()).toEqual({ trimmed: 0, isDone: true });
+      expect(await store.eventRetention()).toEqual({ retentionDays: 1, retainedFrom: null });
+      expect((await store.events({ kinds: ["acquired"], limit: 100 })).items).toHaveLength(24);
+    } finally {
+      await store.close();
+      await dropNamespace(namespace);
+    }
+  });
+
   it("through a live reshard under 8 contending workers: no double grant, no stale write the fence could refuse, exactly-once expiry, conservation", async () => {
     const namespace = freshNamespace();
     const downstream = await createFencedDownstream(pool, "accounts");

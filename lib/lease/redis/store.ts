@@ -9,6 +9,8 @@ import type {
   AcquireInput,
   AcquireResult,
   EventQuery,
+  EventRetention,
+  ReadSignal,
   UnservableFilter,
   FencingRejectionInput,
   ForceReleaseInput,
@@ -82,6 +84,7 @@ import { DEFAULT_READ_KEY_BUDGET, ReadBudget } from "./read-budget";
 import { pruneBucketHolds, readHeldAt, type HeldAtDeps } from "./held-at";
 import { listLeases } from "./list";
 import { KIND_STREAM_KINDS, Projector, type ProjectResult } from "./projector";
+import { trimEventStreams, type RetentionPolicy, type TrimResult } from "./retention";
 import { EVIDS_TTL_S, LEASE_SCRIPTS, type LeaseOperation } from "./scripts";
 import { readStats } from "./stats";
 import { addTotalsHash, emptyLifetimeTotals } from "./totals";
@@ -158,7 +161,9 @@ export function parseRedisClusterUrl(url: string): { nodes: { host: string; port
  * forceRelease answer a resent call as they did the first time either way). Every process sharing a
  * `namespace` must use the same `buckets`: a resource's keys live in bucket
  * hash(resource) % buckets. `eventsMaxLen` caps each bucket's event stream
- * (approximately: Redis trims whole stream nodes).
+ * (approximately: Redis trims whole stream nodes). `eventRetentionDays` and
+ * `eventRetentionMaxMb` add a time and a memory bound, applied by sweep() off the hot path
+ * and never to events not yet projected (retention.ts).
  *
  * Before its first operation the store checks, once: that the namespace was not set up with
  * another `buckets` (the first store records it in `<namespace>:buckets`; a mismatch would put
@@ -185,6 +190,10 @@ export const ZRedisLeaseStoreOptions = z
       .default(DEFAULT_NAMESPACE),
     buckets: z.number().int().min(1).max(1024, { error: "buckets must be between 1 and 1024" }).default(DEFAULT_BUCKETS),
     eventsMaxLen: z.number().int().min(1).max(100_000_000).default(DEFAULT_EVENTS_MAX_LEN),
+    /** Raw events older than this many days are trimmed by sweep() (unset: only eventsMaxLen applies). */
+    eventRetentionDays: z.number().int().min(1, { error: "eventRetentionDays must be at least 1" }).max(36_500).optional(),
+    /** Memory budget, in MB, of the namespace's event streams; sweep() trims the oldest events to stay under it (unset: none). */
+    eventRetentionMaxMb: z.number().int().min(1, { error: "eventRetentionMaxMb must be at least 1" }).max(1_000_000).optional(),
     allowEvictingMemoryPolicy: z.boolean().default(false),
     /** Keys and entries one read (list, events) may examine before it answers in part (`partial`). */
     readKeyBudget: z.number().int().min(1).max(100_000_000).default(DEFAULT_READ_KEY_BUDGET),
@@ -236,6 +245,7 @@ export class RedisLeaseStore implements LeaseStore {
   private readonly eventsMaxLen: number;
   /** Length of each resource's history list of event ids. */
   private readonly evidsMaxLen: number;
+  private readonly retention: RetentionPolicy;
   private readonly bucketKeys: readonly BucketKeys[];
   private readonly ctx: RedisContext;
   private readonly projector: Projector;
@@ -256,6 +266,10 @@ export class RedisLeaseStore implements LeaseStore {
     this.allowEvictingMemoryPolicy = o.allowEvictingMemoryPolicy;
     this.readKeyBudget = o.readKeyBudget;
     this.evidsMaxLen = Math.min(o.eventsMaxLen, RESOURCE_EVENTS_MAX_LEN);
+    this.retention = {
+      days: o.eventRetentionDays ?? null,
+      maxBytes: o.eventRetentionMaxMb === undefined ? null : o.eventRetentionMaxMb * 1024 * 1024,
+    };
     const clusterUrl = o.url?.startsWith("redis+cluster://") ? parseRedisClusterUrl(o.url) : null;
     if (clusterUrl?.namespace && options.namespace === undefined) this.namespace = clusterUrl.namespace;
     if (o.client) {
@@ -465,8 +479,51 @@ export class RedisLeaseStore implements LeaseStore {
       pending = pending.filter((_, i) => recorded[i]!.expired > 0 && recorded[i]!.scanned >= SWEEP_BATCH);
     }
     await this.projector.project();
+    await trimEventStreams(this.ctx, this.bucketKeys, this.retention);
     await this.pruneHolds();
     return { expired };
+  }
+
+  /**
+   * One retention run (sweep() does it too): projects, then trims what is older than
+   * eventRetentionDays or over eventRetentionMaxMb, a bounded number of entries per stream.
+   * `isDone` is false when a cap stopped it with more to trim.
+   */
+  async trimEvents(): Promise<TrimResult> {
+    if (!this.isNamespaceChecked) await this.checkNamespace("trimEvents");
+    await this.projector.project();
+    const result = await trimEventStreams(this.ctx, this.bucketKeys, this.retention);
+    await this.pruneHolds();
+    return result;
+  }
+
+  /**
+   * What raw history this store keeps: the configured days, and from when every bucket stream
+   * is complete — the latest first retained event among the streams that lost events (to
+   * retention or to the eventsMaxLen cap; XINFO's entries-added exceeds their length). The latest,
+   * not the earliest: before it, some bucket is missing events. Null when no stream lost any.
+   */
+  async eventRetention(options: ReadSignal = {}): Promise<EventRetention> {
+    if (!this.isNamespaceChecked) await this.checkNamespace("eventRetention");
+    options.signal?.throwIfAborted();
+    const exists = await execPipeline(this.ctx, "eventRetention", (p) => {
+      for (const keys of this.bucketKeys) p.exists(keys.events);
+    });
+    const streams = this.bucketKeys.filter((_, b) => Number(exists[b]) === 1);
+    options.signal?.throwIfAborted();
+    const infos = (await execPipeline(this.ctx, "eventRetention", (p) => {
+      for (const keys of streams) p.xinfo("STREAM", keys.events);
+    })) as unknown[][];
+    let completeFrom: number | null = null;
+    for (const info of infos) {
+      const field = (name: string): unknown => info[info.indexOf(name) + 1];
+      if (Number(field("entries-added")) <= Number(field("length"))) continue;
+      const first = field("first-entry") as [string, string[]] | null;
+      // Everything trimmed: complete only after the last id it gave out.
+      const ms = first ? Number(first[0].split("-")[0]) : Number(String(field("last-generated-id")).split("-")[0]) + 1;
+      completeFrom = completeFrom === null ? ms : Math.max(completeFrom, ms);
+    }
+    return { retentionDays: this.retention.days, retainedFrom: completeFrom === null ? null : new Date(completeFrom) };
   }
 
   /** Folds new events into the read models (see projector.ts); the console and the sweeper run it on an interval. */
