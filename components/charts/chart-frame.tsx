@@ -1,6 +1,6 @@
 "use client";
 import { useRouter } from "next/navigation";
-import { useId, useState } from "react";
+import { useId, useRef, useState } from "react";
 import { cx } from "@/components/ui/cx";
 
 /**
@@ -138,9 +138,20 @@ export function ChartFrame({
     },
     onMouseLeave: () => setHoveredKey(null),
   };
-  const onPlotClick = (e: React.MouseEvent<HTMLDivElement>) => {
+  // A press and release of the primary button on the plot opens the bucket. Not `click`: the
+  // browser fires no click when the element pressed (a dot, the tooltip cursor) is re-rendered
+  // away before the release — focus moving the active point or a live update can do that.
+  const pressedAt = useRef<{ x: number; y: number } | null>(null);
+  const onPlotPointerDown = (e: React.PointerEvent<HTMLDivElement>) => {
+    pressedAt.current = e.button === 0 && e.isPrimary ? { x: e.clientX, y: e.clientY } : null;
+  };
+  const onPlotPointerUp = (e: React.PointerEvent<HTMLDivElement>) => {
+    const pressed = pressedAt.current;
+    pressedAt.current = null;
+    // A drag (more than a few pixels) is not a click.
+    if (!pressed || e.button !== 0 || Math.hypot(e.clientX - pressed.x, e.clientY - pressed.y) > 6) return;
     let i = hoveredKey === null ? -1 : keys.indexOf(hoveredKey);
-    // No move reported yet (a busy browser can run recharts' throttled move after the click): the pointer's place on the plot.
+    // No move reported yet (a busy browser can run recharts' throttled move after the press): the pointer's place on the plot.
     if (i < 0) i = pointIndexAt(e.clientX, e.currentTarget.querySelector(".recharts-cartesian-grid") ?? e.currentTarget, count);
     if (i >= 0 && hrefAt) router.push(hrefAt(i));
   };
@@ -175,7 +186,11 @@ export function ChartFrame({
         aria-label={title}
         aria-describedby={helpId}
         onKeyDown={onKeyDown}
-        onClick={onPlotClick}
+        onPointerDown={onPlotPointerDown}
+        onPointerUp={onPlotPointerUp}
+        onPointerCancel={() => {
+          pressedAt.current = null;
+        }}
         onFocus={() => {
           if (active === null) choose(count > 0 ? count - 1 : null);
         }}
