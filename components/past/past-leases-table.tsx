@@ -14,6 +14,15 @@ const ENDINGS: Record<PastHoldEnding, { label: string; tone: Tone }> = {
   held: { label: "still held", tone: "blue" },
 };
 
+/**
+ * A time on the instant's own UTC day as its bare time of day (the page names the day and the
+ * column says UTC), else in full: the table then fits 1280 px beside 16-digit Redis tokens.
+ */
+function formatNearInstant(iso: string, at: string): string {
+  const full = formatUtc(iso);
+  return full.slice(0, 10) === formatUtc(at).slice(0, 10) ? full.slice(11).replace(/ UTC$/, "") : full;
+}
+
 /** The holders at the instant: who, since when, and how each hold ended later. */
 export function PastLeasesTable({ items, at }: { items: readonly PastLeaseView[]; at: string }) {
   return (
@@ -27,8 +36,8 @@ export function PastLeasesTable({ items, at }: { items: readonly PastLeaseView[]
           <Th align="right">Token</Th>
           <Th>Lease id</Th>
           <Th align="right">Held then</Th>
-          <Th>Acquired</Th>
-          <Th>Ended later</Th>
+          <Th>Acquired (UTC)</Th>
+          <Th>Ended later (UTC)</Th>
         </tr>
       </THead>
       <TBody>
@@ -54,13 +63,15 @@ export function PastLeasesTable({ items, at }: { items: readonly PastLeaseView[]
                 {formatDuration(h.heldForMs)}
               </Td>
               <Td mono>
-                <time dateTime={h.acquiredAt}>{formatUtc(h.acquiredAt)}</time>
+                <time dateTime={h.acquiredAt} title={formatUtc(h.acquiredAt)}>
+                  {formatNearInstant(h.acquiredAt, at)}
+                </time>
               </Td>
               <Td>
                 <StatusPill tone={ending.tone} label={ending.label} />
                 {h.endedAt ? (
                   <time dateTime={h.endedAt} className={`ml-2 ${MONO}`} title={formatUtc(h.endedAt)}>
-                    {formatUtc(h.endedAt).slice(11)}
+                    {formatNearInstant(h.endedAt, at)}
                   </time>
                 ) : null}
               </Td>
