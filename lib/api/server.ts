@@ -43,18 +43,31 @@ export interface ApiServerOptions {
 
 declare module "fastify" {
   interface FastifyRequest {
-    apiToken?: ApiToken;
-    leaveSlot?: () => void;
+    apiToken: ApiToken | null;
+    leaveSlot: (() => void) | null;
+    /** The client closed the connection before its answer was sent. */
+    isClientGone: boolean;
   }
 }
 
-/** Store calls never hang a request: past the timeout the client gets a 503 (the call may still land; a lease taken then simply expires). */
+/**
+ * Store calls never hang a request: past the timeout the client gets a 503 (the call may still land; a lease taken then simply expires).
+ * One promise and one timer per call (not a race of two promises and a finally: this runs twice per lock).
+ */
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new ApiProblem("store-unavailable", `The store did not answer ${what} within ${ms} ms; retry later.`)), ms);
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new ApiProblem("store-unavailable", `The store did not answer ${what} within ${ms} ms; retry later.`)), ms);
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
   });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 function parse<S extends z.ZodType>(schema: S, value: unknown, where: string): z.output<S> {
@@ -136,6 +149,11 @@ export function buildApiServer(options: ApiServerOptions): FastifyInstance {
     return503OnClosing: true,
   });
 
+  // Declared up front, so every request object has one shape.
+  app.decorateRequest("apiToken", null);
+  app.decorateRequest("leaveSlot", null);
+  app.decorateRequest("isClientGone", false);
+
   const call = <T>(promise: Promise<T>, what: string) => withTimeout(promise, storeTimeoutMs, what);
 
   function storeFor(token: ApiToken, name: string | undefined): LeaseStore {
@@ -169,33 +187,58 @@ export function buildApiServer(options: ApiServerOptions): FastifyInstance {
     return reply.code(404).type("application/problem+json").send(problemBody(problem));
   });
 
+  // The labelled children, looked up once per method, route and status (few: the routes are ours, the methods Node's).
+  const requestsBy = new Map<string, Counter.Internal>();
+  const durationBy = new Map<string, Histogram.Internal<"method" | "route">>();
   app.addHook("onResponse", (request, reply, done) => {
     request.leaveSlot?.();
     const route = request.routeOptions.url ?? "unmatched";
     const status = reply.statusCode;
-    requests.inc({ method: request.method, route, status: String(status) });
-    duration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+    const routeKey = `${request.method} ${route}`;
+    const statusKey = `${routeKey} ${status}`;
+    let counted = requestsBy.get(statusKey);
+    if (!counted) requestsBy.set(statusKey, (counted = requests.labels({ method: request.method, route, status: String(status) })));
+    counted.inc();
+    let timed = durationBy.get(routeKey);
+    if (!timed) durationBy.set(routeKey, (timed = duration.labels({ method: request.method, route })));
+    timed.observe(reply.elapsedTime / 1000);
     logCompletion(request, status, route, reply.elapsedTime);
     done();
   });
 
-  /** Authentication, then the token's rate and concurrency limits, on every /v1 route but the document. */
-  async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  /**
+   * Authentication, then the token's rate and concurrency limits, on every /v1 route but the document.
+   * A callback hook rather than an async one: with the token cached (the usual case) nothing here waits,
+   * and the request goes on without a promise; only a lookup in the database is awaited.
+   */
+  function authenticate(request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void {
     const header = request.headers.authorization;
     const bearer = header?.startsWith("Bearer ") ? header.slice(7).trim() : undefined;
-    if (!bearer) throw new ApiProblem("unauthorized", "Send Authorization: Bearer <token> (create one in the console under /tokens).");
-    // A cached answer needs no promise nor store timeout; only a lookup goes to the database.
+    if (!bearer) return done(new ApiProblem("unauthorized", "Send Authorization: Bearer <token> (create one in the console under /tokens)."));
     const cached = options.tokens.authenticateCached(bearer);
-    const token = cached !== undefined ? cached : await call(options.tokens.authenticate(bearer), "the token lookup");
-    if (!token) throw new ApiProblem("unauthorized", "The token is unknown, revoked or expired.");
+    if (cached !== undefined) return done(admit(request, reply, cached));
+    call(options.tokens.authenticate(bearer), "the token lookup").then(
+      (token) => done(admit(request, reply, token)),
+      (error: unknown) => done(error instanceof Error ? error : new Error(String(error))),
+    );
+  }
+
+  /** Lets the token's request in (the answer is undefined) or says why not. */
+  function admit(request: FastifyRequest, reply: FastifyReply, token: ApiToken | null): ApiProblem | undefined {
+    if (!token) return new ApiProblem("unauthorized", "The token is unknown, revoked or expired.");
     const rate = limiter.take(token.id, token.ratePerSec);
-    if (!rate.ok) throw new ApiProblem("rate-limited", `This token is limited to ${token.ratePerSec} requests per second.`, { retryAfterS: rate.retryAfterS });
+    if (!rate.ok) return new ApiProblem("rate-limited", `This token is limited to ${token.ratePerSec} requests per second.`, { retryAfterS: rate.retryAfterS });
     const leave = limiter.enter(token.id, token.maxConcurrent);
-    if (!leave) throw new ApiProblem("rate-limited", `This token may have at most ${token.maxConcurrent} requests in flight.`, { retryAfterS: 1 });
+    if (!leave) return new ApiProblem("rate-limited", `This token may have at most ${token.maxConcurrent} requests in flight.`, { retryAfterS: 1 });
     request.leaveSlot = leave;
-    // 'close' also fires when the client went away before an answer (onResponse may then never run).
-    reply.raw.once("close", leave);
+    // 'close' also fires when the client went away before an answer (onResponse may then never run);
+    // one listener for the slot and for a waiting acquire, which stops waiting for a client that is gone.
+    reply.raw.on("close", () => {
+      leave();
+      if (!reply.raw.writableFinished) request.isClientGone = true;
+    });
     request.apiToken = token;
+    return undefined;
   }
   const tokenOf = (request: FastifyRequest): ApiToken => {
     if (!request.apiToken) throw new ApiProblem("unauthorized", "Send Authorization: Bearer <token>.");
@@ -221,12 +264,12 @@ export function buildApiServer(options: ApiServerOptions): FastifyInstance {
   app.register(async (v1) => {
     v1.addHook("onRequest", authenticate);
 
-    v1.post("/v1/locks/acquire", async (request, reply) => {
+    v1.post("/v1/locks/acquire", async (request) => {
       const token = tokenOf(request);
       requireAction(token, "acquire");
       const body = parse(ZAcquireBody, request.body, "acquire request");
       const key = request.headers["idempotency-key"];
-      if (key === undefined) return acquire(token, body, request, reply);
+      if (key === undefined) return acquire(token, body, request);
       if (typeof key !== "string" || !IDEMPOTENCY_KEY_PATTERN.test(key)) {
         throw new ApiProblem("invalid-request", "Idempotency-Key must be 1-128 printable ASCII characters.");
       }
@@ -240,7 +283,7 @@ export function buildApiServer(options: ApiServerOptions): FastifyInstance {
         return previous.result;
       }
       const ttlMs = body.ttlMs ?? Math.round((body.ttlSeconds ?? 0) * 1000);
-      const result = acquire(token, body, request, reply);
+      const result = acquire(token, body, request);
       // Remembered for the lease's ttl: after that the lease it names is gone anyway.
       idempotent.set(mapKey, { body: fingerprint, result, until: now + ttlMs + (body.waitMs ?? 0) });
       // Only a lease is remembered: after a refusal or a failure (timeout, bad store) the retry really retries.
@@ -253,47 +296,38 @@ export function buildApiServer(options: ApiServerOptions): FastifyInstance {
       return result;
     });
 
-    async function acquire(token: ApiToken, body: TAcquireBody, request: FastifyRequest, reply: FastifyReply): Promise<AcquireReply> {
+    async function acquire(token: ApiToken, body: TAcquireBody, request: FastifyRequest): Promise<AcquireReply> {
       const store = storeFor(token, body.store);
       if (!canSeeResource(token, body.resource)) throw notFound();
       const ttlMs = body.ttlMs ?? Math.round((body.ttlSeconds ?? 0) * 1000);
       const owner = recordedOwner(token, body.ownerId);
       const deadline = performance.now() + (body.waitMs ?? 0);
-      // A client that goes away cancels its wait: the response closing before it was sent means the socket closed.
-      let gone = false;
-      const onClose = () => {
-        if (!reply.raw.writableFinished) gone = true;
-      };
-      reply.raw.on("close", onClose);
-      // The socket may have closed before the listener above was attached.
-      const isGone = () => gone || request.raw.socket.destroyed;
-      try {
-        for (let attempt = 0; ; attempt++) {
-          const result = await call(store.acquire({ resource: body.resource, owner, task: body.task, ttlMs }), "the acquire");
-          if (result.acquired) {
-            const lease = result.lease;
-            return {
-              acquired: true,
-              leaseId: encodeHandle(options.handleKey, { store: store.name, resource: lease.resource, leaseId: lease.leaseId, ttlMs }),
-              store: store.name,
-              resource: lease.resource,
-              fencingToken: lease.fencingToken,
-              expiresAt: lease.expiresAt.toISOString(),
-              ttlMs: lease.ttlMs,
-            };
-          }
-          const remaining = deadline - performance.now();
-          if (remaining <= 0 || isGone() || closing) {
-            return { acquired: false, holder: { owner: result.holder.owner, task: result.holder.task, expiresAt: result.holder.expiresAt.toISOString() } };
-          }
-          await new Promise((resolve) => setTimeout(resolve, computeBackoffDelay(DEFAULT_BACKOFF, attempt, remaining, Math.random)));
-          if (isGone()) {
-            request.log.info("client disconnected; wait cancelled");
-            return { acquired: false };
-          }
+      // A client that goes away cancels its wait: the response closing before it was sent means the socket closed
+      // (the listener is authenticate's); the socket may also have closed before that listener was attached.
+      const isGone = () => request.isClientGone || request.raw.socket.destroyed;
+      for (let attempt = 0; ; attempt++) {
+        const result = await call(store.acquire({ resource: body.resource, owner, task: body.task, ttlMs }), "the acquire");
+        if (result.acquired) {
+          const lease = result.lease;
+          return {
+            acquired: true,
+            leaseId: encodeHandle(options.handleKey, { store: store.name, resource: lease.resource, leaseId: lease.leaseId, ttlMs }),
+            store: store.name,
+            resource: lease.resource,
+            fencingToken: lease.fencingToken,
+            expiresAt: lease.expiresAt.toISOString(),
+            ttlMs: lease.ttlMs,
+          };
         }
-      } finally {
-        reply.raw.off("close", onClose);
+        const remaining = deadline - performance.now();
+        if (remaining <= 0 || isGone() || closing) {
+          return { acquired: false, holder: { owner: result.holder.owner, task: result.holder.task, expiresAt: result.holder.expiresAt.toISOString() } };
+        }
+        await new Promise((resolve) => setTimeout(resolve, computeBackoffDelay(DEFAULT_BACKOFF, attempt, remaining, Math.random)));
+        if (isGone()) {
+          request.log.info("client disconnected; wait cancelled");
+          return { acquired: false };
+        }
       }
     }
 
