@@ -10,7 +10,7 @@ import type { z } from "zod";
 import { LeaseError } from "@/lib/lease/errors";
 import type { Lease, LeaseStore } from "@/lib/lease/types";
 import { computeBackoffDelay, DEFAULT_BACKOFF } from "@/lib/lease/backoff";
-import { decodeHandle, encodeHandle } from "./handle";
+import { HandleCodec } from "./handle";
 import { TokenLimiter } from "./limits";
 import { buildOpenApiDocument } from "./openapi";
 import { ApiProblem, notFound, problemBody } from "./problem";
@@ -120,6 +120,7 @@ function logCompletion(request: FastifyRequest, status: number, route: string, e
 export function buildApiServer(options: ApiServerOptions): FastifyInstance {
   const storeTimeoutMs = options.storeTimeoutMs ?? DEFAULT_STORE_TIMEOUT_MS;
   const limiter = new TokenLimiter();
+  const handles = new HandleCodec(options.handleKey);
   // In-flight and recent acquires by (token, Idempotency-Key): a retry gets the same answer.
   const idempotent = new Map<string, { body: string; result: Promise<AcquireReply>; until: number }>();
   let closing = false;
@@ -311,7 +312,7 @@ export function buildApiServer(options: ApiServerOptions): FastifyInstance {
           const lease = result.lease;
           return {
             acquired: true,
-            leaseId: encodeHandle(options.handleKey, { store: store.name, resource: lease.resource, leaseId: lease.leaseId, ttlMs }),
+            leaseId: handles.encode({ store: store.name, resource: lease.resource, leaseId: lease.leaseId, ttlMs }),
             store: store.name,
             resource: lease.resource,
             fencingToken: lease.fencingToken,
@@ -333,22 +334,24 @@ export function buildApiServer(options: ApiServerOptions): FastifyInstance {
 
     /** The handle's lease, if the handle is authentic and inside the token's tenant; otherwise 404. */
     function leaseFromHandle(token: ApiToken, raw: unknown) {
-      const { leaseId } = parse(ZHandleParams, { leaseId: raw }, "lease handle");
-      const payload = decodeHandle(options.handleKey, leaseId);
+      // The schema's rule for a handle (1-4096 characters), checked without it when it holds.
+      const handle = typeof raw === "string" && raw.length >= 1 && raw.length <= 4096 ? raw : parse(ZHandleParams, { leaseId: raw }, "lease handle").leaseId;
+      const payload = handles.decode(handle);
       if (!payload || !canSeeResource(token, payload.resource) || !token.stores.includes(payload.store)) throw notFound();
       const store = options.stores.get(payload.store);
       if (!store) throw notFound();
-      return { payload, store };
+      return { handle, payload, store };
     }
 
     v1.post("/v1/locks/:leaseId/renew", async (request) => {
       const token = tokenOf(request);
       requireAction(token, "renew");
-      const { payload, store } = leaseFromHandle(token, (request.params as { leaseId?: unknown }).leaseId);
+      const { handle, payload, store } = leaseFromHandle(token, (request.params as { leaseId?: unknown }).leaseId);
       const body = parse(ZRenewBody, request.body, "renew request");
       const ttlMs = body.ttlMs ?? (body.ttlSeconds !== undefined ? Math.round(body.ttlSeconds * 1000) : payload.ttlMs);
       const result = await call(store.renew({ resource: payload.resource, leaseId: payload.leaseId, ttlMs }), "the renew");
       if (!result.renewed) {
+        handles.forget(handle);
         throw new ApiProblem("lease-not-held", `The lease is no longer held (${result.reason}); stop the work it protects.`, { fields: { reason: result.reason } });
       }
       return { renewed: true, expiresAt: result.expiresAt.toISOString(), ttlMs, renewals: result.renewals };
@@ -357,8 +360,9 @@ export function buildApiServer(options: ApiServerOptions): FastifyInstance {
     v1.delete("/v1/locks/:leaseId", async (request) => {
       const token = tokenOf(request);
       requireAction(token, "release");
-      const { payload, store } = leaseFromHandle(token, (request.params as { leaseId?: unknown }).leaseId);
+      const { handle, payload, store } = leaseFromHandle(token, (request.params as { leaseId?: unknown }).leaseId);
       const result = await call(store.release({ resource: payload.resource, leaseId: payload.leaseId }), "the release");
+      handles.forget(handle);
       if (!result.released) {
         throw new ApiProblem("lease-not-held", `The lease is no longer held (${result.reason}); nothing was released.`, { fields: { reason: result.reason } });
       }
