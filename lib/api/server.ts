@@ -11,6 +11,7 @@ import { LeaseError } from "@/lib/lease/errors";
 import type { Lease, LeaseStore } from "@/lib/lease/types";
 import { computeBackoffDelay, DEFAULT_BACKOFF } from "@/lib/lease/backoff";
 import { HandleCodec } from "./handle";
+import { acquireBodyFastPath } from "./body-fast-path";
 import { TokenLimiter } from "./limits";
 import { buildOpenApiDocument } from "./openapi";
 import { ApiProblem, notFound, problemBody } from "./problem";
@@ -268,7 +269,7 @@ export function buildApiServer(options: ApiServerOptions): FastifyInstance {
     v1.post("/v1/locks/acquire", async (request) => {
       const token = tokenOf(request);
       requireAction(token, "acquire");
-      const body = parse(ZAcquireBody, request.body, "acquire request");
+      const body = acquireBodyFastPath(request.body) ?? parse(ZAcquireBody, request.body, "acquire request");
       const key = request.headers["idempotency-key"];
       if (key === undefined) return acquire(token, body, request);
       if (typeof key !== "string" || !IDEMPOTENCY_KEY_PATTERN.test(key)) {
