@@ -219,10 +219,12 @@ export function buildApiServer(options: ApiServerOptions): FastifyInstance {
     if (!bearer) return done(new ApiProblem("unauthorized", "Send Authorization: Bearer <token> (create one in the console under /tokens)."));
     const cached = options.tokens.authenticateCached(bearer);
     if (cached !== undefined) return done(admit(request, reply, cached));
-    call(options.tokens.authenticate(bearer), "the token lookup").then(
-      (token) => done(admit(request, reply, token)),
-      (error: unknown) => done(error instanceof Error ? error : new Error(String(error))),
-    );
+    call(options.tokens.authenticate(bearer), "the token lookup")
+      .then((token) => admit(request, reply, token))
+      .then(
+        (problem) => done(problem),
+        (error: unknown) => done(error instanceof Error ? error : new Error(String(error))),
+      );
   }
 
   /** Lets the token's request in (the answer is undefined) or says why not. */
