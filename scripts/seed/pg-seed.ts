@@ -98,8 +98,12 @@ export async function writePostgresEvents(
   options: { validate?: boolean } = {},
 ): Promise<number> {
   const s = quoteSchema(schema);
-  const holdIndexes = events.map((e) => Number(e.fencingToken)).filter(Number.isFinite);
-  const holds = holdIndexes.length === 0 ? 0 : Math.max(...holdIndexes) + 1;
+  // A loop, not Math.max(...list): spreading ~100k arguments overflows the call stack.
+  let holds = 0;
+  for (const e of events) {
+    const index = Number(e.fencingToken);
+    if (Number.isFinite(index) && index + 1 > holds) holds = index + 1;
+  }
   const client = await pool.connect();
   try {
     await client.query("BEGIN");
