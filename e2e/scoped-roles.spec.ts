@@ -104,13 +104,21 @@ test("a tenant-scoped operator sees only their tenant on the leases, events and 
 });
 
 test("another tenant's lease page is not found, in the page and in its API twin", async () => {
-  // The page streams behind its loading skeleton, so its status is sent before the read: it
-  // renders the not-found page instead. The API twin answers 404 outright.
-  await page.goto(leasePath(OTHER));
+  // A real 404, decided before the page streams behind its loading skeleton, and the same
+  // page and status for a tenant_2 name that never existed: existence never shows through.
+  const held = await page.goto(leasePath(OTHER));
+  expect(held?.status()).toBe(404);
   await expect(page.getByRole("heading", { name: "Not found" })).toBeVisible();
   await expect(page.getByText(OWNER)).toHaveCount(0);
-  await page.goto(leasePath(`tenant_2:never-${RUN}`));
+  const heldText = await page.locator("main").innerText();
+  const missing = await page.goto(leasePath(`tenant_2:never-${RUN}`));
+  expect(missing?.status()).toBe(404);
   await expect(page.getByRole("heading", { name: "Not found" })).toBeVisible();
+  expect(await page.locator("main").innerText()).toBe(heldText);
+  // The past view of the same lease is no way around it.
+  const past = await page.goto(`${leasePath(OTHER)}?at=${encodeURIComponent(new Date(Date.now() - 60_000).toISOString())}`);
+  expect(past?.status()).toBe(404);
+  await expect(page.getByText(OWNER)).toHaveCount(0);
   const api = await page.request.get(`/api/leases/${PG_STORE}/${encodeURIComponent(OTHER)}`);
   expect(api.status()).toBe(404);
   expect(JSON.stringify(await api.json())).not.toContain(OWNER);
@@ -118,7 +126,8 @@ test("another tenant's lease page is not found, in the page and in its API twin"
   const never = await page.request.get(`/api/leases/${PG_STORE}/${encodeURIComponent(`tenant_2:never-${RUN}`)}`);
   expect(never.status()).toBe(404);
 
-  await page.goto(leasePath(OWN));
+  const mine = await page.goto(leasePath(OWN));
+  expect(mine?.status()).toBe(200);
   await expect(page.getByText(OWNER).first()).toBeVisible();
   await expect(page.getByRole("heading", { name: "Not found" })).toHaveCount(0);
 });
