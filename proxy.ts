@@ -1,5 +1,6 @@
 import { getToken } from "next-auth/jwt";
 import { NextResponse, type NextRequest } from "next/server";
+import { isLeasePageOutOfScope } from "@/lib/auth/lease-page-scope";
 import {
   ASSET_CSP,
   buildContentSecurityPolicy,
@@ -17,7 +18,9 @@ import {
  *   - defence in depth only: pages without a session cookie are sent to sign-in
  *     before rendering anything. Every page, route handler and server action still
  *     checks the session (and role) itself — this proxy is not the security boundary.
- *     API routes answer 401 JSON on their own.
+ *     API routes answer 401 JSON on their own;
+ *   - a lease page for a resource outside the signed-in viewer's scope answers 404
+ *     before it starts streaming (lib/auth/lease-page-scope.ts).
  */
 
 const SIGNIN_PATH = "/signin";
@@ -25,6 +28,8 @@ const SIGNIN_PATH = "/signin";
 const REQUEST_PATH_HEADER = "x-leasewatch-path";
 const ASSET_PATH = /^\/(_next\/static|_next\/image|favicon\.ico|robots\.txt)/;
 const NO_SIGN_IN_NEEDED = /^\/(api\/|signin(\/|$))/;
+/** A path no route matches, so rendering it is Next.js's own 404. */
+const NOT_FOUND_PATH = "/_leasewatch/not-found";
 
 function withHeaders(response: NextResponse, headers: Record<string, string>): NextResponse {
   for (const [name, value] of Object.entries(headers)) response.headers.set(name, value);
@@ -56,6 +61,13 @@ export async function proxy(request: NextRequest) {
       const url = new URL(SIGNIN_PATH, request.url);
       url.search = new URLSearchParams({ callbackUrl: requestedPath }).toString();
       return withHeaders(NextResponse.redirect(url), responseHeaders);
+    }
+    // A lease page outside the viewer's scope is a real 404: the page streams behind its
+    // loading skeleton, so by the time it could say so its status is already 200. No route
+    // matches the rewritten path, so Next.js answers its not-found page with a 404, exactly
+    // as for a mistyped address. The page still checks the scope itself.
+    if (await isLeasePageOutOfScope(pathname, token).catch(() => false)) {
+      return withHeaders(NextResponse.rewrite(new URL(NOT_FOUND_PATH, request.url), { request: { headers: requestHeaders } }), responseHeaders);
     }
   }
   return withHeaders(NextResponse.next({ request: { headers: requestHeaders } }), responseHeaders);

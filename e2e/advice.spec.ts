@@ -54,3 +54,21 @@ test("the overview shows the renewal-slack distribution and close calls", async 
   await expect(panel.getByRole("img", { name: /^Renewal slack: [1-9][\d,]* renewals, [\d,]+ close calls/ })).toBeVisible({ timeout: DATA_TIMEOUT_MS });
   await expect(panel.getByText(/close calls$/)).toBeVisible();
 });
+
+for (const colorScheme of ["light", "dark"] as const) {
+  test(`the advice table fits 1280×800 to its last column (${colorScheme})`, async ({ page }, testInfo) => {
+    await page.emulateMedia({ colorScheme });
+    await page.goto("/advice");
+    const table = page.getByRole("table", { name: "TTL advice per prefix group" });
+    await expect(table.getByText(/^(keep|lengthen|no data)$/).first()).toBeVisible({ timeout: DATA_TIMEOUT_MS });
+    const region = page.getByRole("region", { name: "TTL advice per prefix group" });
+    const { scrollWidth, clientWidth } = await region.evaluate((el) => ({ scrollWidth: el.scrollWidth, clientWidth: el.clientWidth }));
+    expect(scrollWidth, "the table scrolls sideways").toBeLessThanOrEqual(clientWidth + 1);
+    // The last column is on screen, not behind the region's scroll.
+    const last = await table.getByRole("columnheader", { name: "Advice" }).boundingBox();
+    const box = await region.boundingBox();
+    expect(last!.x + last!.width).toBeLessThanOrEqual(box!.x + box!.width + 1);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth), "the page scrolls sideways").toBeLessThanOrEqual(1280);
+    await page.screenshot({ path: testInfo.outputPath(`advice-${colorScheme}.png`) });
+  });
+}

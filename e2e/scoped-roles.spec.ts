@@ -11,7 +11,7 @@ import pg from "pg";
 import { TokenStore } from "../lib/api/tokens";
 import { PostgresLeaseStore } from "../lib/lease/postgres/store";
 import type { Lease } from "../lib/lease/types";
-import { getStackFacts } from "./support/control";
+import { getStackFacts, setIdpGroups } from "./support/control";
 import { BASE_URL, PG_STORE, type StackFacts } from "./support/harness";
 import { signInThroughIdp } from "./support/sign-in";
 
@@ -22,6 +22,8 @@ const OWNER = `e2e-scoped-${RUN}`;
 const OWN = `tenant_1:e2e-scoped-${RUN}`;
 const OTHER = `tenant_2:e2e-scoped-${RUN}`;
 const REASON = "stuck after a node crash, holder is gone";
+/** dave's groups at the demo IdP (scripts/oidc-provider.ts), put back after a test changes them. */
+const DAVE_GROUPS = ["team-billing"];
 /** Resource names the workload writes outside tenant_1 (other tenants, queues, cron). */
 const FOREIGN = [/tenant_2:/, /queue:webhooks/, /cron:nightly-report/];
 
@@ -104,13 +106,21 @@ test("a tenant-scoped operator sees only their tenant on the leases, events and 
 });
 
 test("another tenant's lease page is not found, in the page and in its API twin", async () => {
-  // The page streams behind its loading skeleton, so its status is sent before the read: it
-  // renders the not-found page instead. The API twin answers 404 outright.
-  await page.goto(leasePath(OTHER));
+  // A real 404, decided before the page streams behind its loading skeleton, and the same
+  // page and status for a tenant_2 name that never existed: existence never shows through.
+  const held = await page.goto(leasePath(OTHER));
+  expect(held?.status()).toBe(404);
   await expect(page.getByRole("heading", { name: "Not found" })).toBeVisible();
   await expect(page.getByText(OWNER)).toHaveCount(0);
-  await page.goto(leasePath(`tenant_2:never-${RUN}`));
+  const heldText = await page.locator("main").innerText();
+  const missing = await page.goto(leasePath(`tenant_2:never-${RUN}`));
+  expect(missing?.status()).toBe(404);
   await expect(page.getByRole("heading", { name: "Not found" })).toBeVisible();
+  expect(await page.locator("main").innerText()).toBe(heldText);
+  // The past view of the same lease is no way around it.
+  const past = await page.goto(`${leasePath(OTHER)}?at=${encodeURIComponent(new Date(Date.now() - 60_000).toISOString())}`);
+  expect(past?.status()).toBe(404);
+  await expect(page.getByText(OWNER)).toHaveCount(0);
   const api = await page.request.get(`/api/leases/${PG_STORE}/${encodeURIComponent(OTHER)}`);
   expect(api.status()).toBe(404);
   expect(JSON.stringify(await api.json())).not.toContain(OWNER);
@@ -118,9 +128,50 @@ test("another tenant's lease page is not found, in the page and in its API twin"
   const never = await page.request.get(`/api/leases/${PG_STORE}/${encodeURIComponent(`tenant_2:never-${RUN}`)}`);
   expect(never.status()).toBe(404);
 
-  await page.goto(leasePath(OWN));
+  const mine = await page.goto(leasePath(OWN));
+  expect(mine?.status()).toBe(200);
   await expect(page.getByText(OWNER).first()).toBeVisible();
   await expect(page.getByRole("heading", { name: "Not found" })).toHaveCount(0);
+});
+
+test("another tenant's ids in the URL of every read path find nothing: events, facets, leases, owner, past view, advice, jump", async () => {
+  const json = async (path: string) => {
+    const response = await page.request.get(path);
+    expect(response.status(), path).toBe(200);
+    return JSON.stringify(await response.json());
+  };
+  // OWNER holds one lease in each tenant: every answer names OWN and never OTHER.
+  for (const path of [`/api/leases?owner=${OWNER}`, `/api/owners/${OWNER}`, `/api/facets?view=leases&owner=${OWNER}`]) {
+    const body = await json(path);
+    expect(body, path).toContain(OWN);
+    expect(body, path).not.toContain(OTHER);
+  }
+  const at = new Date(Date.now() - 1_000).toISOString();
+  for (const path of [`/api/past-leases?${new URLSearchParams({ at, owner: OWNER })}`, `/api/facets?view=events&window=1h&owner=${OWNER}`, `/api/events?window=1h&owner=${OWNER}`]) {
+    expect(await json(path), path).not.toContain(OTHER);
+  }
+  // OTHER's own lease id and fencing token, and its name, as filters: no rows, no counts.
+  for (const filter of [{ lease: other.leaseId }, { token: other.fencingToken }, { resource: OTHER }] as Record<string, string>[]) {
+    const query = new URLSearchParams({ window: "1h", ...filter });
+    const events = (await (await page.request.get(`/api/events?${query}`)).json()) as { items: unknown[] };
+    expect(events.items, query.toString()).toEqual([]);
+    const facets = (await (await page.request.get(`/api/facets?view=events&${query}`)).json()) as { total: number };
+    expect(facets.total, query.toString()).toBe(0);
+  }
+  for (const q of [other.leaseId, other.fencingToken, OTHER]) {
+    expect(await (await page.request.get(`/api/jump?${new URLSearchParams({ q })}`)).json(), q).toMatchObject({ found: false });
+  }
+  const advice = (await (await page.request.get("/api/advice?prefix=tenant_2:")).json()) as { rows: unknown[]; totalRows: number };
+  expect({ rows: advice.rows, totalRows: advice.totalRows }).toEqual({ rows: [], totalRows: 0 });
+  // The pages behind them, as he would open them.
+  await page.goto(`/owners/${OWNER}`);
+  await expect(page.getByRole("link", { name: OWN }).first()).toBeVisible();
+  await expect(page.getByText(OTHER)).toHaveCount(0);
+  await page.goto(`/locks?${new URLSearchParams({ at, owner: OWNER })}`);
+  await expect(page.getByRole("link", { name: OWN }).first()).toBeVisible();
+  await expect(page.getByText(OTHER)).toHaveCount(0);
+  await page.goto(`/events?${new URLSearchParams({ window: "1h", lease: other.leaseId })}`);
+  await expect(page.getByText(OTHER)).toHaveCount(0);
 });
 
 test("a forged force-release of another tenant's lease is refused and audited; their own goes through", async () => {
@@ -162,6 +213,47 @@ test("a forged force-release of another tenant's lease is refused and audited; t
   });
   expect(allowed.status()).toBe(200);
   expect(await store.get(OWN)).toBeNull();
+});
+
+test("a stale form after the role changed: the force-release it sends is judged by the scope at that moment, and refused", async () => {
+  test.setTimeout(60_000);
+  // For a moment dave is an operator everywhere (the groups are re-read every 2 s here):
+  // another tenant's lease page opens, with its force-release form.
+  await setIdpGroups("dave", [...DAVE_GROUPS, "leasewatch-operators"]);
+  try {
+    await expect(async () => {
+      const response = await page.goto(leasePath(OTHER));
+      expect(response?.status()).toBe(200);
+      await expect(page.getByRole("button", { name: "Force release" })).toBeEnabled({ timeout: 1_000 });
+    }).toPass({ timeout: 20_000 });
+    await page.getByRole("button", { name: "Force release" }).click();
+    const dialog = page.getByRole("dialog", { name: "Force release this lease" });
+    await dialog.getByLabel(/^Reason/).fill(REASON);
+    await dialog.getByLabel(/Type the resource name to confirm/).fill(OTHER);
+    // Back to tenant_1 only at the IdP while the form is open; then he sends it.
+    await setIdpGroups("dave", DAVE_GROUPS);
+    await dialog.getByRole("button", { name: "Force release" }).click();
+    await expect(page.getByRole("alert").filter({ hasText: "Not allowed — nothing was released." })).toBeVisible();
+    expect((await store.get(OTHER))?.leaseId).toBe(other.leaseId);
+    const { rows } = await pool.query<{ outcome: string; detail: string }>(
+      `SELECT outcome, detail FROM "${facts.audit.schema}".audit_log WHERE resource = $1 AND actor_sub = 'dave' ORDER BY id DESC LIMIT 1`,
+      [OTHER],
+    );
+    expect(rows[0]?.outcome).toBe("denied_role");
+    // His refused attempts on OTHER are in the log, but not in his view of it, nor in its exports.
+    for (const format of ["csv", "json"]) {
+      const exported = await page.request.get(`/api/audit/export?format=${format}`);
+      expect(exported.status()).toBe(200);
+      expect(await exported.text(), format).not.toContain(OTHER);
+    }
+    // And the page itself is gone again: a real 404.
+    await expect(async () => {
+      const response = await page.goto(leasePath(OTHER));
+      expect(response?.status()).toBe(404);
+    }).toPass({ timeout: 20_000 });
+  } finally {
+    await setIdpGroups("dave", DAVE_GROUPS);
+  }
 });
 
 test("API tokens: dave sees only tenant_1's, cannot create or revoke another tenant's (refused and audited), and creates his own", async () => {

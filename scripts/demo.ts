@@ -42,8 +42,8 @@ import { startRedisCluster, stopAllServers } from "./throwaway-servers";
 import { DEMO_USERS } from "./oidc-provider";
 import { setWorkloadStarter, startStack, type RunningStack } from "./stack";
 import { startWorkload, type Workload } from "./workload";
-import { parseApiConfig } from "@/lib/api/config";
-import { startApiServer, type RunningApi } from "@/lib/api/start";
+import type { RunningApi } from "@/lib/api/start";
+import { startDemoApi } from "./demo-api";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 /** A second stop signal sooner than this after the first is the same Ctrl-C delivered twice. */
@@ -122,20 +122,6 @@ function writePrometheusSetup(consoleUrl: string, token: string): PrometheusSetu
   return { token, configPath, dataDir: path.join(dir, "prometheus-data") };
 }
 
-/** The lock API, with a token for `demo:` valid for a day; a new one each run (a token is shown once). */
-async function startDemoApi(port: number): Promise<{ api: RunningApi; token: string }> {
-  const api = await startApiServer({ ...parseApiConfig(), port }, { logger: { level: "warn" } });
-  const { token } = await api.tokens.create({
-    name: `demo-${Date.now().toString(36)}`,
-    prefixes: ["demo:"],
-    stores: parseStoresConfig().map((s) => s.name),
-    actions: ["acquire", "renew", "release", "read", "report"],
-    expiresAt: new Date(Date.now() + 86_400_000),
-    createdBy: "demo",
-  });
-  return { api, token };
-}
-
 function printWelcome(stack: RunningStack, prometheus: PrometheusSetup, api: { url: string; token: string }): void {
   const roleMap = parseRoleMap(process.env.LEASEWATCH_ROLE_MAP || DEMO_ROLE_MAP);
   const users = Object.entries(DEMO_USERS)
@@ -205,7 +191,8 @@ async function main(): Promise<void> {
   const stack = await startStack({ port: env.PORT, oidcPort: env.OIDC_PORT, workload: true, log: say });
   let demoApi: { api: RunningApi; token: string };
   try {
-    demoApi = await startDemoApi(env.API_PORT);
+    // The token's audit entry goes to the console's audit log, chained with the console's key.
+    demoApi = await startDemoApi({ port: env.API_PORT, env: { ...process.env, LEASEWATCH_AUDIT_KEY: stack.env.LEASEWATCH_AUDIT_KEY }, stores: stack.stores });
   } catch (error) {
     await stack.stop();
     throw error;

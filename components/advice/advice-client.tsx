@@ -29,6 +29,9 @@ const CHANGE = {
   unknown: { tone: "neutral", label: "no data" },
 } as const;
 
+/** A heading that may break between its words (the cells below it stay on one line). */
+const WRAP = "whitespace-normal! align-bottom";
+
 const ms = (v: number | null) => (v === null ? "—" : formatDuration(v));
 
 export function AdviceClient({ search, initialData }: { search: string; initialData: TtlAdviceView }) {
@@ -93,17 +96,18 @@ export function AdviceClient({ search, initialData }: { search: string; initialD
         <DataTable caption="TTL advice per prefix group">
           <THead>
             <tr>
+              {/* Twelve columns fit 1280 px only if the two-word headings may wrap: their numbers are narrow. */}
               <Th>Store</Th>
               <Th>Prefix group</Th>
-              <Th align="right">TTL (as used)</Th>
-              <Th align="right">p99 hold</Th>
-              <Th align="right">p99 lateness</Th>
+              <Th align="right" className={WRAP}>TTL (as used)</Th>
+              <Th align="right" className={WRAP}>p99 hold</Th>
+              <Th align="right" className={WRAP}>p99 lateness</Th>
               <Th align="right">Renewals</Th>
-              <Th align="right">Close calls</Th>
-              <Th align="right">Renewals lost</Th>
-              <Th align="right">Expired : released</Th>
-              <Th align="right">Suggested TTL</Th>
-              <Th align="right">Renew every</Th>
+              <Th align="right" className={WRAP}>Close calls</Th>
+              <Th align="right" className={WRAP}>Renewals lost</Th>
+              <Th align="right" className={WRAP}>Expired : released</Th>
+              <Th align="right" className={WRAP}>Suggested TTL</Th>
+              <Th align="right" className={WRAP}>Renew every</Th>
               <Th>Advice</Th>
             </tr>
           </THead>
@@ -124,7 +128,7 @@ function AdviceRow({ row }: { row: TtlAdviceRowView }) {
     <Fragment>
       <Tr className="border-t-0">
         <Td mono>{row.store}</Td>
-        <Td mono title={row.prefix} className="max-w-64 truncate">
+        <Td mono title={row.prefix} className="max-w-56 truncate">
           <Link href={locksHref({ store: row.store, prefix: row.prefix })} className="underline decoration-dotted underline-offset-2 hover:decoration-solid">
             {row.prefix}
           </Link>

@@ -11,6 +11,7 @@
 import { hash, randomBytes, randomUUID } from "node:crypto";
 import pg from "pg";
 import { z } from "zod";
+import { createSchemaInTransaction } from "@/lib/lease/postgres/transaction";
 import { ZStoreName } from "@/lib/lease/validation";
 
 export const API_ACTIONS = ["acquire", "renew", "release", "read", "report"] as const;
@@ -191,7 +192,7 @@ export class TokenStore {
     try {
       await client.query("BEGIN");
       await client.query("SELECT pg_advisory_xact_lock(hashtext($1::text))", [`leasewatch.api-tokens.migrate:${this.options.schema}`]);
-      await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`);
+      await createSchemaInTransaction(client, this.options.schema);
       await client.query(`CREATE TABLE IF NOT EXISTS ${s}.api_tokens_migrations (
         version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT clock_timestamp())`);
       const done = new Set((await client.query<{ version: number }>(`SELECT version FROM ${s}.api_tokens_migrations`)).rows.map((r) => r.version));

@@ -1,6 +1,6 @@
 import type pg from "pg";
 import { buildLeaseStatements, buildMigrationStatements } from "@/lib/lease/postgres/sql";
-import { inTransaction } from "@/lib/lease/postgres/transaction";
+import { createSchemaInTransaction, inTransaction } from "@/lib/lease/postgres/transaction";
 import { auditLogTableSql, auditTokenActionsSql, forceReleaseFunctionSql, migrateLockKey, registerForceReleaseSql } from "./sql";
 
 /**
@@ -38,7 +38,7 @@ export async function runAuditMigrations(pool: pg.Pool, schema: string, leaseSch
   const sql = buildMigrationStatements(schema);
   return inTransaction(pool, async (client) => {
     await client.query(sql.lock, [migrateLockKey(schema)]);
-    await client.query(sql.createSchema);
+    await createSchemaInTransaction(client, schema);
     await client.query(sql.createLedger);
     const done = await client.query<{ version: number }>(sql.appliedVersions);
     const have = new Set(done.rows.map((r) => r.version));

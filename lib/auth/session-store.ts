@@ -15,6 +15,7 @@ import pg from "pg";
 import { z } from "zod";
 import { parseStoresConfig } from "@/lib/console/config";
 import { EnvError } from "@/lib/env";
+import { createSchemaInTransaction } from "@/lib/lease/postgres/transaction";
 
 export const DEFAULT_CONSOLE_SCHEMA = "leasewatch_console";
 const ZSchemaName = z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, { error: "LEASEWATCH_CONSOLE_SCHEMA must be a lower-case SQL identifier" });
@@ -177,7 +178,7 @@ export class SessionStore {
     try {
       await client.query("BEGIN");
       await client.query("SELECT pg_advisory_xact_lock(hashtext($1::text))", [`leasewatch.console-sessions.migrate:${this.options.schema}`]);
-      await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`);
+      await createSchemaInTransaction(client, this.options.schema);
       await client.query(`CREATE TABLE IF NOT EXISTS ${s}.console_sessions_migrations (
         version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT clock_timestamp())`);
       const done = new Set((await client.query<{ version: number }>(`SELECT version FROM ${s}.console_sessions_migrations`)).rows.map((r) => r.version));

@@ -180,6 +180,59 @@ describe("a viewer scoped to tenant_1:*", () => {
     expect(candidates.items.map((c) => c.resource)).toEqual(["tenant_1:billing:lapsed", "tenant_1:billing:lapsed"]);
   });
 
+  it("finds nothing by another tenant's lease ids, tokens, owners or resources, and answers as for ids that never existed", async () => {
+    const at = new Date(Date.now() - 100).toISOString();
+    const otherPg = held.get("pg-t/tenant_2:held")!;
+    const otherRedis = held.get("redis-t/tenant_2:held")!;
+    // Ids and names that exist only under tenant_2 (w-shared and task-1 hold tenant_1's leases too).
+    const foreign: Record<string, string>[] = [
+      { lease: otherPg.leaseId },
+      { lease: otherRedis.leaseId },
+      { token: otherPg.fencingToken },
+      { token: otherRedis.fencingToken },
+      { owner: "w-tenant_2" },
+      { owner: "waiter-tenant_2" },
+      { resource: "tenant_2:billing:held" },
+    ];
+    for (const filter of foreign) {
+      const what = JSON.stringify(filter);
+      // They are real: an unscoped viewer finds them.
+      expect(viewOf(await listEventsFromSearch({ window: "1h", ...filter }, { entries: both() })).items.length, what).toBeGreaterThan(0);
+      const events = viewOf(await listEventsFromSearch({ window: "1h", ...filter }, scoped()));
+      expect(events.items, what).toEqual([]);
+      const eventFacets = viewOf(await getEventFacetsFromSearch({ window: "1h", ...filter }, scoped()));
+      expect({ total: eventFacets.total, values: eventFacets.groups.flatMap((g) => g.values) }, what).toEqual({ total: 0, values: [] });
+      // Current and past leases filter by owner (not by lease id, token or resource).
+      if ("owner" in filter) {
+        const leases = viewOf(await listLeasesFromSearch(filter, scoped()));
+        expect(leases.items, what).toEqual([]);
+        const leaseFacets = viewOf(await getLeaseFacetsFromSearch(filter, scoped()));
+        expect({ total: leaseFacets.total, values: leaseFacets.groups.flatMap((g) => g.values) }, what).toEqual({ total: 0, values: [] });
+        const past = viewOf(await getPastLeasesFromSearch({ at, ...filter }, scoped()));
+        expect(past.items, what).toEqual([]);
+      }
+    }
+
+    // The owner page of an owner seen only under tenant_2 reads exactly like one never seen anywhere.
+    const ownerPage = async (owner: string) => {
+      const view = viewOf(await getOwnerFromRoute(owner, { window: "1h" }, scoped()));
+      // The name asked for, and when it was read, differ; nothing else may.
+      return { ...view, owner: null, readAt: null, from: null, to: null };
+    };
+    expect(viewOf(await getOwnerFromRoute("w-tenant_2", { window: "1h" }, { entries: both() })).verdict).not.toBe("unseen");
+    const foreignOwner = await ownerPage("w-tenant_2");
+    expect(foreignOwner).toMatchObject({ verdict: "unseen", lastSeenAt: null, held: [], events: [], troubles: [] });
+    expect(foreignOwner).toEqual(await ownerPage("w-never-seen"));
+
+    // Advice for another tenant's prefix: no rows, and no count of the groups it holds.
+    expect(viewOf(await getTtlAdviceFromSearch({ prefix: "tenant_2:" }, { entries: both() })).rows.length).toBeGreaterThan(0);
+    expect(viewOf(await getRenewalSlackFromSearch({ prefix: "tenant_2:" }, { entries: both() })).renewals).toBeGreaterThan(0);
+    const advice = viewOf(await getTtlAdviceFromSearch({ prefix: "tenant_2:" }, scoped()));
+    expect({ rows: advice.rows, totalRows: advice.totalRows }).toEqual({ rows: [], totalRows: 0 });
+    const slack = viewOf(await getRenewalSlackFromSearch({ prefix: "tenant_2:" }, scoped()));
+    expect({ renewals: slack.renewals, closeCalls: slack.closeCalls, histogram: slack.histogram.filter((n) => n > 0) }).toEqual({ renewals: 0, closeCalls: 0, histogram: [] });
+  });
+
   it("cannot read the store-wide metrics (they count every tenant)", async () => {
     const text = await getMetricsText({ entries: both(), scope: TENANT_1, audit: null });
     expectNoTenant2(text);

@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { quoteSchema } from "./sql";
 
 /**
  * Runs `work` in one transaction on a pooled client: COMMIT when it returns,
@@ -20,4 +21,16 @@ export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClie
     client.off("error", onError);
     client.release();
   }
+}
+
+/**
+ * `CREATE SCHEMA IF NOT EXISTS`, safe when another transaction creates the same schema at the
+ * same moment (Postgres fails one of two concurrent creates with a unique violation on
+ * `pg_namespace`, IF NOT EXISTS or not). The console's sessions, audit log and API tokens each
+ * migrate under a lock of their own but share one schema, so each takes this lock first; it is
+ * held until the transaction ends, when the schema is committed.
+ */
+export async function createSchemaInTransaction(client: pg.ClientBase, schema: string): Promise<void> {
+  await client.query("SELECT pg_advisory_xact_lock(hashtext($1::text))", [`leasewatch.create-schema:${schema}`]);
+  await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteSchema(schema)}`);
 }
