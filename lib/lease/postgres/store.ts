@@ -121,9 +121,10 @@ const DEFAULT_LIST_LIMIT = 100;
 const DEFAULT_EVENTS_LIMIT = 100;
 const DEFAULT_HELD_AT_LIMIT = 100;
 /**
- * acquire re-runs only when its insert met a row committed after its snapshot that had
- * already lapsed (a live one is answered as contention in the same statement), so a
- * re-run is rare and a second one rarer still.
+ * acquire re-runs only when its insert met a lapsed row its locking read could not see (a
+ * live one is answered as contention in the same call). The acquire function reads after
+ * the advisory lock with a fresh snapshot, so this needs a session whose snapshot outlives
+ * the statement; the bound keeps such a loop finite.
  */
 const MAX_ACQUIRE_ATTEMPTS = 5;
 const SWEEP_BATCH = 5_000;
@@ -227,8 +228,8 @@ export class PostgresLeaseStore implements LeaseStore {
     for (let attempt = 0; attempt < MAX_ACQUIRE_ATTEMPTS; attempt++) {
       const { rows } = await this.run("acquire", [resource, owner, task, ttlMs, leaseId]);
       const row = rows[0];
-      // No row: the insert met a row committed after our snapshot that had already lapsed,
-      // and wrote nothing. Re-run: the row is visible now, so the next run takes it over.
+      // No row: the insert met a lapsed row our snapshot could not see, and wrote nothing.
+      // Re-run: the row is visible to a new snapshot, so the next run takes it over.
       if (!row) continue;
       if (row.outcome === "acquired") {
         const lease = toGrantedLease(this.name, resource, ttlMs, row);
