@@ -326,24 +326,26 @@ export const MIGRATIONS: readonly Migration[] = [
       const s = quoteSchema(schema);
       const ttl = "p_ttl_ms * interval '1 millisecond'";
       const heldMs = (later: string, earlier: string) => `round(extract(epoch FROM (${later} - ${earlier})) * 1000)::bigint`;
-      const eventColumns = "(at, kind, resource, lease_id, owner, task, fencing_token, hold_ms, detail)";
-      const events = `${s}.lease_events ${eventColumns}`;
+      const events = `${s}.lease_events (at, kind, resource, lease_id, owner, task, fencing_token, hold_ms, detail)`;
+      const lapsedDetail = (row: string, by: string) => `jsonb_build_object('renewals', ${row}.renewals, 'expiredAt', ${row}.expires_at, 'recordedBy', '${by}')`;
       return `
         -- acquire and release as one function call each. A statement of CTEs initialises every
-        -- branch (each insert, update and delete it might run) on every call; the executor setup
-        -- of those plans was the largest part of the server's time per acquire+release pair, more
-        -- than writing the rows. A function runs only the branch the lease's state asks for. Same
-        -- invariants as the statements in sql.ts: the row lock is taken before the clock is read,
-        -- grants of a resource are serialised by the same advisory lock (same key, so stores of
-        -- the previous version running against this schema queue with these), the token comes from
-        -- nextval() on every grant, and the change and its events commit together in the caller's
-        -- one statement. Each statement in a function takes a new snapshot (READ COMMITTED), so
-        -- after the advisory lock is granted the row the previous holder of that lock committed is
-        -- visible to the locking read.
+        -- branch (each insert, update and delete it might run) on every call; that executor setup
+        -- was the largest part of the server's time per acquire+release pair, more than writing the
+        -- rows. A function runs only what the lease's state asks for: the common case is one
+        -- statement (the lease change and its event together), the rest runs only when needed.
+        -- Same invariants as the statements in sql.ts: grants of a resource are serialised by the
+        -- same advisory lock (same key, so stores of the previous version on this schema queue with
+        -- these), the clock is read after the row lock (for an insert: after the advisory lock, as
+        -- no row exists to lock), nextval() on every grant, and the change and its events commit
+        -- together in the caller's one statement. Each statement in a function takes a new
+        -- snapshot (READ COMMITTED), so a row committed by the previous holder of the advisory
+        -- lock is visible to the reads after it.
         --
         -- Returns the holder: ours when outcome is 'acquired' (took_over when a lapsed lease was
         -- replaced, its expiry recorded here), the live one refusing us when 'contended' (the
-        -- contention recorded). No row: the insert met a lapsed row it could not see; re-run.
+        -- contention recorded). No row: the row the insert met was gone before it could be
+        -- locked; the caller re-runs.
         CREATE FUNCTION ${s}.lease_acquire(p_resource text, p_owner text, p_task text, p_ttl_ms integer, p_lease_id uuid,
           OUT outcome text, OUT took_over boolean, OUT lease_id uuid, OUT owner text, OUT task text, OUT fencing_token bigint,
           OUT acquired_at timestamptz, OUT expires_at timestamptz)
@@ -355,38 +357,41 @@ export const MIGRATIONS: readonly Migration[] = [
           t timestamptz;
         BEGIN
           PERFORM pg_advisory_xact_lock(hashtext('${schema}'), hashtext(p_resource));
-          SELECT * INTO o FROM ${s}.leases l WHERE l.resource = p_resource FOR UPDATE;
           t := clock_timestamp();
-          IF o.resource IS NOT NULL AND o.expires_at > t THEN
-            w := o;
-          ELSIF o.resource IS NOT NULL THEN
-            UPDATE ${s}.leases l
-            SET lease_id = p_lease_id, owner = p_owner, task = p_task, fencing_token = nextval('${s}.lease_fencing_seq'),
-                acquired_at = t, renewed_at = t, expires_at = t + ${ttl}, ttl_ms = p_ttl_ms, renewals = 0
-            WHERE l.resource = p_resource
-            RETURNING l.* INTO w;
-            INSERT INTO ${events} VALUES
-              (t, 'expired', o.resource, o.lease_id, o.owner, o.task, o.fencing_token, ${heldMs("o.expires_at", "o.acquired_at")},
-               jsonb_build_object('renewals', o.renewals, 'expiredAt', o.expires_at, 'recordedBy', 'acquire')),
-              (t, 'acquired', w.resource, w.lease_id, w.owner, w.task, w.fencing_token, NULL, jsonb_build_object('ttlMs', w.ttl_ms));
-            outcome := 'acquired'; took_over := true;
-          ELSE
-            -- A live row met here was committed after the locking read (see above); ON CONFLICT
-            -- locks it and, if it is live, returns it unchanged so we answer 'contended'.
+          -- Free (the common case): the lease and its event in one statement. A row already there
+          -- (held, or lapsed and not yet swept) makes the insert a no-op (its token is skipped).
+          WITH ins AS (
             INSERT INTO ${s}.leases AS l (resource, lease_id, owner, task, fencing_token, acquired_at, renewed_at, expires_at, ttl_ms, renewals)
             VALUES (p_resource, p_lease_id, p_owner, p_task, nextval('${s}.lease_fencing_seq'), t, t, t + ${ttl}, p_ttl_ms, 0)
-            ON CONFLICT (resource) DO UPDATE SET renewals = l.renewals WHERE l.expires_at > clock_timestamp()
-            RETURNING l.* INTO w;
-            IF w.resource IS NULL THEN RETURN; END IF;
-            IF w.lease_id = p_lease_id THEN
-              INSERT INTO ${events} VALUES (t, 'acquired', w.resource, w.lease_id, w.owner, w.task, w.fencing_token, NULL, jsonb_build_object('ttlMs', w.ttl_ms));
-              outcome := 'acquired'; took_over := false;
+            ON CONFLICT (resource) DO NOTHING
+            RETURNING l.*
+          ), ev AS (
+            INSERT INTO ${events}
+            SELECT t, 'acquired', i.resource, i.lease_id, i.owner, i.task, i.fencing_token, NULL, jsonb_build_object('ttlMs', i.ttl_ms) FROM ins i
+          )
+          SELECT * INTO w FROM ins;
+          IF w.resource IS NOT NULL THEN
+            outcome := 'acquired'; took_over := false;
+          ELSE
+            SELECT * INTO o FROM ${s}.leases l WHERE l.resource = p_resource FOR UPDATE;
+            t := clock_timestamp();
+            IF o.resource IS NULL THEN RETURN; END IF;
+            IF o.expires_at > t THEN
+              w := o;
+              INSERT INTO ${events} VALUES
+                (t, 'contended', w.resource, w.lease_id, p_owner, p_task, w.fencing_token, NULL, jsonb_build_object('holderOwner', w.owner, 'holderTask', w.task));
+              outcome := 'contended'; took_over := false;
+            ELSE
+              UPDATE ${s}.leases l
+              SET lease_id = p_lease_id, owner = p_owner, task = p_task, fencing_token = nextval('${s}.lease_fencing_seq'),
+                  acquired_at = t, renewed_at = t, expires_at = t + ${ttl}, ttl_ms = p_ttl_ms, renewals = 0
+              WHERE l.resource = p_resource
+              RETURNING l.* INTO w;
+              INSERT INTO ${events} VALUES
+                (t, 'expired', o.resource, o.lease_id, o.owner, o.task, o.fencing_token, ${heldMs("o.expires_at", "o.acquired_at")}, ${lapsedDetail("o", "acquire")}),
+                (t, 'acquired', w.resource, w.lease_id, w.owner, w.task, w.fencing_token, NULL, jsonb_build_object('ttlMs', w.ttl_ms));
+              outcome := 'acquired'; took_over := true;
             END IF;
-          END IF;
-          IF outcome IS NULL THEN
-            INSERT INTO ${events} VALUES
-              (t, 'contended', w.resource, w.lease_id, p_owner, p_task, w.fencing_token, NULL, jsonb_build_object('holderOwner', w.owner, 'holderTask', w.task));
-            outcome := 'contended'; took_over := false;
           END IF;
           lease_id := w.lease_id; owner := w.owner; task := w.task; fencing_token := w.fencing_token;
           acquired_at := w.acquired_at; expires_at := w.expires_at;
@@ -397,36 +402,34 @@ export const MIGRATIONS: readonly Migration[] = [
         -- verdict 'ok': the lease ended, with its 'released' event (id, at, owner, task, token,
         -- hold_ms, renewals). 'not_owner': p_lease_id does not hold the resource. 'expired': it did,
         -- but had lapsed; its expiry is recorded here, once. Refusals are counted by reason.
+        -- The delete takes the row lock, and the clock is read after it (in RETURNING): one
+        -- statement ends the lease and records how it ended.
         CREATE FUNCTION ${s}.lease_release(p_resource text, p_lease_id text,
           OUT verdict text, OUT id bigint, OUT at timestamptz, OUT owner text, OUT task text, OUT fencing_token bigint,
           OUT hold_ms bigint, OUT renewals integer)
         LANGUAGE plpgsql AS $f$
         #variable_conflict use_column
         DECLARE
-          o ${s}.leases%ROWTYPE;
-          t timestamptz;
+          e record;
         BEGIN
-          SELECT * INTO o FROM ${s}.leases l WHERE l.resource = p_resource FOR UPDATE;
-          t := clock_timestamp();
-          IF o.resource IS NULL OR o.lease_id::text <> p_lease_id THEN
-            verdict := 'not_owner';
-          ELSE
-            DELETE FROM ${s}.leases l WHERE l.resource = p_resource;
-            IF o.expires_at <= t THEN
-              INSERT INTO ${events} VALUES
-                (t, 'expired', o.resource, o.lease_id, o.owner, o.task, o.fencing_token, ${heldMs("o.expires_at", "o.acquired_at")},
-                 jsonb_build_object('renewals', o.renewals, 'expiredAt', o.expires_at, 'recordedBy', 'release'));
-              verdict := 'expired';
-            ELSE
-              INSERT INTO ${s}.lease_events AS e ${eventColumns} VALUES
-                (t, 'released', o.resource, o.lease_id, o.owner, o.task, o.fencing_token, ${heldMs("t", "o.acquired_at")},
-                 jsonb_build_object('renewals', o.renewals))
-              RETURNING e.id, e.at, e.owner, e.task, e.fencing_token, e.hold_ms INTO id, at, owner, task, fencing_token, hold_ms;
-              renewals := o.renewals;
-              verdict := 'ok';
-              RETURN;
-            END IF;
+          WITH d AS (
+            DELETE FROM ${s}.leases l WHERE l.resource = p_resource AND l.lease_id::text = p_lease_id
+            RETURNING l.*, clock_timestamp() AS now
+          ), ev AS (
+            INSERT INTO ${s}.lease_events AS x (at, kind, resource, lease_id, owner, task, fencing_token, hold_ms, detail)
+            SELECT d.now, CASE WHEN d.lapsed THEN 'expired' ELSE 'released' END, d.resource, d.lease_id, d.owner, d.task, d.fencing_token,
+                   CASE WHEN d.lapsed THEN ${heldMs("d.expires_at", "d.acquired_at")} ELSE ${heldMs("d.now", "d.acquired_at")} END,
+                   CASE WHEN d.lapsed THEN ${lapsedDetail("d", "release")} ELSE jsonb_build_object('renewals', d.renewals) END
+            FROM (SELECT d.*, d.expires_at <= d.now AS lapsed FROM d) d
+            RETURNING x.id, x.at, x.kind, x.owner, x.task, x.fencing_token, x.hold_ms
+          )
+          SELECT ev.*, d.renewals INTO e FROM ev, d;
+          IF e.kind = 'released' THEN
+            verdict := 'ok'; id := e.id; at := e.at; owner := e.owner; task := e.task; fencing_token := e.fencing_token;
+            hold_ms := e.hold_ms; renewals := e.renewals;
+            RETURN;
           END IF;
+          verdict := CASE WHEN e.kind = 'expired' THEN 'expired' ELSE 'not_owner' END;
           INSERT INTO ${s}.lease_release_failures AS f (reason, n) VALUES (verdict, 1) ON CONFLICT (reason) DO UPDATE SET n = f.n + 1;
         END
         $f$;
