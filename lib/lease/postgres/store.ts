@@ -2,6 +2,7 @@ import { createHash, randomUUID } from "node:crypto";
 import pg from "pg";
 import { z } from "zod";
 import { LeaseError } from "../errors";
+import { parseAcquireInput, parseReleaseInput, parseRenewInput } from "../input-fast-path";
 import type {
   AcquireInput,
   AcquireResult,
@@ -51,15 +52,12 @@ import {
   MAX_BIGINT,
   parseOrThrow,
   ZGroupTotalsQuery,
-  ZAcquireInput,
   ZEventQuery,
   ZFencingRejectionInput,
   ZHeldAtQuery,
   ZForceReleaseInput,
   ZListQuery,
   ZLostInput,
-  ZReleaseInput,
-  ZRenewInput,
   ZResource,
   ZStoreName,
 } from "../validation";
@@ -223,7 +221,7 @@ export class PostgresLeaseStore implements LeaseStore {
   }
 
   async acquire(input: AcquireInput): Promise<AcquireResult> {
-    const { resource, owner, task, ttlMs } = parseOrThrow(ZAcquireInput, input, "acquire");
+    const { resource, owner, task, ttlMs } = parseAcquireInput(input);
     const leaseId = randomUUID();
     for (let attempt = 0; attempt < MAX_ACQUIRE_ATTEMPTS; attempt++) {
       const { rows } = await this.run("acquire", [resource, owner, task, ttlMs, leaseId]);
@@ -250,7 +248,7 @@ export class PostgresLeaseStore implements LeaseStore {
   }
 
   async renew(input: RenewInput): Promise<RenewResult> {
-    const { resource, leaseId, ttlMs } = parseOrThrow(ZRenewInput, input, "renew");
+    const { resource, leaseId, ttlMs } = parseRenewInput(input);
     const { rows } = await this.run("renew", [resource, leaseId, ttlMs, uuidOrNull(leaseId), slackGroupOf(resource)]);
     const row = rows[0]!;
     if (row.verdict === "ok") return { renewed: true, expiresAt: row.expires_at as Date, renewals: Number(row.renewals) };
@@ -258,7 +256,7 @@ export class PostgresLeaseStore implements LeaseStore {
   }
 
   async release(input: ReleaseInput): Promise<ReleaseResult> {
-    const { resource, leaseId } = parseOrThrow(ZReleaseInput, input, "release");
+    const { resource, leaseId } = parseReleaseInput(input);
     const { rows } = await this.run("release", [resource, leaseId]);
     const row = rows[0]!;
     if (row.verdict === "ok" && hasColumn(row, "id")) {
