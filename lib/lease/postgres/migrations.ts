@@ -336,16 +336,15 @@ export const MIGRATIONS: readonly Migration[] = [
         -- statement (the lease change and its event together), the rest runs only when needed.
         -- Same invariants as the statements in sql.ts: grants of a resource are serialised by the
         -- same advisory lock (same key, so stores of the previous version on this schema queue with
-        -- these), the clock is read after the row lock (for an insert: after the advisory lock, as
-        -- no row exists to lock), nextval() on every grant, and the change and its events commit
+        -- these), the clock is read after the row lock, nextval() on every grant, and the change and its events commit
         -- together in the caller's one statement. Each statement in a function takes a new
         -- snapshot (READ COMMITTED), so a row committed by the previous holder of the advisory
         -- lock is visible to the reads after it.
         --
         -- Returns the holder: ours when outcome is 'acquired' (took_over when a lapsed lease was
         -- replaced, its expiry recorded here), the live one refusing us when 'contended' (the
-        -- contention recorded). No row: the row the insert met was gone before it could be
-        -- locked; the caller re-runs.
+        -- contention recorded). No row: the insert met a row its locking read could not see (not
+        -- expected while every grant takes the advisory lock); the caller re-runs.
         CREATE FUNCTION ${s}.lease_acquire(p_resource text, p_owner text, p_task text, p_ttl_ms integer, p_lease_id uuid,
           OUT outcome text, OUT took_over boolean, OUT lease_id uuid, OUT owner text, OUT task text, OUT fencing_token bigint,
           OUT acquired_at timestamptz, OUT expires_at timestamptz)
@@ -357,17 +356,20 @@ export const MIGRATIONS: readonly Migration[] = [
           t timestamptz;
         BEGIN
           PERFORM pg_advisory_xact_lock(hashtext('${schema}'), hashtext(p_resource));
-          t := clock_timestamp();
-          -- Free (the common case): the lease and its event in one statement. A row already there
-          -- (held, or lapsed and not yet swept) makes the insert a no-op (its token is skipped).
-          WITH ins AS (
+          -- Free (the common case): the lease and its event in one statement. The locking read
+          -- waits for a statement still ending the previous lease (a release, a sweep), so the
+          -- clock, read after it, is never before that lease's end. A row there (held, or lapsed
+          -- and not yet swept) leaves the insert out and is handled below.
+          WITH cur AS MATERIALIZED (SELECT 1 FROM ${s}.leases l WHERE l.resource = p_resource FOR UPDATE),
+          clk AS MATERIALIZED (SELECT clock_timestamp() AS now WHERE NOT EXISTS (SELECT 1 FROM cur)),
+          ins AS (
             INSERT INTO ${s}.leases AS l (resource, lease_id, owner, task, fencing_token, acquired_at, renewed_at, expires_at, ttl_ms, renewals)
-            VALUES (p_resource, p_lease_id, p_owner, p_task, nextval('${s}.lease_fencing_seq'), t, t, t + ${ttl}, p_ttl_ms, 0)
+            SELECT p_resource, p_lease_id, p_owner, p_task, nextval('${s}.lease_fencing_seq'), c.now, c.now, c.now + ${ttl}, p_ttl_ms, 0 FROM clk c
             ON CONFLICT (resource) DO NOTHING
             RETURNING l.*
           ), ev AS (
             INSERT INTO ${events}
-            SELECT t, 'acquired', i.resource, i.lease_id, i.owner, i.task, i.fencing_token, NULL, jsonb_build_object('ttlMs', i.ttl_ms) FROM ins i
+            SELECT i.acquired_at, 'acquired', i.resource, i.lease_id, i.owner, i.task, i.fencing_token, NULL, jsonb_build_object('ttlMs', i.ttl_ms) FROM ins i
           )
           SELECT * INTO w FROM ins;
           IF w.resource IS NOT NULL THEN
