@@ -8,7 +8,8 @@
  *   connection each, all clients created with the same (default) options.
  * - Postgres: PostgresLeaseStore acquire+release (one statement each, events) vs
  *   bare `INSERT … ON CONFLICT DO NOTHING` + `DELETE … WHERE resource=$1 AND
- *   lease_id=$2` on a plain table. Same pool size each.
+ *   lease_id=$2` on a plain table, both as named prepared statements (as the store's
+ *   are). Same pool size each.
  *
  * CONCURRENCY loops run acquire→release back to back over distinct resources
  * (no contention: this measures the cost of an uncontended lease). The sides
@@ -335,7 +336,8 @@ async function benchPostgres(): Promise<Row[]> {
   const store = new PostgresLeaseStore({ name: "bench-pg", pool: storePool, schema: fresh.schema });
   try {
     await store.migrate();
-    // The bare baseline: a plain lock table, no events, no fencing.
+    // The bare baseline: a plain lock table, no events, no fencing. Named prepared statements,
+    // as the store's are, so neither side pays for parsing and planning on every call.
     const table = `"${fresh.schema}".bare_locks`;
     await barePool.query(
       `CREATE TABLE ${table} (resource text PRIMARY KEY, lease_id uuid NOT NULL, owner text NOT NULL, expires_at timestamptz NOT NULL)`,
@@ -346,10 +348,10 @@ async function benchPostgres(): Promise<Row[]> {
       const resource = `bench:${loop}`;
       const leaseId = randomUUID();
       const t0 = performance.now();
-      const inserted = await barePool.query(insert, [resource, leaseId, "bench", TTL_MS]);
+      const inserted = await barePool.query({ name: "bare_insert", text: insert, values: [resource, leaseId, "bench", TTL_MS] });
       const ms = performance.now() - t0;
       if (inserted.rowCount !== 1) throw new Error(`bench: ${resource} unexpectedly held`);
-      const deleted = await barePool.query(remove, [resource, leaseId]);
+      const deleted = await barePool.query({ name: "bare_delete", text: remove, values: [resource, leaseId] });
       if (deleted.rowCount !== 1) throw new Error(`bench: delete of ${resource} refused`);
       return ms;
     };

@@ -4,11 +4,12 @@
  * bind parameters; the only things spliced into the text are the schema identifier
  * (checked against SCHEMA_PATTERN and double-quoted) and constants from this library.
  *
- * Lease invariants kept here:
+ * Lease invariants kept here and in the acquire and release functions (migration 10):
  * - Expiry is judged on the database clock: each statement reads clock_timestamp()
- *   once (CTE `clk`) *after* taking the row lock, so waiting for a concurrent
+ *   once (CTE `clk`, or a variable in the functions) *after* taking the row lock, so waiting for a concurrent
  *   holder cannot leave it with a stale "now". The client's clock is never used.
- * - State change and its event(s) are one statement: either both commit or neither.
+ * - State change and its event(s) are one statement (a function call counts as one):
+ *   either both commit or neither.
  * - Fencing tokens come from `lease_fencing_seq` via an explicit nextval() on every
  *   grant, including takeover by UPDATE (a column default would not fire there).
  *   Sequences are WAL-logged, so tokens survive a server restart; they may skip
@@ -49,12 +50,6 @@ function qualified(alias: string, columns: readonly string[]): string {
   return columns.map((c) => `${alias}.${c}`).join(", ");
 }
 const LEASE_LIST = LEASE_COLUMNS.join(", ");
-/**
- * What acquire replies with: the holder (ours or the other one) without what the
- * caller already knows for a grant (resource, ttl; renewed_at equals acquired_at
- * and renewals is 0 on every grant). Fewer columns, less to send and parse per call.
- */
-const ACQUIRE_REPLY = (alias: string) => qualified(alias, ["lease_id", "owner", "task", "fencing_token", "acquired_at", "expires_at"]);
 const EVENT_INSERT_COLUMNS = "at, kind, resource, lease_id, owner, task, fencing_token, hold_ms, actor, reason, detail";
 
 /** Whole milliseconds between two timestamptz expressions (rounded). */
@@ -111,75 +106,21 @@ export interface LeaseStatements {
 
 export function buildLeaseStatements(schema: string): LeaseStatements {
   const s = quoteSchema(schema);
-  const seq = `'${s}.lease_fencing_seq'`;
   // Lock the current row (if any) first, then read the clock.
   const lockCurrent = `
     cur AS MATERIALIZED (SELECT ${LEASE_LIST} FROM ${s}.leases WHERE resource = $1::text FOR UPDATE),
     clk AS MATERIALIZED (SELECT (SELECT count(*) FROM cur) AS n, clock_timestamp() AS now)`;
   /**
-   * acquire: serialise grants of one resource before any nextval() (see the header).
-   * The uncorrelated EXISTS is a one-time filter, evaluated before `cur` reads a row.
-   * Two int4 keys (schema, resource): that key space is apart from the bigint one
-   * migrate() and the rollups use; a hash collision only makes two acquires queue.
+   * $1 resource, $2 owner, $3 task, $4 ttl_ms, $5 new lease id. Free → insert; held →
+   * `contended`; lapsed → record the old holder's `expired` and take over with a new token.
+   * One call of the function migration 10 creates (the body, and why a function, are there):
+   * it takes the advisory lock (see the header), then the row lock, then the clock. Returns
+   * outcome, took_over and the holder (ours, or the live one refusing us) without what the
+   * caller already knows for a grant (resource, ttl; renewed_at equals acquired_at and
+   * renewals is 0 on every grant); no row when its insert met a lapsed row it could not see
+   * (the caller re-runs).
    */
-  const acquireLockCurrent = `
-    serial AS MATERIALIZED (SELECT pg_advisory_xact_lock(hashtext('${schema}'), hashtext($1::text))),
-    cur AS MATERIALIZED (SELECT ${LEASE_LIST} FROM ${s}.leases WHERE resource = $1::text AND EXISTS (SELECT 1 FROM serial) FOR UPDATE),
-    clk AS MATERIALIZED (SELECT (SELECT count(*) FROM cur) AS n, clock_timestamp() AS now)`;
-
-  /**
-   * $1 resource, $2 owner, $3 task, $4 ttl_ms, $5 new lease id.
-   * Free → insert; held → `contended`; lapsed → record the old holder's `expired`
-   * and take over with a new token.
-   *
-   * A row committed after this statement's snapshot (the winner of a race, which
-   * held the advisory lock while we waited for it) is invisible to `cur`, so the
-   * insert meets it as a conflict. ON CONFLICT DO UPDATE locks it and, if it is
-   * live, leaves it as it was (a no-op update) and returns it as it is now: the
-   * loser answers `contended` with the real holder in this same statement. Only
-   * if that row has already lapsed does the statement return no row; the caller
-   * re-runs it, and the re-run sees the row and takes it over.
-   */
-  const acquire = `
-    WITH ${acquireLockCurrent},
-    took AS (
-      UPDATE ${s}.leases l
-      SET lease_id = $5::uuid, owner = $2::text, task = $3::text, fencing_token = nextval(${seq}),
-          acquired_at = c.now, renewed_at = c.now, expires_at = c.now + ${TTL("$4")}, ttl_ms = $4::int, renewals = 0
-      FROM cur o, clk c
-      WHERE l.resource = o.resource AND o.expires_at <= c.now
-      RETURNING ${qualified("l", LEASE_COLUMNS)}
-    ),
-    ins AS (
-      INSERT INTO ${s}.leases AS l (${LEASE_LIST})
-      SELECT $1::text, $5::uuid, $2::text, $3::text, nextval(${seq}), c.now, c.now, c.now + ${TTL("$4")}, $4::int, 0
-      FROM clk c WHERE c.n = 0
-      ON CONFLICT (resource) DO UPDATE SET renewals = l.renewals WHERE l.expires_at > clock_timestamp()
-      RETURNING ${qualified("l", LEASE_COLUMNS)}
-    ),
-    won AS (SELECT * FROM took UNION ALL SELECT * FROM ins WHERE lease_id = $5::uuid),
-    -- The live holder that refuses us: seen by \`cur\`, or met by the insert (see above).
-    holder AS (
-      SELECT o.* FROM cur o, clk c WHERE o.expires_at > c.now
-      UNION ALL
-      SELECT * FROM ins WHERE lease_id <> $5::uuid
-    ),
-    ev AS (
-      INSERT INTO ${s}.lease_events (${EVENT_INSERT_COLUMNS})
-      ${expiredEvent("c.now", "o", "acquire")}
-      FROM cur o, clk c WHERE EXISTS (SELECT 1 FROM took)
-      UNION ALL
-      SELECT c.now, 'acquired', w.resource, w.lease_id, w.owner, w.task, w.fencing_token, NULL, NULL, NULL, jsonb_build_object('ttlMs', w.ttl_ms)
-      FROM won w, clk c
-      UNION ALL
-      SELECT c.now, 'contended', h.resource, h.lease_id, $2::text, $3::text, h.fencing_token, NULL, NULL, NULL,
-             jsonb_build_object('holderOwner', h.owner, 'holderTask', h.task)
-      FROM holder h, clk c
-      RETURNING id
-    )
-    SELECT 'acquired' AS outcome, EXISTS (SELECT 1 FROM took) AS took_over, ${ACQUIRE_REPLY("w")} FROM won w
-    UNION ALL
-    SELECT 'contended', false, ${ACQUIRE_REPLY("h")} FROM holder h`;
+  const acquire = `SELECT * FROM ${s}.lease_acquire($1::text, $2::text, $3::text, $4::int, $5::uuid)`;
 
   // Verdict for renew/release: the presented lease id must be the one holding the row, and not lapsed.
   const verdict = `
@@ -233,32 +174,12 @@ export function buildLeaseStatements(schema: string): LeaseStatements {
     SELECT st.verdict, u.expires_at, u.renewals FROM st LEFT JOIN upd u ON true`;
 
   /**
-   * $1 resource, $2 lease id (text). Returns only what the caller does not already
-   * know (kind, resource and lease id it does; actor and reason are empty for a
-   * release): fewer columns are less to describe, send and parse on every release.
+   * $1 resource, $2 lease id (text). One call of the function migration 10 creates: verdict,
+   * and for 'ok' only what the caller does not already know of its `released` event (id, at,
+   * owner, task, fencing_token, hold_ms, renewals). A lapsed lease gets its `expired` recorded
+   * and the verdict 'expired'; refusals are counted in lease_release_failures.
    */
-  const release = `
-    WITH ${lockCurrent}, ${verdict},
-    ${expireOwnLapsed("release")},
-    refused AS (
-      INSERT INTO ${s}.lease_release_failures AS f (reason, n)
-      SELECT st.verdict, 1 FROM st WHERE st.verdict <> 'ok'
-      ON CONFLICT (reason) DO UPDATE SET n = f.n + 1
-    ),
-    done AS (
-      DELETE FROM ${s}.leases l USING st
-      WHERE l.resource = $1::text AND st.verdict = 'ok'
-      RETURNING ${qualified("l", LEASE_COLUMNS)}
-    ),
-    ev AS (
-      INSERT INTO ${s}.lease_events (${EVENT_INSERT_COLUMNS})
-      SELECT st.now, 'released', d.resource, d.lease_id, d.owner, d.task, d.fencing_token, ${msBetween("st.now", "d.acquired_at")}, NULL, NULL,
-             jsonb_build_object('renewals', d.renewals)
-      FROM done d, st
-      RETURNING id, at, owner, task, fencing_token, hold_ms
-    )
-    SELECT st.verdict, e.id, e.at, e.owner, e.task, e.fencing_token, e.hold_ms, d.renewals
-    FROM st LEFT JOIN ev e ON true LEFT JOIN done d ON true`;
+  const release = `SELECT * FROM ${s}.lease_release($1::text, $2::text)`;
 
   /**
    * $1 resource, $2 lease id (text), $3 actor, $4 reason. Ends the lease only if

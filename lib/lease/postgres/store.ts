@@ -2,6 +2,7 @@ import { createHash, randomUUID } from "node:crypto";
 import pg from "pg";
 import { z } from "zod";
 import { LeaseError } from "../errors";
+import { parseAcquireInput, parseReleaseInput, parseRenewInput } from "../input-fast-path";
 import type {
   AcquireInput,
   AcquireResult,
@@ -51,15 +52,12 @@ import {
   MAX_BIGINT,
   parseOrThrow,
   ZGroupTotalsQuery,
-  ZAcquireInput,
   ZEventQuery,
   ZFencingRejectionInput,
   ZHeldAtQuery,
   ZForceReleaseInput,
   ZListQuery,
   ZLostInput,
-  ZReleaseInput,
-  ZRenewInput,
   ZResource,
   ZStoreName,
 } from "../validation";
@@ -121,9 +119,10 @@ const DEFAULT_LIST_LIMIT = 100;
 const DEFAULT_EVENTS_LIMIT = 100;
 const DEFAULT_HELD_AT_LIMIT = 100;
 /**
- * acquire re-runs only when its insert met a row committed after its snapshot that had
- * already lapsed (a live one is answered as contention in the same statement), so a
- * re-run is rare and a second one rarer still.
+ * acquire re-runs only when its insert met a lapsed row its locking read could not see (a
+ * live one is answered as contention in the same call). The acquire function reads after
+ * the advisory lock with a fresh snapshot, so this needs a session whose snapshot outlives
+ * the statement; the bound keeps such a loop finite.
  */
 const MAX_ACQUIRE_ATTEMPTS = 5;
 const SWEEP_BATCH = 5_000;
@@ -222,13 +221,13 @@ export class PostgresLeaseStore implements LeaseStore {
   }
 
   async acquire(input: AcquireInput): Promise<AcquireResult> {
-    const { resource, owner, task, ttlMs } = parseOrThrow(ZAcquireInput, input, "acquire");
+    const { resource, owner, task, ttlMs } = parseAcquireInput(input);
     const leaseId = randomUUID();
     for (let attempt = 0; attempt < MAX_ACQUIRE_ATTEMPTS; attempt++) {
       const { rows } = await this.run("acquire", [resource, owner, task, ttlMs, leaseId]);
       const row = rows[0];
-      // No row: the insert met a row committed after our snapshot that had already lapsed,
-      // and wrote nothing. Re-run: the row is visible now, so the next run takes it over.
+      // No row: the insert met a lapsed row our snapshot could not see, and wrote nothing.
+      // Re-run: the row is visible to a new snapshot, so the next run takes it over.
       if (!row) continue;
       if (row.outcome === "acquired") {
         const lease = toGrantedLease(this.name, resource, ttlMs, row);
@@ -249,7 +248,7 @@ export class PostgresLeaseStore implements LeaseStore {
   }
 
   async renew(input: RenewInput): Promise<RenewResult> {
-    const { resource, leaseId, ttlMs } = parseOrThrow(ZRenewInput, input, "renew");
+    const { resource, leaseId, ttlMs } = parseRenewInput(input);
     const { rows } = await this.run("renew", [resource, leaseId, ttlMs, uuidOrNull(leaseId), slackGroupOf(resource)]);
     const row = rows[0]!;
     if (row.verdict === "ok") return { renewed: true, expiresAt: row.expires_at as Date, renewals: Number(row.renewals) };
@@ -257,7 +256,7 @@ export class PostgresLeaseStore implements LeaseStore {
   }
 
   async release(input: ReleaseInput): Promise<ReleaseResult> {
-    const { resource, leaseId } = parseOrThrow(ZReleaseInput, input, "release");
+    const { resource, leaseId } = parseReleaseInput(input);
     const { rows } = await this.run("release", [resource, leaseId]);
     const row = rows[0]!;
     if (row.verdict === "ok" && hasColumn(row, "id")) {
