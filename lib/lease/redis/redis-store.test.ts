@@ -521,7 +521,7 @@ describe("RedisLeaseStore projection", () => {
     // Replaying the first batch (applied after the empty cursor) is refused by the cursor check.
     const firstId = ((await store.client.xrange(`${base}events`, "-", "+", "COUNT", 1)) as [string, string[]][])[0]![0];
     const replayKeys = [`${base}proj`, `${base}totals`, `${base}stats:m:0`, `${base}stats:h:0`, `${base}acq`];
-    const replay = await store.client.eval(LEASE_SCRIPTS.project.lua, replayKeys.length, ...replayKeys, "", firstId, "3", "ZADD", "5", "1", "p:replayed");
+    const replay = await store.client.fcall(LEASE_SCRIPTS.project.functionName, replayKeys.length, ...replayKeys, "", firstId, "3", "ZADD", "5", "1", "p:replayed");
     expect((replay as string[])[0]).toBe("stale");
     // Another projector, and this one again, find nothing left to do.
     const other = openStore({ buckets: 1 }, fresh).store;
