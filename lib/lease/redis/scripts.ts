@@ -166,12 +166,13 @@ end
 -- did the first time instead of running again; another call for that lease id is refused as before.
 -- \`lease_flat\`: the lease hash as HGETALL gave it, kept for a repeated force-release's reply.
 -- \`drop\`: which keys to delete — 'lock' (the lock key still holds this lease id: release,
--- force-release; deleted with the lease hash), 'lease' (the lock's TTL already removed it — or,
--- on an acquire that takes over a lapsed lease, it is the new holder's — so it is left alone;
--- no path deletes another's lock) or 'none' (the caller deleted both already).
+-- force-release; deleted with the lease hash), 'lease' (the lock's TTL already removed it, so it
+-- is left alone; no path deletes another's lock), 'none' (the caller deleted both already) or
+-- 'takeover' (an acquire taking over a lapsed lease: the lock and the expiry index entry are the
+-- new holder's already, only the old lease hash goes).
 local function end_lease(c, lease, kind, hold_ms, drop, actor, reason, call_id, lease_flat, detail)
-  if drop == 'lock' then redis.call('DEL', c.lock, c.lease) elseif drop == 'lease' then redis.call('DEL', c.lease) end
-  redis.call('ZREM', c.idx, c.resource)
+  if drop == 'lock' then redis.call('DEL', c.lock, c.lease) elseif drop == 'lease' or drop == 'takeover' then redis.call('DEL', c.lease) end
+  if drop ~= 'takeover' then redis.call('ZREM', c.idx, c.resource) end
   local hold = tostring(hold_ms)
   local ev = { '', 'kind', kind, 'resource', c.resource }
   put(ev, 'leaseId', lease.leaseId)
@@ -233,11 +234,19 @@ if holder_id then
   return { 'held', holder_id, h[1] or '', h[2] or '', h[3] or '0', expires }
 end
 
-local old = read_lease(c.lease)
-if old then
-  -- The lock's TTL ran out but nobody recorded it yet. Record the expiry here; its
-  -- metadata is deleted in this same atomic step, so sweep cannot record it twice.
-  record_expiry(c, old, 'acquire')
+-- The expiry index holds a resource exactly while a lease hash does (every function adds, removes
+-- or drops both together), so ZADD's reply — 1: a new member — says there is no earlier lease to
+-- look at, and the usual acquire reads nothing more. 0: the resource was indexed, so a lapsed lease
+-- may still be unrecorded (or the entry was left behind, and the hash is gone).
+local expires = tostring(NOW_MS + tonumber(ttl))
+local old = nil
+if redis.call('ZADD', c.idx, expires, c.resource) == 0 then
+  old = read_lease(c.lease)
+  if old then
+    -- The lock's TTL ran out but nobody recorded it yet. Record the expiry here; its
+    -- metadata is deleted in this same atomic step, so sweep cannot record it twice.
+    record_expiry(c, old, 'acquire', 'takeover')
+  end
 end
 
 -- Fencing token = max(last token for this resource + 1, store clock in microseconds).
@@ -256,13 +265,11 @@ if last and (tonumber(last) or 0) >= NOW_US then
   redis.call('SET', c.fence, token, 'EX', FENCE_TTL_S)
 end
 
-local expires = tostring(NOW_MS + tonumber(ttl))
 -- renewedAt and renewals are first written by a renew: until then they read as acquiredAt and 0
 -- (codec.ts toLease), and a shorter HSET is cheaper on every acquire.
 redis.call('HSET', c.lease,
   'leaseId', lease_id, 'owner', owner, 'task', task, 'token', token, 'acquiredAt', NOW,
   'expiresAt', expires, 'ttlMs', ttl)
-redis.call('ZADD', c.idx, expires, c.resource)
 
 redis.call('HINCRBY', c.totals, 'acquired', '1')
 append_event(c, { '', 'kind', 'acquired', 'resource', c.resource, 'leaseId', lease_id, 'owner', owner, 'task', task, 'token', token })
