@@ -1,7 +1,7 @@
 import { Cluster, type ChainableCommander, type Redis } from "ioredis";
 import { LeaseError } from "../errors";
 import { clusterSlotOf } from "./keys";
-import type { LeaseScript } from "./scripts";
+import { LEASE_LIBRARY, type LeaseScript } from "./scripts";
 
 /** A standalone Redis or a Redis Cluster (ioredis `Cluster`): the store runs on either. */
 export type RedisClient = Redis | Cluster;
@@ -62,16 +62,47 @@ export function rejectUnansweredOnClose(client: Redis): void {
   client.on("close", () => queue.flushQueue!(new ReplyLostError(), { offlineQueue: false, commandQueue: true }));
 }
 
-function isScriptMissing(error: unknown): boolean {
-  return error instanceof Error && /NOSCRIPT/.test(error.message);
+function isFunctionMissing(error: unknown): boolean {
+  return error instanceof Error && /Function not found/i.test(error.message);
+}
+
+/** How many times a call is sent again after its server answered "Function not found" and the library was loaded. */
+const LOAD_ATTEMPTS = 3;
+
+/** Loads in flight, one per client: concurrent calls that found the library missing share one load. */
+const libraryLoads = new WeakMap<RedisClient, Promise<void>>();
+
+/**
+ * Loads the library (FUNCTION LOAD REPLACE: the same name always carries the same text) into the
+ * server, or into every master of a cluster: a call is routed by its keys' slot, and after a
+ * restart, a failover or a reshard any master may be the one that serves it. A master that cannot
+ * be reached is skipped; a call it serves fails as it would have anyway.
+ */
+function loadLibrary(client: RedisClient): Promise<void> {
+  let loading = libraryLoads.get(client);
+  if (!loading) {
+    loading = (async () => {
+      if (isCluster(client)) {
+        // The slot map first, so a master that appeared (a failover, a node added) is among them.
+        await new Promise<void>((resolve) => client.refreshSlotsCache(() => resolve()));
+        const masters = client.nodes("master");
+        const results = await Promise.allSettled(masters.map((node) => node.function("LOAD", "REPLACE", LEASE_LIBRARY.code)));
+        if (results.every((r) => r.status === "rejected")) throw (results[0] as PromiseRejectedResult | undefined)?.reason ?? new Error("no cluster master to load the library into");
+      } else {
+        await client.function("LOAD", "REPLACE", LEASE_LIBRARY.code);
+      }
+    })().finally(() => libraryLoads.delete(client));
+    libraryLoads.set(client, loading);
+  }
+  return loading;
 }
 
 /**
- * Runs one script by SHA. When the server does not have it (first use, a restart,
- * SCRIPT FLUSH) it answers NOSCRIPT *without running anything*, so sending the
- * full text with EVAL (which also caches it for the next EVALSHA) is safe.
- * An idempotent script whose reply was lost is sent once more (on the next
- * connection): it answers what its first run did, or runs now if that never happened.
+ * Runs one library function (FCALL). When the server does not have the library (first use, a
+ * restart, FUNCTION FLUSH, a new master) it answers "Function not found" *without running
+ * anything*, so loading the library and sending the call again is safe. An idempotent function
+ * whose reply was lost is sent once more (on the next connection): it answers what its first run
+ * did, or runs now if that never happened.
  */
 export function callScript(
   ctx: RedisContext,
@@ -79,28 +110,31 @@ export function callScript(
   keys: readonly string[],
   args: readonly (string | number)[],
 ): Promise<unknown> {
-  // The usual call is one EVALSHA that answers: it costs one promise, not the nested async
+  // The usual call is one FCALL that answers: it costs one promise, not the nested async
   // wrappers of the recovery below (a few µs of client CPU on every operation).
   let sent: Promise<unknown>;
   try {
-    sent = ctx.client.evalsha(script.sha, keys.length, ...keys, ...args);
+    sent = ctx.client.fcall(script.functionName, keys.length, ...keys, ...args);
   } catch (error) {
     return recoverScriptCall(ctx, script, keys, args, error);
   }
   return sent.then(undefined, (error: unknown) => recoverScriptCall(ctx, script, keys, args, error));
 }
 
-/** EVALSHA, and EVAL when the server answers NOSCRIPT. */
-async function runScript(ctx: RedisContext, script: LeaseScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
-  try {
-    return await ctx.client.evalsha(script.sha, keys.length, ...keys, ...args);
-  } catch (error) {
-    if (!isScriptMissing(error)) throw error;
-    return await ctx.client.eval(script.lua, keys.length, ...keys, ...args);
+/** FCALL, loading the library first each time the server answers "Function not found". */
+async function runLoaded(ctx: RedisContext, script: LeaseScript, keys: readonly string[], args: readonly (string | number)[], error: unknown): Promise<unknown> {
+  for (let attempt = 1; ; attempt++) {
+    if (!isFunctionMissing(error) || attempt > LOAD_ATTEMPTS) throw error;
+    await loadLibrary(ctx.client);
+    try {
+      return await ctx.client.fcall(script.functionName, keys.length, ...keys, ...args);
+    } catch (next) {
+      error = next;
+    }
   }
 }
 
-/** What callScript does after its EVALSHA failed with `firstError`. */
+/** What callScript does after its FCALL failed with `firstError`. */
 async function recoverScriptCall(
   ctx: RedisContext,
   script: LeaseScript,
@@ -110,11 +144,14 @@ async function recoverScriptCall(
 ): Promise<unknown> {
   try {
     try {
-      if (!isScriptMissing(firstError)) throw firstError;
-      return await ctx.client.eval(script.lua, keys.length, ...keys, ...args);
+      return await runLoaded(ctx, script, keys, args, firstError);
     } catch (error) {
       if (!(error instanceof ReplyLostError && script.isIdempotent)) throw error;
-      return await runScript(ctx, script, keys, args);
+      try {
+        return await ctx.client.fcall(script.functionName, keys.length, ...keys, ...args);
+      } catch (again) {
+        return await runLoaded(ctx, script, keys, args, again);
+      }
     }
   } catch (error) {
     if (error instanceof LeaseError) throw error;

@@ -5,12 +5,12 @@ import { startTcpProxy } from "@/test/support/tcp-proxy";
 import { LeaseError } from "../errors";
 import { freshRedisNamespace, sleep } from "../testing/isolation";
 import { compareFencingTokens } from "../validation";
-import { LEASE_SCRIPTS } from "./scripts";
+import { LEASE_LIBRARY } from "./scripts";
 import { RedisLeaseStore } from "./store";
 
 /**
  * Faults on a throwaway redis-server of our own (never the shared 6379):
- * a flushed script cache, a restart that loses every key, a server that is down.
+ * flushed functions, a restart that loses every key, a server that is down.
  */
 
 let server: ThrowawayServer;
@@ -35,7 +35,7 @@ async function readCommandCalls(admin: Redis): Promise<Record<string, number>> {
   return calls;
 }
 
-/** Of those calls, the ones that answered an error (NOSCRIPT counts here). */
+/** Of those calls, the ones that answered an error ("Function not found" counts here). */
 async function readFailedCalls(admin: Redis): Promise<Record<string, number>> {
   const failed: Record<string, number> = {};
   for (const match of (await admin.info("commandstats")).matchAll(/^cmdstat_([^:]+):.*failed_calls=(\d+)/gm)) failed[match[1]!] = Number(match[2]);
@@ -87,33 +87,33 @@ async function eventually<T>(call: () => Promise<T>, attempts = 100): Promise<T>
 }
 
 describe("RedisLeaseStore on a throwaway server", () => {
-  it("keeps working when the server's script cache is flushed between and during operations (NOSCRIPT)", async () => {
+  it("keeps working when the server's functions are flushed between and during operations (Function not found)", async () => {
     const store = openStore();
     const admin = new Redis(server.url);
     const callerClient = new Redis(server.url);
     const other = new RedisLeaseStore({ name: "redis-fault-b", client: callerClient, namespace: store.namespace });
     try {
-      // One operation after a flush: its EVALSHA is refused (NOSCRIPT), EVAL runs it and loads
-      // it, and the next operation's EVALSHA finds it.
+      // One operation after a flush: its FCALL is refused ("Function not found") without running,
+      // the library is loaded, the FCALL is sent again and runs, and the next operation finds it.
       await store.countActive(); // the once-per-store check, out of the way
       await admin.config("RESETSTAT");
-      expect(await admin.script("FLUSH")).toBe("OK");
+      expect(await admin.function("FLUSH")).toBe("OK");
       const flushed = await store.acquire({ resource: "flush:probe", owner: "a", task: "t", ttlMs: 10_000 });
       expect(flushed.acquired).toBe(true);
-      expect(await readCommandCalls(admin)).toMatchObject({ evalsha: 1, eval: 1 });
-      expect(await readFailedCalls(admin)).toMatchObject({ evalsha: 1, eval: 0 });
+      expect(await readCommandCalls(admin)).toMatchObject({ fcall: 2, "function|load": 1 });
+      expect(await readFailedCalls(admin)).toMatchObject({ fcall: 1, "function|load": 0 });
       expect((await store.acquire({ resource: "flush:probe", owner: "b", task: "t", ttlMs: 10_000 })).acquired).toBe(false);
-      expect(await readCommandCalls(admin)).toMatchObject({ evalsha: 2, eval: 1 });
-      expect(await readFailedCalls(admin)).toMatchObject({ evalsha: 1 });
+      expect(await readCommandCalls(admin)).toMatchObject({ fcall: 3, "function|load": 1 });
+      expect(await readFailedCalls(admin)).toMatchObject({ fcall: 1 });
 
       await admin.config("RESETSTAT");
       for (let round = 0; round < 5; round++) {
         const resource = `flush:${round}`;
-        expect(await admin.script("FLUSH")).toBe("OK");
+        expect(await admin.function("FLUSH")).toBe("OK");
         const first = await store.acquire({ resource, owner: "a", task: "t", ttlMs: 10_000 });
         expect(first.acquired).toBe(true);
         if (!first.acquired) return;
-        expect(await admin.script("FLUSH")).toBe("OK");
+        expect(await admin.function("FLUSH")).toBe("OK");
         // Many operations in flight at once, from two connections, right after a flush.
         const [contended, renewed] = await Promise.all([
           other.acquire({ resource, owner: "b", task: "t", ttlMs: 10_000 }),
@@ -123,14 +123,14 @@ describe("RedisLeaseStore on a throwaway server", () => {
         ]);
         expect(contended.acquired).toBe(false);
         expect(renewed.renewed).toBe(true);
-        expect(await admin.script("FLUSH")).toBe("OK");
+        expect(await admin.function("FLUSH")).toBe("OK");
         expect((await other.forceRelease({ resource, leaseId: first.lease.leaseId, actor: "ops", reason: "test" })).released).toBe(true);
       }
       const events = await store.events({ kinds: ["acquired", "contended", "force_released"], limit: 100 });
       expect(events.items).toHaveLength(15 + 2);
-      // Every flush was answered by NOSCRIPT and a reload: 3 flushes × 5 rounds, at least one each.
-      expect((await readFailedCalls(admin)).evalsha).toBeGreaterThanOrEqual(15);
-      expect((await readCommandCalls(admin)).eval).toBeGreaterThanOrEqual(15);
+      // Every flush was answered by "Function not found" and a load: 3 flushes × 5 rounds, at least one each.
+      expect((await readFailedCalls(admin)).fcall).toBeGreaterThanOrEqual(15);
+      expect((await readCommandCalls(admin))["function|load"]).toBeGreaterThanOrEqual(15);
     } finally {
       await other.close();
       await store.close();
@@ -214,8 +214,8 @@ describe("RedisLeaseStore on a throwaway server", () => {
       await dropped; // the fault really happened
       return result;
     }
-    // Loaded beforehand, so the reply thrown away is the script's, not a NOSCRIPT.
-    for (const script of Object.values(LEASE_SCRIPTS)) await direct.client.script("LOAD", script.lua);
+    // Loaded beforehand, so the reply thrown away is the function's, not a "Function not found".
+    await direct.client.function("LOAD", "REPLACE", LEASE_LIBRARY.code);
     const kindsOf = async (resource: string) => (await direct.events({ resource, order: "asc" })).items.map((e) => e.kind);
     try {
       // acquire: one lease, not an orphan plus a self-contention.
@@ -290,12 +290,12 @@ describe("RedisLeaseStore on a throwaway server", () => {
       // Commands run inside the script count too; the admin's own CONFIG and INFO are left out.
       const own = (calls: Record<string, number>) => Object.fromEntries(Object.entries(calls).filter(([c]) => !c.startsWith("config") && c !== "info"));
       const acquire = own(await readCommandCalls(admin));
-      expect(acquire).toEqual({ evalsha: 1, time: 1, set: 2, hgetall: 1, hset: 1, zadd: 1, hincrby: 1, xadd: 1 });
+      expect(acquire).toEqual({ fcall: 1, time: 1, set: 2, hset: 1, zadd: 1, hincrby: 1, xadd: 1 });
 
       await admin.config("RESETSTAT");
       expect((await store.release({ resource: "lean:1", leaseId: acquired.lease.leaseId })).released).toBe(true);
       const release = own(await readCommandCalls(admin));
-      expect(release).toEqual({ evalsha: 1, time: 1, hmget: 1, del: 1, zrem: 1, hincrby: 1, xadd: 1, set: 1 });
+      expect(release).toEqual({ fcall: 1, time: 1, hmget: 1, del: 1, zrem: 1, hincrby: 1, xadd: 1, set: 1 });
 
       // The read models follow once projected.
       await store.project();
@@ -307,13 +307,13 @@ describe("RedisLeaseStore on a throwaway server", () => {
     }
   });
 
-  it("sends one command per acquire, renew and release: an EVALSHA of a loaded script, never EVAL", async () => {
+  it("sends one command per acquire, renew and release: an FCALL of the loaded library, never a load", async () => {
     const admin = new Redis(server.url);
     const fresh = freshRedisNamespace(server.url);
     const store = new RedisLeaseStore({ name: "redis-round-trips", url: server.url, namespace: fresh.namespace });
     const watch = await watchConnection(server, store.client as Redis, admin);
     try {
-      // Warm: scripts loaded and the once-per-store check done.
+      // Warm: the library loaded and the once-per-store check done.
       const warm = await store.acquire({ resource: "trip:warm", owner: "a", task: "t", ttlMs: 10_000 });
       if (!warm.acquired) throw new Error("expected to acquire trip:warm");
       await store.renew({ resource: "trip:warm", leaseId: warm.lease.leaseId, ttlMs: 10_000 });
@@ -326,18 +326,18 @@ describe("RedisLeaseStore on a throwaway server", () => {
         const result = await operation();
         const sent = await watch.take();
         const calls = await readCommandCalls(admin);
-        return { result, sent, evalsha: calls.evalsha ?? 0, eval: calls.eval ?? 0 };
+        return { result, sent, fcall: calls.fcall ?? 0, loads: calls["function|load"] ?? 0 };
       };
       const acquire = await measure(() => store.acquire({ resource: "trip:1", owner: "a", task: "t", ttlMs: 10_000 }));
-      expect(acquire).toMatchObject({ result: { acquired: true }, sent: ["evalsha"], evalsha: 1, eval: 0 });
+      expect(acquire).toMatchObject({ result: { acquired: true }, sent: ["fcall"], fcall: 1, loads: 0 });
       if (!acquire.result.acquired) return;
       const leaseId = acquire.result.lease.leaseId;
       const contended = await measure(() => store.acquire({ resource: "trip:1", owner: "b", task: "t", ttlMs: 10_000 }));
-      expect(contended).toMatchObject({ result: { acquired: false }, sent: ["evalsha"], evalsha: 1, eval: 0 });
+      expect(contended).toMatchObject({ result: { acquired: false }, sent: ["fcall"], fcall: 1, loads: 0 });
       const renew = await measure(() => store.renew({ resource: "trip:1", leaseId, ttlMs: 10_000 }));
-      expect(renew).toMatchObject({ result: { renewed: true }, sent: ["evalsha"], evalsha: 1, eval: 0 });
+      expect(renew).toMatchObject({ result: { renewed: true }, sent: ["fcall"], fcall: 1, loads: 0 });
       const release = await measure(() => store.release({ resource: "trip:1", leaseId }));
-      expect(release).toMatchObject({ result: { released: true }, sent: ["evalsha"], evalsha: 1, eval: 0 });
+      expect(release).toMatchObject({ result: { released: true }, sent: ["fcall"], fcall: 1, loads: 0 });
     } finally {
       watch.stop();
       await store.close();

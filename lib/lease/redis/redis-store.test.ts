@@ -195,6 +195,37 @@ describe("RedisLeaseStore expiry", () => {
     expect(await store.countActive()).toBe(0);
   });
 
+  it("an acquire over a lapsed, renewed lease records its expiry once, indexes the new lease alone and starts its record afresh", async () => {
+    const { store, fresh } = openStore({ buckets: 1 });
+    const idx = `${fresh.namespace}:{b0}:idx`;
+    const old = await mustAcquire(store, "t:over", 150);
+    await store.renew({ resource: "t:over", leaseId: old.leaseId, ttlMs: 150 });
+    await sleep(400);
+    const next = await store.acquire({ resource: "t:over", owner: "owner-b", task: "task-2", ttlMs: 60_000 });
+    expect(next).toMatchObject({ acquired: true, tookOverExpired: true });
+    if (!next.acquired) return;
+    // Nothing of the old lease is left in the new one's record (its renewal count included).
+    expect(await store.get("t:over")).toEqual(next.lease);
+    expect(next.lease.renewals).toBe(0);
+    // One index entry, under the new lease's expiry: a sweep finds nothing due, and list shows it held.
+    expect(await store.client.zrange(idx, "0", "-1", "WITHSCORES")).toEqual(["t:over", String(next.lease.expiresAt.getTime())]);
+    expect(await store.sweep()).toEqual({ expired: 0 });
+    expect((await store.list({ state: "lapsed" })).items).toEqual([]);
+    expect((await store.list()).items.map((l) => l.leaseId)).toEqual([next.lease.leaseId]);
+    const expired = (await store.events({ kinds: ["expired"] })).items;
+    expect(expired).toHaveLength(1);
+    expect(expired[0]).toMatchObject({ leaseId: old.leaseId, owner: "owner-a" });
+    expect(await store.lifetimeCounts()).toEqual({ acquired: 2, released: 0, expired: 1, force_released: 0, held: 1 });
+
+    // An index entry left behind without its lease hash: the acquire records no expiry for it.
+    expect((await store.release({ resource: "t:over", leaseId: next.lease.leaseId })).released).toBe(true);
+    await store.client.zadd(idx, 1, "t:left");
+    const left = await store.acquire({ resource: "t:left", owner: "owner-c", task: "task-3", ttlMs: 60_000 });
+    expect(left.acquired && left.tookOverExpired).toBeFalsy();
+    expect(await store.client.zscore(idx, "t:left")).toBe(left.acquired ? String(left.lease.expiresAt.getTime()) : null);
+    expect((await store.events({ kinds: ["expired"] })).items).toHaveLength(1);
+  });
+
   it("refuses a renew of its own lapsed lease as expired, and as not_owner once someone else holds it", async () => {
     const { store } = openStore();
     const lease = await mustAcquire(store, "t:renew", 150);
@@ -521,7 +552,7 @@ describe("RedisLeaseStore projection", () => {
     // Replaying the first batch (applied after the empty cursor) is refused by the cursor check.
     const firstId = ((await store.client.xrange(`${base}events`, "-", "+", "COUNT", 1)) as [string, string[]][])[0]![0];
     const replayKeys = [`${base}proj`, `${base}totals`, `${base}stats:m:0`, `${base}stats:h:0`, `${base}acq`];
-    const replay = await store.client.eval(LEASE_SCRIPTS.project.lua, replayKeys.length, ...replayKeys, "", firstId, "3", "ZADD", "5", "1", "p:replayed");
+    const replay = await store.client.fcall(LEASE_SCRIPTS.project.functionName, replayKeys.length, ...replayKeys, "", firstId, "3", "ZADD", "5", "1", "p:replayed");
     expect((replay as string[])[0]).toBe("stale");
     // Another projector, and this one again, find nothing left to do.
     const other = openStore({ buckets: 1 }, fresh).store;

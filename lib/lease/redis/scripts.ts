@@ -13,29 +13,35 @@ export const EVIDS_TTL_S = 1_296_000;
 export const SLACK_TTL_S = 1_296_000;
 
 /**
- * The Lua of the Redis store: one script per operation, loaded once and run by
- * SHA (EVALSHA; after NOSCRIPT — a restart, SCRIPT FLUSH — it is sent again, see
- * callScript in connection.ts). Redis ≥ 7 (`SET … NX GET`, `XADD <ms>-*`).
+ * The Lua of the Redis store: one function per operation in one Redis Functions library
+ * (Redis ≥ 7: `SET … NX GET`, `XADD <ms>-*`, FUNCTION/FCALL). The library is loaded once per
+ * server (FUNCTION LOAD) and each call is one FCALL, so the shared helpers below are defined
+ * once per server, not again on every call as a script run by EVALSHA would. A server that does
+ * not have it (first use, a restart without persistence, FUNCTION FLUSH, a new cluster master)
+ * answers "Function not found" *without running anything*; the library is then loaded (on every
+ * master of a cluster) and the call sent again, see callScript in connection.ts. The library's
+ * name and its function names carry a hash of its text, so processes running different versions
+ * of this file against one server each call their own.
  *
  * The hot path (acquire, renew, release, forceRelease) writes, in one atomic step on the
- * store's clock (`TIME` inside the script — client clocks are never used), only what the
+ * store's clock (`TIME` inside the function — client clocks are never used), only what the
  * lease itself needs: the lock key, the lease hash, the fencing token, the bucket's expiry
  * index (sweep and `list` need it to find a lapsed lease, which is what makes the `expired`
  * event exactly-once), the durable lifetime counters conservation is checked against, a
  * short-lived note of how the last lease ended, and ONE event appended to the bucket's
  * stream. Listing indexes, per-minute / per-hour rollups, per-kind streams and per-resource
  * history are read models derived from that stream off the hot path (projector.ts). No
- * script does unbounded work: sweep records one resource per call.
+ * function does unbounded work: sweep records one resource per call.
  *
- * Every key a script touches is passed in KEYS (built in keys.ts, never in Lua) and carries
+ * Every key a function touches is passed in KEYS (built in keys.ts, never in Lua) and carries
  * the bucket's hash tag, so a call lives in one Redis Cluster slot, is routed by KEYS, and is
  * refused (not half-run) by a node that no longer owns the slot during a reshard.
  *
  * Replies are flat arrays of strings, never JSON: `[status, …]` as documented on
- * each script. An event in a reply is `[id, field, value, field, value, …]` —
+ * each function. An event in a reply is `[id, field, value, field, value, …]` —
  * the stream entry it was written as, with its id in front.
  *
- * Resource scripts share (buildResourceScriptKeys in keys.ts):
+ * Resource functions share (buildResourceScriptKeys in keys.ts):
  *   KEYS[1] lock  KEYS[2] lease  KEYS[3] ended  KEYS[4] fence  KEYS[5] idx  KEYS[6] events  KEYS[7] totals
  *   ARGV[1] resource  ARGV[2] events MAXLEN  ARGV[3..] per script, documented on each.
  * renew takes two more: KEYS[8] the bucket's renewal-slack hash for the hour (buildSlackKey) and
@@ -75,8 +81,9 @@ function defineScript(operation: LeaseOperation, body: string): ScriptBody {
 }
 
 /**
- * The shared top of every script: constants and helpers. The per-call state lives in
- * locals that start() sets from the script's KEYS and ARGV at the beginning of the call.
+ * The top of the library: constants and helpers, defined once when the library is loaded. The
+ * per-call state lives in locals that start() sets from the call's KEYS and ARGV before the
+ * operation's body runs (calls run one at a time).
  */
 const LIBRARY_TOP = `
 local KEYS, ARGV, TIME, NOW_US, NOW_MS, NOW, NOW_US_TEXT
@@ -159,12 +166,13 @@ end
 -- did the first time instead of running again; another call for that lease id is refused as before.
 -- \`lease_flat\`: the lease hash as HGETALL gave it, kept for a repeated force-release's reply.
 -- \`drop\`: which keys to delete — 'lock' (the lock key still holds this lease id: release,
--- force-release; deleted with the lease hash), 'lease' (the lock's TTL already removed it — or,
--- on an acquire that takes over a lapsed lease, it is the new holder's — so it is left alone;
--- no path deletes another's lock) or 'none' (the caller deleted both already).
+-- force-release; deleted with the lease hash), 'lease' (the lock's TTL already removed it, so it
+-- is left alone; no path deletes another's lock), 'none' (the caller deleted both already) or
+-- 'takeover' (an acquire taking over a lapsed lease: the lock and the expiry index entry are the
+-- new holder's already, only the old lease hash goes).
 local function end_lease(c, lease, kind, hold_ms, drop, actor, reason, call_id, lease_flat, detail)
-  if drop == 'lock' then redis.call('DEL', c.lock, c.lease) elseif drop == 'lease' then redis.call('DEL', c.lease) end
-  redis.call('ZREM', c.idx, c.resource)
+  if drop == 'lock' then redis.call('DEL', c.lock, c.lease) elseif drop == 'lease' or drop == 'takeover' then redis.call('DEL', c.lease) end
+  if drop ~= 'takeover' then redis.call('ZREM', c.idx, c.resource) end
   local hold = tostring(hold_ms)
   local ev = { '', 'kind', kind, 'resource', c.resource }
   put(ev, 'leaseId', lease.leaseId)
@@ -226,11 +234,19 @@ if holder_id then
   return { 'held', holder_id, h[1] or '', h[2] or '', h[3] or '0', expires }
 end
 
-local old = read_lease(c.lease)
-if old then
-  -- The lock's TTL ran out but nobody recorded it yet. Record the expiry here; its
-  -- metadata is deleted in this same atomic step, so sweep cannot record it twice.
-  record_expiry(c, old, 'acquire')
+-- The expiry index holds a resource exactly while a lease hash does (every function adds, removes
+-- or drops both together), so ZADD's reply — 1: a new member — says there is no earlier lease to
+-- look at, and the usual acquire reads nothing more. 0: the resource was indexed, so a lapsed lease
+-- may still be unrecorded (or the entry was left behind, and the hash is gone).
+local expires = tostring(NOW_MS + tonumber(ttl))
+local old = nil
+if redis.call('ZADD', c.idx, expires, c.resource) == 0 then
+  old = read_lease(c.lease)
+  if old then
+    -- The lock's TTL ran out but nobody recorded it yet. Record the expiry here; its
+    -- metadata is deleted in this same atomic step, so sweep cannot record it twice.
+    record_expiry(c, old, 'acquire', 'takeover')
+  end
 end
 
 -- Fencing token = max(last token for this resource + 1, store clock in microseconds).
@@ -249,13 +265,11 @@ if last and (tonumber(last) or 0) >= NOW_US then
   redis.call('SET', c.fence, token, 'EX', FENCE_TTL_S)
 end
 
-local expires = tostring(NOW_MS + tonumber(ttl))
 -- renewedAt and renewals are first written by a renew: until then they read as acquiredAt and 0
 -- (codec.ts toLease), and a shorter HSET is cheaper on every acquire.
 redis.call('HSET', c.lease,
   'leaseId', lease_id, 'owner', owner, 'task', task, 'token', token, 'acquiredAt', NOW,
   'expiresAt', expires, 'ttlMs', ttl)
-redis.call('ZADD', c.idx, expires, c.resource)
 
 redis.call('HINCRBY', c.totals, 'acquired', '1')
 append_event(c, { '', 'kind', 'acquired', 'resource', c.resource, 'leaseId', lease_id, 'owner', owner, 'task', task, 'token', token })
@@ -525,19 +539,39 @@ export interface LeaseScript {
    * id), release and forceRelease (keyed by a call id), expire, project (keyed by its cursor).
    */
   isIdempotent: boolean;
-  /** The full Lua text (what EVAL takes). */
-  lua: string;
-  /** SHA-1 of `lua` (what EVALSHA takes). */
-  sha: string;
+  /** The library function to FCALL (`lw_<version>_<operation>`). */
+  functionName: string;
 }
 
-function buildScript(b: ScriptBody): LeaseScript {
-  // The top declares its own `local KEYS, ARGV`, so the script's globals are captured first.
-  const lua = ["local SCRIPT_KEYS, SCRIPT_ARGV = KEYS, ARGV", LIBRARY_TOP, "start(SCRIPT_KEYS, SCRIPT_ARGV)", b.body].join("\n");
-  return { operation: b.operation, isIdempotent: IDEMPOTENT_OPERATIONS.has(b.operation), lua, sha: createHash("sha1").update(lua).digest("hex") };
+/** The Redis Functions library every operation lives in: what FUNCTION LOAD takes. */
+export interface LeaseLibrary {
+  /** `leasewatch_<version>`. */
+  name: string;
+  /** The library's text, starting with its `#!lua name=` line. */
+  code: string;
 }
 
-/** One script per operation. */
+/** The version in the library's and functions' names: a hash of the library's text without them. */
+const LIBRARY_VERSION = createHash("sha1")
+  .update([LIBRARY_TOP, ...BODIES.map((b) => `${b.operation}\n${b.body}`)].join("\n"))
+  .digest("hex")
+  .slice(0, 12);
+
+function functionNameOf(operation: LeaseOperation): string {
+  return `lw_${LIBRARY_VERSION}_${operation}`;
+}
+
+function buildLibrary(): LeaseLibrary {
+  const name = `leasewatch_${LIBRARY_VERSION}`;
+  const functions = BODIES.map(
+    (b) => `redis.register_function('${functionNameOf(b.operation)}', function(keys, args)\nstart(keys, args)\n${b.body}\nend)`,
+  );
+  return { name, code: [`#!lua name=${name}`, LIBRARY_TOP, ...functions].join("\n") };
+}
+
+export const LEASE_LIBRARY: LeaseLibrary = buildLibrary();
+
+/** One function per operation. */
 export const LEASE_SCRIPTS: Readonly<Record<LeaseOperation, LeaseScript>> = Object.fromEntries(
-  BODIES.map((b) => [b.operation, buildScript(b)]),
+  BODIES.map((b) => [b.operation, { operation: b.operation, isIdempotent: IDEMPOTENT_OPERATIONS.has(b.operation), functionName: functionNameOf(b.operation) }]),
 ) as Record<LeaseOperation, LeaseScript>;

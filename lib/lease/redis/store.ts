@@ -227,7 +227,7 @@ const CLIENT_OPTIONS = {
 const HEALTH_TIMEOUT_MS = 2_000;
 
 /**
- * A lease store on Redis (≥ 7). Every write is one Lua script run by SHA (see scripts.ts) that
+ * A lease store on Redis (≥ 7). Every write is one FCALL of the store's Lua functions library (see scripts.ts) that
  * checks, changes, records the event and counts it atomically, on the store's
  * clock; reads use pipelines across the hash-tagged buckets (see keys.ts).
  */
