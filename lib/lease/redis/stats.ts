@@ -27,8 +27,11 @@ const HOURS_PER_DAY = 24;
  * projection caught up: no event of that day can still reach its hour hashes.
  */
 export const DAY_CLOSE_MARGIN_MS = 5 * MINUTE_MS;
-/** Days compacted per call at most (each reads 24 hour hashes per bucket), so no call does unbounded work. */
-export const MAX_DAYS_COMPACTED_PER_CALL = 8;
+/**
+ * Hour hashes one compaction call reads at most (24 per bucket and day; at least one whole day),
+ * so no call does unbounded work whatever the bucket count: 10 days at the default 16 buckets.
+ */
+export const MAX_HOURS_READ_PER_COMPACTION = 4_096;
 /** Marks a day hash as compacted (it exists even for a day without events); its value is how many hour hashes it sums. */
 const COMPACTED_FIELD = "compactedHours";
 
@@ -124,7 +127,9 @@ export async function compactClosedDays(
     for (const keys of absent) missing.push({ day, keys });
   });
   // Newest days first: those are the ones a chart shows.
-  const daysNow = [...new Set(missing.map((m) => m.day))].slice(0, MAX_DAYS_COMPACTED_PER_CALL);
+  // Whole days only (a day is done once every bucket has its hash), at least one per call.
+  const daysPerCall = Math.max(1, Math.floor(MAX_HOURS_READ_PER_COMPACTION / (HOURS_PER_DAY * bucketKeys.length)));
+  const daysNow = [...new Set(missing.map((m) => m.day))].slice(0, daysPerCall);
   const batch = missing.filter((m) => daysNow.includes(m.day));
   if (batch.length === 0) return { compacted: 0, pending: 0 };
   const hours = await execPipeline(ctx, "compactStats", (p) => {
