@@ -168,13 +168,19 @@ describe("lease_events partitioned by day", () => {
     await keeper.refreshRollups({ since: new Date(t0 - 6 * DAY_MS) });
 
     // [span, bucket size]: the overview reads 30 days in UTC-day buckets (the day rollups), from whole days.
-    const windows = { "1h": [HOUR_MS, 60_000], "24h": [DAY_MS, 60_000], "7d": [7 * DAY_MS, HOUR_MS], "30d": [30 * DAY_MS, HOUR_MS], "30d by day": [29 * DAY_MS, DAY_MS] };
+    const windows: Record<string, [span: number, bucketMs: number]> = {
+      "1h": [HOUR_MS, 60_000],
+      "24h": [DAY_MS, 60_000],
+      "7d": [7 * DAY_MS, HOUR_MS],
+      "30d": [30 * DAY_MS, HOUR_MS],
+      "30d by day": [29 * DAY_MS, DAY_MS],
+    };
     const now = Date.now();
     const readAll = async () => {
       const out: Record<string, ReturnType<typeof totals>> = {};
       for (const [name, [span, bucketMs]] of Object.entries(windows)) {
         const from = bucketMs === DAY_MS ? t0 - span : now - span;
-        out[name] = totals(await retaining.stats({ from: new Date(from), to: new Date(now + 1), bucketMs: bucketMs!, prefixDepth: 2 }));
+        out[name] = totals(await retaining.stats({ from: new Date(from), to: new Date(now + 1), bucketMs, prefixDepth: 2 }));
       }
       return { windows: out, lifetime: await retaining.lifetimeTotals() };
     };
