@@ -45,7 +45,7 @@ export const DAYS = 7;
 /** Bucket streams sized so nothing of the million is trimmed (the store's default cap is 100k per bucket). */
 export const BENCH_EVENTS_MAX_LEN = 1_000_000;
 
-const TARGETS = { listMs: 100, chartMs: 200, ttfbMs: 300, pastMs: 300 } as const;
+const TARGETS = { listMs: 100, chartMs: 200, ttfbMs: 300, ttfb30dMs: 500, pastMs: 300 } as const;
 
 export function log(line: string): void {
   console.log(`[console-bench] ${line}`);
@@ -349,13 +349,13 @@ export async function measureOverviewHttp(storesEnv: string, rows: Row[], stores
   });
   try {
     const jar = await signIn(stack.url, "bob");
-    for (const window of ["1h", "7d"] as const) {
+    for (const window of ["1h", "7d", "30d"] as const) {
       const url = `${stack.url}/?window=${window}`;
       // Back to back: like many tabs polling at once, identical reads share one answer.
       const burst = await fetchOverview(jar, url, 30, 0);
       // Spaced past OVERVIEW_SHARE_MS: every request reads the stores (closed buckets still reused).
       const spaced = await fetchOverview(jar, url, 15, OVERVIEW_SHARE_MS + 100);
-      rows.push({ what: `overview / window=${window}: TTFB, each request reads the stores`, store: storesLabel, p50: quantile(spaced.ttfb, 0.5), p95: quantile(spaced.ttfb, 0.95), target: TARGETS.ttfbMs, on: "p95" });
+      rows.push({ what: `overview / window=${window}: TTFB, each request reads the stores`, store: storesLabel, p50: quantile(spaced.ttfb, 0.5), p95: quantile(spaced.ttfb, 0.95), target: window === "30d" ? TARGETS.ttfb30dMs : TARGETS.ttfbMs, on: "p95" });
       rows.push({ what: `overview / window=${window}: whole HTML, each request reads`, store: storesLabel, p50: quantile(spaced.full, 0.5), p95: quantile(spaced.full, 0.95) });
       rows.push({ what: `overview / window=${window}: TTFB, back to back (reads shared)`, store: storesLabel, p50: quantile(burst.ttfb, 0.5), p95: quantile(burst.ttfb, 0.95) });
       rows.push({ what: `overview / window=${window}: whole HTML, back to back`, store: storesLabel, p50: quantile(burst.full, 0.5), p95: quantile(burst.full, 0.95) });

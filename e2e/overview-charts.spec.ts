@@ -139,3 +139,39 @@ test("the first drill-down link on the overview is reachable in at most 15 Tabs"
   // It drills down into a list, not somewhere else.
   expect(reached).toMatch(/^\/(locks|events)\b/);
 });
+
+test("the 30-day overview reads whole UTC days: its range starts at midnight, its charts have one point per day", async ({ page }) => {
+  const DAY = 86_400_000;
+  await page.goto("/?window=15m");
+  // Chosen in the window picker, like any other window.
+  await page.getByRole("button", { name: "30d", exact: true }).click();
+  await expect(page).toHaveURL(/[?&]window=30d\b/);
+  await expect(page.getByRole("button", { name: "30d", exact: true })).toHaveAttribute("aria-pressed", "true");
+  await expect(page.getByText(/last 30 days \(whole UTC days\)/)).toBeVisible();
+  await expect(page.getByText("(daily buckets)")).toBeVisible();
+
+  // The range line: from the UTC midnight 29 days before today's, to now.
+  const range = page.getByTestId("utc-range").locator("time");
+  const from = Date.parse((await range.first().getAttribute("datetime"))!);
+  const to = Date.parse((await range.last().getAttribute("datetime"))!);
+  expect(from % DAY, "the window starts at a UTC midnight").toBe(0);
+  expect(Math.floor(to / DAY) * DAY - from).toBe(29 * DAY);
+
+  const contention = chart(page, "Contention over time");
+  await expect(contention.locator(".recharts-area-area").first()).toHaveAttribute("d", /\d/, { timeout: DATA_TIMEOUT_MS });
+  await expect(contention.getByText("failed acquires per day, by prefix", { exact: false })).toBeVisible();
+  await plot(page, "Contention over time").focus();
+  // Focus starts on the newest bucket: today, named by its date.
+  const live = readout(page, "Contention over time");
+  await expect(live).toHaveText(/^\d{4}-\d\d-\d\d \(UTC day\): [\d,]+ failed acquires/);
+  const today = new Date(Math.floor(to / DAY) * DAY).toISOString().slice(0, 10);
+  await expect(live).toHaveText(new RegExp(`^${today} `));
+  await page.keyboard.press("Home");
+  await expect(live).toHaveText(new RegExp(`^${new Date(from).toISOString().slice(0, 10)} `));
+  // A day opens the events of that day.
+  await page.keyboard.press("Enter");
+  await expect(page).toHaveURL(/\/events\?/);
+  const url = new URL(page.url());
+  expect(Date.parse(url.searchParams.get("from")!)).toBe(from);
+  expect(Date.parse(url.searchParams.get("to")!)).toBe(from + DAY);
+});

@@ -6,7 +6,7 @@ import { ChartFrame } from "./chart-frame";
 import { renderInstantLine } from "./instant-line";
 import { AXIS_TICK, CHART_SYNC_ID, GRID_STROKE, OTHER_COLOR, SERIES_COLORS, TOOLTIP_STYLE, activeLineProps } from "./chart-theme";
 import { SeriesLegend, useHiddenSeries } from "./series-legend";
-import { bucketEventsHref, formatBucketLabel, timeAxisProps, type TimeScale } from "./time-axis";
+import { bucketEventsHref, bucketUnit, formatBucketLabel, timeAxisProps, type TimeScale } from "./time-axis";
 
 /** Failed acquires per bucket, stacked by the most contended prefixes (+ "other"). */
 export function ContentionChart({
@@ -30,7 +30,7 @@ export function ContentionChart({
   const { hidden, toggle } = useHiddenSeries();
   const data = points.map((p) => ({ t: p.t, ...p.stack }));
   const total = points.reduce((n, p) => n + p.contended, 0);
-  const unit = scale.bucketMs >= 3_600_000 ? "hour" : "minute";
+  const unit = bucketUnit(scale.bucketMs);
   const series = (stackKeys.length > 0 ? stackKeys : [{ key: "other", prefix: "failed acquires" }]).map((s, i) => ({
     key: s.key,
     name: s.prefix,

@@ -13,6 +13,7 @@ import { TimeScrubber } from "@/components/past/time-scrubber";
 import { UtcRange } from "@/components/past/utc-range";
 import { formatUtc } from "@/components/ui/format";
 import { buildQuery } from "@/lib/console/links";
+import { bucketUnit, drillDownWindow } from "@/lib/console/time-scale";
 import { useOverviewQuery } from "@/lib/console/queries/overview/overview-query";
 import type { OverviewView } from "@/lib/console/views";
 import { OverviewControls } from "./overview-controls";
@@ -26,17 +27,20 @@ const WINDOW_TITLES: Record<OverviewView["window"], string> = {
   "6h": "last 6 hours",
   "24h": "last 24 hours",
   "7d": "last 7 days",
+  "30d": "last 30 days (whole UTC days)",
   custom: "custom window",
 };
+
+const BUCKET_WORDS = { minute: "per-minute", hour: "hourly", day: "daily" } as const;
+/** The event lists' longest custom range (MAX_CUSTOM_RANGE_MS in lib/console/params.ts, server-only). */
+const DRILL_DOWN_MAX_MS = 14 * 86_400_000;
 
 export function OverviewClient({ search, initialData }: { search: string; initialData: OverviewView }) {
   const query = useOverviewQuery(search, initialData);
   const view = query.data ?? initialData;
   // Drill-down links carry the same window (custom from/to included) and prefix.
-  const windowQuery = buildQuery({
-    prefix: view.prefix,
-    ...(view.window === "custom" ? { window: "custom", from: view.from, to: view.to } : { window: view.window }),
-  }).slice(1);
+  const windowQuery = buildQuery({ prefix: view.prefix, ...drillDownWindow(view, DRILL_DOWN_MAX_MS) }).slice(1);
+  const isDrillDownShorter = Date.parse(view.to) - Date.parse(view.from) > DRILL_DOWN_MAX_MS;
   // One time scale for every time chart, so their ticks line up.
   const scale = useMemo(() => buildTimeScale(view.points.map((p) => p.t), view.bucketMs), [view.points, view.bucketMs]);
   // `at=` (the time scrubber): the instant every chart marks.
@@ -60,8 +64,9 @@ export function OverviewClient({ search, initialData }: { search: string; initia
           <p className="text-sm text-zinc-600 dark:text-zinc-400">
             {view.selectedStore ? <span className="font-mono">{view.selectedStore}</span> : "All stores"}, {WINDOW_TITLES[view.window]}{" "}
             <span title={`${formatUtc(view.from)} → ${formatUtc(view.to)}`} className="underline decoration-dotted underline-offset-2">
-              ({view.bucketMs >= 3_600_000 ? "hourly" : "per-minute"} buckets)
+              ({BUCKET_WORDS[bucketUnit(view.bucketMs)]} buckets)
             </span>
+            {isDrillDownShorter ? <> · links to events cover the last 14 days</> : null}
             {view.prefix !== null || view.scope !== null ? (
               <span
                 className="underline decoration-dotted underline-offset-2"

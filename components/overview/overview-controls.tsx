@@ -11,6 +11,7 @@ const WINDOWS: { value: WindowName; label: string }[] = [
   { value: "6h", label: "6h" },
   { value: "24h", label: "24h" },
   { value: "7d", label: "7d" },
+  { value: "30d", label: "30d" },
   { value: "custom", label: "Custom" },
 ];
 
@@ -45,7 +46,7 @@ function UtcInput({ label, value, onChange }: { label: string; value: string; on
 function PrefixFilter({ prefix, window, onApply }: { prefix: string | null; window: WindowName; onApply: (changes: Record<string, string | null>) => void }) {
   const id = useId();
   const [value, setValue] = useState(prefix ?? "");
-  const apply = (next: string) => onApply({ prefix: next === "" ? null : next, ...(next !== "" && window === "7d" ? { window: "24h" } : {}) });
+  const apply = (next: string) => onApply({ prefix: next === "" ? null : next, ...(next !== "" && (window === "7d" || window === "30d") ? { window: "24h" } : {}) });
   return (
     <form
       role="search"

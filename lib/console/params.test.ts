@@ -41,6 +41,22 @@ describe("windows", () => {
     expect(custom.ok && custom.params.range.from.toISOString()).toBe("2026-03-30T00:00:00.000Z");
   });
 
+  it("reads 30 days in whole UTC days, today included, and custom ranges past 14 days in days, up to 31", () => {
+    const month = parseOverviewParams({ window: "30d" }, now);
+    expect(month.ok && month.params.range).toMatchObject({ window: "30d", bucketMs: 86_400_000, from: new Date("2026-03-03T00:00:00Z"), to: new Date(now + 1) });
+    const fortnight = parseOverviewParams({ from: "2026-03-18T12:00", to: "2026-04-01T12:00" }, now);
+    expect(fortnight.ok && fortnight.params.range.bucketMs).toBe(3_600_000);
+    const longer = parseOverviewParams({ from: "2026-03-02T00:00", to: "2026-04-01T00:00" }, now);
+    expect(longer.ok && longer.params.range).toMatchObject({ window: "custom", bucketMs: 86_400_000 });
+    expect(parseOverviewParams({ from: "2026-02-28T23:00", to: "2026-04-01T00:00" }, now)).toMatchObject({ ok: false, problem: { param: "from" } });
+    // The event pages read events, not rollups: neither 30d nor a range past 14 days.
+    expect(parseEventsParams({ window: "30d" }, now)).toMatchObject({ ok: false, problem: { param: "window" } });
+    expect(parseEventsParams({ from: "2026-03-02T00:00", to: "2026-04-01T00:00" }, now)).toMatchObject({
+      ok: false,
+      problem: { message: "The from parameter must be at most 14 days before to (a custom window spans at most 14 days)." },
+    });
+  });
+
   it("explains what is wrong", () => {
     expect(parseOverviewParams({ window: "1h", from: "2026-03-30T00:00Z" }, now)).toMatchObject({
       ok: false,
@@ -48,7 +64,7 @@ describe("windows", () => {
     });
     expect(parseOverviewParams({ window: "custom", from: "2026-01-01T00:00Z" }, now)).toMatchObject({
       ok: false,
-      problem: { param: "from", message: "The from parameter must be at most 14 days before to (a custom window spans at most 14 days)." },
+      problem: { param: "from", message: "The from parameter must be at most 31 days before to (a custom window spans at most 31 days)." },
     });
     expect(parseOverviewParams({ window: ["1h", "6h"] }, now)).toMatchObject({ ok: false, problem: { param: "window" } });
   });

@@ -12,20 +12,32 @@ import { AUDIT_ACTIONS, AUDIT_OUTCOMES, type AuditAction, type AuditOutcome, typ
 
 export type SearchParamsInput = URLSearchParams | Record<string, string | string[] | undefined>;
 
+/** Windows of the pages that read events (leases, events, owner): their reads are bounded by 14 days. */
 export const WINDOW_NAMES = ["15m", "1h", "6h", "24h", "7d", "custom"] as const satisfies readonly WindowName[];
-export const WINDOW_MS: Record<Exclude<WindowName, "custom">, number> = {
-  "15m": 15 * 60_000,
-  "1h": 60 * 60_000,
-  "6h": 6 * 60 * 60_000,
-  "24h": 24 * 60 * 60_000,
-  "7d": 7 * 24 * 60 * 60_000,
-};
+/** The overview reads only rollups, which keep 30 days and more: it also offers 30 days. */
+export const OVERVIEW_WINDOW_NAMES = ["15m", "1h", "6h", "24h", "7d", "30d", "custom"] as const satisfies readonly WindowName[];
 export const MINUTE_MS = 60_000;
 export const HOUR_MS = 3_600_000;
+export const DAY_MS = 86_400_000;
+export const WINDOW_MS: Record<Exclude<WindowName, "custom">, number> = {
+  "15m": 15 * MINUTE_MS,
+  "1h": HOUR_MS,
+  "6h": 6 * HOUR_MS,
+  "24h": DAY_MS,
+  "7d": 7 * DAY_MS,
+  "30d": 30 * DAY_MS,
+};
 /** Minute buckets up to 6 hours (≤ 360 points, each still wide enough to point at); hour buckets beyond. */
 export const MINUTE_BUCKETS_MAX_RANGE_MS = WINDOW_MS["6h"];
-/** Rollups keep about two weeks of hours; a longer custom range would only show empty buckets. */
-export const MAX_CUSTOM_RANGE_MS = 14 * 24 * 60 * 60_000;
+/** Hour buckets up to 14 days (≤ 337 points); UTC-day buckets beyond, which the stores keep as day rollups. */
+export const HOUR_BUCKETS_MAX_RANGE_MS = 14 * DAY_MS;
+/** A custom range on the event-reading pages: their reads are bounded by it. */
+export const MAX_CUSTOM_RANGE_MS = 14 * DAY_MS;
+/**
+ * A custom range on the overview: a month. Postgres keeps its hour and day rollups for good;
+ * Redis keeps day stats 62 days (lib/lease/redis/scripts.ts), so a month and the one before it.
+ */
+export const MAX_OVERVIEW_CUSTOM_RANGE_MS = 31 * DAY_MS;
 export const DEFAULT_DEPTH = 2;
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 200;
@@ -37,7 +49,9 @@ export const LEASE_SORTS = ["expires", "held_longest", "newest"] as const satisf
 
 // ---------------------------------------------------------------- field schemas
 
-const ZWindow = z.enum(WINDOW_NAMES, { error: `must be one of ${WINDOW_NAMES.join(", ")}` });
+const windowSchema = (names: readonly [WindowName, ...WindowName[]]) => z.enum(names, { error: `must be one of ${names.join(", ")}` });
+const ZWindow = windowSchema(WINDOW_NAMES);
+const ZOverviewWindow = windowSchema(OVERVIEW_WINDOW_NAMES);
 
 /** ISO 8601 date-time; without a zone it is read as UTC (the console shows UTC everywhere). */
 const ZDateTime = z
@@ -162,27 +176,45 @@ export interface TimeRange {
   bucketMs: number;
 }
 
-function resolveRange(raw: RawParams, nowMs: number, defaultWindow: Exclude<WindowName, "custom"> | null): TimeRange | null {
-  const window = readOne(raw, "window", ZWindow);
+/** The windows a page accepts and its longest custom range. */
+interface RangeRules {
+  window: z.ZodType<WindowName>;
+  maxCustomMs: number;
+}
+const EVENT_PAGE_RANGES: RangeRules = { window: ZWindow, maxCustomMs: MAX_CUSTOM_RANGE_MS };
+const OVERVIEW_RANGES: RangeRules = { window: ZOverviewWindow, maxCustomMs: MAX_OVERVIEW_CUSTOM_RANGE_MS };
+
+function resolveRange(
+  raw: RawParams,
+  nowMs: number,
+  defaultWindow: Exclude<WindowName, "custom"> | null,
+  rules: RangeRules = EVENT_PAGE_RANGES,
+): TimeRange | null {
+  const window = readOne(raw, "window", rules.window);
   const from = readOne(raw, "from", ZDateTime);
   const to = readOne(raw, "to", ZDateTime);
   if (window === "custom" || (window === undefined && (from || to))) {
     if (!from) fail("from", "is needed for a custom window (ISO 8601, e.g. 2026-04-01T10:00:00Z)");
     const end = to ?? new Date(nowMs);
     if (end.getTime() <= from.getTime()) fail("to", "must be later than from");
-    if (end.getTime() - from.getTime() > MAX_CUSTOM_RANGE_MS) fail("from", "must be at most 14 days before to (a custom window spans at most 14 days)");
+    const days = rules.maxCustomMs / DAY_MS;
+    if (end.getTime() - from.getTime() > rules.maxCustomMs) fail("from", `must be at most ${days} days before to (a custom window spans at most ${days} days)`);
     return { window: "custom", from, to: end, bucketMs: bucketFor(end.getTime() - from.getTime()) };
   }
   if (window !== undefined && (from || to)) fail(from ? "from" : "to", `only applies with window=custom (window is ${window})`);
   const name = window ?? defaultWindow;
   if (name === null) return null;
   const span = WINDOW_MS[name];
+  const bucketMs = bucketFor(span);
+  // Day buckets are whole UTC days: the window is today so far and the days before it, so no
+  // bucket counts a day only in part (its first would otherwise start up to a day early).
+  const fromMs = bucketMs === DAY_MS ? Math.floor(nowMs / DAY_MS) * DAY_MS - span + DAY_MS : nowMs - span;
   // Stores treat `to` as exclusive; a window "up to now" includes what happened in this very millisecond.
-  return { window: name, from: new Date(nowMs - span), to: new Date(nowMs + 1), bucketMs: bucketFor(span) };
+  return { window: name, from: new Date(fromMs), to: new Date(nowMs + 1), bucketMs };
 }
 
 function bucketFor(spanMs: number): number {
-  return spanMs <= MINUTE_BUCKETS_MAX_RANGE_MS ? MINUTE_MS : HOUR_MS;
+  return spanMs <= MINUTE_BUCKETS_MAX_RANGE_MS ? MINUTE_MS : spanMs <= HOUR_BUCKETS_MAX_RANGE_MS ? HOUR_MS : DAY_MS;
 }
 
 // ---------------------------------------------------------------- per page
@@ -214,7 +246,7 @@ export const PREFIX_MAX_RANGE_MS = WINDOW_MS["24h"];
 export function parseOverviewParams(input: SearchParamsInput, nowMs = Date.now()): ParseResult<OverviewParams> {
   return parseWith(input, (raw) => {
     const prefix = readOne(raw, "prefix", ZPrefix);
-    const range = resolveRange(raw, nowMs, "1h")!;
+    const range = resolveRange(raw, nowMs, "1h", OVERVIEW_RANGES)!;
     // The rollups count per store, not per prefix: a prefix view is rebuilt from events, which stay cheap only this far.
     if (prefix !== undefined && range.to.getTime() - range.from.getTime() > PREFIX_MAX_RANGE_MS + 1) {
       fail("window", "must be 24h or shorter with a prefix (counts under a prefix are read from events); use window=24h, or remove the prefix for longer windows");

@@ -1,10 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { parseOverviewParams } from "./params";
-import { bucketEventsHref, buildTimeScale, formatBucketLabel, MAX_TICKS, tickLabels, timeTicks } from "./time-scale";
+import { bucketEventsHref, buildTimeScale, drillDownWindow, formatBucketLabel, MAX_TICKS, tickLabels, timeTicks } from "./time-scale";
 import { bucketAxis } from "./get-overview";
 
 const MIN = 60_000;
 const HOUR = 3_600_000;
+const DAY = 86_400_000;
 const iso = (t: number) => new Date(t).toISOString();
 
 /** The overview's axis for a named window ending at `now`, as the read model builds it. */
@@ -17,13 +18,14 @@ function axisFor(window: string, now: number): { axis: number[]; bucketMs: numbe
 
 describe("buckets per window", () => {
   const now = Date.parse("2026-11-26T08:17:42.123Z");
-  it("uses minute buckets up to 6 h and hour buckets beyond, each aligned to UTC", () => {
+  it("uses minute buckets up to 6 h, hour buckets beyond and UTC days for 30 days, each aligned to UTC", () => {
     for (const [window, bucketMs, count] of [
       ["15m", MIN, 16],
       ["1h", MIN, 61],
       ["6h", MIN, 361],
       ["24h", HOUR, 25],
       ["7d", HOUR, 169],
+      ["30d", DAY, 30],
     ] as const) {
       const { axis, bucketMs: size } = axisFor(window, now);
       expect(size, window).toBe(bucketMs);
@@ -37,7 +39,7 @@ describe("buckets per window", () => {
 describe("shared time ticks", () => {
   it("spaces ticks evenly on round UTC times inside the window, never closer than a bucket", () => {
     const now = Date.parse("2026-11-26T08:17:00Z");
-    for (const window of ["15m", "1h", "6h", "24h", "7d"]) {
+    for (const window of ["15m", "1h", "6h", "24h", "7d", "30d"]) {
       const { axis, bucketMs } = axisFor(window, now);
       const ticks = timeTicks(axis[0]!, axis.at(-1)!, bucketMs);
       expect(ticks.length, window).toBeGreaterThanOrEqual(3);
@@ -93,5 +95,16 @@ describe("a bucket's events", () => {
     });
     expect(formatBucketLabel(t, MIN)).toBe("2026-11-26 07:05–07:06 UTC");
     expect(formatBucketLabel(Date.parse("2026-11-25T23:00:00Z"), HOUR)).toBe("2026-11-25 23:00–00:00 UTC");
+  });
+});
+
+describe("day buckets", () => {
+  it("names a day bucket by its UTC date, and links drill-downs of a month to its newest 14 days", () => {
+    expect(formatBucketLabel(Date.parse("2026-11-26T00:00:00Z"), DAY)).toBe("2026-11-26 (UTC day)");
+    const month = { window: "30d", from: "2026-10-28T00:00:00.000Z", to: "2026-11-26T08:17:00.001Z" };
+    expect(drillDownWindow(month, 14 * DAY)).toEqual({ window: "custom", from: "2026-11-12T08:17:00.001Z", to: month.to });
+    expect(drillDownWindow({ window: "7d", from: "2026-11-19T08:17:00.000Z", to: "2026-11-26T08:17:00.001Z" }, 14 * DAY)).toEqual({ window: "7d" });
+    const custom = { window: "custom", from: "2026-11-20T00:00:00.000Z", to: "2026-11-26T00:00:00.000Z" };
+    expect(drillDownWindow(custom, 14 * DAY)).toEqual(custom);
   });
 });

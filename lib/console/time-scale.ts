@@ -67,15 +67,34 @@ export function buildTimeScale(bucketStarts: readonly number[], bucketMs: number
   return { bucketMs, startMs, endMs, ticks, labels: tickLabels(ticks, startMs) };
 }
 
+/** How the charts name their bucket size: "minute", "hour", "day". */
+export function bucketUnit(bucketMs: number): "minute" | "hour" | "day" {
+  return bucketMs >= DAY ? "day" : bucketMs >= 60 * MINUTE ? "hour" : "minute";
+}
+
+/**
+ * The window the overview's drill-down links carry. The event lists read a custom range
+ * of at most `maxMs` (14 days); a longer overview window links to its newest `maxMs`.
+ */
+export function drillDownWindow(view: { window: string; from: string; to: string }, maxMs: number): Record<string, string> {
+  const spanMs = Date.parse(view.to) - Date.parse(view.from);
+  if (spanMs > maxMs) return { window: "custom", from: new Date(Date.parse(view.to) - maxMs).toISOString(), to: view.to };
+  return view.window === "custom" ? { window: "custom", from: view.from, to: view.to } : { window: view.window };
+}
+
 /** The events recorded in one bucket (`to` is exclusive in every store), keeping the view's other filters. */
 export function bucketEventsHref(t: number, bucketMs: number, filters: Omit<ListLinkFilters, "from" | "to" | "window"> = {}): string {
   return eventsHref({ ...filters, from: new Date(t).toISOString(), to: new Date(t + bucketMs).toISOString() });
 }
 
-/** Tooltip heading and announcement: the bucket as a UTC interval, "2026-11-26 14:05–14:06 UTC". */
+/**
+ * Tooltip heading and announcement: the bucket as a UTC interval, "2026-11-26 14:05–14:06 UTC",
+ * or a day bucket as its date, "2026-11-26 (UTC day)".
+ */
 export function formatBucketLabel(label: unknown, bucketMs: number): string {
   const t = typeof label === "number" ? label : Number(label);
   if (!Number.isFinite(t)) return "";
+  if (bucketMs >= DAY) return `${new Date(t).toISOString().slice(0, 10)} (UTC day)`;
   const start = new Date(t).toISOString().slice(0, 16).replace("T", " ");
   const end = new Date(t + bucketMs).toISOString().slice(11, 16);
   return `${start}–${end} UTC`;

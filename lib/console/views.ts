@@ -194,7 +194,7 @@ export interface ResourceElsewhere {
 
 // ---------------------------------------------------------------- overview
 
-export type WindowName = "15m" | "1h" | "6h" | "24h" | "7d" | "custom";
+export type WindowName = "15m" | "1h" | "6h" | "24h" | "7d" | "30d" | "custom";
 
 export interface OverviewTiles {
   activeLeases: number;

@@ -267,7 +267,7 @@ export type CounterKind = LeaseEventKind | "renewed";
 export interface StatsQuery extends ReadSignal {
   from: Date;
   to: Date;
-  /** 60_000 (minute) or 3_600_000 (hour). */
+  /** 60_000 (minute), 3_600_000 (hour) or 86_400_000 (UTC day). */
   bucketMs: number;
   /** 1..3: contention is grouped by this many leading `:` segments of the resource. */
   prefixDepth?: number;

@@ -105,7 +105,7 @@ export const ZHeldAtQuery = z.strictObject({
 export const ZStatsQuery = z.strictObject({
   from: z.date(),
   to: z.date(),
-  bucketMs: z.union([z.literal(60_000), z.literal(3_600_000)]),
+  bucketMs: z.union([z.literal(60_000), z.literal(3_600_000), z.literal(86_400_000)]),
   prefixDepth: z.number().int().min(1).max(3).optional(),
   signal: ZSignal,
 });

@@ -1,6 +1,7 @@
 import type pg from "pg";
 import { HOLD_HISTOGRAM_BOUNDS_MS, SLACK_BUCKET_COUNT } from "../types";
-import { KIND_CHECK, COUNTER_COLUMNS, PARTITION_DAYS_AHEAD, SLACK_SHARDS, buildHoldSpansInsert, buildMigrationStatements, quoteSchema } from "./sql";
+import { TOP_PREFIXES_PER_BUCKET } from "./rollups";
+import { KIND_CHECK, COUNTER_COLUMNS, PARTITION_DAYS_AHEAD, SLACK_SHARDS, buildDayRollupStatements, buildHoldSpansInsert, buildMigrationStatements, quoteSchema } from "./sql";
 import { inTransaction } from "./transaction";
 
 /**
@@ -435,6 +436,35 @@ export const MIGRATIONS: readonly Migration[] = [
           INSERT INTO ${s}.lease_release_failures AS f (reason, n) VALUES (verdict, 1) ON CONFLICT (reason) DO UPDATE SET n = f.n + 1;
         END
         $f$;
+      `;
+    },
+  },
+  {
+    version: 11,
+    name: "day rollups",
+    sql: (schema) => {
+      const s = quoteSchema(schema);
+      const counters = COUNTER_COLUMNS.map((c) => `${c} bigint NOT NULL DEFAULT 0`).join(",\n          ");
+      const day = buildDayRollupStatements(schema, "TIMESTAMPTZ '-infinity'", String(TOP_PREFIXES_PER_BUCKET));
+      return `
+        -- A 30-day chart read 720 hour rows and ranked up to 72 000 hour contention rows per
+        -- store and window; day rows, summed from the hours by refreshRollups(), make it 30 and
+        -- 3 000. Like the hours they never depend on raw events, so they outlive retention.
+        CREATE TABLE ${s}.lease_stats_day (
+          bucket_start   timestamptz PRIMARY KEY,
+          ${counters},
+          hold_histogram bigint[] NOT NULL CHECK (cardinality(hold_histogram) = ${HISTOGRAM_SIZE}),
+          hold_ms_sum    bigint NOT NULL DEFAULT 0
+        );
+        CREATE TABLE ${s}.lease_contention_day (
+          depth        smallint    NOT NULL CHECK (depth BETWEEN 1 AND 3),
+          bucket_start timestamptz NOT NULL,
+          prefix       text COLLATE "C" NOT NULL,
+          contended    bigint      NOT NULL,
+          PRIMARY KEY (depth, bucket_start, prefix)
+        );
+        ${day.refreshDayCounters};
+        ${day.refreshDayContention};
       `;
     },
   },

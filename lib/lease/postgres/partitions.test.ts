@@ -167,19 +167,28 @@ describe("lease_events partitioned by day", () => {
 
     await keeper.refreshRollups({ since: new Date(t0 - 6 * DAY_MS) });
 
-    const windows = { "1h": HOUR_MS, "24h": DAY_MS, "7d": 7 * DAY_MS, "30d": 30 * DAY_MS };
+    // [span, bucket size]: the overview reads 30 days in UTC-day buckets (the day rollups), from whole days.
+    const windows: Record<string, [span: number, bucketMs: number]> = {
+      "1h": [HOUR_MS, 60_000],
+      "24h": [DAY_MS, 60_000],
+      "7d": [7 * DAY_MS, HOUR_MS],
+      "30d": [30 * DAY_MS, HOUR_MS],
+      "30d by day": [29 * DAY_MS, DAY_MS],
+    };
     const now = Date.now();
     const readAll = async () => {
       const out: Record<string, ReturnType<typeof totals>> = {};
-      for (const [name, span] of Object.entries(windows)) {
-        const bucketMs = span <= DAY_MS ? 60_000 : HOUR_MS;
-        out[name] = totals(await retaining.stats({ from: new Date(now - span), to: new Date(now + 1), bucketMs, prefixDepth: 2 }));
+      for (const [name, [span, bucketMs]] of Object.entries(windows)) {
+        const from = bucketMs === DAY_MS ? t0 - span : now - span;
+        out[name] = totals(await retaining.stats({ from: new Date(from), to: new Date(now + 1), bucketMs, prefixDepth: 2 }));
       }
       return { windows: out, lifetime: await retaining.lifetimeTotals() };
     };
     const before = await readAll();
     expect(before.windows["7d"]!.sum.acquired).toBe(5 * 20 + 5); // five seeded days and the live ones
     expect(before.windows["30d"]!.prefixes).toMatchObject({ "a:x": 5 * 10 + 5, "b:y": 50 });
+    // The day rollups count what the hours count.
+    expect(before.windows["30d by day"]).toEqual(before.windows["30d"]);
 
     // Any DELETE on the events would fail from here on: retention must not issue one.
     await raw.query(`CREATE FUNCTION "${f.schema}".refuse_delete() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'DELETE on lease_events'; END $$`);

@@ -8,12 +8,13 @@ import { buildLifetimeTotalsQuery, buildReleaseFailuresQuery, buildRollupStateme
 import { inTransaction } from "./transaction";
 
 /**
- * Stats come from per-minute and per-hour rollup tables, rebuilt from lease_events
- * (never written by acquire, which would make every acquire update one hot row).
+ * Stats come from per-minute, per-hour and per-day rollup tables, rebuilt from lease_events
+ * (never written by acquire, which would make every acquire update one hot row); the day
+ * rows are summed from the hour rows, so a 30-day chart reads 30 rows, not 720.
  *
  * A refresh recomputes every minute bucket from (start of the minute of the last
  * refresh − ROLLUP_SAFETY_MARGIN_MS) onwards and upserts it, then rebuilds the hours
- * those minutes belong to. Recomputing rather than incrementing makes it idempotent
+ * those minutes belong to, then the days those hours belong to. Recomputing rather than incrementing makes it idempotent
  * and safe to repeat. The margin covers events whose `at` was read shortly before
  * they committed: a minute bucket is treated as final once it ends before
  * (last refresh − margin); anything newer is read from raw events at query time,
@@ -32,6 +33,7 @@ export const DEFAULT_PREFIX_DEPTH = 2;
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
 const floorTo = (ms: number, unit: number) => Math.floor(ms / unit) * unit;
 const ceilTo = (ms: number, unit: number) => Math.ceil(ms / unit) * unit;
 const clamp = (v: number, lo: number, hi: number) => Math.min(Math.max(v, lo), hi);
@@ -63,12 +65,16 @@ export async function refreshRollups(pool: pg.Pool, schema: string, since?: Date
     if (row.dropped_until && fromMs < row.dropped_until.getTime()) fromMs = row.dropped_until.getTime();
     const from = new Date(floorTo(fromMs, MINUTE_MS));
     const hourFrom = new Date(floorTo(fromMs, HOUR_MS));
+    const dayFrom = new Date(floorTo(fromMs, DAY_MS));
     await client.query(sql.refreshMinuteCounters, [from]);
     await client.query(sql.clearMinuteContention, [from]);
     await client.query(sql.refreshMinuteContention, [from, TOP_PREFIXES_PER_BUCKET]);
     await client.query(sql.refreshHourCounters, [hourFrom]);
     await client.query(sql.clearHourContention, [hourFrom]);
     await client.query(sql.refreshHourContention, [hourFrom, TOP_PREFIXES_PER_BUCKET]);
+    await client.query(sql.refreshDayCounters, [dayFrom]);
+    await client.query(sql.clearDayContention, [dayFrom]);
+    await client.query(sql.refreshDayContention, [dayFrom, TOP_PREFIXES_PER_BUCKET]);
     // Same window and transaction as the rollups: heldAt() trusts the spans below the same cut (held-at.ts).
     await client.query(sql.refreshHoldSpans, [from]);
     await client.query(sql.markRefreshed, [row.now]);
@@ -122,7 +128,7 @@ function emptyCounts(): Record<CounterKind, number> {
 export async function readStats(pool: pg.PoolClient, schema: string, query: unknown): Promise<StatsBucket[]> {
   const q = parseOrThrow(ZStatsQuery, query, "stats");
   const unitMs = q.bucketMs;
-  const unit: RollupUnit = unitMs === HOUR_MS ? "hour" : "minute";
+  const unit: RollupUnit = unitMs === DAY_MS ? "day" : unitMs === HOUR_MS ? "hour" : "minute";
   if (Number.isNaN(q.from.getTime()) || Number.isNaN(q.to.getTime())) throw new LeaseError("stats: from and to must be valid dates");
   if (q.to.getTime() <= q.from.getTime()) throw new LeaseError("stats: to must be after from");
   // Whole buckets: every bucket whose start lies in [from, to).
@@ -139,8 +145,11 @@ export async function readStats(pool: pg.PoolClient, schema: string, query: unkn
   const refreshedAt = state.rows[0]?.refreshed_at;
   const finalUntil = refreshedAt ? floorTo(refreshedAt.getTime(), MINUTE_MS) - ROLLUP_SAFETY_MARGIN_MS : fromMs;
   const minuteCut = clamp(finalUntil, fromMs, toMs);
-  const hourCut = unit === "hour" ? clamp(floorTo(minuteCut, HOUR_MS), fromMs, toMs) : fromMs;
-  const bounds = [new Date(fromMs), new Date(hourCut), new Date(minuteCut), new Date(toMs)];
+  const hourCut = unit === "minute" ? fromMs : clamp(floorTo(minuteCut, HOUR_MS), fromMs, toMs);
+  // A day row is final once every hour in it is.
+  const dayCut = clamp(floorTo(hourCut, DAY_MS), fromMs, toMs);
+  const cuts = unit === "day" ? [dayCut, hourCut, minuteCut] : [hourCut, minuteCut];
+  const bounds = [fromMs, ...cuts, toMs].map((ms) => new Date(ms));
 
   const [counters, contention] = await Promise.all([
     pool.query<Record<string, unknown>>(buildStatsCountersQuery(schema, unit), bounds),

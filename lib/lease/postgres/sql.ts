@@ -488,7 +488,7 @@ export const COUNTER_COLUMNS = [...LEASE_EVENT_KINDS, "renewed"] as const;
 const HISTOGRAM_SIZE = HOLD_HISTOGRAM_BOUNDS_MS.length + 1;
 const BOUNDS_ARRAY = `ARRAY[${HOLD_HISTOGRAM_BOUNDS_MS.join(", ")}]::bigint[]`;
 const EPOCH = "TIMESTAMPTZ 'epoch'";
-const UNIT = { minute: "interval '1 minute'", hour: "interval '1 hour'" } as const;
+const UNIT = { minute: "interval '1 minute'", hour: "interval '1 hour'", day: "interval '1 day'" } as const;
 export type RollupUnit = keyof typeof UNIT;
 
 /**
@@ -561,6 +561,11 @@ export interface RollupStatements {
   refreshHourCounters: string;
   clearHourContention: string;
   refreshHourContention: string;
+  /** $1 from (day-aligned). Recomputes day rows from the hour rows (migration 11). */
+  refreshDayCounters: string;
+  clearDayContention: string;
+  /** $1 from (day-aligned), $2 prefixes kept per bucket and depth. */
+  refreshDayContention: string;
   /** $1 from (minute-aligned). Copies the hold spans of terminal events from $1 on. */
   refreshHoldSpans: string;
   /** $1 refreshed_at. */
@@ -616,6 +621,7 @@ export function buildRollupStatements(schema: string): RollupStatements {
         GROUP BY 1, 2, 3
       ) ranked
       WHERE rank <= $2::int`,
+    ...buildDayRollupStatements(schema, "$1::timestamptz", "$2::int"),
     refreshHoldSpans: buildHoldSpansInsert(schema, "$1::timestamptz"),
     markRefreshed: `
       INSERT INTO ${s}.lease_rollup_state (id, refreshed_at) VALUES (true, $1::timestamptz)
@@ -625,7 +631,53 @@ export function buildRollupStatements(schema: string): RollupStatements {
 }
 
 /**
- * Stats read for `unit` buckets over [from, to), stitched from three disjoint,
+ * Day rollups, summed from the hour rollups (never from raw events, so they are as
+ * complete as the hours whatever retention has dropped): `from` and `top` are SQL
+ * expressions, parameters in a refresh and literals in migration 11's backfill.
+ * Contention keeps the top `top` prefixes per day and depth, ranked on the hours'
+ * own top lists, as the hours are ranked on the minutes'.
+ */
+export function buildDayRollupStatements(schema: string, from: string, top: string) {
+  const s = quoteSchema(schema);
+  return {
+    refreshDayCounters: `
+      INSERT INTO ${s}.lease_stats_day (${COUNTER_INSERT_COLUMNS})
+      SELECT date_bin(${UNIT.day}, m.bucket_start, ${EPOCH}) AS bucket_start,
+      ${ROLLUP_SUMS}
+      FROM ${s}.lease_stats_hour m
+      WHERE m.bucket_start >= ${from}
+      GROUP BY 1
+      ON CONFLICT (bucket_start) DO UPDATE SET ${UPSERT_COUNTERS}`,
+    clearDayContention: `DELETE FROM ${s}.lease_contention_day WHERE bucket_start >= ${from}`,
+    refreshDayContention: `
+      INSERT INTO ${s}.lease_contention_day (depth, bucket_start, prefix, contended)
+      SELECT depth, bucket_start, prefix, n FROM (
+        SELECT m.depth, date_bin(${UNIT.day}, m.bucket_start, ${EPOCH}) AS bucket_start, m.prefix, sum(m.contended)::bigint AS n,
+               row_number() OVER (PARTITION BY m.depth, date_bin(${UNIT.day}, m.bucket_start, ${EPOCH}) ORDER BY sum(m.contended) DESC, m.prefix) AS rank
+        FROM ${s}.lease_contention_hour m
+        WHERE m.bucket_start >= ${from}
+        GROUP BY 1, 2, 3
+      ) ranked
+      WHERE rank <= ${top}`,
+  };
+}
+
+/** The rollup tables a read of `unit` buckets stitches, coarsest first (each has a cut where the next takes over). */
+function rollupTiers(unit: RollupUnit): RollupUnit[] {
+  return unit === "day" ? ["day", "hour", "minute"] : ["hour", "minute"];
+}
+
+/**
+ * The parameters of a stats read of `unit` buckets, in order: from, one cut per
+ * rollup tier after the first (day reads: dayCut, hourCut, minuteCut; otherwise
+ * hourCut, minuteCut), to. Contention adds depth and top after them.
+ */
+export function statsBoundCount(unit: RollupUnit): number {
+  return rollupTiers(unit).length + 2;
+}
+
+/**
+ * Stats read for `unit` buckets over [from, to), stitched from disjoint,
  * contiguous ranges: hour rollups [from, hourCut), minute rollups [hourCut, minuteCut)
  * and raw events [minuteCut, to) — the still-open recent minutes the last refresh
  * may not have seen yet. Rows come back unsummed per source; the caller adds them up.
@@ -633,16 +685,19 @@ export function buildRollupStatements(schema: string): RollupStatements {
  */
 export function buildStatsCountersQuery(schema: string, unit: RollupUnit): string {
   const s = quoteSchema(schema);
-  const cols = ["bucket_start", ...COUNTER_COLUMNS, "hold_histogram", "hold_ms_sum"].map((c) => `m.${c}`).join(", ");
-  const parts = [
-    `SELECT ${cols} FROM ${s}.lease_stats_hour m WHERE m.bucket_start >= $1::timestamptz AND m.bucket_start < $2::timestamptz`,
-    `SELECT date_bin(${UNIT[unit]}, m.bucket_start, ${EPOCH}) AS bucket_start, ${cols.split(", ").slice(1).join(", ")}
-     FROM ${s}.lease_stats_minute m WHERE m.bucket_start >= $2::timestamptz AND m.bucket_start < $3::timestamptz`,
-    `SELECT date_bin(${UNIT[unit]}, e.at, ${EPOCH}) AS bucket_start,
+  const columns = [...COUNTER_COLUMNS, "hold_histogram", "hold_ms_sum"].map((c) => `m.${c}`).join(", ");
+  const tiers = rollupTiers(unit);
+  const parts = tiers.map((tier, i) => {
+    const where = `m.bucket_start >= $${i + 1}::timestamptz AND m.bucket_start < $${i + 2}::timestamptz`;
+    // A tier as coarse as the buckets is read as it is (its rows are the buckets).
+    const start = tier === unit ? "m.bucket_start" : `date_bin(${UNIT[unit]}, m.bucket_start, ${EPOCH}) AS bucket_start`;
+    return `SELECT ${start}, ${columns} FROM ${s}.lease_stats_${tier} m WHERE ${where}`;
+  });
+  const rawFrom = tiers.length + 1;
+  parts.push(`SELECT date_bin(${UNIT[unit]}, e.at, ${EPOCH}) AS bucket_start,
       ${RAW_AGGREGATES}
-     FROM ${RAW_WITH_BUCKET(s, "ev.at >= $3::timestamptz AND ev.at < $4::timestamptz")}
-     GROUP BY 1`,
-  ];
+     FROM ${RAW_WITH_BUCKET(s, `ev.at >= $${rawFrom}::timestamptz AND ev.at < $${rawFrom + 1}::timestamptz`)}
+     GROUP BY 1`);
   return parts.join("\nUNION ALL\n");
 }
 
@@ -659,27 +714,35 @@ export function buildReleaseFailuresQuery(schema: string): string {
   return `SELECT reason, n FROM ${quoteSchema(schema)}.lease_release_failures`;
 }
 
-/** Contended counts per bucket and prefix (top `$6` per bucket). $1..$4 as above, $5 depth, $6 top. */
+/**
+ * Contended counts per bucket and prefix (top `top` per bucket). The bounds as for
+ * stats (statsBoundCount), then depth and top: $5 and $6 for minute and hour reads,
+ * $6 and $7 for day reads.
+ */
 export function buildStatsContentionQuery(schema: string, unit: RollupUnit): string {
   const s = quoteSchema(schema);
+  const tiers = rollupTiers(unit);
+  const depth = `$${tiers.length + 3}::int`;
+  const top = `$${tiers.length + 4}::int`;
+  const parts = tiers.map((tier, i) => {
+    const start = tier === unit ? "m.bucket_start" : `date_bin(${UNIT[unit]}, m.bucket_start, ${EPOCH})`;
+    return `SELECT ${start} AS bucket_start, m.prefix, m.contended AS n FROM ${s}.lease_contention_${tier} m
+          WHERE m.depth = ${depth} AND m.bucket_start >= $${i + 1}::timestamptz AND m.bucket_start < $${i + 2}::timestamptz`;
+  });
+  const rawFrom = tiers.length + 1;
+  parts.push(`SELECT date_bin(${UNIT[unit]}, e.at, ${EPOCH}), ${prefixOf("e.resource", depth)}, 1 FROM ${s}.lease_events e
+          WHERE e.kind = 'contended' AND e.at >= $${rawFrom}::timestamptz AND e.at < $${rawFrom + 1}::timestamptz`);
   return `
     SELECT bucket_start, prefix, contended FROM (
       SELECT bucket_start, prefix, contended,
              row_number() OVER (PARTITION BY bucket_start ORDER BY contended DESC, prefix) AS rank
       FROM (
         SELECT bucket_start, prefix, sum(n)::bigint AS contended FROM (
-          SELECT m.bucket_start, m.prefix, m.contended AS n FROM ${s}.lease_contention_hour m
-          WHERE m.depth = $5::int AND m.bucket_start >= $1::timestamptz AND m.bucket_start < $2::timestamptz
-          UNION ALL
-          SELECT date_bin(${UNIT[unit]}, m.bucket_start, ${EPOCH}), m.prefix, m.contended FROM ${s}.lease_contention_minute m
-          WHERE m.depth = $5::int AND m.bucket_start >= $2::timestamptz AND m.bucket_start < $3::timestamptz
-          UNION ALL
-          SELECT date_bin(${UNIT[unit]}, e.at, ${EPOCH}), ${prefixOf("e.resource", "$5::int")}, 1 FROM ${s}.lease_events e
-          WHERE e.kind = 'contended' AND e.at >= $3::timestamptz AND e.at < $4::timestamptz
+          ${parts.join("\n          UNION ALL\n          ")}
         ) parts
         GROUP BY bucket_start, prefix
       ) summed
     ) ranked
-    WHERE rank <= $6::int
+    WHERE rank <= ${top}
     ORDER BY bucket_start, contended DESC, prefix`;
 }

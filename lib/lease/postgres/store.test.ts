@@ -583,6 +583,7 @@ describe("PostgresLeaseStore (Postgres specifics)", () => {
     const rawOnly = {
       minute: await store.stats({ ...window, bucketMs: 60_000, prefixDepth: 1 }),
       hour: await store.stats({ ...window, bucketMs: 3_600_000, prefixDepth: 2 }),
+      day: await store.stats({ ...window, bucketMs: 86_400_000, prefixDepth: 3 }),
     };
     const refreshed = await store.refreshRollups({ since: window.from });
     expect(refreshed.refreshed).toBe(true);
@@ -593,11 +594,16 @@ describe("PostgresLeaseStore (Postgres specifics)", () => {
     const stitched = {
       minute: await store.stats({ ...window, bucketMs: 60_000, prefixDepth: 1 }),
       hour: await store.stats({ ...window, bucketMs: 3_600_000, prefixDepth: 2 }),
+      day: await store.stats({ ...window, bucketMs: 86_400_000, prefixDepth: 3 }),
     };
     expect(stitched).toEqual(rawOnly);
     // And with the rollups fully current.
     await store.refreshRollups();
     expect(await store.stats({ ...window, bucketMs: 3_600_000, prefixDepth: 2 })).toEqual(rawOnly.hour);
+    expect(await store.stats({ ...window, bucketMs: 86_400_000, prefixDepth: 3 })).toEqual(rawOnly.day);
+    // Closed days are read from the day rollups: with the refresh a day later, today is one of them.
+    await raw.query(`UPDATE "${schema}".lease_rollup_state SET refreshed_at = clock_timestamp() + interval '1 day'`);
+    expect(await store.stats({ ...window, bucketMs: 86_400_000, prefixDepth: 3 })).toEqual(rawOnly.day);
 
     const total = rawOnly.hour.reduce((n, b) => n + Object.entries(b.counts).filter(([k]) => k !== "renewed").reduce((x, [, v]) => x + v, 0), 0);
     expect(total).toBe(1500);

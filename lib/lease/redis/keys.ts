@@ -29,7 +29,8 @@
  *   <ns>:{b7}:grants:<day>        hash 'l:<leaseId>' / 't:<token>' → resource, per epoch day of the event (15 days):
  *                                 where a lease id or token filter finds its resource's history
  *   <ns>:{b7}:stats:m:<minute>    hash of counters per epoch minute (~48 h)
- *   <ns>:{b7}:stats:h:<hour>      hash of counters per epoch hour (~15 days)
+ *   <ns>:{b7}:stats:h:<hour>      hash of counters per epoch hour (~32 days)
+ *   <ns>:{b7}:stats:d:<day>       hash of counters per epoch day, summed from a closed day's hours (62 days; stats.ts)
  *   <ns>:{b7}:holds:c<k> / open / classes   the hold index heldAt() reads (see held-at.ts)
  * Outside the buckets:
  *   <ns>:buckets                  the namespace's bucket count, set by the first store to use it, no TTL
@@ -147,8 +148,8 @@ export function buildKindStreamKey(keys: BucketKeys, kind: string): string {
   return `${keys.events}:${kind}`;
 }
 
-/** Per-bucket stats hash key for an epoch minute / hour (a read model). */
-export function buildStatsKey(keys: BucketKeys, unit: "m" | "h", index: number): string {
+/** Per-bucket stats hash key for an epoch minute / hour / day (a read model). */
+export function buildStatsKey(keys: BucketKeys, unit: "m" | "h" | "d", index: number): string {
   return `${keys.stats}${unit}:${index}`;
 }
 

@@ -6,13 +6,14 @@ import { holdBucketIndex } from "../histogram";
 import { freshRedisNamespace, sleep, TEST_REDIS_URL, type FreshRedisNamespace } from "../testing/isolation";
 import { compareFencingTokens } from "../validation";
 import { compareBytes } from "./codec";
-import { bucketOf } from "./keys";
+import { bucketOf, buildBucketKeys, buildStatsKey } from "./keys";
 import { PROJECT_BATCH } from "./projector";
-import { LEASE_SCRIPTS } from "./scripts";
+import { DAY_TTL_S, LEASE_SCRIPTS } from "./scripts";
 import { RedisLeaseStore, type TRedisLeaseStoreOptions } from "./store";
 
 /** Redis-specific behaviour on the shared Redis, each test in its own namespace. */
 
+const DAY_MS = 86_400_000;
 const opened: Array<{ store: RedisLeaseStore; fresh: FreshRedisNamespace }> = [];
 
 function openStore(options: Partial<TRedisLeaseStoreOptions> = {}, fresh = freshRedisNamespace(TEST_REDIS_URL)) {
@@ -127,7 +128,7 @@ describe("RedisLeaseStore keys", () => {
     const keys = await scanKeys(store.client as Redis, fresh.namespace);
     expect(keys.length).toBeGreaterThan(0);
     const perResource = /^(lock|lease|ended|fence|evids):(.+)$/;
-    const perBucket = /^(idx|acq|names|events|events:(expired|lost|renew_failed|force_released|fencing_rejected|contended)|stats:[mh]:\d+|slack:\d+|totals|groups|proj|holds:(open|classes|c\d+)|ev[ot]:.+|grants:\d+)$/;
+    const perBucket = /^(idx|acq|names|events|events:(expired|lost|renew_failed|force_released|fencing_rejected|contended)|stats:[mhd]:\d+|slack:\d+|totals|groups|proj|holds:(open|classes|c\d+)|ev[ot]:.+|grants:\d+)$/;
     const kinds = new Set<string>();
     // The one key outside the buckets: the namespace's bucket count.
     expect(keys).toContain(`${fresh.namespace}:buckets`);
@@ -512,6 +513,74 @@ describe("RedisLeaseStore stats", () => {
     expect(week.length).toBeGreaterThanOrEqual(168);
   });
 });
+
+describe("RedisLeaseStore day stats", () => {
+  it("sums a closed day's hours into day hashes that outlive them, and reads today from its hours", async () => {
+    const { store, fresh } = openStore({ buckets: 2 });
+    for (let i = 0; i < 6; i++) {
+      const lease = await mustAcquire(store, `day:${i % 3}:r${i}`);
+      await store.acquire({ resource: lease.resource, owner: "other", task: "t", ttlMs: 1_000 });
+      if (i % 2 === 0) await store.release({ resource: lease.resource, leaseId: lease.leaseId });
+    }
+    const now = Date.now();
+    const today = Math.floor(now / DAY_MS);
+    const dayRange = { from: new Date((today - 5) * DAY_MS), to: new Date(now + 1), bucketMs: DAY_MS, prefixDepth: 3 };
+    const todayByHours = sumBuckets(await store.stats({ from: new Date(today * DAY_MS), to: new Date(now + 1), bucketMs: 3_600_000, prefixDepth: 3 }));
+    expect(todayByHours.counts.acquired).toBe(6);
+
+    // History three days back: today's hour hashes copied into the same hours of that day.
+    const client = new Redis(fresh.url);
+    const pastDay = today - 3;
+    const pastHours: string[] = [];
+    try {
+      for (let b = 0; b < 2; b++) {
+        const keys = buildBucketKeys(fresh.namespace, b);
+        for (let h = 0; h < 24; h++) {
+          const hash = await client.hgetall(buildStatsKey(keys, "h", today * 24 + h));
+          if (Object.keys(hash).length === 0) continue;
+          const past = buildStatsKey(keys, "h", pastDay * 24 + h);
+          await client.hset(past, hash);
+          pastHours.push(past);
+        }
+      }
+      const days = await store.stats(dayRange);
+      expect(days.map((d) => d.start.getTime())).toEqual([5, 4, 3, 2, 1, 0].map((d) => (today - d) * DAY_MS));
+      expect(sumBuckets([days[2]!])).toEqual(todayByHours);
+      expect(sumBuckets([days[5]!])).toEqual(todayByHours);
+      expect(sumBuckets([days[0]!, days[1]!, days[3]!, days[4]!]).counts.acquired).toBe(0);
+      // The closed day is now a day hash in each bucket, kept DAY_TTL_S after the day ends; today is not compacted.
+      for (let b = 0; b < 2; b++) {
+        const keys = buildBucketKeys(fresh.namespace, b);
+        const ttl = await client.ttl(buildStatsKey(keys, "d", pastDay));
+        expect(Math.abs(ttl - ((pastDay + 1) * 86_400 + DAY_TTL_S - Math.floor(now / 1_000)))).toBeLessThan(60);
+        expect(await client.exists(buildStatsKey(keys, "d", today))).toBe(0);
+      }
+      // The hours can go: the day still counts the same.
+      await client.del(...pastHours);
+      expect(await store.stats(dayRange)).toEqual(days);
+      // A bounded number of days per call: the rest of the closed days within the hours' lifetime follow.
+      let result = await store.compactDayStats();
+      for (let calls = 0; result.pending > 0 && calls < 10; calls++) result = await store.compactDayStats();
+      expect(result.pending).toBe(0);
+      expect(await store.compactDayStats()).toEqual({ compacted: 0, pending: 0 });
+      expect(await store.stats(dayRange)).toEqual(days);
+    } finally {
+      client.disconnect();
+    }
+  });
+});
+
+function sumBuckets(buckets: Awaited<ReturnType<RedisLeaseStore["stats"]>>) {
+  const counts: Record<string, number> = {};
+  const contendedByPrefix: Record<string, number> = {};
+  let holds = 0;
+  for (const b of buckets) {
+    for (const [k, v] of Object.entries(b.counts)) counts[k] = (counts[k] ?? 0) + v;
+    for (const [p, v] of Object.entries(b.contendedByPrefix)) contendedByPrefix[p] = (contendedByPrefix[p] ?? 0) + v;
+    holds += b.holdHistogram.reduce((x, y) => x + y, 0);
+  }
+  return { counts, contendedByPrefix, holds };
+}
 
 describe("RedisLeaseStore projection", () => {
   it("derives the read models from the events once: a replayed batch changes nothing, a backlog goes in bounded batches", async () => {

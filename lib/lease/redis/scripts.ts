@@ -4,12 +4,17 @@ import { SLACK_BUCKET_COUNT, type LeaseEventKind } from "../types";
 /** Event kinds with a stream of their own per bucket (a read model, see projector.ts). */
 export const INDEXED_EVENT_KINDS: readonly LeaseEventKind[] = ["expired", "force_released", "renew_failed", "lost", "fencing_rejected"];
 
-/** Key lifetimes in seconds: minute / hour stats hashes, fencing token, per-resource event id list. */
+/**
+ * Key lifetimes in seconds: minute / hour / day stats hashes, fencing token, per-resource event
+ * id list. Hours live 32 days so a 30-day chart can be summed from them until the closed days are
+ * compacted into day hashes (stats.ts); days live 62, a 30-day window and the one before it.
+ */
 export const MINUTE_TTL_S = 172_800;
-export const HOUR_TTL_S = 1_296_000;
+export const HOUR_TTL_S = 2_764_800;
+export const DAY_TTL_S = 5_356_800;
 export const FENCE_TTL_S = 31_536_000;
 export const EVIDS_TTL_S = 1_296_000;
-/** Renewal-slack hashes (one per bucket and hour) live as long as the hour stats: 15 days. */
+/** Renewal-slack hashes (one per bucket and hour) live 15 days. */
 export const SLACK_TTL_S = 1_296_000;
 
 /**

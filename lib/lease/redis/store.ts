@@ -86,7 +86,7 @@ import { listLeases } from "./list";
 import { KIND_STREAM_KINDS, Projector, type ProjectResult } from "./projector";
 import { trimEventStreams, type RetentionPolicy, type TrimResult } from "./retention";
 import { EVIDS_TTL_S, LEASE_SCRIPTS, type LeaseOperation } from "./scripts";
-import { readStats } from "./stats";
+import { compactClosedDays, hasDaysToCompact, readStats, type CompactResult } from "./stats";
 import { addTotalsHash, emptyLifetimeTotals } from "./totals";
 import { addGroupsHash } from "./group-totals";
 import { newHoldTally, newSlackTally } from "../group-totals";
@@ -253,6 +253,8 @@ export class RedisLeaseStore implements LeaseStore {
   private readonly allowEvictingMemoryPolicy: boolean;
   private readonly readKeyBudget: number;
   private isNamespaceChecked = false;
+  /** Days whose hour stats every bucket has compacted into a day hash (see compactClosedDays). */
+  private readonly compactedDays = new Set<number>();
   private namespaceCheck: Promise<void> | null = null;
   /** A check that failed for good (not for a connection error): every operation throws it. */
   private misconfiguration: LeaseError | null = null;
@@ -526,10 +528,19 @@ export class RedisLeaseStore implements LeaseStore {
     return { retentionDays: this.retention.days, retainedFrom: completeFrom === null ? null : new Date(completeFrom) };
   }
 
-  /** Folds new events into the read models (see projector.ts); the console and the sweeper run it on an interval. */
+  /**
+   * Folds new events into the read models (see projector.ts); the console and the sweeper run it
+   * on an interval. Once caught up, it also compacts the days that closed since the last time
+   * (nothing to do, and no round trip, on every other call), so day stats never wait for a
+   * 30-day chart to be opened and never outlive the hours they are summed from uncompacted.
+   */
   async project(): Promise<ProjectResult> {
     if (!this.isNamespaceChecked) await this.checkNamespace("project");
-    return this.projector.project();
+    const result = await this.projector.project();
+    if (result.isCaughtUp && hasDaysToCompact(Date.now(), this.compactedDays)) {
+      await compactClosedDays(this.ctx, this.bucketKeys, parseTimeReply(await this.client.time()), this.compactedDays);
+    }
+    return result;
   }
 
   /** How far the read models lag behind the events: the age of the oldest event not projected yet, on the store's clock. */
@@ -554,8 +565,25 @@ export class RedisLeaseStore implements LeaseStore {
     if (!this.isNamespaceChecked) await this.checkNamespace("stats");
     q.signal?.throwIfAborted(); // a request gone away starts no Redis work
     if (q.from.getTime() > q.to.getTime()) throw new LeaseError("stats: from must not be after to");
-    await this.projector.project(READ_CATCH_UP_ROUNDS);
-    return readStats(this.ctx, this.bucketKeys, q);
+    const projected = await this.projector.project(READ_CATCH_UP_ROUNDS);
+    if (q.bucketMs !== DAY_MS) return readStats(this.ctx, this.bucketKeys, q);
+    const nowMs = parseTimeReply(await this.client.time());
+    // Usually nothing to do (the sweeper compacts each day as it closes); after a pause, a bounded catch-up.
+    if (projected.isCaughtUp) await compactClosedDays(this.ctx, this.bucketKeys, nowMs, this.compactedDays);
+    return readStats(this.ctx, this.bucketKeys, q, nowMs);
+  }
+
+  /**
+   * Compacts closed days' hour stats into day hashes (stats.ts), a bounded number of days per
+   * call; project() does it too, as each day closes. Returns how many day hashes were written
+   * and how many closed days still wait.
+   */
+  async compactDayStats(): Promise<CompactResult> {
+    if (!this.isNamespaceChecked) await this.checkNamespace("compactDayStats");
+    const { isCaughtUp } = await this.projector.project();
+    if (!isCaughtUp) return { compacted: 0, pending: 0 };
+    const nowMs = parseTimeReply(await this.client.time());
+    return compactClosedDays(this.ctx, this.bucketKeys, nowMs, this.compactedDays);
   }
 
   async renewalSlack(query: RenewalSlackQuery): Promise<RenewalSlackRow[]> {
