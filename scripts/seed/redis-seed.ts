@@ -3,7 +3,7 @@ import { holdBucketIndex, resourcePrefix, type LeaseEventKind } from "@/lib/leas
 import { GROUP_TOTALS_DEPTH } from "@/lib/lease/group-totals";
 import { streamEntryToRaw } from "@/lib/lease/redis/codec";
 import { buildHoldKeys, holdClass, holdsFromEntries } from "@/lib/lease/redis/held-at";
-import { buildBucketKeys, buildEvidsKey, buildGrantsKey, buildKindStreamKey, buildResourceKeys, buildStatsKey, buildValueIdsKey } from "@/lib/lease/redis/keys";
+import { bucketOf, buildBucketKeys, buildEvidsKey, buildGrantsKey, buildKindStreamKey, buildResourceKeys, buildStatsKey, buildValueIdsKey } from "@/lib/lease/redis/keys";
 import { KIND_STREAM_KINDS } from "@/lib/lease/redis/projector";
 import { EVIDS_TTL_S, FENCE_TTL_S, HOUR_TTL_S, INDEXED_EVENT_KINDS, MINUTE_TTL_S } from "@/lib/lease/redis/scripts";
 import type { SyntheticEvent } from "./history";
@@ -90,6 +90,68 @@ async function flushPipeline(client: Redis, commands: Array<[string, ...(string 
   commands.length = 0;
   const failed = results?.find(([error]) => error);
   if (failed?.[0]) throw failed[0];
+}
+
+/** Connections a bulk seed writes over side by side (see LaneWriter). */
+const LANES = 8;
+const LANE_BATCH = 2_000;
+
+/**
+ * Pipelines over several connections at once. A busy shared Redis serves each connection a
+ * slice of every event-loop turn, so one connection waiting on its pipeline's reply leaves most
+ * of the server's turns unused (measured: 8 pipelines of 4 000 SETs took 8.5 s one after the
+ * other, 1.3 s over 8 connections). Commands go to a lane by their key, so the writes to one key
+ * (the appends to a stream, above all) keep their order; drain() waits for everything sent.
+ */
+class LaneWriter {
+  private readonly queues: Array<Array<[string, ...(string | number)[]]>>;
+  private readonly inFlight: Array<Promise<void> | null>;
+  private failure: Error | undefined;
+  private constructor(private readonly clients: Redis[]) {
+    this.queues = clients.map(() => []);
+    this.inFlight = clients.map(() => null);
+  }
+
+  static open(client: Redis): LaneWriter {
+    return new LaneWriter(Array.from({ length: LANES }, () => client.duplicate()));
+  }
+
+  /** Queues a command on its key's lane; returns a promise to await only when that lane had to wait. */
+  push(command: [string, ...(string | number)[]]): Promise<void> | undefined {
+    const lane = bucketOf(String(command[1]), this.clients.length);
+    const queue = this.queues[lane]!;
+    queue.push(command);
+    return queue.length >= LANE_BATCH ? this.send(lane) : undefined;
+  }
+
+  private async send(lane: number): Promise<void> {
+    const previous = this.inFlight[lane];
+    // One pipeline in flight per lane: the next one fills meanwhile.
+    if (previous) await previous;
+    if (this.failure) throw this.failure;
+    const queue = this.queues[lane]!;
+    if (queue.length === 0) return;
+    const sent: Promise<void> = flushPipeline(this.clients[lane]!, queue.splice(0)).then(
+      () => {
+        if (this.inFlight[lane] === sent) this.inFlight[lane] = null;
+      },
+      (error: unknown) => {
+        // Kept, not thrown here: the next send or drain() reports it.
+        this.failure ??= error instanceof Error ? error : new Error(String(error));
+      },
+    );
+    this.inFlight[lane] = sent;
+  }
+
+  async drain(): Promise<void> {
+    await Promise.all(this.clients.map((_, lane) => this.send(lane)));
+    await Promise.all(this.inFlight);
+    if (this.failure) throw this.failure;
+  }
+
+  close(): void {
+    for (const client of this.clients) client.disconnect();
+  }
 }
 
 /** Per bucket: the id (`<ms>-<seq>`) of the newest entry of its event stream, for buckets that have one. */
@@ -325,7 +387,7 @@ export async function writeRedisStreamEvents(
   const statsRenewed = new Map<string, number>();
   /** Id lists and grants hashes: key → expireAt (s) after their newest event. */
   const listExpiry = new Map<string, number>();
-  const commands: Array<[string, ...(string | number)[]]> = [];
+  const lanes = LaneWriter.open(client);
   const keysOf = new Map<string, ReturnType<typeof buildResourceKeys>>();
   let written = 0;
   const nowS = options.nowMs / 1000;
@@ -345,39 +407,36 @@ export async function writeRedisStreamEvents(
   let grantFields = 0;
   const flushGrants = async () => {
     for (const [key, fields] of grants) {
-      for (let i = 0; i < fields.length; i += 2_000) commands.push(["hset", key, ...fields.slice(i, i + 2_000)]);
-      if (commands.length >= 50) await flushPipeline(client, commands);
+      for (let i = 0; i < fields.length; i += 2_000) await lanes.push(["hset", key, ...fields.slice(i, i + 2_000)]);
     }
     grants.clear();
     grantFields = 0;
   };
 
   const projectNow = async () => {
-    await flushPipeline(client, commands);
+    await lanes.drain();
     await options.project();
     for (const [key, expireAt] of statsExpiry) {
       const renewed = statsRenewed.get(key);
-      if (renewed && expireAt > nowS) commands.push(["hincrby", key, "renewed", renewed]);
-      commands.push(["expireat", key, expireAt]);
-      if (commands.length >= PIPELINE_BATCH) await flushPipeline(client, commands);
+      if (renewed && expireAt > nowS) await lanes.push(["hincrby", key, "renewed", renewed]);
+      await lanes.push(["expireat", key, expireAt]);
     }
     statsExpiry.clear();
     statsRenewed.clear();
-    totals.forEach((fields, b) => {
-      if (fields.size === 0) return;
-      for (const [field, n] of fields) commands.push(["hincrby", bucketKeys[b]!.totals, field, n]);
+    for (const [b, fields] of totals.entries()) {
+      for (const [field, n] of fields) await lanes.push(["hincrby", bucketKeys[b]!.totals, field, n]);
       const renewed = fields.get("renewed");
       // Counted into the stats above: the cursor takes them as projected.
-      if (renewed) commands.push(["hincrby", bucketKeys[b]!.proj, "renewed", renewed]);
+      if (renewed) await lanes.push(["hincrby", bucketKeys[b]!.proj, "renewed", renewed]);
       fields.clear();
-    });
-    await flushPipeline(client, commands);
+    }
+    await lanes.drain();
     sinceProjection.fill(0);
     options.onProjected?.(written);
   };
 
   /** What the projector (and the hot path's counters) would have made of an event the stream then trimmed. */
-  const countUnstreamed = (e: SyntheticEvent, keys: ReturnType<typeof buildResourceKeys>, id: string) => {
+  const countUnstreamed = (e: SyntheticEvent, keys: ReturnType<typeof buildResourceKeys>, id: string): Promise<void> | undefined => {
     const b = keys.bucket;
     const isTerminal = TERMINAL_KINDS.has(e.kind);
     const holdMs = Math.round(e.holdMs ?? 0);
@@ -413,7 +472,6 @@ export async function writeRedisStreamEvents(
     } else if (e.kind === "acquired") {
       openHolds[b]!.set(e.leaseId, e.at);
     }
-    if (KIND_STREAMED.has(e.kind)) commands.push(["xadd", buildKindStreamKey(keys, e.kind), "MAXLEN", "~", target.eventsMaxLen, id, ...toStreamFields(e)]);
     const day = Math.floor(e.at / DAY_MS);
     const grantsExpireAt = ((day + 1) * DAY_MS) / 1000 + EVIDS_TTL_S;
     if (grantsExpireAt > nowS) {
@@ -424,8 +482,10 @@ export async function writeRedisStreamEvents(
       grantFields += 2;
       listExpiry.set(key, grantsExpireAt);
     }
+    return KIND_STREAMED.has(e.kind) ? lanes.push(["xadd", buildKindStreamKey(keys, e.kind), "MAXLEN", "~", target.eventsMaxLen, id, ...toStreamFields(e)]) : undefined;
   };
 
+  try {
   for (const e of events) {
     let keys = keysOf.get(e.resource);
     if (!keys) keysOf.set(e.resource, (keys = buildResourceKeys(namespace, buckets, e.resource)));
@@ -439,16 +499,17 @@ export async function writeRedisStreamEvents(
       isStreaming[b] = true;
       // The holds this bucket's stream begins inside of, as the projector would have left them open.
       const open = openHolds[b]!;
-      if (open.size > 0) commands.push(["hset", buildHoldKeys(keys).open, ...[...open].flat()]);
+      if (open.size > 0) await lanes.push(["hset", buildHoldKeys(keys).open, ...[...open].flat()]);
       open.clear();
     }
     if (!isStreaming[b]) {
-      countUnstreamed(e, keys, id);
-      if (commands.length >= PIPELINE_BATCH) await flushPipeline(client, commands);
+      const waiting = countUnstreamed(e, keys, id);
+      if (waiting) await waiting;
       if (grantFields >= 200_000) await flushGrants();
       continue;
     }
-    commands.push(["xadd", keys.events, "MAXLEN", "~", target.eventsMaxLen, id, ...toStreamFields(e)]);
+    const waiting = lanes.push(["xadd", keys.events, "MAXLEN", "~", target.eventsMaxLen, id, ...toStreamFields(e)]);
+    if (waiting) await waiting;
 
     const counters = totals[b]!;
     if (HOT_PATH_TOTAL_KINDS.has(e.kind)) counters.set(e.kind, (counters.get(e.kind) ?? 0) + 1);
@@ -471,24 +532,22 @@ export async function writeRedisStreamEvents(
     listExpiry.set(buildGrantsKey(keys, day), ((day + 1) * DAY_MS) / 1000 + EVIDS_TTL_S);
 
     if (++sinceProjection[b]! >= projectEvery) await projectNow();
-    else if (commands.length >= PIPELINE_BATCH) await flushPipeline(client, commands);
   }
   await projectNow();
   await flushGrants();
   for (const [key, fields] of counted) {
-    for (const [field, n] of fields) commands.push(["hincrby", key, field, n]);
+    for (const [field, n] of fields) await lanes.push(["hincrby", key, field, n]);
     const expireAt = key.includes(":stats:m:") ? (Number(key.slice(key.lastIndexOf(":") + 1)) + 1) * 60 + MINUTE_TTL_S
       : key.includes(":stats:h:") ? (Number(key.slice(key.lastIndexOf(":") + 1)) + 1) * 3_600 + HOUR_TTL_S
       : undefined;
-    if (expireAt !== undefined) commands.push(["expireat", key, expireAt]);
-    if (commands.length >= PIPELINE_BATCH) await flushPipeline(client, commands);
+    if (expireAt !== undefined) await lanes.push(["expireat", key, expireAt]);
   }
-  for (const [key, expireAt] of listExpiry) {
-    commands.push(["expireat", key, expireAt]);
-    if (commands.length >= PIPELINE_BATCH) await flushPipeline(client, commands);
-  }
-  await flushPipeline(client, commands);
+  for (const [key, expireAt] of listExpiry) await lanes.push(["expireat", key, expireAt]);
+  await lanes.drain();
   return { written };
+  } finally {
+    lanes.close();
+  }
 }
 
 /** Per bucket: the projector's cursor (the last stream id folded into the read models), or null. */
@@ -507,6 +566,7 @@ export async function writeRedisLeases(
   // Without read models (writeRedisStreamEvents), the projector lists the leases from their acquired events.
   const readModels = options.readModels ?? true;
   const { client, namespace, buckets } = target;
+  const lanes = LaneWriter.open(client);
   const commands: Array<[string, ...(string | number)[]]> = [];
   let written = 0;
   for (const l of leases) {
@@ -529,9 +589,13 @@ export async function writeRedisLeases(
     commands.push(["zadd", keys.idx, l.expiresAt, l.resource]);
     if (readModels) commands.push(["zadd", keys.acq, l.acquiredAt, l.resource], ["zadd", keys.names, 0, l.resource]);
     written += 1;
-    if (commands.length >= PIPELINE_BATCH) await flushPipeline(client, commands);
+    for (const command of commands.splice(0)) await lanes.push(command);
   }
-  await flushPipeline(client, commands);
+  try {
+    await lanes.drain();
+  } finally {
+    lanes.close();
+  }
   return written;
 }
 
