@@ -16,7 +16,7 @@
  * with the stores' own reads before anything is measured.
  *
  * Everything is removed afterwards unless `--keep` is given; `--reuse <suffix>`
- * measures stores a kept run left behind. Seeding stops (and cleans up) past
+ * measures stores a kept run left behind (and leaves them there). Seeding stops (and cleans up) past
  * `--seed-budget-min` (default 40) minutes.
  */
 import { randomBytes } from "node:crypto";
@@ -507,7 +507,7 @@ export async function runScale(options: ScaleOptions): Promise<BenchOutcome> {
     if (interrupted) process.exit(130);
     interrupted = signal;
     stopReason = `interrupted by ${signal}`;
-    log(`${signal}: stopping${options.keep ? "" : "; the seeded stores are removed"} (again to exit at once)`);
+    log(`${signal}: stopping${options.keep || options.reuse ? "" : "; the seeded stores are removed"} (again to exit at once)`);
     void pool
       .query("SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND strpos(query, $1) > 0", [`lw_bench_${suffix}_`])
       .catch(() => {});
@@ -661,7 +661,8 @@ export async function runScale(options: ScaleOptions): Promise<BenchOutcome> {
     process.off("SIGINT", onSignal).off("SIGTERM", onSignal);
     load.stop();
     for (const store of stores) await store.close().catch(() => {});
-    if (options.keep) {
+    // A --reuse run measures stores an earlier run kept: they stay for the next measurement.
+    if (options.keep || options.reuse) {
       log(`kept: schemas ${schemas.join(", ")}, namespaces ${namespaces.join(", ")}; measure again with --scale ${options.scale} --reuse ${suffix}`);
     } else {
       for (const schema of schemas) await pool.query(`DROP SCHEMA IF EXISTS ${quoteSchema(schema)} CASCADE`).catch((e: unknown) => log(`could not drop ${schema}: ${String(e)}`));
