@@ -16,7 +16,7 @@
  * with the stores' own reads before anything is measured.
  *
  * Everything is removed afterwards unless `--keep` is given; `--reuse <suffix>`
- * measures stores a kept run left behind. Seeding stops (and cleans up) past
+ * measures stores a kept run left behind (and leaves them there). Seeding stops (and cleans up) past
  * `--seed-budget-min` (default 40) minutes.
  */
 import { randomBytes } from "node:crypto";
@@ -37,8 +37,8 @@ import { listLeases } from "@/lib/console/list-leases";
 import { parseEventsParams, parseLeasesParams, parseOverviewParams, type SearchParamsInput } from "@/lib/console/params";
 import { generateViewerRequests, STACK_TRACE } from "@/lib/console/testing/viewer-requests";
 import { generateHistory, type SyntheticEvent } from "../scripts/seed/history";
-import { seedPostgresBench } from "../scripts/seed/pg-seed";
-import { deleteRedisNamespace, writeRedisEvents, writeRedisLeases } from "../scripts/seed/redis-seed";
+import { describeIndexes, seedPostgresBench } from "../scripts/seed/pg-seed";
+import { deleteRedisNamespace, estimateStreamCutoffs, writeRedisLeases, writeRedisStreamEvents } from "../scripts/seed/redis-seed";
 import { HOT_RESOURCES } from "../scripts/workload/names";
 import { createRandom } from "../scripts/workload/random";
 import { log, makeLiveLeases, measureOverviewHttp, mergeByTime, printTable, quantile, sample, timeIt, type Row } from "./console-bench";
@@ -140,6 +140,7 @@ interface SeededPg {
 
 async function seedPostgresStore(pool: Pool, store: PostgresLeaseStore, schema: string, scale: number, budget: Budget): Promise<SeededPg> {
   await store.migrate();
+  const indexesBefore = await describeIndexes(pool, schema);
   const now = new Date();
   const events = Math.round(1_000_000 * scale);
   const seeded = await timeIt(() =>
@@ -151,6 +152,7 @@ async function seedPostgresStore(pool: Pool, store: PostgresLeaseStore, schema: 
       to: now,
       slices: Math.max(1, Math.round(events / EVENTS_PER_SLICE)),
       liveTtlsMs: LIVE_TTLS_MS,
+      onIndex: (name) => log(`${store.name}: ${name} built again`),
       onSlice: ({ slice, slices, events: written }) => {
         if ((slice + 1) % 4 === 0 || slice + 1 === slices) log(`${store.name}: slice ${slice + 1}/${slices}, ${written.toLocaleString("en")} events`);
         budget.check(`${store.name}, slice ${slice + 1} of ${slices}`);
@@ -158,6 +160,14 @@ async function seedPostgresStore(pool: Pool, store: PostgresLeaseStore, schema: 
     }),
   );
   log(`${store.name}: ${seeded.value.leases.toLocaleString("en")} leases, ${seeded.value.events.toLocaleString("en")} events in ${(seeded.ms / 1000).toFixed(1)} s`);
+  const indexesAfter = await describeIndexes(pool, schema);
+  if (indexesAfter.definitions.join("\n") !== indexesBefore.definitions.join("\n") || indexesAfter.partitionsMissingIndexes > 0) {
+    throw new Error(
+      `${store.name}: the seeded schema's indexes differ from migrate()'s (${indexesAfter.definitions.length} definitions against ${indexesBefore.definitions.length}; ` +
+        `${indexesAfter.partitionsMissingIndexes} event partitions missing an index)`,
+    );
+  }
+  log(`${store.name}: indexes equal migrate()'s (${indexesAfter.definitions.length} definitions in pg_indexes; every event partition has its parent's)`);
   budget.check(`${store.name}, before its rollups`);
   const rollups = await timeIt(() => store.refreshRollups({ since: new Date(now.getTime() - DAYS * DAY_MS - 3_600_000) }));
   log(`${store.name}: rollups rebuilt by the store's refreshRollups in ${(rollups.ms / 1000).toFixed(1)} s`);
@@ -173,28 +183,37 @@ interface SeededRedis {
   perHotResource: Map<string, number>;
   seedMs: number;
   projectMs: number;
-  memoryBytes: number;
+  /** Buckets whose oldest events were counted rather than streamed (the cap trimmed them anyway). */
+  countedBuckets: number;
 }
 
 async function seedRedisStore(redis: Redis, store: RedisLeaseStore, namespace: string, scale: number, seed: number, budget: Budget): Promise<SeededRedis> {
-  const memoryBefore = await redisUsedMemory(redis);
   const started = performance.now();
   const nowMs = Date.now();
   const target = { client: redis, namespace, buckets: DEFAULT_BUCKETS, eventsMaxLen: DEFAULT_EVENTS_MAX_LEN, evidsMaxLen: Math.min(DEFAULT_EVENTS_MAX_LEN, RESOURCE_EVENTS_MAX_LEN) };
   const leases = [...makeLiveLeases(Math.round(100_000 * scale), nowMs, seed, LIVE_TTLS_MS)];
-  const written = await writeRedisLeases(target, leases, nowMs);
+  const written = await writeRedisLeases(target, leases, nowMs, { readModels: false });
   const acquiredEvents: SyntheticEvent[] = leases
     .map((l) => ({ at: l.acquiredAt, kind: "acquired" as const, resource: l.resource, leaseId: l.leaseId, owner: l.owner, task: l.task, fencingToken: l.fencingToken }))
     .sort((x, y) => x.at - y.at);
   leases.length = 0;
+  // generateHistory follows a daily rhythm around this mean; aim a little high so ≥ the target lands.
+  const targetEvents = Math.round((1_000_000 * scale - acquiredEvents.length) * 1.08);
   const history = generateHistory({
     from: nowMs - DAYS * DAY_MS,
     to: nowMs,
-    // generateHistory follows a daily rhythm around this mean; aim a little high so ≥ the target lands.
-    targetEvents: Math.round((1_000_000 * scale - acquiredEvents.length) * 1.08),
+    targetEvents,
     random: createRandom(seed + 4),
     tokenFor: (n, at) => String(BigInt(Math.round(at)) * 1000n + BigInt(n % 1000)),
   });
+  // Where each bucket's capped stream will begin, from a smaller history of the same shape.
+  const streamFrom = estimateStreamCutoffs(
+    generateHistory({ from: nowMs - DAYS * DAY_MS, to: nowMs, targetEvents: Math.min(targetEvents, 200_000), random: createRandom(seed + 9) }),
+    target,
+    targetEvents,
+  );
+  const countedBuckets = streamFrom.filter(Number.isFinite).length;
+  log(`${store.name}: ${countedBuckets} of ${DEFAULT_BUCKETS} buckets will trim; their events older than the last ~${DEFAULT_EVENTS_MAX_LEN.toLocaleString("en")} are counted, not streamed`);
   const hot = new Set<string>(HOT_RESOURCES);
   const perHotResource = new Map<string, number>();
   const eventsPerHour = new Map<number, number>();
@@ -205,19 +224,39 @@ async function seedRedisStore(redis: Redis, store: RedisLeaseStore, namespace: s
       eventsPerHour.set(hour, (eventsPerHour.get(hour) ?? 0) + 1);
       if (hot.has(e.resource)) perHotResource.set(e.resource, (perHotResource.get(e.resource) ?? 0) + 1);
       if (++seen % 10_000 === 0) budget.check(`${store.name}, ${seen.toLocaleString("en")} events`);
-      if (seen % 1_000_000 === 0) log(`${store.name}: ${seen.toLocaleString("en")} events`);
       yield e;
     }
   };
-  const { written: events } = await writeRedisEvents(target, counted(mergeByTime(history, acquiredEvents)), "fresh", nowMs);
+  // The store's own projector derives every read model from the streams, in rounds, until caught up;
+  // projectHolds() then drops the holds that ended before the streams' trimmed part, as sweep() does.
+  let projectMs = 0;
+  let nextLog = 1_000_000;
+  const project = async () => {
+    const t0 = performance.now();
+    while (!(await store.project()).isCaughtUp) budget.check(`${store.name}, projecting`);
+    await store.projectHolds();
+    projectMs += performance.now() - t0;
+  };
+  const { written: events } = await writeRedisStreamEvents(target, counted(mergeByTime(history, acquiredEvents)), {
+    nowMs,
+    project,
+    streamFrom,
+    onProjected: (n) => {
+      if (n < nextLog) return;
+      nextLog += 1_000_000;
+      log(`${store.name}: ${n.toLocaleString("en")} events written and projected (${((performance.now() - started) / 1000).toFixed(0)} s, of which projecting ${(projectMs / 1000).toFixed(0)} s)`);
+    },
+  });
   const seedMs = performance.now() - started;
-  log(`${store.name}: ${written.toLocaleString("en")} leases, ${events.toLocaleString("en")} events in ${(seedMs / 1000).toFixed(1)} s`);
-  budget.check(`${store.name}, before projecting holds`);
-  // The seeder wrote the hold index; the store's projector trims it with the capped streams.
-  const projected = await timeIt(() => store.projectHolds());
-  log(`${store.name}: hold index projected (${projected.value.projected.toLocaleString("en")} holds) in ${(projected.ms / 1000).toFixed(1)} s`);
-  const memoryBytes = (await redisUsedMemory(redis)) - memoryBefore;
-  return { leases: written, events, eventsPerHour, perHotResource, seedMs, projectMs: projected.ms, memoryBytes };
+  log(
+    `${store.name}: ${written.toLocaleString("en")} leases, ${events.toLocaleString("en")} events in ${(seedMs / 1000).toFixed(1)} s ` +
+      `(${Math.round(events / (seedMs / 1000)).toLocaleString("en")} events/s; the store's projector took ${(projectMs / 1000).toFixed(1)} s of it)`,
+  );
+  // A bucket whose oldest events were not streamed must have a full stream: then those are exactly the ones the cap trimmed.
+  const lengths = (await redis.pipeline(Array.from({ length: DEFAULT_BUCKETS }, (_, b) => ["xlen", buildBucketKeys(namespace, b).events])).exec()) ?? [];
+  const short = streamFrom.flatMap((from, b) => (Number.isFinite(from) && Number(lengths[b]?.[1] ?? 0) < DEFAULT_EVENTS_MAX_LEN ? [`bucket ${b}: ${String(lengths[b]?.[1])}`] : []));
+  if (short.length > 0) throw new Error(`${store.name}: streams shorter than the cap where older events were counted, not streamed (${short.join(", ")})`);
+  return { leases: written, events, eventsPerHour, perHotResource, seedMs, projectMs, countedBuckets };
 }
 
 // ------------------------------------------------------------------ checking the seed with the stores' own reads
@@ -477,7 +516,7 @@ export async function runScale(options: ScaleOptions): Promise<BenchOutcome> {
     if (interrupted) process.exit(130);
     interrupted = signal;
     stopReason = `interrupted by ${signal}`;
-    log(`${signal}: stopping${options.keep ? "" : "; the seeded stores are removed"} (again to exit at once)`);
+    log(`${signal}: stopping${options.keep || options.reuse ? "" : "; the seeded stores are removed"} (again to exit at once)`);
     void pool
       .query("SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND strpos(query, $1) > 0", [`lw_bench_${suffix}_`])
       .catch(() => {});
@@ -526,27 +565,16 @@ export async function runScale(options: ScaleOptions): Promise<BenchOutcome> {
       );
       const budget = makeBudget(options.seedBudgetMin, stopIfInterrupted);
       const seedStarted = performance.now();
+      const redisMemoryBefore = await redisUsedMemory(redis);
       // Settled, not all: when one side fails the other must stop writing before `finally` cleans up.
       const [pgSettled, redisSettled] = await Promise.allSettled([
-        (async () => {
-          const out: SeededPg[] = [];
-          for (const [i, store] of pgStores.entries()) {
-            stopIfInterrupted();
-            out.push(await seedPostgresStore(pool, store, schemas[i]!, options.scale, budget));
-          }
-          return out;
-        })().catch((error: unknown) => {
+        // Side by side: each store's load is one server session, so two use both cores.
+        Promise.all(pgStores.map((store, i) => seedPostgresStore(pool, store, schemas[i]!, options.scale, budget))).catch((error: unknown) => {
           stopReason ??= `stopped: the other stores' seeding failed (${error instanceof Error ? error.message : String(error)})`;
           throw error;
         }),
-        (async () => {
-          const out: SeededRedis[] = [];
-          for (const [i, store] of redisStores.entries()) {
-            stopIfInterrupted();
-            out.push(await seedRedisStore(redis, store, namespaces[i]!, options.scale, 5 + i * 100, budget));
-          }
-          return out;
-        })().catch((error: unknown) => {
+        // Side by side too: while one store's batch is in Redis, the other's events are generated here.
+        Promise.all(redisStores.map((store, i) => seedRedisStore(redis, store, namespaces[i]!, options.scale, 5 + i * 100, budget))).catch((error: unknown) => {
           stopReason ??= `stopped: the other stores' seeding failed (${error instanceof Error ? error.message : String(error)})`;
           throw error;
         }),
@@ -555,6 +583,7 @@ export async function runScale(options: ScaleOptions): Promise<BenchOutcome> {
       if (redisSettled.status === "rejected") throw redisSettled.reason;
       const [pgSeeds, redisSeeds] = [pgSettled.value, redisSettled.value];
       log(`seeding took ${((performance.now() - seedStarted) / 60_000).toFixed(1)} min in all (Postgres and Redis side by side); ${load.summary("seeding")}`);
+      log(`Redis memory: +${mib((await redisUsedMemory(redis)) - redisMemoryBefore)} for both namespaces (used_memory, which other users of this Redis move too)`);
       load.phase = "checking";
 
       // The stores' own reads: live leases, event totals from the rollups / stats hashes, event shapes.
@@ -590,7 +619,7 @@ export async function runScale(options: ScaleOptions): Promise<BenchOutcome> {
         log(
           `${store.name} checked: ${active.toLocaleString("en")} live leases (countActive), ${total.toLocaleString("en")} events in the stats hashes of the last ${HOUR_TTL_S / 86_400} days = seeded (of ${seed.events.toLocaleString("en")}); ` +
             `bucket streams keep ${kept.toLocaleString("en")} (cap ${DEFAULT_EVENTS_MAX_LEN.toLocaleString("en")} per bucket × ${DEFAULT_BUCKETS}); ${await compareEventShapes(store)}; ` +
-            `seeded in ${(seed.seedMs / 1000).toFixed(0)} s + hold projection ${(seed.projectMs / 1000).toFixed(0)} s; Redis memory +${mib(seed.memoryBytes)}`,
+            `every stream of the ${seed.countedBuckets} buckets that trimmed is full; seeded in ${(seed.seedMs / 1000).toFixed(0)} s (projecting ${(seed.projectMs / 1000).toFixed(0)} s of it)`,
         );
       }
     }
@@ -657,7 +686,8 @@ export async function runScale(options: ScaleOptions): Promise<BenchOutcome> {
     process.off("SIGINT", onSignal).off("SIGTERM", onSignal);
     load.stop();
     for (const store of stores) await store.close().catch(() => {});
-    if (options.keep) {
+    // A --reuse run measures stores an earlier run kept: they stay for the next measurement.
+    if (options.keep || options.reuse) {
       log(`kept: schemas ${schemas.join(", ")}, namespaces ${namespaces.join(", ")}; measure again with --scale ${options.scale} --reuse ${suffix}`);
     } else {
       for (const schema of schemas) await pool.query(`DROP SCHEMA IF EXISTS ${quoteSchema(schema)} CASCADE`).catch((e: unknown) => log(`could not drop ${schema}: ${String(e)}`));
