@@ -52,7 +52,9 @@ export function PartialReadNotice({ stores, noun }: { stores: ReadonlyArray<Stor
           <strong className="font-semibold">Partial:</strong> <span className="font-mono">{store}</span>{" "}
           {p.reason === "read_budget"
             ? `stopped after examining ${p.examined.toLocaleString("en-US")} entries; ${count === 0 ? `it found no matching ${noun} in them.` : `showing the first ${count} ${noun} it found.`}`
-            : `keeps only the newest events of each owner, task and resource in its index; showing the first ${count} ${noun} it holds.`}{" "}
+            : p.reason === "index_building"
+              ? `is still indexing its earlier events by owner and task, so the newest may be missing; showing the first ${count} ${noun} it has indexed.`
+              : `keeps only the newest events of each owner, task and resource in its index; showing the first ${count} ${noun} it holds.`}{" "}
           There may be more: narrow by prefix, owner or task, or choose a shorter window.
         </li>
       ))}

@@ -249,10 +249,12 @@ export interface Page<T> {
 /**
  * Why a read answered in part: `read_budget` — it examined its budget of keys and entries
  * (Redis: RedisLeaseStore `readKeyBudget`) before finding the rest; `index_depth` — the index it
- * reads keeps only the newest entries, and the window reaches further back than they do.
+ * reads keeps only the newest entries, and the window reaches further back than they do;
+ * `index_building` — the index it reads is still being built from history recorded before it
+ * existed (Redis owner / task filters, after an upgrade), so its newest events may be missing.
  */
 export interface PartialRead {
-  reason: "read_budget" | "index_depth";
+  reason: "read_budget" | "index_depth" | "index_building";
   /** Keys and entries the read examined. */
   examined: number;
 }

@@ -3,7 +3,7 @@ import { holdBucketIndex, resourcePrefix, type LeaseEventKind } from "@/lib/leas
 import { GROUP_TOTALS_DEPTH } from "@/lib/lease/group-totals";
 import { streamEntryToRaw } from "@/lib/lease/redis/codec";
 import { buildHoldKeys, holdClass, holdsFromEntries } from "@/lib/lease/redis/held-at";
-import { bucketOf, buildBucketKeys, buildEvidsKey, buildGrantsKey, buildKindStreamKey, buildResourceKeys, buildStatsKey, buildValueIdsKey } from "@/lib/lease/redis/keys";
+import { bucketOf, buildBucketKeys, buildEvidsKey, buildGrantsKey, buildKindStreamKey, buildResourceKeys, buildStatsKey, buildIdStreamKey } from "@/lib/lease/redis/keys";
 import { KIND_STREAM_KINDS } from "@/lib/lease/redis/projector";
 import { EVIDS_TTL_S, FENCE_TTL_S, HOUR_TTL_S, INDEXED_EVENT_KINDS, MINUTE_TTL_S } from "@/lib/lease/redis/scripts";
 import type { SyntheticEvent } from "./history";
@@ -526,8 +526,8 @@ export async function writeRedisStreamEvents(
     }
     const listExpireAt = Math.floor(e.at / 1000) + EVIDS_TTL_S;
     listExpiry.set(buildEvidsKey(keys, e.resource), listExpireAt);
-    if (e.owner) listExpiry.set(buildValueIdsKey(keys, "owner", e.owner), listExpireAt);
-    if (e.task) listExpiry.set(buildValueIdsKey(keys, "task", e.task), listExpireAt);
+    if (e.owner) listExpiry.set(buildIdStreamKey(keys, "owner", e.owner), listExpireAt);
+    if (e.task) listExpiry.set(buildIdStreamKey(keys, "task", e.task), listExpireAt);
     const day = Math.floor(e.at / DAY_MS);
     listExpiry.set(buildGrantsKey(keys, day), ((day + 1) * DAY_MS) / 1000 + EVIDS_TTL_S);
 

@@ -1,5 +1,5 @@
 import { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ReadAbortedError } from "../errors";
 import { startRedis, stopAllServers, type ThrowawayServer } from "@/test/support/servers";
 import { freshRedisNamespace, TEST_REDIS_URL } from "../testing/isolation";
@@ -149,11 +149,22 @@ describe("Redis read round trips (on a server of its own)", () => {
 
   const rangeReads = async () => Number(/^cmdstat_xrevrange:calls=(\d+)/m.exec(await admin.info("commandstats"))?.[1] ?? 0);
 
-  it("an owner read is served by its index: no stream range is read, however many events the window holds", async () => {
-    const before = await rangeReads();
+  it("an owner read ranges over its id streams and fetches only the page's entries, however many events the window holds", async () => {
+    const monitor = await admin.monitor();
+    const commands: string[][] = [];
+    monitor.on("monitor", (_time: string, args: string[]) => commands.push(args));
     const page = await own.events({ owner: "w", from, limit: 20 });
+    // MONITOR reports commands in the order the server ran them: once the marker is in, the read's are.
+    await admin.echo("end-of-read");
+    await vi.waitFor(() => expect(commands.some(([name, arg]) => name?.toLowerCase() === "echo" && arg === "end-of-read")).toBe(true));
+    monitor.disconnect();
     expect(page.items).toHaveLength(20);
-    expect((await rangeReads()) - before).toBe(0);
+    const named = (name: string) => commands.filter(([n]) => n?.toLowerCase() === name);
+    // No bucket stream is ranged over newest first; only the owner's id streams are, one range per bucket.
+    expect(named("xrevrange").map(([, key]) => key!.replace(/^.*\}:/, ""))).toEqual(Array.from({ length: BUCKETS }, () => "ido:w"));
+    // Entries are fetched one id at a time, only those the page takes (20, and one to tell whether there is more).
+    const fetched = named("xrange").filter(([, key, start, end]) => key!.endsWith(":events") && start === end);
+    expect(fetched.length).toBe(21);
   });
 
   it("an aborted read stops issuing commands: the server sees no stream reads after the abort", async () => {

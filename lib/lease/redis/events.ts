@@ -16,12 +16,15 @@ import type { ReadBudget } from "./read-budget";
 export const DEFAULT_EVENTS_LIMIT = 100;
 
 interface PositionedEvent extends EventPosition {
-  event: LeaseEvent;
+  /** null: read from an id stream, its entry not fetched yet. */
+  event: LeaseEvent | null;
 }
 
 interface EventSource extends MergeSource<PositionedEvent> {
-  /** The stream the entries are read from. */
+  /** The stream the entries (or, for an id stream, the ids) are read from. */
   key: string;
+  /** An id stream: its entries name events (id and kind) whose entries are in this bucket stream. */
+  eventsKey?: string;
   bucket: number;
   /** Range reads: next bound, an id (inclusive) or `(id` (exclusive), in reading direction. */
   bound: string;
@@ -40,13 +43,28 @@ export interface IdListSource {
   bucket: number;
 }
 
+/** One bucket's id stream (an owner's or a task's, see projector.ts) and what it may be read for. */
+export interface IdStreamSource {
+  key: string;
+  /** The bucket stream holding the entries. */
+  eventsKey: string;
+  bucket: number;
+  /** The oldest id the bucket stream still holds (null: it holds none): older ids name trimmed events. */
+  retainedFrom: string | null;
+}
+
 /**
  * Where a query's events come from:
  * - `streams`: whole streams read by id range (the bucket streams, or the per-kind streams);
- * - `idLists`: lists of ids (a resource's history, an owner's or a task's ids per bucket), whose
- *   entries are fetched from their bucket streams.
+ * - `idStreams`: an owner's or a task's id stream per bucket, read by id range like a stream;
+ *   only the entries of the ids the merge takes are fetched from their bucket streams.
+ *   `isIndexBuilding`: some bucket's id streams do not reach its newest projected events yet;
+ * - `idLists`: lists of ids (a resource's history), whose entries are fetched from their bucket streams.
  */
-export type EventSourcePlan = { streams: readonly { key: string; bucket: number }[] } | { idLists: readonly IdListSource[] };
+export type EventSourcePlan =
+  | { streams: readonly { key: string; bucket: number }[] }
+  | { idStreams: readonly IdStreamSource[]; isIndexBuilding: boolean }
+  | { idLists: readonly IdListSource[] };
 
 export interface ReadEventsOptions {
   budget: ReadBudget;
@@ -61,6 +79,11 @@ export interface ReadEventsOptions {
  * token) apply to what is read, so callers bound those reads with a window or an index.
  * Events are totally ordered by (ms, seq, bucket); the cursor is the last
  * returned position, so pages have no gaps or repeats.
+ *
+ * Id streams are read like streams (one range per bucket per round trip, COUNT-limited, pipelined
+ * across buckets); the merge takes the page's ids first and only their entries are fetched, one
+ * round trip per page, so an owner or task read fetches about a page of entries whatever the
+ * window holds.
  *
  * Bounded: every id and entry read counts against `budget`, and its signal is checked before
  * each round trip. When the budget runs out the read keeps only what it can vouch for — the
@@ -104,7 +127,18 @@ export async function readEvents(ctx: RedisContext, plan: EventSourcePlan, query
   let sources: EventSource[];
   /** Id lists cut by their cap: events before the newest of their oldest ids may be missing. */
   let listedFrom = null as EventPosition | null;
-  if ("streams" in plan) {
+  if ("idStreams" in plan) {
+    sources = plan.idStreams.map(({ key, eventsKey, bucket, retainedFrom }) => {
+      // Ids older than what the bucket stream keeps name nothing: the range stops there.
+      let limitBound = isAscending ? highId : lowId;
+      let bound = startBound(bucket);
+      if (retainedFrom !== null) {
+        if (isAscending) bound = pickInnerBound(bound, retainedFrom, true);
+        else limitBound = lowId === "-" ? retainedFrom : pickInnerBound(lowId, retainedFrom, true);
+      }
+      return { key, eventsKey, bucket, bound, limitBound, buffer: [], isExhausted: retainedFrom === null, frontier: null };
+    });
+  } else if ("streams" in plan) {
     sources = plan.streams.map(({ key, bucket }) => ({
       key,
       bucket,
@@ -187,6 +221,11 @@ export async function readEvents(ctx: RedisContext, plan: EventSourcePlan, query
       for (const entry of entries) {
         const position = { ...parseStreamId(entry[0]), bucket: s.bucket };
         s.frontier = position;
+        if (s.eventsKey) {
+          // An id stream entry is `k <kind>`: a kind filter applies before anything is fetched.
+          if (kinds === null || kinds.has(entry[1][1] ?? "")) s.buffer.push({ ...position, event: null });
+          continue;
+        }
         const event = toLeaseEvent(ctx.storeName, s.bucket, streamEntryToRaw(entry));
         if (!event || !matches(event)) continue;
         s.buffer.push({ ...position, event });
@@ -195,7 +234,29 @@ export async function readEvents(ctx: RedisContext, plan: EventSourcePlan, query
     if (budget.isSpent && sources.some((s) => !s.isExhausted)) stopAtFrontier();
   };
 
-  const taken = await takeMerged<PositionedEvent, EventSource>(sources, refill, compareOrder, limit + 1);
+  let taken: PositionedEvent[] = [];
+  if ("idStreams" in plan) {
+    const eventsKeys = new Map(plan.idStreams.map((s) => [s.bucket, s.eventsKey]));
+    // Take ids in order, fetch the entries of those taken, keep the matches; again until a page is full.
+    while (taken.length <= limit) {
+      const ids = await takeMerged<PositionedEvent, EventSource>(sources, refill, compareOrder, limit + 1 - taken.length);
+      if (ids.length === 0) break;
+      budget.checkpoint();
+      const replies = (await execPipeline(ctx, "events", (p) => {
+        for (const t of ids) p.xrange(eventsKeys.get(t.bucket)!, `${t.ms}-${t.seq}`, `${t.ms}-${t.seq}`);
+      })) as ([string, string[]][] | null)[];
+      budget.spend(ids.length);
+      ids.forEach((t, i) => {
+        // Trimmed from the bucket stream since its id was read: nothing to show.
+        const entry = replies[i]?.[0];
+        const event = entry ? toLeaseEvent(ctx.storeName, t.bucket, streamEntryToRaw(entry)) : null;
+        if (event && matches(event)) taken.push({ ...t, event });
+      });
+    }
+    if (plan.isIndexBuilding) partial ??= "index_building";
+  } else {
+    taken = await takeMerged<PositionedEvent, EventSource>(sources, refill, compareOrder, limit + 1);
+  }
   let items = taken;
   if (listedFrom) {
     // Past the oldest id a full list still holds, that list may be missing events: what lies
@@ -205,7 +266,7 @@ export async function readEvents(ctx: RedisContext, plan: EventSourcePlan, query
     items = taken.filter((t) => compareEventPositions(t, cut) >= 0);
     if (isWindowDeeper && (isAscending || items.length <= limit)) partial ??= "index_depth";
   }
-  const page: Page<LeaseEvent> = { items: items.slice(0, limit).map((t) => t.event) };
+  const page: Page<LeaseEvent> = { items: items.slice(0, limit).map((t) => t.event!) };
   const last = items[limit - 1];
   if (partial) page.partial = { reason: partial, examined: budget.examined };
   else if (items.length > limit && last) page.nextCursor = formatEventId(`${last.ms}-${last.seq}`, last.bucket);

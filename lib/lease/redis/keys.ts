@@ -19,13 +19,18 @@
  *   <ns>:{b7}:groups              hash of lifetime counts per prefix group, no TTL: 's|<slack bucket>|<slack group>' by
  *                                 renew; 'h|<hold bucket>|<group>' and 'hs|<group>' (hold ms) by the projector
  * Read models, derived from the events stream by the projector (projector.ts):
- *   <ns>:{b7}:proj                hash: the projection cursor (last applied stream id, renewals applied, when)
+ *   <ns>:{b7}:proj                hash: the projection cursor (last applied stream id, renewals applied, when), and
+ *                                 'ids': the last stream id folded into the ido/idt streams (behind 'last' only while
+ *                                 the projector indexes history projected before those streams existed)
  *   <ns>:{b7}:acq                 zset resource → acquiredAt ms ("held_longest" / "newest" sorts)
  *   <ns>:{b7}:names               zset of resources, all score 0 (lex ranges for prefix filters)
  *   <ns>:{b7}:evids:<resource>    list: ids of this resource's recent events, newest first
  *   <ns>:{b7}:events:<kind>       stream per rare kind (expired, lost, contended, …): same entries and ids
- *   <ns>:{b7}:evo:<owner>         list: ids of this owner's recent events in the bucket, newest first (capped, like evids)
- *   <ns>:{b7}:evt:<task>          list: the same per task
+ *   <ns>:{b7}:ido:<owner>         stream: one entry per event of this owner in the bucket, under the event's own id,
+ *                                 holding only its kind ('k'); capped like the bucket stream, expiring like evids.
+ *                                 Owner filters range over it by id (time) and fetch just the page's entries
+ *   <ns>:{b7}:idt:<task>          stream: the same per task
+ *                                 (the earlier owner / task id lists, evo:/evt:, are no longer written and expire)
  *   <ns>:{b7}:grants:<day>        hash 'l:<leaseId>' / 't:<token>' → resource, per epoch day of the event (15 days):
  *                                 where a lease id or token filter finds its resource's history
  *   <ns>:{b7}:stats:m:<minute>    hash of counters per epoch minute (~48 h)
@@ -133,9 +138,9 @@ export function buildEvidsKey(keys: BucketKeys, resource: string): string {
   return `${keys.base}evids:${resource}`;
 }
 
-/** A bucket's list of one owner's (`evo`) or one task's (`evt`) recent event ids (a read model). */
-export function buildValueIdsKey(keys: BucketKeys, field: "owner" | "task", value: string): string {
-  return `${keys.base}${field === "owner" ? "evo" : "evt"}:${value}`;
+/** A bucket's stream of one owner's (`ido`) or one task's (`idt`) event ids and kinds (a read model). */
+export function buildIdStreamKey(keys: BucketKeys, field: "owner" | "task", value: string): string {
+  return `${keys.base}${field === "owner" ? "ido" : "idt"}:${value}`;
 }
 
 /** A bucket's hash of lease ids and fencing tokens seen on epoch day `day`, each → its resource (a read model). */

@@ -4,7 +4,7 @@ import { resourcePrefix } from "../validation";
 import { parseStreamId, streamEntryToRaw, type RawEvent } from "./codec";
 import { callScript, execPipeline, parseTimeReply, type RedisContext } from "./connection";
 import { buildHoldKeys, holdClass, holdsFromEntries, loadOpenStarts } from "./held-at";
-import { buildEvidsKey, buildGrantsKey, buildKindStreamKey, buildStatsKey, buildValueIdsKey, type BucketKeys } from "./keys";
+import { buildEvidsKey, buildGrantsKey, buildIdStreamKey, buildKindStreamKey, buildStatsKey, type BucketKeys } from "./keys";
 import { EVIDS_TTL_S, HOUR_TTL_S, INDEXED_EVENT_KINDS, LEASE_SCRIPTS, MINUTE_TTL_S } from "./scripts";
 
 /**
@@ -32,6 +32,14 @@ import { EVIDS_TTL_S, HOUR_TTL_S, INDEXED_EVENT_KINDS, LEASE_SCRIPTS, MINUTE_TTL
  * it, and replaying a batch changes nothing. An event trimmed from the capped stream before it
  * was projected (more than eventsMaxLen events in a bucket within one interval) never reaches
  * the read models; the durable totals and the lease state do not depend on them.
+ *
+ * The owner / task id streams (keys.ts: ido, idt) take entries in id order only, so they have a
+ * cursor of their own (`ids` in `<bucket>proj`). Normally it moves with the main cursor, in the
+ * same batch. A bucket whose events were projected before those streams existed (an upgrade, or
+ * data loaded with the cursor set) has `ids` behind `last`: the projector then indexes that
+ * retained history first, oldest first, PROJECT_BATCH entries per bucket per round (the id
+ * streams and the grants only), while the main batches leave the id streams alone; once `ids`
+ * reaches `last` they move together again. Until then an owner or task read says it is partial.
  */
 
 /** Stream entries read and applied per bucket per script call: bounds each call. */
@@ -95,6 +103,8 @@ class BatchWrites {
 interface BucketState {
   bucket: number;
   cursor: string;
+  /** The id-stream cursor as read this round (see above); equal to `cursor` once history is indexed. */
+  ids: string;
   isDone: boolean;
 }
 
@@ -160,7 +170,7 @@ export class Projector {
   }
 
   private async run(maxRounds: number): Promise<ProjectResult> {
-    const states: BucketState[] = this.bucketKeys.map((_, bucket) => ({ bucket, cursor: this.cursors[bucket]!, isDone: false }));
+    const states: BucketState[] = this.bucketKeys.map((_, bucket) => ({ bucket, cursor: this.cursors[bucket]!, ids: "", isDone: false }));
     let applied = 0;
     for (let round = 0; round < maxRounds; round++) {
       const pending = states.filter((s) => !s.isDone);
@@ -170,21 +180,25 @@ export class Projector {
     return { applied, isCaughtUp: states.every((s) => s.isDone) };
   }
 
-  /** One round: read each pending bucket's cursor, renewals and next batch together, then apply the batches. */
+  /**
+   * One round: read each pending bucket's cursors, renewals and next batch together, then apply the
+   * batches; a bucket whose id streams lag its cursor also gets one batch of history indexed.
+   */
   private async round(pending: BucketState[]): Promise<number> {
     const replies = await execPipeline(this.ctx, "project", (p) => {
       p.time();
       for (const s of pending) {
         const keys = this.bucketKeys[s.bucket]!;
-        p.hmget(keys.proj, "last", "renewed");
+        p.hmget(keys.proj, "last", "renewed", "ids");
         p.hget(keys.totals, "renewed");
         p.xrange(keys.events, s.cursor ? `(${s.cursor}` : "-", "+", "COUNT", PROJECT_BATCH);
       }
     });
     const nowMs = parseTimeReply(replies[0]);
     const calls: Promise<number>[] = [];
+    const lagging: BucketState[] = [];
     pending.forEach((s, i) => {
-      const [last, renewedApplied] = (replies[1 + 3 * i] as (string | null)[]) ?? [];
+      const [last, renewedApplied, ids] = (replies[1 + 3 * i] as (string | null)[]) ?? [];
       const renewed = (replies[2 + 3 * i] as string | null) ?? "0";
       const entries = (replies[3 + 3 * i] as [string, string[]][] | null) ?? [];
       const stored = last ?? "";
@@ -194,14 +208,76 @@ export class Projector {
         this.cursors[s.bucket] = stored;
         return;
       }
+      s.ids = ids ?? "";
+      const isIndexed = s.ids === s.cursor;
+      if (!isIndexed) lagging.push(s);
       if (entries.length === 0 && renewed === (renewedApplied ?? "0")) {
-        s.isDone = true;
+        if (isIndexed) s.isDone = true;
         return;
       }
-      calls.push(this.apply(s, entries, nowMs));
+      calls.push(this.apply(s, entries, nowMs, isIndexed));
     });
+    if (lagging.length > 0) calls.push(this.indexHistory(lagging, nowMs));
     const counts = await Promise.all(calls);
     return counts.reduce((a, b) => a + b, 0);
+  }
+
+  /**
+   * One batch per lagging bucket of the history its id streams miss: the entries after `ids` up to
+   * the main cursor, oldest first, into the id streams and the grants (both keyed by the events'
+   * own ids or values, so a replay writes nothing new). Applied under the `ids` cursor check
+   * alone. Returns 0: these events were applied to the other read models before.
+   */
+  private async indexHistory(lagging: BucketState[], nowMs: number): Promise<number> {
+    const replies = await execPipeline(this.ctx, "project", (p) => {
+      for (const s of lagging) {
+        p.xrange(this.bucketKeys[s.bucket]!.events, s.ids ? `(${s.ids}` : "-", s.cursor, "COUNT", PROJECT_BATCH);
+      }
+    });
+    await Promise.all(
+      lagging.map(async (s, i) => {
+        const entries = (replies[i] as [string, string[]][] | null) ?? [];
+        const keys = this.bucketKeys[s.bucket]!;
+        const writes = new BatchWrites(this.fixedKeys(keys, nowMs));
+        const grants = new Map<string, Map<string, string>>();
+        const idStreams = new Set<string>();
+        for (const entry of entries) {
+          const raw = streamEntryToRaw(entry);
+          if (!raw.kind || !raw.resource) continue;
+          this.addIdStreamWrites(writes, idStreams, keys, entry[0], raw);
+          addGrant(grants, keys, parseStreamId(entry[0]).ms, raw);
+        }
+        for (const key of idStreams) writes.add("EXPIRE", key, EVIDS_TTL_S);
+        addGrantWrites(writes, grants);
+        // A short read reached the main cursor (or the stream holds nothing older): history is indexed.
+        const reached = entries.length < PROJECT_BATCH ? s.cursor : entries.at(-1)![0];
+        // Like any batch it folds the renewals counted since the last one into the current rollups.
+        await callScript(this.ctx, LEASE_SCRIPTS.project, writes.keys, ["*", "", s.ids, reached, ...writes.args]);
+      }),
+    );
+    return 0;
+  }
+
+  /** The `project` script's fixed KEYS: the cursor, the totals, the current minute's and hour's rollups (renewals go there). */
+  private fixedKeys(keys: BucketKeys, nowMs: number): string[] {
+    const nowMinute = Math.floor(nowMs / 60_000);
+    return [keys.proj, keys.totals, buildStatsKey(keys, "m", nowMinute), buildStatsKey(keys, "h", Math.floor(nowMinute / 60))];
+  }
+
+  /**
+   * The event's entry in its owner's and its task's id streams: its own id and its kind (so a kind
+   * filter beside the owner or task is applied before any entry is fetched). `touched` collects
+   * the streams, to be given their expiry once per batch.
+   */
+  private addIdStreamWrites(writes: BatchWrites, touched: Set<string>, keys: BucketKeys, id: string, raw: RawEvent): void {
+    for (const field of ["owner", "task"] as const) {
+      const value = raw[field];
+      if (!value) continue;
+      const key = buildIdStreamKey(keys, field, value);
+      // Capped like the bucket stream: an id stream never needs more entries than its bucket stream keeps.
+      writes.add("XADD", key, "MAXLEN", "~", this.options.eventsMaxLen, id, "k", raw.kind!);
+      touched.add(key);
+    }
   }
 
   /**
@@ -229,15 +305,10 @@ export class Projector {
     if (byClass.size > 0) writes.add("SADD", hk.classes, ...byClass.keys());
   }
 
-  private async apply(s: BucketState, entries: [string, string[]][], nowMs: number): Promise<number> {
+  /** `isIndexed`: the bucket's id streams have reached the cursor, so this batch writes them too (and moves both cursors). */
+  private async apply(s: BucketState, entries: [string, string[]][], nowMs: number, isIndexed: boolean): Promise<number> {
     const keys = this.bucketKeys[s.bucket]!;
-    const nowMinute = Math.floor(nowMs / 60_000);
-    const writes = new BatchWrites([
-      keys.proj,
-      keys.totals,
-      buildStatsKey(keys, "m", nowMinute),
-      buildStatsKey(keys, "h", Math.floor(nowMinute / 60)),
-    ]);
+    const writes = new BatchWrites(this.fixedKeys(keys, nowMs));
     const counters = new Map<string, Map<string, number>>();
     const count = (key: string, field: string, n: number) => {
       let fields = counters.get(key);
@@ -247,8 +318,7 @@ export class Projector {
     const totals = new Map<string, number>();
     const total = (field: string, n: number) => totals.set(field, (totals.get(field) ?? 0) + n);
     const history = new Map<string, string[]>();
-    const byOwner = new Map<string, string[]>();
-    const byTask = new Map<string, string[]>();
+    const idStreams = new Set<string>();
     const grants = new Map<string, Map<string, string>>();
     const raws: RawEvent[] = [];
     const listed = new Map<string, number | null>();
@@ -294,15 +364,8 @@ export class Projector {
       let ids = history.get(resource);
       if (!ids) history.set(resource, (ids = []));
       ids.push(entry[0]);
-      if (raw.owner) appendTo(byOwner, raw.owner, entry[0]);
-      if (raw.task) appendTo(byTask, raw.task, entry[0]);
-      if (raw.leaseId || raw.token) {
-        const key = buildGrantsKey(keys, Math.floor(ms / DAY_MS));
-        let fields = grants.get(key);
-        if (!fields) grants.set(key, (fields = new Map()));
-        if (raw.leaseId) fields.set(`l:${raw.leaseId}`, resource);
-        if (raw.token) fields.set(`t:${raw.token}`, resource);
-      }
+      if (isIndexed) this.addIdStreamWrites(writes, idStreams, keys, entry[0], raw);
+      addGrant(grants, keys, ms, raw);
       if (INDEXED_KINDS.has(kind)) {
         writes.add("XADD", buildKindStreamKey(keys, kind), "MAXLEN", "~", this.options.eventsMaxLen, entry[0], ...entry[1]);
       }
@@ -323,20 +386,10 @@ export class Projector {
       writes.add("LTRIM", key, 0, this.options.evidsMaxLen - 1);
       writes.add("EXPIRE", key, EVIDS_TTL_S);
     }
-    // Owner and task filters read these lists instead of the streams; capped and expiring like
-    // the history lists. Replays are refused by the cursor check, so no id is listed twice.
-    for (const [field, lists] of [["owner", byOwner], ["task", byTask]] as const) {
-      for (const [value, ids] of lists) {
-        const key = buildValueIdsKey(keys, field, value);
-        writes.add("LPUSH", key, ...ids);
-        writes.add("LTRIM", key, 0, this.options.evidsMaxLen - 1);
-        writes.add("EXPIRE", key, EVIDS_TTL_S);
-      }
-    }
-    for (const [key, fields] of grants) {
-      writes.add("HSET", key, ...[...fields].flat());
-      writes.add("EXPIRE", key, EVIDS_TTL_S);
-    }
+    // Owner and task filters range over the id streams instead of the bucket streams; they expire
+    // like the history lists.
+    for (const key of idStreams) writes.add("EXPIRE", key, EVIDS_TTL_S);
+    addGrantWrites(writes, grants);
     for (const [field, n] of totals) writes.add("HINCRBY", keys.totals, field, n);
     await this.addHoldIndexWrites(writes, keys, raws);
     for (const [key, fields] of counters) {
@@ -345,7 +398,9 @@ export class Projector {
       if (key !== keys.groups) writes.add("EXPIRE", key, key.includes(":stats:m:") ? MINUTE_TTL_S : HOUR_TTL_S);
     }
     const last = entries.at(-1)?.[0] ?? "";
-    const reply = (await callScript(this.ctx, LEASE_SCRIPTS.project, writes.keys, [s.cursor, last, ...writes.args])) as string[];
+    // Indexed: the id-stream cursor is checked and moves with the main one; else it is left to indexHistory().
+    const idsCursor = isIndexed ? [s.ids, last] : ["*", ""];
+    const reply = (await callScript(this.ctx, LEASE_SCRIPTS.project, writes.keys, [s.cursor, last, ...idsCursor, ...writes.args])) as string[];
     if (reply[0] !== "applied") {
       s.cursor = reply[1] ?? "";
       this.cursors[s.bucket] = s.cursor;
@@ -361,8 +416,19 @@ export class Projector {
   }
 }
 
-function appendTo(lists: Map<string, string[]>, value: string, id: string): void {
-  const ids = lists.get(value);
-  if (ids) ids.push(id);
-  else lists.set(value, [id]);
+/** The grants hash of the event's day: its lease id and token, each → its resource. */
+function addGrant(grants: Map<string, Map<string, string>>, keys: BucketKeys, ms: number, raw: RawEvent): void {
+  if (!raw.resource || !(raw.leaseId || raw.token)) return;
+  const key = buildGrantsKey(keys, Math.floor(ms / DAY_MS));
+  let fields = grants.get(key);
+  if (!fields) grants.set(key, (fields = new Map()));
+  if (raw.leaseId) fields.set(`l:${raw.leaseId}`, raw.resource);
+  if (raw.token) fields.set(`t:${raw.token}`, raw.resource);
+}
+
+function addGrantWrites(writes: BatchWrites, grants: Map<string, Map<string, string>>): void {
+  for (const [key, fields] of grants) {
+    writes.add("HSET", key, ...[...fields].flat());
+    writes.add("EXPIRE", key, EVIDS_TTL_S);
+  }
 }

@@ -128,7 +128,7 @@ describe("RedisLeaseStore keys", () => {
     const keys = await scanKeys(store.client as Redis, fresh.namespace);
     expect(keys.length).toBeGreaterThan(0);
     const perResource = /^(lock|lease|ended|fence|evids):(.+)$/;
-    const perBucket = /^(idx|acq|names|events|events:(expired|lost|renew_failed|force_released|fencing_rejected|contended)|stats:[mhd]:\d+|slack:\d+|totals|groups|proj|holds:(open|classes|c\d+)|ev[ot]:.+|grants:\d+)$/;
+    const perBucket = /^(idx|acq|names|events|events:(expired|lost|renew_failed|force_released|fencing_rejected|contended)|stats:[mhd]:\d+|slack:\d+|totals|groups|proj|holds:(open|classes|c\d+)|id[ot]:.+|grants:\d+)$/;
     const kinds = new Set<string>();
     // The one key outside the buckets: the namespace's bucket count.
     expect(keys).toContain(`${fresh.namespace}:buckets`);
@@ -149,7 +149,7 @@ describe("RedisLeaseStore keys", () => {
       }
     }
     // Every kind of key was produced, so each was checked above.
-    expect([...kinds].sort()).toEqual(["acq", "ended", "events", "events:<kind>", "evids", "evo", "evt", "fence", "grants", "groups", "holds", "idx", "lease", "lock", "names", "proj", "slack", "stats", "totals"]);
+    expect([...kinds].sort()).toEqual(["acq", "ended", "events", "events:<kind>", "evids", "fence", "grants", "groups", "holds", "ido", "idt", "idx", "lease", "lock", "names", "proj", "slack", "stats", "totals"]);
   });
 });
 
@@ -621,7 +621,7 @@ describe("RedisLeaseStore projection", () => {
     // Replaying the first batch (applied after the empty cursor) is refused by the cursor check.
     const firstId = ((await store.client.xrange(`${base}events`, "-", "+", "COUNT", 1)) as [string, string[]][])[0]![0];
     const replayKeys = [`${base}proj`, `${base}totals`, `${base}stats:m:0`, `${base}stats:h:0`, `${base}acq`];
-    const replay = await store.client.fcall(LEASE_SCRIPTS.project.functionName, replayKeys.length, ...replayKeys, "", firstId, "3", "ZADD", "5", "1", "p:replayed");
+    const replay = await store.client.fcall(LEASE_SCRIPTS.project.functionName, replayKeys.length, ...replayKeys, "", firstId, "", firstId, "3", "ZADD", "5", "1", "p:replayed");
     expect((replay as string[])[0]).toBe("stale");
     // Another projector, and this one again, find nothing left to do.
     const other = openStore({ buckets: 1 }, fresh).store;

@@ -490,19 +490,22 @@ return { 'expired', { record_expiry(c, lease, 'sweep') } }
  * KEYS[1] the bucket's projection cursor (hash: last = last applied stream id, renewed = the
  * renewal count already in the rollups), KEYS[2] the bucket's totals, KEYS[3] and KEYS[4] the
  * minute and hour stats hashes that take the renewals counted since, KEYS[5..] what the writes touch.
- * ARGV[1] the cursor the batch was read after ("" for none), ARGV[2] the batch's last stream id,
- * ARGV[3..] the writes, each `argc, command, key index, arg, …` (argc counts what follows the index).
- * The cursor check makes it idempotent: a batch read after a cursor that moved on (another
+ * ARGV[1] the cursor the batch was read after ("" for none, "*" for a batch that leaves it alone),
+ * ARGV[2] the batch's last stream id ("" moves nothing), ARGV[3] / ARGV[4] the same for the
+ * owner / task id-stream cursor (`ids`: "*" / "" when the batch does not index them), ARGV[5..]
+ * the writes, each `argc, command, key index, arg, …` (argc counts what follows the index).
+ * The cursor checks make it idempotent: a batch read after a cursor that moved on (another
  * projector applied it first, or this is a replay) changes nothing. Bounded by the batch size.
  * Returns ["applied", renewals added] or ["stale", current cursor].
  */
 const PROJECT = defineScript(
   "project",
   `
-local cursor = redis.call('HMGET', KEYS[1], 'last', 'renewed')
-if (cursor[1] or '') ~= ARGV[1] then return { 'stale', cursor[1] or '' } end
+local cursor = redis.call('HMGET', KEYS[1], 'last', 'renewed', 'ids')
+if ARGV[1] ~= '*' and (cursor[1] or '') ~= ARGV[1] then return { 'stale', cursor[1] or '' } end
+if ARGV[3] ~= '*' and (cursor[3] or '') ~= ARGV[3] then return { 'stale', cursor[1] or '' } end
 local WRITES = { ZADD = true, ZREM = true, HINCRBY = true, HSET = true, HDEL = true, SADD = true, LPUSH = true, LTRIM = true, EXPIRE = true, XADD = true }
-local i = 3
+local i = 5
 while i <= #ARGV do
   local argc = tonumber(ARGV[i])
   local command, key = ARGV[i + 1], KEYS[tonumber(ARGV[i + 2])]
@@ -510,8 +513,8 @@ while i <= #ARGV do
   local args = {}
   for j = 1, argc do args[j] = ARGV[i + 2 + j] end
   if command == 'XADD' then
-    -- A per-kind copy under the event's own id: an id already there (the kind stream is never
-    -- ahead of its bucket stream otherwise) means it was copied before, so pcall and move on.
+    -- A per-kind copy or an id-stream entry under the event's own id: an id already there (such a
+    -- stream is never ahead of its bucket stream otherwise) means it was written before, so pcall and move on.
     redis.pcall('XADD', key, unpack(args))
   else
     redis.call(command, key, unpack(args))
@@ -527,6 +530,7 @@ if added > 0 then
   redis.call('EXPIRE', KEYS[4], '${HOUR_TTL_S}')
 end
 if ARGV[2] ~= '' then redis.call('HSET', KEYS[1], 'last', ARGV[2]) end
+if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'ids', ARGV[4]) end
 redis.call('HSET', KEYS[1], 'renewed', tostring(renewed), 'at', NOW)
 return { 'applied', tostring(math.max(added, 0)) }
 `,

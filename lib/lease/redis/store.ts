@@ -76,7 +76,7 @@ import {
   buildResourceKeys,
   buildResourceScriptKeys,
   buildSlackKey,
-  buildValueIdsKey,
+  buildIdStreamKey,
   type BucketKeys,
 } from "./keys";
 import { findUnservableRedisEventFilter } from "./event-filters";
@@ -808,7 +808,8 @@ export class RedisLeaseStore implements LeaseStore {
 
   /**
    * Where an event query reads, most selective index first: a resource's history list (one
-   * bucket); an owner's or a task's id lists (one per bucket); for a lease id or token, the
+   * bucket); an owner's or a task's id streams (one per bucket, with each bucket's oldest
+   * retained id and whether its id streams reach its projection cursor); for a lease id or token, the
    * grants hashes of the window's days name the resource, whose history is then read; the
    * per-kind streams when every kind asked for has one; else the bucket streams.
    */
@@ -821,7 +822,22 @@ export class RedisLeaseStore implements LeaseStore {
     if (q.resource) return { idLists: [historyOf(q.resource)] };
     if (q.owner !== undefined || q.task !== undefined) {
       const [field, value] = q.owner !== undefined ? (["owner", q.owner] as const) : (["task", q.task!] as const);
-      return { idLists: this.bucketKeys.map((keys, bucket) => ({ listKey: buildValueIdsKey(keys, field, value), streamKey: keys.events, bucket })) };
+      budget.checkpoint();
+      const replies = await execPipeline(this.ctx, "events", (p) => {
+        for (const keys of this.bucketKeys) {
+          p.hmget(keys.proj, "last", "ids");
+          p.xrange(keys.events, "-", "+", "COUNT", 1);
+        }
+      });
+      budget.spend(this.bucketKeys.length);
+      let isIndexBuilding = false;
+      const idStreams = this.bucketKeys.map((keys, bucket) => {
+        const [last, ids] = (replies[2 * bucket] as (string | null)[] | null) ?? [];
+        if ((last ?? "") !== (ids ?? "")) isIndexBuilding = true;
+        const oldest = (replies[2 * bucket + 1] as [string, string[]][] | null)?.[0]?.[0] ?? null;
+        return { key: buildIdStreamKey(keys, field, value), eventsKey: keys.events, bucket, retainedFrom: oldest };
+      });
+      return { idStreams, isIndexBuilding };
     }
     if (q.leaseId !== undefined || q.fencingToken !== undefined) {
       return { idLists: (await this.findGrantResources(q, budget)).map(historyOf) };
