@@ -65,7 +65,7 @@ test("a bad URL parameter is explained, not a crash", async ({ page }) => {
   await page.goto("/?window=2h");
   const notice = page.getByRole("alert").filter({ hasText: "Can’t show the overview" });
   await expect(notice).toContainText("window");
-  await expect(notice).toContainText("must be one of 15m, 1h, 6h, 24h, 7d, custom");
+  await expect(notice).toContainText("must be one of 15m, 1h, 6h, 24h, 7d, 30d, custom");
   await expect(notice.getByRole("link", { name: "start again without filters" })).toHaveAttribute("href", "/");
   const api = await page.request.get("/api/leases?state=zombie");
   expect(api.status()).toBe(400);
