@@ -42,40 +42,44 @@ export function EventsClient({ search, initialData, summary }: { search: string;
       <EventFilters values={params} storeNames={view.storeNames} />
       {/* Above the summary: its counts come from the same raw events. */}
       <RetentionNotice notes={view.retention ?? []} />
-      {summary}
-      <StoreReadProblems stores={view.stores} />
-      <PartialReadNotice stores={view.stores} noun="events" />
-      <div {...held.pointerProps} className="space-y-1">
-        <LiveTableBar
-          held={held}
-          noun={["event", "events"]}
-          choice={refresh.choice}
-          onChoice={refresh.setChoice}
-          onRefreshNow={() => void query.refetch()}
-          isFetching={query.isFetching}
-          problem={query.isError ? query.error.message : null}
-        />
-        {view.items.length === 0 ? (
-          hasFilters ? (
-            isPartial ? (
-              <EmptyState title="No matching event in what the stores read" action={<Link className="underline" href="/events">Clear the filters</Link>}>
-                A store stopped at its read budget before finding one (see above): narrow by prefix, owner or task, or choose a shorter window.
-              </EmptyState>
+      {/* The counts above the table keep the hold too: they refresh on their own and can grow, so a
+          pointer on its way from the table to "N new events — show" may find itself over them. */}
+      <div {...held.pointerProps} className="space-y-4">
+        {summary}
+        <StoreReadProblems stores={view.stores} />
+        <PartialReadNotice stores={view.stores} noun="events" />
+        <div className="space-y-1">
+          <LiveTableBar
+            held={held}
+            noun={["event", "events"]}
+            choice={refresh.choice}
+            onChoice={refresh.setChoice}
+            onRefreshNow={() => void query.refetch()}
+            isFetching={query.isFetching}
+            problem={query.isError ? query.error.message : null}
+          />
+          {view.items.length === 0 ? (
+            hasFilters ? (
+              isPartial ? (
+                <EmptyState title="No matching event in what the stores read" action={<Link className="underline" href="/events">Clear the filters</Link>}>
+                  A store stopped at its read budget before finding one (see above): narrow by prefix, owner or task, or choose a shorter window.
+                </EmptyState>
+              ) : (
+                <EmptyState title="No event matches these filters" action={<Link className="underline" href="/events">Clear the filters</Link>}>
+                  Widen the window, tick more kinds, or shorten the prefix.
+                </EmptyState>
+              )
             ) : (
-              <EmptyState title="No event matches these filters" action={<Link className="underline" href="/events">Clear the filters</Link>}>
-                Widen the window, tick more kinds, or shorten the prefix.
+              <EmptyState title="No events recorded yet">
+                Every acquire, release, expiry, failed acquire and fencing rejection is recorded here as workers use the stores.
               </EmptyState>
             )
           ) : (
-            <EmptyState title="No events recorded yet">
-              Every acquire, release, expiry, failed acquire and fencing rejection is recorded here as workers use the stores.
-            </EmptyState>
-          )
-        ) : (
-          <div {...held.focusProps}>
-            <EventTable events={view.items} caption="Lease events" />
-          </div>
-        )}
+            <div {...held.focusProps}>
+              <EventTable events={view.items} caption="Lease events" />
+            </div>
+          )}
+        </div>
       </div>
       <div className="flex justify-end">
         <Pager basePath="/events" search={search} nextCursor={view.nextCursor} label="Events" />

@@ -50,27 +50,31 @@ export function LeasesClient({ search, initialData, access, summary }: { search:
         </p>
       </div>
       <LeaseFilters values={params} storeNames={view.storeNames} />
-      {summary}
-      {view.mode === "current" ? <BulkReleaseBar access={access} prefix={prefix} onOpen={() => setBulkOpen(true)} /> : null}
-      <StoreReadProblems stores={view.stores} />
-      <PartialReadNotice stores={view.stores} noun={view.mode === "expired" ? "expiries" : "leases"} />
-      <div {...held.pointerProps} className="space-y-1">
-        <LiveTableBar
-          held={held}
-          noun={view.mode === "expired" ? ["expiry", "expiries"] : ["lease", "leases"]}
-          choice={refresh.choice}
-          onChoice={refresh.setChoice}
-          onRefreshNow={() => void query.refetch()}
-          isFetching={query.isFetching}
-          problem={query.isError ? query.error.message : null}
-        />
-        {count === 0 ? (
-          <NoLeases mode={view.mode} hasFilters={hasFilters} isLaterPage={params.has("cursor")} />
-        ) : (
-          <div {...held.focusProps}>
-            {view.mode === "current" ? <CurrentLeasesTable view={view} params={params} updatedAt={held.updatedAt} /> : <ExpiredLeasesTable items={view.expired} />}
-          </div>
-        )}
+      {/* The counts above the table keep the hold too: they refresh on their own and can grow, so a
+          pointer on its way from the table to "N new leases — show" may find itself over them. */}
+      <div {...held.pointerProps} className="space-y-4">
+        {summary}
+        {view.mode === "current" ? <BulkReleaseBar access={access} prefix={prefix} onOpen={() => setBulkOpen(true)} /> : null}
+        <StoreReadProblems stores={view.stores} />
+        <PartialReadNotice stores={view.stores} noun={view.mode === "expired" ? "expiries" : "leases"} />
+        <div className="space-y-1">
+          <LiveTableBar
+            held={held}
+            noun={view.mode === "expired" ? ["expiry", "expiries"] : ["lease", "leases"]}
+            choice={refresh.choice}
+            onChoice={refresh.setChoice}
+            onRefreshNow={() => void query.refetch()}
+            isFetching={query.isFetching}
+            problem={query.isError ? query.error.message : null}
+          />
+          {count === 0 ? (
+            <NoLeases mode={view.mode} hasFilters={hasFilters} isLaterPage={params.has("cursor")} />
+          ) : (
+            <div {...held.focusProps}>
+              {view.mode === "current" ? <CurrentLeasesTable view={view} params={params} updatedAt={held.updatedAt} /> : <ExpiredLeasesTable items={view.expired} />}
+            </div>
+          )}
+        </div>
       </div>
       <div className="flex justify-end">
         <Pager basePath="/locks" search={search} nextCursor={view.nextCursor} label="Leases" />
