@@ -19,7 +19,7 @@ import { parseEventsParams, type SearchParamsInput } from "@/lib/console/params"
 import { DEFAULT_BUCKETS, RedisLeaseStore } from "@/lib/lease/redis/store";
 import { buildBucketKeys, bucketOf } from "@/lib/lease/redis/keys";
 import { generateHistory, type SyntheticEvent } from "../scripts/seed/history";
-import { deleteRedisNamespace } from "../scripts/seed/redis-seed";
+import { deleteRedisNamespace, toStreamFields } from "../scripts/seed/redis-seed";
 import { createRandom } from "../scripts/workload/random";
 import { log, quantile } from "./console-bench";
 import type { BenchOutcome } from "./run";
@@ -54,23 +54,6 @@ function readFlags(argv: readonly string[]): Flags {
   const reuse = valueOf("--reuse");
   if (reuse !== undefined && !/^rfbench_[0-9a-f]{8}$/.test(reuse)) throw new Error(`--reuse takes the namespace a --keep run printed (got "${reuse}")`);
   return { events, keep: argv.includes("--keep"), reuse };
-}
-
-/** The fields the scripts write for an event, in their order. */
-function toStreamFields(e: SyntheticEvent): string[] {
-  const fields: Array<[string, string | undefined]> = [
-    ["kind", e.kind],
-    ["resource", e.resource],
-    ["leaseId", e.leaseId],
-    ["owner", e.owner],
-    ["task", e.task],
-    ["token", e.fencingToken],
-    ["holdMs", e.holdMs === undefined ? undefined : String(Math.round(e.holdMs))],
-    ["actor", e.actor],
-    ["reason", e.reason],
-    ["detail", e.detail ? JSON.stringify(e.detail) : undefined],
-  ];
-  return fields.flatMap(([k, v]) => (v === undefined ? [] : [k, v]));
 }
 
 function hashOf(text: string): number {

@@ -68,7 +68,7 @@ function expiryDetail(e: SyntheticEvent): string {
 }
 
 /** The stream fields in the scripts' order, leaving out what a script would leave out. */
-function toStreamFields(e: SyntheticEvent): string[] {
+export function toStreamFields(e: SyntheticEvent): string[] {
   const fields: Array<[string, string | undefined]> = [
     ["kind", e.kind],
     ["resource", e.resource],
