@@ -63,6 +63,10 @@ export interface ScaleOptions {
   /** Suffix of a kept run's schemas and namespaces: measure them without seeding. */
   reuse?: string;
   seedBudgetMin: number;
+  /** Which kind of store to seed and measure: both (the issue's four stores), or only one kind. */
+  kinds: "all" | "pg" | "redis";
+  /** Suffix for a fresh seed's schemas and namespaces, so a Postgres-only and a Redis-only run can be measured together with --reuse. */
+  suffix?: string;
 }
 
 function readFlag(argv: readonly string[], name: string): string | undefined {
@@ -72,7 +76,7 @@ function readFlag(argv: readonly string[], name: string): string | undefined {
   return arg.includes("=") ? arg.slice(arg.indexOf("=") + 1) : argv[i + 1];
 }
 
-/** `--scale N [--keep] [--reuse SUFFIX] [--seed-budget-min M]`, or null without `--scale`. */
+/** `--scale N [--keep] [--reuse SUFFIX | --suffix SUFFIX] [--seed-budget-min M] [--stores all|pg|redis]`, or null without `--scale`. */
 export function parseScaleArgs(argv: readonly string[]): ScaleOptions | null {
   const raw = readFlag(argv, "--scale");
   if (raw === undefined) return null;
@@ -82,7 +86,12 @@ export function parseScaleArgs(argv: readonly string[]): ScaleOptions | null {
   if (reuse !== undefined && !/^[0-9a-f]{10}$/.test(reuse)) throw new Error(`--reuse takes the 10-hex-digit suffix a --keep run printed (got "${reuse}")`);
   const budget = Number(readFlag(argv, "--seed-budget-min") ?? 40);
   if (!Number.isFinite(budget) || budget <= 0) throw new Error("--seed-budget-min takes a positive number of minutes");
-  return { scale, keep: argv.includes("--keep"), reuse, seedBudgetMin: budget };
+  const suffix = readFlag(argv, "--suffix");
+  if (suffix !== undefined && !/^[0-9a-f]{10}$/.test(suffix)) throw new Error(`--suffix takes 10 hex digits (got "${suffix}")`);
+  if (suffix !== undefined && reuse !== undefined) throw new Error("--suffix names a fresh seed; --reuse measures a kept one: give one of them");
+  const kinds = readFlag(argv, "--stores") ?? "all";
+  if (kinds !== "all" && kinds !== "pg" && kinds !== "redis") throw new Error(`--stores takes all, pg or redis (got "${kinds}")`);
+  return { scale, keep: argv.includes("--keep"), reuse, seedBudgetMin: budget, kinds, suffix };
 }
 
 // ------------------------------------------------------------------ machine and load
@@ -508,24 +517,27 @@ async function guarded(rows: Row[], what: string, store: string, target: number 
 // ------------------------------------------------------------------ the run
 
 export async function runScale(options: ScaleOptions): Promise<BenchOutcome> {
-  const suffix = options.reuse ?? randomBytes(5).toString("hex");
+  const suffix = options.reuse ?? options.suffix ?? randomBytes(5).toString("hex");
   const schemas = [`lw_bench_${suffix}_a`, `lw_bench_${suffix}_b`];
   const namespaces = [`lwb_${suffix}_a`, `lwb_${suffix}_b`];
+  // Stores of a kind left out (--stores) are neither seeded, measured nor removed.
+  const ownSchemas = options.kinds === "redis" ? [] : schemas;
+  const ownNamespaces = options.kinds === "pg" ? [] : namespaces;
   const pool = new Pool({ connectionString: DATABASE_URL, max: 6 });
   pool.on("error", () => {});
   const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 2 });
   redis.on("error", () => {});
-  const pgStores = schemas.map((schema, i) => new PostgresLeaseStore({ name: `pg-${"ab"[i]}`, pool, schema }));
+  const pgStores = ownSchemas.map((schema, i) => new PostgresLeaseStore({ name: `pg-${"ab"[i]}`, pool, schema }));
   // The bench's own Redis stores seed (their projector folds millions of events) on a machine
   // where this process may get a fraction of a core: the store's 10 s command timeout, meant to
   // catch a Redis that stopped answering, would fire on a late timer instead. The console's
   // 4 s per-store deadline still bounds every measured read.
-  const benchRedisClients = namespaces.map(() => {
+  const benchRedisClients = ownNamespaces.map(() => {
     const client = new Redis(REDIS_URL, { commandTimeout: 120_000, maxRetriesPerRequest: 1, autoResendUnfulfilledCommands: false });
     client.on("error", () => {});
     return client;
   });
-  const redisStores = namespaces.map((namespace, i) => new RedisLeaseStore({ name: `redis-${"ab"[i]}`, client: benchRedisClients[i]!, namespace }));
+  const redisStores = benchRedisClients.map((client, i) => new RedisLeaseStore({ name: `redis-${"ab"[i]}`, client, namespace: namespaces[i]! }));
   let stores: LeaseStore[] = [...pgStores, ...redisStores];
   const load = new LoadSampler();
   const rows: Row[] = [];
@@ -585,7 +597,7 @@ export async function runScale(options: ScaleOptions): Promise<BenchOutcome> {
     } else {
       log(
         `--scale ${options.scale}: per store ${leases.toLocaleString("en")} live leases and ≥ ${(1_000_000 * options.scale).toLocaleString("en")} events over ${DAYS} days, ` +
-          `on ${schemas.join(", ")} and ${namespaces.join(", ")}; seeding budget ${options.seedBudgetMin} min`,
+          `on ${[...ownSchemas, ...ownNamespaces].join(", ")}; seeding budget ${options.seedBudgetMin} min`,
       );
       const budget = makeBudget(options.seedBudgetMin, stopIfInterrupted);
       const seedStarted = performance.now();
@@ -691,8 +703,8 @@ export async function runScale(options: ScaleOptions): Promise<BenchOutcome> {
     stopIfInterrupted();
     if (process.env.BENCH_CONSOLE_SKIP_HTTP !== "1") {
       const storesEnv = JSON.stringify([
-        ...schemas.map((schema, i) => ({ name: pgStores[i]!.name, kind: "postgres", url: DATABASE_URL, schema })),
-        ...namespaces.map((namespace, i) => ({ name: redisStores[i]!.name, kind: "redis", url: REDIS_URL, namespace })),
+        ...pgStores.map((store, i) => ({ name: store.name, kind: "postgres", url: DATABASE_URL, schema: schemas[i]! })),
+        ...redisStores.map((store, i) => ({ name: store.name, kind: "redis", url: REDIS_URL, namespace: namespaces[i]! })),
       ].filter((config) => stores.some((store) => store.name === config.name)));
       try {
         await measureOverviewHttp(storesEnv, rows, storesLabel);
@@ -712,12 +724,12 @@ export async function runScale(options: ScaleOptions): Promise<BenchOutcome> {
     for (const store of stores) await store.close().catch(() => {});
     // A --reuse run measures stores an earlier run kept: they stay for the next measurement.
     if (options.keep || options.reuse) {
-      log(`kept: schemas ${schemas.join(", ")}, namespaces ${namespaces.join(", ")}; measure again with --scale ${options.scale} --reuse ${suffix}`);
+      log(`kept: schemas ${ownSchemas.join(", ") || "none"}, namespaces ${ownNamespaces.join(", ") || "none"}; measure again with --scale ${options.scale} --reuse ${suffix}`);
     } else {
-      for (const schema of schemas) await pool.query(`DROP SCHEMA IF EXISTS ${quoteSchema(schema)} CASCADE`).catch((e: unknown) => log(`could not drop ${schema}: ${String(e)}`));
+      for (const schema of ownSchemas) await pool.query(`DROP SCHEMA IF EXISTS ${quoteSchema(schema)} CASCADE`).catch((e: unknown) => log(`could not drop ${schema}: ${String(e)}`));
       let deleted = 0;
-      for (const namespace of namespaces) deleted += await deleteRedisNamespace(redis, namespace).catch(() => 0);
-      log(`cleaned up: dropped ${schemas.join(", ")}, deleted ${deleted.toLocaleString("en")} redis keys`);
+      for (const namespace of ownNamespaces) deleted += await deleteRedisNamespace(redis, namespace).catch(() => 0);
+      log(`cleaned up: dropped ${ownSchemas.join(", ") || "no schema"}, deleted ${deleted.toLocaleString("en")} redis keys`);
     }
     await pool.end();
     redis.disconnect();
