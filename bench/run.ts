@@ -20,7 +20,7 @@ const PARTS: Record<string, () => Promise<{ run: () => Promise<BenchOutcome> }>>
  * `npm run bench -- console --scale 10 --reuse <suffix>`: see bench/console-scale-bench.ts;
  * `npm run bench -- redis-filters --events N --keep`: see bench/redis-filters-bench.ts.
  */
-const FLAGS_WITH_VALUES = ["--scale", "--reuse", "--seed-budget-min", "--events"];
+const FLAGS_WITH_VALUES = ["--scale", "--reuse", "--suffix", "--stores", "--seed-budget-min", "--events"];
 
 async function main(): Promise<void> {
   // Parts are the bare words; flags and the values of flags that take one (`--scale 10`) are not.
