@@ -468,6 +468,28 @@ export const MIGRATIONS: readonly Migration[] = [
       `;
     },
   },
+  {
+    version: 13,
+    name: "event filter indexes in id order",
+    sql: (schema) => {
+      const s = quoteSchema(schema);
+      return `
+        -- Event reads are newest first by id with a page limit. Led by the filtered column and
+        -- followed by id, each index hands rows over in that order and the read stops at the
+        -- limit; with (column, at) the planner walked the primary key instead, filtering, and
+        -- a value with no recent rows read every partition (past the statement timeout at 10M
+        -- events). kind had no index at all. Building these on a partitioned table blocks
+        -- writes to lease_events while it runs: 67–86 s for 11M events on 2 busy cores.
+        DROP INDEX ${s}.lease_events_resource_at_idx;
+        DROP INDEX ${s}.lease_events_owner_at_idx;
+        DROP INDEX ${s}.lease_events_task_at_idx;
+        CREATE INDEX lease_events_resource_id_idx ON ${s}.lease_events (resource, id);
+        CREATE INDEX lease_events_owner_id_idx ON ${s}.lease_events (owner, id);
+        CREATE INDEX lease_events_task_id_idx ON ${s}.lease_events (task, id);
+        CREATE INDEX lease_events_kind_id_idx ON ${s}.lease_events (kind, id);
+      `;
+    },
+  },
 ];
 
 export interface MigrateResult {

@@ -95,17 +95,18 @@ describe("lease_events partitioned by day", () => {
     // Each old day has its own partition; nothing was left in DEFAULT.
     for (const d of [-9, -3, 0]) expect(await exists(f.schema, partitionName(new Date(t0 + d * DAY_MS))), `day ${d}`).toBe(true);
     expect((await raw.query(`SELECT count(*)::int AS n FROM "${f.schema}".lease_events_default`)).rows[0].n).toBe(0);
-    // Every B-tree index of migrations 1 and 4 is there, on the partitioned table; hold spans
+    // Every B-tree index of migrations 1, 4 and 13 is there, on the partitioned table; hold spans
     // have their own read model (migration 9), so no GiST index weighs on event writes.
     const indexes = await raw.query<{ indexname: string }>(`SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = 'lease_events' ORDER BY 1`, [f.schema]);
     expect(indexes.rows.map((r) => r.indexname)).toEqual([
       "lease_events_at_idx",
       "lease_events_fencing_token_idx",
+      "lease_events_kind_id_idx",
       "lease_events_lease_id_idx",
-      "lease_events_owner_at_idx",
+      "lease_events_owner_id_idx",
       "lease_events_pkey",
-      "lease_events_resource_at_idx",
-      "lease_events_task_at_idx",
+      "lease_events_resource_id_idx",
+      "lease_events_task_id_idx",
     ]);
 
     const maxOld = Math.max(...before.map((r) => Number(r.id)));

@@ -457,6 +457,17 @@ export interface EventsSqlInput {
   limit: number;
 }
 
+/**
+ * Events newest (or oldest) first by id. Every equality filter has an index led by its
+ * column and followed by `id` (migration 13), so the read walks that index in id order
+ * and stops at the page limit, however many rows match and however old they are: with
+ * `(x, at)` indexes the planner preferred walking the primary key and filtering, which
+ * for a value with no recent rows (an owner seen a month ago, a resource never seen)
+ * read every partition of the window, or of the table when there was no window.
+ *
+ * Several kinds with no other equality filter become one ordered walk per kind, merged:
+ * `kind = ANY(…)` cannot return rows in id order from a B-tree (before Postgres 17).
+ */
 export function buildEventsQuery(schema: string, input: EventsSqlInput): SqlQuery {
   const s = quoteSchema(schema);
   const params = new Params();
@@ -467,17 +478,27 @@ export function buildEventsQuery(schema: string, input: EventsSqlInput): SqlQuer
   if (input.task !== undefined) where.push(`e.task = ${params.add(input.task, "text")}`);
   if (input.leaseId !== undefined) where.push(`e.lease_id = ${params.add(input.leaseId, "uuid")}`);
   if (input.fencingToken !== undefined) where.push(`e.fencing_token = ${params.add(input.fencingToken, "bigint")}`);
-  if (input.kinds !== undefined) where.push(`e.kind = ANY(${params.add(input.kinds, "text[]")})`);
   if (input.from) where.push(`e.at >= ${params.add(input.from, "timestamptz")}`);
   if (input.to) where.push(`e.at < ${params.add(input.to, "timestamptz")}`);
   const direction = input.order === "asc" ? "ASC" : "DESC";
   if (input.afterId !== undefined) where.push(`e.id ${input.order === "asc" ? ">" : "<"} ${params.add(input.afterId, "bigint")}`);
-  const text = `
+  const limit = params.add(input.limit, "int");
+  const kinds = input.kinds === undefined ? undefined : [...new Set(input.kinds)];
+  const hasEqualityFilter = [input.resource, input.owner, input.task, input.leaseId, input.fencingToken].some((v) => v !== undefined);
+  const select = (conditions: string[]) => `
     SELECT ${qualified("e", EVENT_COLUMNS)}
     FROM ${s}.lease_events e
-    ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
+    ${conditions.length > 0 ? `WHERE ${conditions.join(" AND ")}` : ""}
     ORDER BY e.id ${direction}
-    LIMIT ${params.add(input.limit, "int")}`;
+    LIMIT ${limit}`;
+  if (kinds === undefined) return { text: select(where), values: params.values };
+  if (kinds.length === 1) return { text: select([...where, `e.kind = ${params.add(kinds[0], "text")}`]), values: params.values };
+  if (kinds.length === 0 || hasEqualityFilter) return { text: select([...where, `e.kind = ANY(${params.add(kinds, "text[]")})`]), values: params.values };
+  const perKind = kinds.map((kind) => `(${select([...where, `e.kind = ${params.add(kind, "text")}`])})`);
+  const text = `
+    SELECT k.* FROM (${perKind.join("\n    UNION ALL ")}) k
+    ORDER BY k.id ${direction}
+    LIMIT ${limit}`;
   return { text, values: params.values };
 }
 

@@ -559,6 +559,18 @@ export function describeLeaseStoreContract(label: string, makeStore: MakeStore):
       const byKinds = await allEvents({ prefix: ns, kinds: ["released", "force_released"] });
       expect(countKinds(byKinds)).toEqual({ released: 4, force_released: 1 });
       expect(await allEvents({ prefix: ns, kinds: ["fencing_rejected"] })).toEqual([]);
+      // Several kinds and nothing else: pages in both orders hold exactly those kinds, in id order.
+      for (const order of ["desc", "asc"] as const) {
+        const paged: LeaseEvent[] = [];
+        let cursor: string | undefined;
+        do {
+          const page = await store.events({ kinds: ["released", "force_released"], order, limit: 2, ...(cursor ? { cursor } : {}) });
+          paged.push(...page.items);
+          cursor = page.nextCursor;
+        } while (cursor);
+        const expected = all.filter((e) => e.kind === "released" || e.kind === "force_released").map((e) => e.id);
+        expect(paged.map((e) => e.id)).toEqual(order === "desc" ? expected : [...expected].reverse());
+      }
 
       // Default order is newest first; asc is its exact reverse; cursors page without gaps or repeats.
       const desc = await store.events({ prefix: ns, limit: 1000 });
