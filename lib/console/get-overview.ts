@@ -146,6 +146,7 @@ export async function getOverview(params: OverviewParams, options: ReadOptions):
       from: from.toISOString(),
       to: to.toISOString(),
       bucketMs,
+      requested: params.range.requested ? { from: params.range.requested.from.toISOString(), to: params.range.requested.to.toISOString() } : null,
       depth: params.depth,
       prefix: prefix ?? null,
       scope: scope.kind === "prefixes" ? describeScope(scope) : null,
