@@ -318,10 +318,15 @@ function compareResourceCounts(a: Omit<ResourceCount, "trend">, b: Omit<Resource
   return b.contended - a.contended || a.resource.localeCompare(b.resource) || a.store.localeCompare(b.store);
 }
 
-/** Bucket starts covering [from, to], aligned to the bucket size (UTC minutes / hours). */
+/**
+ * Bucket starts covering [from, to), aligned to the bucket size (UTC minutes / hours / days).
+ * `to` is exclusive, as in every store: a range ending at a midnight has no bucket of the day
+ * after (which would also make the previous window a bucket longer). Windows "up to now" end
+ * at now + 1 ms, so the bucket holding now is always there.
+ */
 export function bucketAxis(fromMs: number, toMs: number, bucketMs: number): number[] {
   const axis: number[] = [];
-  for (let t = Math.floor(fromMs / bucketMs) * bucketMs; t <= toMs; t += bucketMs) axis.push(t);
+  for (let t = Math.floor(fromMs / bucketMs) * bucketMs; t < toMs; t += bucketMs) axis.push(t);
   return axis;
 }
 
