@@ -511,8 +511,9 @@ export async function getOverviewFromSearch(search: SearchParamsInput, options: 
 
 /** Same store, prefix, depth and window → same answer; a custom window also keys on its bounds. */
 export function overviewReadKey(params: OverviewParams, scope: ViewerScope): string {
-  const { window, from, to } = params.range;
-  const bounds = window === "custom" ? `${from.toISOString()}/${to.toISOString()}` : "";
+  const { window, from, to, requested } = params.range;
+  // The range asked for too: two ranges widened to the same days share counts but not the header.
+  const bounds = window === "custom" ? [from, to, requested?.from, requested?.to].map((d) => d?.toISOString() ?? "").join("/") : "";
   // Viewers with different scopes never share an answer.
   const scopeKey = scope.kind === "all" ? null : scope.prefixes;
   return JSON.stringify([params.store ?? null, params.prefix ?? null, params.depth, window, bounds, scopeKey]);

@@ -6,7 +6,7 @@ import { buildBucketKeys } from "@/lib/lease/redis/keys";
 import { RedisLeaseStore } from "@/lib/lease/redis/store";
 import { freshPgSchema, freshRedisNamespace, TEST_REDIS_URL } from "@/lib/lease/testing/isolation";
 import { writePastEvents } from "@/lib/lease/testing/redis-past-events";
-import { getOverview } from "./get-overview";
+import { getOverview, overviewReadKey } from "./get-overview";
 import { parseOverviewParams } from "./params";
 
 /**
@@ -123,5 +123,21 @@ describe("overview of a custom range past 7 days on Redis", () => {
     expect(asAsked).toBeLessThan(inDays);
     expect(view.total).toMatchObject({ acquired: inDays, released: inDays, expired: 0 });
     expect(view.points.map((p) => p.acquired)).toEqual(view.points.map((p) => instants.filter((t) => t >= p.t && t < p.t + DAY_MS).length));
+  });
+});
+
+describe("sharing overview reads of widened ranges", () => {
+  it("never shares one answer between two ranges asked differently, even when they count the same days", () => {
+    const nowMs = Date.now();
+    const key = (from: string, to: string) => {
+      const parsed = parseOverviewParams({ window: "custom", from, to }, nowMs);
+      if (!parsed.ok) throw new Error(parsed.problem.message);
+      return { key: overviewReadKey(parsed.params, { kind: "all" }), range: parsed.params.range };
+    };
+    const a = key("2026-03-01T10:00Z", "2026-03-11T09:00Z");
+    const b = key("2026-03-01T11:00Z", "2026-03-11T09:00Z");
+    expect([a.range.from, a.range.to]).toEqual([b.range.from, b.range.to]);
+    expect(a.key).not.toBe(b.key);
+    expect(key("2026-03-01T10:00Z", "2026-03-11T09:00Z").key).toBe(a.key);
   });
 });
