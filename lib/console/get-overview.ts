@@ -15,7 +15,7 @@ import { resourcePrefix } from "@/lib/lease/validation";
 import { createClosedBucketCache, type StatsReadQuery } from "./closed-buckets";
 import { fanOutStores, resolveEntries, selectEntries, type ReadOptions } from "./fan-out";
 import { formatBound, formatNumber } from "./format";
-import { parseOverviewParams, PREFIX_MAX_RANGE_MS, type OverviewParams, type SearchParamsInput } from "./params";
+import { DAY_MS, parseOverviewParams, PREFIX_MAX_RANGE_MS, type OverviewParams, type SearchParamsInput } from "./params";
 import { countActiveUnder, readPrefixBuckets, type PrefixRead } from "./prefix-overview";
 import { createSharedReads } from "./shared-read";
 import type {
@@ -201,17 +201,38 @@ async function readStore(
   // The previous window's buckets are all closed, so after the first read they come from the closed-bucket cache.
   const [deep, previousDeep, active] = await Promise.all([
     readStats({ ...range, prefixDepth: RESOURCE_DEPTH }),
-    readStats({ ...previousRange, prefixDepth: RESOURCE_DEPTH }),
+    readTotalsOnly(readStats, { ...previousRange, prefixDepth: RESOURCE_DEPTH }),
     store.countActive({ signal }),
   ]);
-  const atDepth = (buckets: StatsBucket[], r: Omit<StatsQuery, "prefixDepth">) =>
-    depth === RESOURCE_DEPTH || isBreakdownComplete(buckets) ? buckets : readStats({ ...r, prefixDepth: depth });
+  const atDepth = (buckets: StatsBucket[], r: Omit<StatsQuery, "prefixDepth">, read = readStats) =>
+    depth === RESOURCE_DEPTH || isBreakdownComplete(buckets) ? buckets : read({ ...r, prefixDepth: depth });
   const [buckets, previous, resources] = await Promise.all([
     atDepth(deep, range),
-    atDepth(previousDeep, previousRange),
+    atDepth(previousDeep, previousRange, (q) => readTotalsOnly(readStats, q)),
     identifyResources(store, topNames(deep), signal),
   ]);
   return { buckets, deep, previous, previousDeep, resources, active };
+}
+
+/**
+ * Buckets of a window that is only ever summed (the previous window: the tables' change
+ * column, never a chart). Its whole UTC days are read as day buckets, the stores' day
+ * rollups, and only the part days at its edges in the window's own buckets: the week
+ * before a 7-day window is 48 hour buckets and 6 days instead of 168 hours (on Redis,
+ * hashes per bucket of the store; on Postgres, ranked prefix rows).
+ */
+export async function readTotalsOnly(readStats: (query: StatsReadQuery) => Promise<StatsBucket[]>, query: StatsReadQuery): Promise<StatsBucket[]> {
+  const fromMs = query.from.getTime();
+  const toMs = query.to.getTime();
+  const firstDay = Math.ceil(fromMs / DAY_MS) * DAY_MS;
+  const lastDay = Math.floor(toMs / DAY_MS) * DAY_MS;
+  if (query.bucketMs >= DAY_MS || lastDay - firstDay < 2 * DAY_MS) return readStats(query);
+  const parts = await Promise.all([
+    fromMs < firstDay ? readStats({ ...query, to: new Date(firstDay) }) : [],
+    readStats({ ...query, from: new Date(firstDay), to: new Date(lastDay), bucketMs: DAY_MS }),
+    lastDay < toMs ? readStats({ ...query, from: new Date(lastDay) }) : [],
+  ]);
+  return parts.flat();
 }
 
 /**

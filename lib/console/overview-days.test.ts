@@ -6,7 +6,7 @@ import { buildBucketKeys } from "@/lib/lease/redis/keys";
 import { RedisLeaseStore } from "@/lib/lease/redis/store";
 import { freshPgSchema, freshRedisNamespace, TEST_REDIS_URL } from "@/lib/lease/testing/isolation";
 import { writePastEvents } from "@/lib/lease/testing/redis-past-events";
-import { getOverview, overviewReadKey } from "./get-overview";
+import { getOverview, overviewReadKey, readTotalsOnly } from "./get-overview";
 import { parseOverviewParams } from "./params";
 
 /**
@@ -93,6 +93,47 @@ describe("overview of a custom range past 7 days on Postgres", () => {
       expect({ prefix: row.prefix, contended: row.contended, previous: row.trend.previous }).toEqual({ prefix: row.prefix, contended: now.contended, previous: before.contended });
     }
     expect(view.topPrefixes.map((r) => r.prefix).sort()).toEqual(["billing:close", "etl:load"]);
+  });
+
+  it("compares a 7-day window with the week before it, read as whole days and its edge hours", async () => {
+    const nowMs = Date.now();
+    const parsed = parseOverviewParams({ window: "7d" }, nowMs);
+    if (!parsed.ok) throw new Error(parsed.problem.message);
+    const result = await getOverview(parsed.params, { entries: [{ store }], nowMs, reuseClosedBuckets: false });
+    if (!result.ok) throw new Error(result.problem.message);
+    const axis0 = result.view.points[0]!.t;
+    const span = result.view.points.length * HOUR_MS;
+    const like = (prefix: string) => `kind = 'contended' AND (resource = '${prefix}' OR resource LIKE '${prefix}:%')`;
+    for (const row of result.view.topPrefixes) {
+      const before = await countEvents(axis0 - span, axis0, like(row.prefix));
+      expect({ prefix: row.prefix, previous: row.trend.previous }).toEqual({ prefix: row.prefix, previous: before.contended });
+    }
+    for (const row of result.view.topResources) {
+      const before = await countEvents(axis0 - span, axis0, `kind = 'contended' AND resource = '${row.resource}'`);
+      expect({ resource: row.resource, previous: row.trend.previous }).toEqual({ resource: row.resource, previous: before.contended ?? 0 });
+    }
+    expect(result.view.topResources.length).toBeGreaterThan(0);
+  });
+});
+
+describe("reading a window only summed", () => {
+  it("reads its whole UTC days as day buckets and only its edge hours in hours", async () => {
+    const asked: Array<[string, string, number]> = [];
+    const read = async (q: { from: Date; to: Date; bucketMs: number }) => {
+      asked.push([q.from.toISOString(), q.to.toISOString(), q.bucketMs]);
+      return [];
+    };
+    await readTotalsOnly(read, { from: new Date("2026-03-10T05:00Z"), to: new Date("2026-03-17T06:00Z"), bucketMs: HOUR_MS, prefixDepth: 3 });
+    expect(asked).toEqual([
+      ["2026-03-10T05:00:00.000Z", "2026-03-11T00:00:00.000Z", HOUR_MS],
+      ["2026-03-11T00:00:00.000Z", "2026-03-17T00:00:00.000Z", DAY_MS],
+      ["2026-03-17T00:00:00.000Z", "2026-03-17T06:00:00.000Z", HOUR_MS],
+    ]);
+    // Too short to hold two whole days, or already in days: read as asked.
+    asked.length = 0;
+    await readTotalsOnly(read, { from: new Date("2026-03-10T05:00Z"), to: new Date("2026-03-12T06:00Z"), bucketMs: HOUR_MS, prefixDepth: 3 });
+    await readTotalsOnly(read, { from: new Date("2026-03-01T00:00Z"), to: new Date("2026-03-17T00:00Z"), bucketMs: DAY_MS, prefixDepth: 3 });
+    expect(asked.map((a) => a[2])).toEqual([HOUR_MS, DAY_MS]);
   });
 });
 
