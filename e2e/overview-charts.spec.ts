@@ -175,3 +175,28 @@ test("the 30-day overview reads whole UTC days: its range starts at midnight, it
   expect(Date.parse(url.searchParams.get("from")!)).toBe(from);
   expect(Date.parse(url.searchParams.get("to")!)).toBe(from + DAY);
 });
+
+test("a custom range past 7 days is widened to the whole UTC days it touches, and says what was asked", async ({ page }) => {
+  const DAY = 86_400_000;
+  const today = Math.floor(Date.now() / DAY) * DAY;
+  const asked = { from: today - 12 * DAY + 10.5 * 60 * MINUTE, to: today - 3 * DAY + 9.25 * 60 * MINUTE };
+  const minute = (t: number) => new Date(t).toISOString().slice(0, 16);
+  await page.goto(`/?window=custom&from=${minute(asked.from)}Z&to=${minute(asked.to)}Z`);
+  await expect(page.getByText("(daily buckets)")).toBeVisible();
+  const note = page.getByTestId("whole-days");
+  await expect(note).toContainText("widened to whole UTC days");
+  await expect(note).toContainText(minute(asked.from).replace("T", " "));
+
+  // The range line shows the days counted: from the midnight before `from` to the one after `to`.
+  const range = page.getByTestId("utc-range").locator("time");
+  expect(Date.parse((await range.first().getAttribute("datetime"))!)).toBe(today - 12 * DAY);
+  expect(Date.parse((await range.last().getAttribute("datetime"))!)).toBe(today - 2 * DAY);
+  // The custom form keeps the range as asked, so applying it again changes nothing.
+  await expect(page.getByLabel("From (UTC)")).toHaveValue(minute(asked.from));
+  await expect(page.getByLabel("To (UTC)")).toHaveValue(minute(asked.to));
+  // Drill-down links open the days counted (ten days: within the event lists' 14).
+  const href = await page.locator('main a[href^="/events?"]').first().getAttribute("href");
+  const url = new URL(href!, "http://x");
+  expect(url.searchParams.get("from")).toBe(new Date(today - 12 * DAY).toISOString());
+  expect(url.searchParams.get("to")).toBe(new Date(today - 2 * DAY).toISOString());
+});

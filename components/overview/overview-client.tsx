@@ -66,6 +66,17 @@ export function OverviewClient({ search, initialData }: { search: string; initia
             <span title={`${formatUtc(view.from)} → ${formatUtc(view.to)}`} className="underline decoration-dotted underline-offset-2">
               ({BUCKET_WORDS[bucketUnit(view.bucketMs)]} buckets)
             </span>
+            {/* Day buckets count whole days: say so, and what was asked, rather than count past it unseen. */}
+            {view.requested !== null ? (
+              <span data-testid="whole-days">
+                {" "}
+                · widened to whole UTC days (asked for{" "}
+                <span className="font-mono">
+                  {formatUtc(view.requested.from)} → {formatUtc(view.requested.to)}
+                </span>
+                )
+              </span>
+            ) : null}
             {isDrillDownShorter ? <> · links to events cover the last 14 days</> : null}
             {view.prefix !== null || view.scope !== null ? (
               <span

@@ -106,8 +106,9 @@ export function OverviewControls({ view, search }: { view: OverviewView; search:
   const pathname = usePathname();
   const [isPending, startTransition] = useTransition();
   const [isCustomOpen, setIsCustomOpen] = useState(view.window === "custom");
-  const [from, setFrom] = useState(toInputValue(view.from));
-  const [to, setTo] = useState(toInputValue(view.to));
+  // The range as asked, not the whole UTC days a long one is widened to: applying again changes nothing.
+  const [from, setFrom] = useState(toInputValue(view.requested?.from ?? view.from));
+  const [to, setTo] = useState(toInputValue(view.requested?.to ?? view.to));
   // The window choice that holds the toolbar's tab stop: the last one moved to, else the chosen one.
   const [focusedWindow, setFocusedWindow] = useState<WindowName | null>(null);
   const chosenWindow: WindowName = isCustomOpen ? "custom" : view.window;

@@ -15,7 +15,7 @@ import { resourcePrefix } from "@/lib/lease/validation";
 import { createClosedBucketCache, type StatsReadQuery } from "./closed-buckets";
 import { fanOutStores, resolveEntries, selectEntries, type ReadOptions } from "./fan-out";
 import { formatBound, formatNumber } from "./format";
-import { parseOverviewParams, PREFIX_MAX_RANGE_MS, type OverviewParams, type SearchParamsInput } from "./params";
+import { DAY_MS, parseOverviewParams, PREFIX_MAX_RANGE_MS, type OverviewParams, type SearchParamsInput } from "./params";
 import { countActiveUnder, readPrefixBuckets, type PrefixRead } from "./prefix-overview";
 import { createSharedReads } from "./shared-read";
 import type {
@@ -146,6 +146,7 @@ export async function getOverview(params: OverviewParams, options: ReadOptions):
       from: from.toISOString(),
       to: to.toISOString(),
       bucketMs,
+      requested: params.range.requested ? { from: params.range.requested.from.toISOString(), to: params.range.requested.to.toISOString() } : null,
       depth: params.depth,
       prefix: prefix ?? null,
       scope: scope.kind === "prefixes" ? describeScope(scope) : null,
@@ -200,17 +201,38 @@ async function readStore(
   // The previous window's buckets are all closed, so after the first read they come from the closed-bucket cache.
   const [deep, previousDeep, active] = await Promise.all([
     readStats({ ...range, prefixDepth: RESOURCE_DEPTH }),
-    readStats({ ...previousRange, prefixDepth: RESOURCE_DEPTH }),
+    readTotalsOnly(readStats, { ...previousRange, prefixDepth: RESOURCE_DEPTH }),
     store.countActive({ signal }),
   ]);
-  const atDepth = (buckets: StatsBucket[], r: Omit<StatsQuery, "prefixDepth">) =>
-    depth === RESOURCE_DEPTH || isBreakdownComplete(buckets) ? buckets : readStats({ ...r, prefixDepth: depth });
+  const atDepth = (buckets: StatsBucket[], r: Omit<StatsQuery, "prefixDepth">, read = readStats) =>
+    depth === RESOURCE_DEPTH || isBreakdownComplete(buckets) ? buckets : read({ ...r, prefixDepth: depth });
   const [buckets, previous, resources] = await Promise.all([
     atDepth(deep, range),
-    atDepth(previousDeep, previousRange),
+    atDepth(previousDeep, previousRange, (q) => readTotalsOnly(readStats, q)),
     identifyResources(store, topNames(deep), signal),
   ]);
   return { buckets, deep, previous, previousDeep, resources, active };
+}
+
+/**
+ * Buckets of a window that is only ever summed (the previous window: the tables' change
+ * column, never a chart). Its whole UTC days are read as day buckets, the stores' day
+ * rollups, and only the part days at its edges in the window's own buckets: the week
+ * before a 7-day window is 48 hour buckets and 6 days instead of 168 hours (on Redis,
+ * hashes per bucket of the store; on Postgres, ranked prefix rows).
+ */
+export async function readTotalsOnly(readStats: (query: StatsReadQuery) => Promise<StatsBucket[]>, query: StatsReadQuery): Promise<StatsBucket[]> {
+  const fromMs = query.from.getTime();
+  const toMs = query.to.getTime();
+  const firstDay = Math.ceil(fromMs / DAY_MS) * DAY_MS;
+  const lastDay = Math.floor(toMs / DAY_MS) * DAY_MS;
+  if (query.bucketMs >= DAY_MS || lastDay - firstDay < 2 * DAY_MS) return readStats(query);
+  const parts = await Promise.all([
+    fromMs < firstDay ? readStats({ ...query, to: new Date(firstDay) }) : [],
+    readStats({ ...query, from: new Date(firstDay), to: new Date(lastDay), bucketMs: DAY_MS }),
+    lastDay < toMs ? readStats({ ...query, from: new Date(lastDay) }) : [],
+  ]);
+  return parts.flat();
 }
 
 /**
@@ -317,10 +339,15 @@ function compareResourceCounts(a: Omit<ResourceCount, "trend">, b: Omit<Resource
   return b.contended - a.contended || a.resource.localeCompare(b.resource) || a.store.localeCompare(b.store);
 }
 
-/** Bucket starts covering [from, to], aligned to the bucket size (UTC minutes / hours). */
+/**
+ * Bucket starts covering [from, to), aligned to the bucket size (UTC minutes / hours / days).
+ * `to` is exclusive, as in every store: a range ending at a midnight has no bucket of the day
+ * after (which would also make the previous window a bucket longer). Windows "up to now" end
+ * at now + 1 ms, so the bucket holding now is always there.
+ */
 export function bucketAxis(fromMs: number, toMs: number, bucketMs: number): number[] {
   const axis: number[] = [];
-  for (let t = Math.floor(fromMs / bucketMs) * bucketMs; t <= toMs; t += bucketMs) axis.push(t);
+  for (let t = Math.floor(fromMs / bucketMs) * bucketMs; t < toMs; t += bucketMs) axis.push(t);
   return axis;
 }
 
@@ -505,8 +532,9 @@ export async function getOverviewFromSearch(search: SearchParamsInput, options: 
 
 /** Same store, prefix, depth and window → same answer; a custom window also keys on its bounds. */
 export function overviewReadKey(params: OverviewParams, scope: ViewerScope): string {
-  const { window, from, to } = params.range;
-  const bounds = window === "custom" ? `${from.toISOString()}/${to.toISOString()}` : "";
+  const { window, from, to, requested } = params.range;
+  // The range asked for too: two ranges widened to the same days share counts but not the header.
+  const bounds = window === "custom" ? [from, to, requested?.from, requested?.to].map((d) => d?.toISOString() ?? "").join("/") : "";
   // Viewers with different scopes never share an answer.
   const scopeKey = scope.kind === "all" ? null : scope.prefixes;
   return JSON.stringify([params.store ?? null, params.prefix ?? null, params.depth, window, bounds, scopeKey]);

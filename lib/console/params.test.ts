@@ -41,11 +41,11 @@ describe("windows", () => {
     expect(custom.ok && custom.params.range.from.toISOString()).toBe("2026-03-30T00:00:00.000Z");
   });
 
-  it("reads 30 days in whole UTC days, today included, and custom ranges past 14 days in days, up to 31", () => {
+  it("reads 30 days in whole UTC days, today included, and custom ranges past 7 days in days, up to 31", () => {
     const month = parseOverviewParams({ window: "30d" }, now);
     expect(month.ok && month.params.range).toMatchObject({ window: "30d", bucketMs: 86_400_000, from: new Date("2026-03-03T00:00:00Z"), to: new Date(now + 1) });
-    const fortnight = parseOverviewParams({ from: "2026-03-18T12:00", to: "2026-04-01T12:00" }, now);
-    expect(fortnight.ok && fortnight.params.range.bucketMs).toBe(3_600_000);
+    const fortnight = parseOverviewParams({ from: "2026-03-18T00:00", to: "2026-04-01T00:00" }, now);
+    expect(fortnight.ok && fortnight.params.range).toEqual({ window: "custom", bucketMs: 86_400_000, from: new Date("2026-03-18T00:00Z"), to: new Date("2026-04-01T00:00Z") });
     const longer = parseOverviewParams({ from: "2026-03-02T00:00", to: "2026-04-01T00:00" }, now);
     expect(longer.ok && longer.params.range).toMatchObject({ window: "custom", bucketMs: 86_400_000 });
     expect(parseOverviewParams({ from: "2026-02-28T23:00", to: "2026-04-01T00:00" }, now)).toMatchObject({ ok: false, problem: { param: "from" } });
@@ -55,6 +55,51 @@ describe("windows", () => {
       ok: false,
       problem: { message: "The from parameter must be at most 14 days before to (a custom window spans at most 14 days)." },
     });
+  });
+
+  it("keeps hours up to 7 days, custom or not, and days from just past 7 days", () => {
+    const week = parseOverviewParams({ from: "2026-03-25T12:00", to: "2026-04-01T12:00" }, now);
+    expect(week.ok && week.params.range).toEqual({ window: "custom", bucketMs: 3_600_000, from: new Date("2026-03-25T12:00Z"), to: new Date("2026-04-01T12:00Z") });
+    const past = parseOverviewParams({ from: "2026-03-25T11:59", to: "2026-04-01T12:00" }, now);
+    expect(past.ok && past.params.range.bucketMs).toBe(86_400_000);
+    // The event pages keep their range as given whatever its length: they read events, not day rollups.
+    const events = parseEventsParams({ from: "2026-03-20T10:30", to: "2026-03-31T09:15" }, now);
+    expect(events.ok && events.params.range).toMatchObject({ from: new Date("2026-03-20T10:30Z"), to: new Date("2026-03-31T09:15Z") });
+    expect(events.ok && events.params.range?.requested).toBeUndefined();
+  });
+
+  it("widens a custom range past 7 days to the whole UTC days it touches, and keeps what was asked", () => {
+    const range = parseOverviewParams({ from: "2026-03-20T10:30", to: "2026-03-31T09:15" }, now);
+    expect(range.ok && range.params.range).toEqual({
+      window: "custom",
+      bucketMs: 86_400_000,
+      from: new Date("2026-03-20T00:00Z"),
+      to: new Date("2026-04-01T00:00Z"),
+      requested: { from: new Date("2026-03-20T10:30Z"), to: new Date("2026-03-31T09:15Z") },
+    });
+    // Ending today: today so far, as window=30d counts it (to is exclusive).
+    const today = parseOverviewParams({ from: "2026-03-20T10:30", to: "2026-04-01T06:00" }, now);
+    expect(today.ok && today.params.range).toMatchObject({ from: new Date("2026-03-20T00:00Z"), to: new Date(now + 1), requested: { to: new Date("2026-04-01T06:00Z") } });
+    // Up to now from a midnight: nothing to widen, nothing to say.
+    const upToNow = parseOverviewParams({ window: "custom", from: "2026-03-20T00:00" }, now);
+    expect(upToNow.ok && upToNow.params.range).toEqual({ window: "custom", bucketMs: 86_400_000, from: new Date("2026-03-20T00:00Z"), to: new Date(now + 1) });
+    // A future end cannot widen past today.
+    const future = parseOverviewParams({ from: "2026-03-22T00:00", to: "2026-04-03T00:00" }, now);
+    expect(future.ok && future.params.range.to).toEqual(new Date(now + 1));
+  });
+
+  it("refuses a custom range whose whole UTC days exceed 31, saying which days they are", () => {
+    // 30.75 days asked, 32 days touched: the previous window would reach past what Redis keeps.
+    expect(parseOverviewParams({ from: "2026-02-27T12:00", to: "2026-03-30T06:00" }, now)).toMatchObject({
+      ok: false,
+      problem: {
+        param: "from",
+        message:
+          "The from parameter must be at most 31 days before to, counted in whole UTC days (longer than 7 days, a custom window covers the whole UTC days it touches: 2026-02-27 to 2026-03-30).",
+      },
+    });
+    // 30.5 days touching 31 days is fine.
+    expect(parseOverviewParams({ from: "2026-02-28T12:00", to: "2026-03-31T00:00" }, now)).toMatchObject({ ok: true });
   });
 
   it("explains what is wrong", () => {

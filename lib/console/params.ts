@@ -29,8 +29,11 @@ export const WINDOW_MS: Record<Exclude<WindowName, "custom">, number> = {
 };
 /** Minute buckets up to 6 hours (≤ 360 points, each still wide enough to point at); hour buckets beyond. */
 export const MINUTE_BUCKETS_MAX_RANGE_MS = WINDOW_MS["6h"];
-/** Hour buckets up to 14 days (≤ 337 points); UTC-day buckets beyond, which the stores keep as day rollups. */
-export const HOUR_BUCKETS_MAX_RANGE_MS = 14 * DAY_MS;
+/**
+ * Hour buckets up to 7 days (≤ 169 points); UTC-day buckets beyond, which the stores keep as day
+ * rollups: two weeks of hours is 337 rows per store and window, and twice that with the previous window.
+ */
+export const HOUR_BUCKETS_MAX_RANGE_MS = 7 * DAY_MS;
 /** A custom range on the event-reading pages: their reads are bounded by it. */
 export const MAX_CUSTOM_RANGE_MS = 14 * DAY_MS;
 /**
@@ -174,15 +177,36 @@ export interface TimeRange {
   from: Date;
   to: Date;
   bucketMs: number;
+  /**
+   * The custom range as the URL gave it, when `from`/`to` were widened to whole UTC days
+   * (the overview's day buckets); absent when the range is read as given.
+   */
+  requested?: { from: Date; to: Date };
 }
 
 /** The windows a page accepts and its longest custom range. */
 interface RangeRules {
   window: z.ZodType<WindowName>;
   maxCustomMs: number;
+  /** Whether a custom range read in day buckets is widened to whole UTC days (pages that read day rollups). */
+  snapsToDays: boolean;
 }
-const EVENT_PAGE_RANGES: RangeRules = { window: ZWindow, maxCustomMs: MAX_CUSTOM_RANGE_MS };
-const OVERVIEW_RANGES: RangeRules = { window: ZOverviewWindow, maxCustomMs: MAX_OVERVIEW_CUSTOM_RANGE_MS };
+const EVENT_PAGE_RANGES: RangeRules = { window: ZWindow, maxCustomMs: MAX_CUSTOM_RANGE_MS, snapsToDays: false };
+const OVERVIEW_RANGES: RangeRules = { window: ZOverviewWindow, maxCustomMs: MAX_OVERVIEW_CUSTOM_RANGE_MS, snapsToDays: true };
+
+/**
+ * A custom range read in day buckets, widened to whole UTC days: a day rollup cannot count
+ * part of a day, so the range runs from the UTC midnight at or before `from` to the one at or
+ * after `to` — the counts then cover exactly the range shown, never a silent extra. A last day
+ * that is today counts today so far, as window=30d does (`to` exclusive, so now + 1 ms).
+ */
+export function snapToUtcDays(fromMs: number, toMs: number, nowMs: number): { from: Date; to: Date } {
+  const from = Math.floor(fromMs / DAY_MS) * DAY_MS;
+  let to = Math.ceil(toMs / DAY_MS) * DAY_MS;
+  // Days after today hold nothing yet; a range wholly in the future keeps its first day.
+  if (to > nowMs + 1) to = Math.max(nowMs + 1, from + DAY_MS);
+  return { from: new Date(from), to: new Date(to) };
+}
 
 function resolveRange(
   raw: RawParams,
@@ -199,7 +223,17 @@ function resolveRange(
     if (end.getTime() <= from.getTime()) fail("to", "must be later than from");
     const days = rules.maxCustomMs / DAY_MS;
     if (end.getTime() - from.getTime() > rules.maxCustomMs) fail("from", `must be at most ${days} days before to (a custom window spans at most ${days} days)`);
-    return { window: "custom", from, to: end, bucketMs: bucketFor(end.getTime() - from.getTime()) };
+    const bucketMs = bucketFor(end.getTime() - from.getTime());
+    if (bucketMs !== DAY_MS || !rules.snapsToDays) return { window: "custom", from, to: end, bucketMs };
+    const snapped = snapToUtcDays(from.getTime(), end.getTime(), nowMs);
+    // The previous-window comparison reads as many days again; past the longest range it would outrun what Redis keeps.
+    if (snapped.to.getTime() - snapped.from.getTime() > rules.maxCustomMs) {
+      fail("from", `must be at most ${days} days before to, counted in whole UTC days (longer than 7 days, a custom window covers the whole UTC days it touches: ${utcDay(snapped.from)} to ${utcDay(new Date(snapped.to.getTime() - 1))})`);
+    }
+    // "Up to now" (no `to`) already ends where the snapped range does.
+    const isUpToNow = snapped.to.getTime() === nowMs + 1 && (end.getTime() === nowMs || end.getTime() === nowMs + 1);
+    const isAligned = snapped.from.getTime() === from.getTime() && (snapped.to.getTime() === end.getTime() || isUpToNow);
+    return { window: "custom", ...snapped, bucketMs, ...(isAligned ? {} : { requested: { from, to: end } }) };
   }
   if (window !== undefined && (from || to)) fail(from ? "from" : "to", `only applies with window=custom (window is ${window})`);
   const name = window ?? defaultWindow;
@@ -211,6 +245,10 @@ function resolveRange(
   const fromMs = bucketMs === DAY_MS ? Math.floor(nowMs / DAY_MS) * DAY_MS - span + DAY_MS : nowMs - span;
   // Stores treat `to` as exclusive; a window "up to now" includes what happened in this very millisecond.
   return { window: name, from: new Date(fromMs), to: new Date(nowMs + 1), bucketMs };
+}
+
+function utcDay(date: Date): string {
+  return date.toISOString().slice(0, 10);
 }
 
 function bucketFor(spanMs: number): number {

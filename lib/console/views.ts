@@ -277,6 +277,11 @@ export interface OverviewView {
   from: string;
   to: string;
   bucketMs: number;
+  /**
+   * A custom range as asked, when the view counts the whole UTC days around it instead
+   * (`from`/`to` are then those days): day buckets cannot count part of a day.
+   */
+  requested: { from: string; to: string } | null;
   depth: number;
   /** Resources under this prefix only (`prefix=`), or every resource. */
   prefix: string | null;

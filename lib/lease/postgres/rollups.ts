@@ -4,7 +4,7 @@ import { HOLD_HISTOGRAM_BOUNDS_MS, type CounterKind, type GroupTotals, type Life
 import { groupDepthFor, newHoldTally, newSlackTally } from "../group-totals";
 import { buildGroupStatements } from "./group-sql";
 import { parseOrThrow, ZStatsQuery } from "../validation";
-import { buildLifetimeTotalsQuery, buildReleaseFailuresQuery, buildRollupStatements, buildStatsContentionQuery, buildStatsCountersQuery, COUNTER_COLUMNS, type RollupUnit } from "./sql";
+import { buildLifetimeTotalsQuery, buildReleaseFailuresQuery, buildRollupStatements, buildStatsContentionByBucketQuery, buildStatsCountersQuery, COUNTER_COLUMNS, type RollupUnit } from "./sql";
 import { inTransaction } from "./transaction";
 
 /**
@@ -153,7 +153,7 @@ export async function readStats(pool: pg.PoolClient, schema: string, query: unkn
 
   const [counters, contention] = await Promise.all([
     pool.query<Record<string, unknown>>(buildStatsCountersQuery(schema, unit), bounds),
-    pool.query<{ bucket_start: Date; prefix: string; contended: string }>(buildStatsContentionQuery(schema, unit), [
+    pool.query<{ bucket_start: Date; prefixes: Record<string, number> }>(buildStatsContentionByBucketQuery(schema, unit), [
       ...bounds,
       depth,
       TOP_PREFIXES_PER_BUCKET,
@@ -182,7 +182,7 @@ export async function readStats(pool: pg.PoolClient, schema: string, query: unkn
   }
   for (const row of contention.rows) {
     const bucket = buckets.get(row.bucket_start.getTime());
-    if (bucket) bucket.contendedByPrefix[row.prefix] = Number(row.contended);
+    if (bucket) bucket.contendedByPrefix = row.prefixes;
   }
   return [...buckets.values()];
 }
