@@ -149,6 +149,11 @@ test("the 30-day overview reads whole UTC days: its range starts at midnight, it
   await expect(page.getByRole("button", { name: "30d", exact: true })).toHaveAttribute("aria-pressed", "true");
   await expect(page.getByText(/last 30 days \(whole UTC days\)/)).toBeVisible();
   await expect(page.getByText("(daily buckets)")).toBeVisible();
+  // Renewal slack covers 7 days: the panel shows the window's last 7 days and says so, never an error.
+  const slack = page.getByRole("region", { name: /^Renewal slack/ });
+  await expect(slack).toContainText("last 7 days of this window");
+  await expect(slack).toContainText(/renewals|No renewals in this window/, { timeout: DATA_TIMEOUT_MS });
+  await expect(slack).not.toContainText("could not be read");
 
   // The range line: from the UTC midnight 29 days before today's, to now.
   const range = page.getByTestId("utc-range").locator("time");

@@ -3,6 +3,7 @@ import Link from "next/link";
 import { Skeleton } from "@/components/ui/skeleton";
 import { StatusPill } from "@/components/ui/status-pill";
 import { formatNumber, formatPercent } from "@/lib/console/format";
+import { adviceWindowWithin } from "@/lib/console/advice-windows";
 import { buildQuery } from "@/lib/console/links";
 import { useRenewalSlackQuery } from "@/lib/console/queries/advice/advice-query";
 import { SlackHistogram } from "./slack-histogram";
@@ -14,13 +15,13 @@ import { SlackHistogram } from "./slack-histogram";
  */
 export function RenewalSlackPanel({ search, prefix, className }: { search: string; prefix?: string; className?: string }) {
   const params = new URLSearchParams(search.startsWith("?") ? search.slice(1) : search);
-  const own = buildQuery({
-    store: params.get("store") ?? undefined,
+  // Slack is kept for 7 days of hours: a longer page window shows its last 7 days, and says so.
+  const { isClamped, ...window } = adviceWindowWithin({
     window: params.get("window") ?? undefined,
     from: params.get("from") ?? undefined,
     to: params.get("to") ?? undefined,
-    prefix: prefix ?? params.get("prefix") ?? undefined,
   });
+  const own = buildQuery({ store: params.get("store") ?? undefined, ...window, prefix: prefix ?? params.get("prefix") ?? undefined });
   const query = useRenewalSlackQuery(own);
   const view = query.data;
   return (
@@ -28,6 +29,7 @@ export function RenewalSlackPanel({ search, prefix, className }: { search: strin
       <div className="mb-2 flex flex-wrap items-baseline justify-between gap-2">
         <h2 id="renewal-slack" className="text-sm font-semibold">
           Renewal slack{prefix ? <span className="font-normal text-zinc-500 dark:text-zinc-400"> · renewals under <span className="font-mono">{prefix}</span></span> : null}
+          {isClamped ? <span className="font-normal text-zinc-500 dark:text-zinc-400"> · last 7 days of this window (the most slack covers)</span> : null}
         </h2>
         <Link href={`/advice${own}`} className="text-xs font-medium underline underline-offset-2">
           TTL advice

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseAdviceParams } from "./advice-params";
+import { adviceWindowWithin, MAX_ADVICE_SPAN_MS } from "./advice-windows";
 
 const NOW = Date.parse("2026-11-26T08:00:00Z");
 
@@ -8,7 +9,7 @@ describe("advice URL parameters", () => {
     const r = parseAdviceParams(new URLSearchParams("store=pg-main&prefix=tenant_1:billing&depth=2"), NOW);
     expect(r).toEqual({
       ok: true,
-      params: { store: "pg-main", prefix: "tenant_1:billing", window: "1h", from: new Date(NOW - 3_600_000), to: new Date(NOW + 1) },
+      params: { store: "pg-main", prefix: "tenant_1:billing", window: "1h", from: new Date(NOW + 1 - 3_600_000), to: new Date(NOW + 1) },
     });
   });
 
@@ -23,5 +24,25 @@ describe("advice URL parameters", () => {
     expect(parseAdviceParams({ prefix: ["a", "b"] }, NOW)).toMatchObject({ ok: false, problem: { param: "prefix", message: "The prefix parameter was given more than once; give it once." } });
     expect(parseAdviceParams({ window: "custom" }, NOW)).toMatchObject({ ok: false, problem: { param: "from" } });
     expect(parseAdviceParams({ from: "2026-11-26T09:00:00Z", to: "2026-11-26T08:30:00Z" }, NOW)).toMatchObject({ ok: false, problem: { param: "to" } });
+  });
+
+  it("window=7d spans exactly 7 days, which the stores accept (1 ms more and they refuse)", () => {
+    const r = parseAdviceParams({ window: "7d" }, NOW);
+    expect(r.ok && r.params.to.getTime() - r.params.from.getTime()).toBe(MAX_ADVICE_SPAN_MS);
+  });
+
+  it("a longer page window becomes its last 7 days for the slack panel, flagged", () => {
+    expect(adviceWindowWithin({ window: "24h" }, NOW)).toEqual({ window: "24h", isClamped: false });
+    expect(adviceWindowWithin({ window: "30d" }, NOW)).toEqual({ window: "7d", isClamped: true });
+    expect(adviceWindowWithin({ window: "custom", from: "2026-11-01T00:00:00Z", to: "2026-11-20T00:00:00Z" }, NOW)).toEqual({
+      window: "custom",
+      from: "2026-11-13T00:00:00.000Z",
+      to: "2026-11-20T00:00:00Z",
+      isClamped: true,
+    });
+    expect(adviceWindowWithin({ window: "custom", from: "2026-11-10T00:00:00Z" }, NOW)).toEqual({ window: "custom", from: "2026-11-19T08:00:00.000Z", isClamped: true });
+    const clamped = adviceWindowWithin({ window: "custom", from: "2026-11-01T00:00:00Z", to: "2026-11-20T00:00:00Z" }, NOW);
+    expect(parseAdviceParams({ window: clamped.window, from: clamped.from, to: clamped.to }, NOW).ok).toBe(true);
+    expect(adviceWindowWithin({ window: "custom", from: "2026-11-19T00:00:00Z", to: "2026-11-20T00:00:00Z" }, NOW).isClamped).toBe(false);
   });
 });

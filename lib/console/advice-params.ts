@@ -8,11 +8,10 @@
 import { z } from "zod";
 import { ZPrefix, ZStoreName } from "@/lib/lease/validation";
 import { toProblemSentence, WINDOW_MS, type SearchParamsInput } from "./params";
-import { ADVICE_WINDOWS, type AdviceWindow } from "./advice-windows";
+import { ADVICE_WINDOWS, MAX_ADVICE_SPAN_MS, type AdviceWindow } from "./advice-windows";
 import type { ParamProblem } from "./views";
 
 export { ADVICE_WINDOWS, type AdviceWindow };
-export const MAX_ADVICE_RANGE_MS = 7 * 24 * 3_600_000;
 
 export interface AdviceParams {
   store?: string;
@@ -71,11 +70,13 @@ export function parseAdviceParams(input: SearchParamsInput, nowMs = Date.now()):
       if (!from) return { ok: false, problem: problem("from", "is needed for a custom window (ISO 8601, e.g. 2026-04-01T10:00:00Z)") };
       const end = to ?? new Date(nowMs);
       if (end.getTime() <= from.getTime()) return { ok: false, problem: problem("to", "must be later than from") };
-      if (end.getTime() - from.getTime() > MAX_ADVICE_RANGE_MS) return { ok: false, problem: problem("from", "must be at most 7 days before to (TTL advice covers at most 7 days)") };
+      if (end.getTime() - from.getTime() > MAX_ADVICE_SPAN_MS) return { ok: false, problem: problem("from", "must be at most 7 days before to (TTL advice covers at most 7 days)") };
       return { ok: true, params: { ...base, window: "custom", from, to: end } };
     }
     const name = window ?? "1h";
-    return { ok: true, params: { ...base, window: name, from: new Date(nowMs - WINDOW_MS[name]), to: new Date(nowMs + 1) } };
+    // `to` is exclusive and one past now, so the window starts one past its length ago: the
+    // stores refuse a span even 1 ms over 7 days, which window=7d otherwise was.
+    return { ok: true, params: { ...base, window: name, from: new Date(nowMs + 1 - WINDOW_MS[name]), to: new Date(nowMs + 1) } };
   } catch (error) {
     if (error instanceof AdviceParamError) return { ok: false, problem: error.problem };
     throw error;
