@@ -398,8 +398,9 @@ export class RedisLeaseStore implements LeaseStore {
     const q = parseOrThrow(ZListQuery, query, "list");
     if (!this.isNamespaceChecked) await this.checkNamespace("list");
     q.signal?.throwIfAborted(); // a request gone away starts no Redis work
-    // The "expires" order without a prefix reads the hot-path index only; the others read models.
-    if (q.prefix !== undefined || (q.sort ?? "expires") !== "expires") await this.projector.project(READ_CATCH_UP_ROUNDS);
+    // The "expires" order without a prefix, owner or task reads the hot-path index only; the others read models.
+    const readsModel = q.prefix !== undefined || q.owner !== undefined || q.task !== undefined || (q.sort ?? "expires") !== "expires";
+    if (readsModel) await this.projector.project(READ_CATCH_UP_ROUNDS);
     const budget = new ReadBudget(this.readKeyBudget, q.signal, `redis store "${this.name}": list`);
     return listLeases(this.ctx, this.bucketKeys, q, (resource) => buildResourceKeys(this.namespace, this.buckets, resource).lease, budget);
   }

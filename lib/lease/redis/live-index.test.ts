@@ -1,0 +1,169 @@
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { freshRedisNamespace, sleep, TEST_REDIS_URL } from "../testing/isolation";
+import type { Lease, LeaseSort, ListQuery } from "../types";
+import { compareBytes } from "./codec";
+import { buildBucketKeys, LIVE_INDEX_DONE } from "./keys";
+import { RedisLeaseStore } from "./store";
+
+/**
+ * Owner and task lists served by the live-lease zsets (lo:/lt:, kept by the projector): they
+ * answer what a full read of the live leases answers, in all three sorts and page by page, after
+ * releases, expiries and takeovers; the backfill builds the same zsets for leases acquired before
+ * they existed; and an owner list reads the owner's zsets and its page's hashes, not the walk.
+ */
+
+const BUCKETS = 4;
+const SORTS: LeaseSort[] = ["expires", "held_longest", "newest"];
+
+/** Every page of a list, following the cursor to the end. */
+async function readPages(store: RedisLeaseStore, query: ListQuery, limit = 7): Promise<Lease[]> {
+  const all: Lease[] = [];
+  let cursor: string | undefined;
+  for (let pages = 0; pages < 1_000; pages++) {
+    const page = await store.list({ ...query, limit, ...(cursor ? { cursor } : {}) });
+    expect(page.partial).toBeUndefined();
+    all.push(...page.items);
+    cursor = page.nextCursor;
+    if (!cursor) break;
+  }
+  return all;
+}
+
+/** The expected order of a sort over a full read (resource byte order breaks ties, as the store does). */
+function sorted(leases: Lease[], sort: LeaseSort): Lease[] {
+  const key = (l: Lease) => (sort === "expires" ? l.expiresAt.getTime() : l.acquiredAt.getTime());
+  const sign = sort === "newest" ? -1 : 1;
+  return [...leases].sort((a, b) => sign * (key(a) - key(b) || compareBytes(a.resource, b.resource)));
+}
+
+const ids = (leases: Lease[]) => leases.map((l) => `${l.resource}#${l.leaseId}`);
+
+/** Every live-index zset of the namespace and its members with scores. */
+async function liveIndexSnapshot(admin: Redis, namespace: string): Promise<Record<string, string[]>> {
+  const snapshot: Record<string, string[]> = {};
+  for (let b = 0; b < BUCKETS; b++) {
+    const base = buildBucketKeys(namespace, b).base;
+    let cursor = "0";
+    do {
+      const [next, keys] = await admin.scan(cursor, "MATCH", `${base}l[ot]:*`, "COUNT", 500);
+      cursor = next;
+      for (const key of keys) snapshot[key] = await admin.zrange(key, "0", "-1", "WITHSCORES");
+    } while (cursor !== "0");
+  }
+  return snapshot;
+}
+
+async function mustAcquire(store: RedisLeaseStore, resource: string, owner: string, task: string, ttlMs = 60_000): Promise<Lease> {
+  const r = await store.acquire({ resource, owner, task, ttlMs });
+  if (!r.acquired) throw new Error(`expected to acquire ${resource}`);
+  return r.lease;
+}
+
+describe("Redis owner / task lists from the live-lease index", () => {
+  const fresh = freshRedisNamespace(TEST_REDIS_URL);
+  let store: RedisLeaseStore;
+  let admin: Redis;
+
+  beforeAll(async () => {
+    store = new RedisLeaseStore({ name: "redis-live", url: fresh.url, namespace: fresh.namespace, buckets: BUCKETS });
+    admin = new Redis(fresh.url);
+    const owners = (i: number) => (i % 50 === 7 ? "rare" : i % 2 === 0 ? "busy" : `w-${i % 5}`);
+    const held: Lease[] = [];
+    for (let i = 0; i < 200; i += 20) {
+      held.push(...(await Promise.all(Array.from({ length: 20 }, (_, j) => mustAcquire(store, `jobs:${(i + j) % 7}:${i + j}`, owners(i + j), `t-${(i + j) % 3}`)))));
+    }
+    // Some projected before they end, some ended in the same batch as their acquire.
+    await store.project();
+    await Promise.all(held.filter((_, i) => i % 5 === 0).map((l) => store.release({ resource: l.resource, leaseId: l.leaseId })));
+    // Short leases: some lapse and are taken over (an expired event then an acquired one, in one
+    // batch), by another owner or by the same one; the rest are swept.
+    const short = await Promise.all(Array.from({ length: 24 }, (_, i) => mustAcquire(store, `flaky:${i}`, "flaky", `t-${i % 3}`, 150)));
+    await sleep(300);
+    for (const [i, l] of short.entries()) {
+      if (i % 3 === 0) await mustAcquire(store, l.resource, "busy", "t-takeover");
+      else if (i % 3 === 1) await mustAcquire(store, l.resource, "flaky", l.task);
+    }
+    await store.sweep();
+    const ended = held.filter((_, i) => i % 5 === 1);
+    await Promise.all(ended.slice(0, 5).map((l) => store.forceRelease({ resource: l.resource, leaseId: l.leaseId, actor: "ops", reason: "test" })));
+  }, 60_000);
+
+  afterAll(async () => {
+    admin.disconnect();
+    await store.close();
+    await fresh.drop();
+  });
+
+  const FILTERS: Array<[string, ListQuery, (l: Lease) => boolean]> = [
+    ["owner busy", { owner: "busy" }, (l) => l.owner === "busy"],
+    ["owner rare", { owner: "rare" }, (l) => l.owner === "rare"],
+    ["owner flaky", { owner: "flaky" }, (l) => l.owner === "flaky"],
+    ["owner nobody", { owner: "nobody" }, () => false],
+    ["task t-1", { task: "t-1" }, (l) => l.task === "t-1"],
+    ["task t-takeover", { task: "t-takeover" }, (l) => l.task === "t-takeover"],
+    ["owner busy and task t-2", { owner: "busy", task: "t-2" }, (l) => l.owner === "busy" && l.task === "t-2"],
+    ["owner flaky, held", { owner: "flaky", state: "held" }, (l) => l.owner === "flaky"],
+  ];
+
+  it("answers what a full read of the live leases answers, in every sort, page by page", async () => {
+    const all = await readPages(store, {}, 50);
+    expect(all.length).toBeGreaterThan(150);
+    expect(all.filter((l) => l.owner === "rare").length).toBe(4);
+    expect(all.filter((l) => l.owner === "flaky").length).toBe(8);
+    for (const [name, query, keep] of FILTERS) {
+      for (const sort of SORTS) {
+        const got = await readPages(store, { ...query, sort });
+        expect(ids(got), `${name}, sort=${sort}`).toEqual(ids(sorted(all.filter(keep), sort)));
+      }
+    }
+    // The zsets hold exactly the live leases (no entry left behind by an end or a takeover).
+    const snapshot = await liveIndexSnapshot(admin, fresh.namespace);
+    const indexed = Object.entries(snapshot).flatMap(([key, members]) => members.filter((_, i) => i % 2 === 0).map((m) => `${key.replace(/^.*\}:/, "")}|${m}`));
+    const expected = all.flatMap((l) => [`lo:${l.owner}|${l.resource}`, `lt:${l.task}|${l.resource}`]);
+    expect(indexed.sort()).toEqual(expected.sort());
+  });
+
+  it("backfills the zsets of a namespace whose leases were acquired before they existed", async () => {
+    const before = await liveIndexSnapshot(admin, fresh.namespace);
+    expect(Object.keys(before).length).toBeGreaterThan(5);
+    // An older namespace: no live zsets and no marker.
+    for (const key of Object.keys(before)) await admin.del(key);
+    for (let b = 0; b < BUCKETS; b++) await admin.hdel(buildBucketKeys(fresh.namespace, b).proj, "live");
+    // A second store (process) on the namespace, as after an upgrade: its projector builds them.
+    const upgraded = new RedisLeaseStore({ name: "redis-live", url: fresh.url, namespace: fresh.namespace, buckets: BUCKETS });
+    try {
+      const replies = await Promise.all(Array.from({ length: BUCKETS }, (_, b) => admin.hget(buildBucketKeys(fresh.namespace, b).proj, "live")));
+      expect(replies.every((r) => r === null)).toBe(true);
+      await upgraded.project();
+      const live = await Promise.all(Array.from({ length: BUCKETS }, (_, b) => admin.hget(buildBucketKeys(fresh.namespace, b).proj, "live")));
+      expect(live).toEqual(Array.from({ length: BUCKETS }, () => LIVE_INDEX_DONE));
+    } finally {
+      await upgraded.close();
+    }
+    expect(await liveIndexSnapshot(admin, fresh.namespace)).toEqual(before);
+  });
+
+  it("an owner list reads that owner's zsets and the page's lease hashes, never the acq / idx walk", async () => {
+    await store.project();
+    const monitor = await admin.monitor();
+    const commands: string[][] = [];
+    monitor.on("monitor", (_time: string, args: string[]) => {
+      if (args.some((a) => a.startsWith(`${fresh.namespace}:`))) commands.push(args);
+    });
+    const pages = await Promise.all(SORTS.map((sort) => store.list({ owner: "rare", sort, limit: 10 })));
+    await admin.echo("end-of-read");
+    await vi.waitFor(() => expect(commands.length).toBeGreaterThan(0));
+    await sleep(100);
+    monitor.disconnect();
+    for (const page of pages) expect(page.items.map((l) => l.owner)).toEqual(["rare", "rare", "rare", "rare"]);
+    const keysRead = commands.map(([, key]) => key!.replace(/^.*\}:/, ""));
+    expect(keysRead.filter((k) => k === "acq" || k === "idx" || k === "names")).toEqual([]);
+    const hashReads = commands.filter(([name]) => name?.toLowerCase() === "hgetall");
+    // Four leases per sort, each read once.
+    expect(hashReads.length).toBe(3 * 4);
+    const zsetReads = commands.filter(([name]) => /^z(range|rangebyscore|revrangebyscore)$/i.test(name ?? ""));
+    expect(zsetReads.length).toBeGreaterThan(0);
+    expect(zsetReads.every(([, key]) => /\}:lo:rare$/.test(key!))).toBe(true);
+  });
+});
