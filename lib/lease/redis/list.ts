@@ -97,13 +97,19 @@ export async function listLeases(
     } else if (sort !== "expires") {
       // Each live zset is scored by acquiredAt like `acq`: the same merge, cursor and checks below.
       sources = live.zsets.map(({ keys, zset, size }) => ({ keys, zset, buffer: [], isExhausted: size === 0, offset: 0 }));
-    } else if (live.total * 2 <= budget.remaining) {
-      budget.checkpoint();
-      return listByExpiry(ctx, live, query, limit, after, compare, new Date(nowMs), buildResourceLeaseKey, budget);
+    } else {
+      // sort=expires has no owner / task index (expiry changes on every renew). Cost model, as for
+      // prefixes: gathering reads every match (member and hash); walking the expiry order reads
+      // about limit / (share of matches) entries. A rare owner is gathered, a common one walked.
+      const gatherCost = 2 * live.total;
+      const walkCost = live.total === 0 ? Infinity : ((limit + 1) * live.liveTotal) / live.total;
+      if (gatherCost <= walkCost && gatherCost <= budget.remaining) {
+        budget.checkpoint();
+        return listByExpiry(ctx, live, query, limit, after, compare, new Date(nowMs), buildResourceLeaseKey, budget);
+      }
+      // Walked below, filtering: if this owner's leases sit late in expiry order the budget may run
+      // out first, and the page says it is partial (sort=held_longest / newest are indexed).
     }
-    // Else (sort=expires, more live leases than the budget can read and sort): the "expires"
-    // walk below, filtering; so many leases are a large share of the store, so a page is found
-    // soon, and if not the page says it is partial (sort=held_longest / newest are indexed).
   } else if (prefix === undefined) {
     const [timeReply] = await execPipeline(ctx, "list", (p) => p.time());
     nowMs = parseTimeReply(timeReply);
@@ -200,6 +206,8 @@ interface LiveIndex {
   /** Per bucket, the zset read: the owner's or the task's, whichever is smaller in all (both filters given). */
   zsets: { keys: BucketKeys; zset: string; size: number }[];
   total: number;
+  /** Entries of the expiry index (`idx`) in all buckets: every live or lapsed, unswept lease. */
+  liveTotal: number;
 }
 
 /**
@@ -214,20 +222,22 @@ async function readLiveIndex(ctx: RedisContext, bucketKeys: readonly BucketKeys[
     p.time();
     for (const keys of bucketKeys) {
       p.hget(keys.proj, "live");
+      p.zcard(keys.idx);
       for (const field of fields) p.zcard(buildLiveIndexKey(keys, field, query[field]!));
     }
   });
-  budget.spend(bucketKeys.length * (1 + fields.length));
+  const stride = 2 + fields.length;
+  budget.spend(bucketKeys.length * stride);
   const nowMs = parseTimeReply(replies[0]);
-  const stride = 1 + fields.length;
   const isBuilt = bucketKeys.every((_, b) => replies[1 + b * stride] === LIVE_INDEX_DONE);
-  if (!isBuilt) return { nowMs, isBuilt, zsets: [], total: 0 };
-  const sizes = fields.map((_, f) => bucketKeys.map((_, b) => Number(replies[2 + b * stride + f])));
+  if (!isBuilt) return { nowMs, isBuilt, zsets: [], total: 0, liveTotal: 0 };
+  const liveTotal = bucketKeys.reduce((n, _, b) => n + Number(replies[2 + b * stride]), 0);
+  const sizes = fields.map((_, f) => bucketKeys.map((_, b) => Number(replies[3 + b * stride + f])));
   const totals = sizes.map((perBucket) => perBucket.reduce((a, b) => a + b, 0));
   const f = totals.length > 1 && totals[1]! < totals[0]! ? 1 : 0;
   const field = fields[f]!;
   const zsets = bucketKeys.map((keys, b) => ({ keys, zset: buildLiveIndexKey(keys, field, query[field]!), size: sizes[f]![b]! }));
-  return { nowMs, isBuilt, zsets, total: totals[f]! };
+  return { nowMs, isBuilt, zsets, total: totals[f]!, liveTotal };
 }
 
 /**
