@@ -1,9 +1,11 @@
+import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
+import { writeRedisLeases } from "@/scripts/seed/redis-seed";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { freshRedisNamespace, sleep, TEST_REDIS_URL } from "../testing/isolation";
 import type { Lease, LeaseSort, ListQuery } from "../types";
 import { compareBytes } from "./codec";
-import { buildBucketKeys, LIVE_INDEX_DONE } from "./keys";
+import { buildBucketKeys, buildLiveIndexKey, LIVE_INDEX_DONE } from "./keys";
 import { RedisLeaseStore } from "./store";
 
 /**
@@ -39,17 +41,20 @@ function sorted(leases: Lease[], sort: LeaseSort): Lease[] {
 
 const ids = (leases: Lease[]) => leases.map((l) => `${l.resource}#${l.leaseId}`);
 
-/** Every live-index zset of the namespace and its members with scores. */
+/** Every owner and task the tests below use (the ended leases' too). */
+const OWNERS = ["rare", "busy", "flaky", "w-0", "w-1", "w-2", "w-3", "w-4"];
+const TASKS = ["t-0", "t-1", "t-2", "t-takeover"];
+
+/** Every non-empty live-index zset of the namespace, with members and scores (no SCAN: the server may hold much else). */
 async function liveIndexSnapshot(admin: Redis, namespace: string): Promise<Record<string, string[]>> {
+  const keys = Array.from({ length: BUCKETS }, (_, b) => buildBucketKeys(namespace, b)).flatMap((k) => [
+    ...OWNERS.map((o) => buildLiveIndexKey(k, "owner", o)),
+    ...TASKS.map((t) => buildLiveIndexKey(k, "task", t)),
+  ]);
   const snapshot: Record<string, string[]> = {};
-  for (let b = 0; b < BUCKETS; b++) {
-    const base = buildBucketKeys(namespace, b).base;
-    let cursor = "0";
-    do {
-      const [next, keys] = await admin.scan(cursor, "MATCH", `${base}l[ot]:*`, "COUNT", 500);
-      cursor = next;
-      for (const key of keys) snapshot[key] = await admin.zrange(key, "0", "-1", "WITHSCORES");
-    } while (cursor !== "0");
+  for (const key of keys) {
+    const members = await admin.zrange(key, "0", "-1", "WITHSCORES");
+    if (members.length > 0) snapshot[key] = members;
   }
   return snapshot;
 }
@@ -167,4 +172,54 @@ describe("Redis owner / task lists from the live-lease index", () => {
     expect(zsetReads.length).toBeGreaterThan(0);
     expect(zsetReads.every(([, key]) => /\}:lo:rare$/.test(key!))).toBe(true);
   });
+});
+
+describe("Redis owner / task lists while the live-lease index is being built", () => {
+  const fresh = freshRedisNamespace(TEST_REDIS_URL);
+  let admin: Redis;
+
+  beforeAll(async () => {
+    admin = new Redis(fresh.url);
+  });
+
+  afterAll(async () => {
+    admin.disconnect();
+    await fresh.drop();
+  });
+
+  it("walks the sort order meanwhile, and a walk out of budget says the index is building", async () => {
+    // 6000 live leases in one bucket written as an older store left them: listed (acq, names), no
+    // owner / task zsets. A read catches the projection up a few passes only (1000 each).
+    const nowMs = Date.now();
+    const leases = Array.from({ length: 6_000 }, (_, i) => ({
+      resource: `old:${String(i).padStart(5, "0")}`,
+      leaseId: randomUUID(),
+      owner: i === 5_990 ? "rare" : "common",
+      task: "t",
+      fencingToken: String(nowMs * 1000 + i),
+      acquiredAt: nowMs - 60_000 + i,
+      expiresAt: nowMs + 3_600_000 + i,
+      ttlMs: 3_600_000,
+      renewedAt: nowMs - 60_000 + i,
+      renewals: 0,
+    }));
+    await writeRedisLeases({ client: admin, namespace: fresh.namespace, buckets: 1, eventsMaxLen: 10_000, evidsMaxLen: 64 }, leases, nowMs);
+    const store = new RedisLeaseStore({ name: "redis-upgraded", url: fresh.url, namespace: fresh.namespace, buckets: 1, readKeyBudget: 500 });
+    try {
+      const building = await store.list({ owner: "rare", sort: "held_longest" });
+      expect(await admin.hget(buildBucketKeys(fresh.namespace, 0).proj, "live")).not.toBe(LIVE_INDEX_DONE);
+      expect(building.items).toEqual([]);
+      expect(building.partial?.reason).toBe("index_building");
+      // A common owner's page is found by the walk within the budget: exact, no partial.
+      const common = await store.list({ owner: "common", sort: "held_longest", limit: 5 });
+      expect(common.partial).toBeUndefined();
+      expect(common.items.map((l) => l.resource)).toEqual(["old:00000", "old:00001", "old:00002", "old:00003", "old:00004"]);
+      for (let i = 0; i < 10 && (await admin.hget(buildBucketKeys(fresh.namespace, 0).proj, "live")) !== LIVE_INDEX_DONE; i++) await store.project();
+      const built = await store.list({ owner: "rare", sort: "held_longest" });
+      expect(built.partial).toBeUndefined();
+      expect(built.items.map((l) => l.resource)).toEqual(["old:05990"]);
+    } finally {
+      await store.close();
+    }
+  }, 60_000);
 });
