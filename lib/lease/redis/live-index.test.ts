@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
 import { writeRedisLeases } from "@/scripts/seed/redis-seed";
+import { startRedis, stopAllServers, type ThrowawayServer } from "@/test/support/servers";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { freshRedisNamespace, sleep, TEST_REDIS_URL } from "../testing/isolation";
 import type { Lease, LeaseSort, ListQuery } from "../types";
@@ -148,26 +149,49 @@ describe("Redis owner / task lists from the live-lease index", () => {
     }
     expect(await liveIndexSnapshot(admin, fresh.namespace)).toEqual(before);
   });
+});
+
+describe("Redis owner list round trips (on a server of its own)", () => {
+  // A redis-server of its own, so MONITOR sees this read's commands and nobody else's traffic.
+  let server: ThrowawayServer;
+  let own: RedisLeaseStore;
+  let admin: Redis;
+  let namespace: string;
+
+  beforeAll(async () => {
+    server = await startRedis();
+    namespace = freshRedisNamespace(server.url).namespace;
+    own = new RedisLeaseStore({ name: "redis-live-own", url: server.url, namespace, buckets: BUCKETS });
+    admin = new Redis(server.url);
+    // 400 live leases, 5 of them the rare owner's; 100 more acquired and released.
+    await Promise.all(Array.from({ length: 500 }, (_, i) => mustAcquire(own, `jobs:${i}`, i % 100 === 7 ? "rare" : "busy", `t-${i % 3}`)))
+      .then((leases) => Promise.all(leases.filter((_, i) => i % 5 === 4).map((l) => own.release({ resource: l.resource, leaseId: l.leaseId }))));
+  }, 60_000);
+
+  afterAll(async () => {
+    admin.disconnect();
+    await own.close();
+    await stopAllServers();
+  });
 
   it("an owner list reads that owner's zsets and the page's lease hashes, never the acq / idx walk", async () => {
-    await store.project();
+    await own.project();
     const monitor = await admin.monitor();
-    const commands: string[][] = [];
-    monitor.on("monitor", (_time: string, args: string[]) => {
-      if (args.some((a) => a.startsWith(`${fresh.namespace}:`))) commands.push(args);
-    });
-    const pages = await Promise.all(SORTS.map((sort) => store.list({ owner: "rare", sort, limit: 10 })));
+    const seen: string[][] = [];
+    monitor.on("monitor", (_time: string, args: string[]) => seen.push(args));
+    const pages = await Promise.all(SORTS.map((sort) => own.list({ owner: "rare", sort, limit: 10 })));
+    // MONITOR reports commands in the order the server ran them: once the marker is in, the reads' are.
     await admin.echo("end-of-read");
-    await vi.waitFor(() => expect(commands.length).toBeGreaterThan(0));
-    await sleep(100);
+    await vi.waitFor(() => expect(seen.some(([name, arg]) => name?.toLowerCase() === "echo" && arg === "end-of-read")).toBe(true));
     monitor.disconnect();
-    for (const page of pages) expect(page.items.map((l) => l.owner)).toEqual(["rare", "rare", "rare", "rare"]);
+    const commands = seen.filter((args) => args.some((a) => a.startsWith(`${namespace}:`)));
+    for (const page of pages) expect(page.items.map((l) => l.owner)).toEqual(["rare", "rare", "rare", "rare", "rare"]);
     // Of the walk's zsets only the sizes (ZCARD: the expiry sort's cost model) are read.
     const walkReads = commands.filter(([name, key]) => name?.toLowerCase() !== "zcard" && /\}:(acq|idx|names)$/.test(key!));
     expect(walkReads).toEqual([]);
     const hashReads = commands.filter(([name]) => name?.toLowerCase() === "hgetall");
-    // Four leases per sort, each read once.
-    expect(hashReads.length).toBe(3 * 4);
+    // Five leases per sort, each read once.
+    expect(hashReads.length).toBe(3 * 5);
     const zsetReads = commands.filter(([name]) => /^z(range|rangebyscore|revrangebyscore)$/i.test(name ?? ""));
     expect(zsetReads.length).toBeGreaterThan(0);
     expect(zsetReads.every(([, key]) => /\}:lo:rare$/.test(key!))).toBe(true);
