@@ -45,10 +45,12 @@ import { EVIDS_TTL_S, HOUR_TTL_S, INDEXED_EVENT_KINDS, LEASE_SCRIPTS, MINUTE_TTL
  * batch, in stream order. A namespace whose leases were acquired before they existed (an upgrade,
  * or leases seeded with the cursor set) has no 'live' marker in `<bucket>proj`: the projector
  * then walks the bucket's `names` zset in byte order, PROJECT_BATCH resources per bucket per
- * round, and adds each lease whose hash still holds the lease id it read (the indexLive script
- * checks that atomically, so a lease ended meanwhile is not added back). The walk's position is
- * 'live' ("r:<resource>"), "done" at the end; until then an owner or task list walks the sort
- * order as before and, if that runs out of budget, says the index is building.
+ * project() call (not in the catch-up a read does first: reads do not pay for it), and adds
+ * each lease whose hash still holds the lease id it read (the indexLive script checks that
+ * atomically, so a lease ended meanwhile is not added back). The walk's position is 'live'
+ * ("r:<resource>"), "done" at the end; until then an owner or task list walks the sort order as
+ * before and, if that runs out of budget, says the index is building, and project() does not
+ * report itself caught up.
  */
 
 /** Stream entries read and applied per bucket per script call: bounds each call. */
@@ -116,6 +118,8 @@ interface BucketState {
   ids: string;
   /** The live owner / task zsets' backfill position as read this round (see above); LIVE_INDEX_DONE once built. */
   live: string;
+  /** This call has applied its one backfill batch of the live zsets to the bucket. */
+  isBackfilled: boolean;
   isDone: boolean;
 }
 
@@ -139,10 +143,12 @@ export class Projector {
   /**
    * Projects up to `maxRounds` batches per bucket. Calls made while one runs share the next run
    * (which starts after it, so it sees every event written before the call was made).
+   * `backfill: false` (reads catching up) skips the live-zset backfill batch (see the header).
    */
-  project(maxRounds = 8): Promise<ProjectResult> {
+  project(maxRounds = 8, options: { backfill?: boolean } = {}): Promise<ProjectResult> {
+    const backfill = options.backfill ?? true;
     if (!this.inFlight) {
-      this.inFlight = this.run(maxRounds).finally(() => {
+      this.inFlight = this.run(maxRounds, backfill).finally(() => {
         this.inFlight = null;
       });
       return this.inFlight;
@@ -151,7 +157,7 @@ export class Projector {
       .catch(() => undefined)
       .then(() => {
         this.queued = null;
-        return this.project(maxRounds);
+        return this.project(maxRounds, { backfill });
       });
     return this.queued;
   }
@@ -180,15 +186,16 @@ export class Projector {
     return { lagMs: Math.max(0, lagMs) };
   }
 
-  private async run(maxRounds: number): Promise<ProjectResult> {
-    const states: BucketState[] = this.bucketKeys.map((_, bucket) => ({ bucket, cursor: this.cursors[bucket]!, ids: "", live: "", isDone: false }));
+  private async run(maxRounds: number, backfill: boolean): Promise<ProjectResult> {
+    // Without backfill (a read catching up) the live-zset backfill is left to the next interval projection.
+    const states: BucketState[] = this.bucketKeys.map((_, bucket) => ({ bucket, cursor: this.cursors[bucket]!, ids: "", live: "", isBackfilled: !backfill, isDone: false }));
     let applied = 0;
     for (let round = 0; round < maxRounds; round++) {
       const pending = states.filter((s) => !s.isDone);
       if (pending.length === 0) break;
       applied += await this.round(pending);
     }
-    return { applied, isCaughtUp: states.every((s) => s.isDone) };
+    return { applied, isCaughtUp: states.every((s) => s.isDone && (!backfill || s.live === LIVE_INDEX_DONE)) };
   }
 
   /**
@@ -225,9 +232,13 @@ export class Projector {
       const isIndexed = s.ids === s.cursor;
       const isListed = s.live === LIVE_INDEX_DONE;
       if (!isIndexed) lagging.push(s);
-      if (!isListed) unlisted.push(s);
+      // The live-zset backfill takes one batch per bucket per call, not per round.
+      if (!isListed && !s.isBackfilled) {
+        s.isBackfilled = true;
+        unlisted.push(s);
+      }
       if (entries.length === 0 && renewed === (renewedApplied ?? "0")) {
-        if (isIndexed && isListed) s.isDone = true;
+        if (isIndexed) s.isDone = true;
         return;
       }
       calls.push(this.apply(s, entries, nowMs, isIndexed));
@@ -495,9 +506,8 @@ export class Projector {
       s.cursor = last;
       this.cursors[s.bucket] = last;
     }
-    // A full batch may have more behind it; a short one reached the end of the stream (the
-    // bucket is done once its live owner / task zsets are built too).
-    if (entries.length < PROJECT_BATCH && s.live === LIVE_INDEX_DONE) s.isDone = true;
+    // A full batch may have more behind it; a short one reached the end of the stream.
+    if (entries.length < PROJECT_BATCH) s.isDone = true;
     return entries.length;
   }
 }
