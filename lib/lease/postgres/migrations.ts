@@ -469,6 +469,21 @@ export const MIGRATIONS: readonly Migration[] = [
     },
   },
   {
+    version: 12,
+    name: "live-lease indexes for owner and task lists",
+    sql: (schema) => {
+      const s = quoteSchema(schema);
+      return `
+        -- The leases list filtered by owner or task (held_longest / newest: equality, then index
+        -- order, stopped by the page limit; expires: the owner's or task's rows, then a top-N sort).
+        -- No (owner, expires_at) index: expires_at changes on every renew, and each index on
+        -- leases is paid by acquire, renew and release.
+        CREATE INDEX leases_owner_acquired_idx ON ${s}.leases (owner, acquired_at, resource);
+        CREATE INDEX leases_task_acquired_idx ON ${s}.leases (task, acquired_at, resource);
+      `;
+    },
+  },
+  {
     version: 13,
     name: "event filter indexes in id order",
     sql: (schema) => {

@@ -31,6 +31,10 @@
  *                                 Owner filters range over it by id (time) and fetch just the page's entries
  *   <ns>:{b7}:idt:<task>          stream: the same per task
  *                                 (the earlier owner / task id lists, evo:/evt:, are no longer written and expire)
+ *   <ns>:{b7}:lo:<owner>          zset resource → acquiredAt ms of the bucket's live leases of this owner (owner lists)
+ *   <ns>:{b7}:lt:<task>           zset: the same per task. Kept by the projector (ZADD on acquired, ZREM on an end);
+ *                                 built for leases acquired before they existed by a backfill whose progress is
+ *                                 'live' in <ns>:{b7}:proj ("r:<last resource>" while it walks names, "done" after)
  *   <ns>:{b7}:grants:<day>        hash 'l:<leaseId>' / 't:<token>' → resource, per epoch day of the event (15 days):
  *                                 where a lease id or token filter finds its resource's history
  *   <ns>:{b7}:stats:m:<minute>    hash of counters per epoch minute (~48 h)
@@ -141,6 +145,14 @@ export function buildEvidsKey(keys: BucketKeys, resource: string): string {
 /** A bucket's stream of one owner's (`ido`) or one task's (`idt`) event ids and kinds (a read model). */
 export function buildIdStreamKey(keys: BucketKeys, field: "owner" | "task", value: string): string {
   return `${keys.base}${field === "owner" ? "ido" : "idt"}:${value}`;
+}
+
+/** The 'live' field of a bucket's projection hash once its owner / task live zsets are built (the backfill is done). */
+export const LIVE_INDEX_DONE = "done";
+
+/** A bucket's zset of the live leases (resource → acquiredAt ms) of one owner (`lo`) or one task (`lt`) (a read model). */
+export function buildLiveIndexKey(keys: BucketKeys, field: "owner" | "task", value: string): string {
+  return `${keys.base}${field === "owner" ? "lo" : "lt"}:${value}`;
 }
 
 /** A bucket's hash of lease ids and fencing tokens seen on epoch day `day`, each → its resource (a read model). */

@@ -2,7 +2,7 @@ import { LeaseError } from "../errors";
 import { leaseStateAt, type Lease, type LeasePage, type LeaseSort, type ListQuery } from "../types";
 import { compareBytes, decodeCursor, encodeCursor, toLease, type RawLease } from "./codec";
 import { execPipeline, parseTimeReply, type RedisContext } from "./connection";
-import type { BucketKeys } from "./keys";
+import { buildLiveIndexKey, LIVE_INDEX_DONE, type BucketKeys } from "./keys";
 import { takeMerged, type MergeSource } from "./merge";
 import type { ReadBudget } from "./read-budget";
 
@@ -15,6 +15,8 @@ interface Candidate {
 
 interface ListSource extends MergeSource<Candidate> {
   keys: BucketKeys;
+  /** The zset this source reads in sort order: the bucket's `idx` / `acq`, or an owner's or task's live zset. */
+  zset: string;
   /** ZRANGE offset of the next batch, counted from the (inclusive) start score. */
   offset: number;
 }
@@ -54,7 +56,8 @@ function makeCompare(plan: SortPlan) {
 
 /**
  * Lists leases across every bucket: candidates come from the per-bucket zsets
- * (or, for a narrow prefix, from lex ranges of the names zset), merged in sort order,
+ * (or, for a narrow prefix, from lex ranges of the names zset; for an owner or task, from that
+ * owner's or task's live zsets, see readLiveIndex), merged in sort order,
  * then the lease hashes are read in one pipeline per batch and filtered. States
  * are computed at the store time read with the first batch.
  *
@@ -76,14 +79,38 @@ export async function listLeases(
   const compare = makeCompare(plan);
   const isAfterCursor = (c: Candidate) => !after || compare(c, { score: after.score, resource: after.resource }) > 0;
 
-  const sources: ListSource[] = bucketKeys.map((keys) => ({ keys, buffer: [], isExhausted: false, offset: 0 }));
+  let sources: ListSource[] = bucketKeys.map((keys) => ({ keys, zset: keys[plan.zset], buffer: [], isExhausted: false, offset: 0 }));
   const batchSize = Math.min(Math.max(limit + 1, 50), 1000);
 
   const prefix = query.prefix;
   let nowMs: number;
   let isPrefixScan = false;
+  // The owner / task index is not built yet: the walk below serves the filter, and if it runs out
+  // of budget the page says why.
+  let isIndexBuilding = false;
   budget.checkpoint();
-  if (prefix === undefined) {
+  if (prefix === undefined && (query.owner !== undefined || query.task !== undefined)) {
+    const live = await readLiveIndex(ctx, bucketKeys, query, budget);
+    nowMs = live.nowMs;
+    if (!live.isBuilt) {
+      isIndexBuilding = true;
+    } else if (sort !== "expires") {
+      // Each live zset is scored by acquiredAt like `acq`: the same merge, cursor and checks below.
+      sources = live.zsets.map(({ keys, zset, size }) => ({ keys, zset, buffer: [], isExhausted: size === 0, offset: 0 }));
+    } else {
+      // sort=expires has no owner / task index (expiry changes on every renew). Cost model, as for
+      // prefixes: gathering reads every match (member and hash); walking the expiry order reads
+      // about limit / (share of matches) entries. A rare owner is gathered, a common one walked.
+      const gatherCost = 2 * live.total;
+      const walkCost = live.total === 0 ? Infinity : ((limit + 1) * live.liveTotal) / live.total;
+      if (gatherCost <= walkCost && gatherCost <= budget.remaining) {
+        budget.checkpoint();
+        return listByExpiry(ctx, live, query, limit, after, compare, new Date(nowMs), buildResourceLeaseKey, budget);
+      }
+      // Walked below, filtering: if this owner's leases sit late in expiry order the budget may run
+      // out first, and the page says it is partial (sort=held_longest / newest are indexed).
+    }
+  } else if (prefix === undefined) {
     const [timeReply] = await execPipeline(ctx, "list", (p) => p.time());
     nowMs = parseTimeReply(timeReply);
   } else {
@@ -114,7 +141,7 @@ export async function listLeases(
     budget.checkpoint();
     const replies = await execPipeline(ctx, "list", (p) => {
       for (const source of needy) {
-        const key = source.keys[plan.zset];
+        const key = source.zset;
         if (plan.isDescending) {
           p.zrevrangebyscore(key, after ? after.score : "+inf", "-inf", "WITHSCORES", "LIMIT", source.offset, batchSize);
         } else {
@@ -167,8 +194,99 @@ export async function listLeases(
 
   const hasMore = items.length > limit;
   const page: LeasePage = { items: items.slice(0, limit), now };
-  if (isPartial) page.partial = { reason: "read_budget", examined: budget.examined };
+  if (isPartial) page.partial = { reason: isIndexBuilding ? "index_building" : "read_budget", examined: budget.examined };
   else if (hasMore && lastTaken) page.nextCursor = encodeCursor({ s: sort, v: lastTaken.score, r: lastTaken.resource });
+  return page;
+}
+
+interface LiveIndex {
+  nowMs: number;
+  /** Every bucket's live owner / task zsets are built (projector.ts); else the rest is empty. */
+  isBuilt: boolean;
+  /** Per bucket, the zset read: the owner's or the task's, whichever is smaller in all (both filters given). */
+  zsets: { keys: BucketKeys; zset: string; size: number }[];
+  total: number;
+  /** Entries of the expiry index (`idx`) in all buckets: every live or lapsed, unswept lease. */
+  liveTotal: number;
+}
+
+/**
+ * The store clock, whether the owner / task zsets are built, and their sizes: one round trip.
+ * The zsets are a read model: a lease acquired within the projector's lag may be missing from
+ * them (list() catches the projection up first), and one that ended may still be there, which
+ * the hash check of every candidate (owner, task, still live) drops.
+ */
+async function readLiveIndex(ctx: RedisContext, bucketKeys: readonly BucketKeys[], query: ListQuery, budget: ReadBudget): Promise<LiveIndex> {
+  const fields = (["owner", "task"] as const).filter((f) => query[f] !== undefined);
+  const replies = await execPipeline(ctx, "list", (p) => {
+    p.time();
+    for (const keys of bucketKeys) {
+      p.hget(keys.proj, "live");
+      p.zcard(keys.idx);
+      for (const field of fields) p.zcard(buildLiveIndexKey(keys, field, query[field]!));
+    }
+  });
+  const stride = 2 + fields.length;
+  budget.spend(bucketKeys.length * stride);
+  const nowMs = parseTimeReply(replies[0]);
+  const isBuilt = bucketKeys.every((_, b) => replies[1 + b * stride] === LIVE_INDEX_DONE);
+  if (!isBuilt) return { nowMs, isBuilt, zsets: [], total: 0, liveTotal: 0 };
+  const liveTotal = bucketKeys.reduce((n, _, b) => n + Number(replies[2 + b * stride]), 0);
+  const sizes = fields.map((_, f) => bucketKeys.map((_, b) => Number(replies[3 + b * stride + f])));
+  const totals = sizes.map((perBucket) => perBucket.reduce((a, b) => a + b, 0));
+  const f = totals.length > 1 && totals[1]! < totals[0]! ? 1 : 0;
+  const field = fields[f]!;
+  const zsets = bucketKeys.map((keys, b) => ({ keys, zset: buildLiveIndexKey(keys, field, query[field]!), size: sizes[f]![b]! }));
+  return { nowMs, isBuilt, zsets, total: totals[f]!, liveTotal };
+}
+
+/**
+ * sort=expires with an owner or task whose live leases fit the budget: every one of them is
+ * read (members, then hashes, in pipelines of at most HASH_BATCH) and sorted by expiry here.
+ * The page and cursor are those of the "expires" walk (expiresAt ms, then resource).
+ */
+const HASH_BATCH = 2_000;
+
+async function listByExpiry(
+  ctx: RedisContext,
+  live: LiveIndex,
+  query: ListQuery,
+  limit: number,
+  after: ListCursor | null,
+  compare: (a: Candidate, b: Candidate) => number,
+  now: Date,
+  buildResourceLeaseKey: (resource: string) => string,
+  budget: ReadBudget,
+): Promise<LeasePage> {
+  const withMembers = live.zsets.filter((z) => z.size > 0);
+  const members =
+    withMembers.length === 0
+      ? []
+      : ((await execPipeline(ctx, "list", (p) => {
+          for (const z of withMembers) p.zrange(z.zset, "0", "-1");
+        })) as string[][]).flat();
+  budget.spend(members.length);
+  const found: { candidate: Candidate; lease: Lease }[] = [];
+  for (let i = 0; i < members.length; i += HASH_BATCH) {
+    const batch = members.slice(i, i + HASH_BATCH);
+    budget.checkpoint();
+    const hashes = await execPipeline(ctx, "list", (p) => {
+      for (const resource of batch) p.hgetall(buildResourceLeaseKey(resource));
+    });
+    budget.spend(batch.length);
+    batch.forEach((resource, j) => {
+      const lease = toLease(ctx.storeName, resource, (hashes[j] ?? {}) as RawLease);
+      if (!lease || !matchesFilters(lease, query, now)) return;
+      const candidate = { score: lease.expiresAt.getTime(), resource };
+      if (!after || compare(candidate, { score: after.score, resource: after.resource }) > 0) found.push({ candidate, lease });
+    });
+  }
+  found.sort((a, b) => compare(a.candidate, b.candidate));
+  const page: LeasePage = { items: found.slice(0, limit).map((f) => f.lease), now };
+  if (found.length > limit) {
+    const last = found[limit - 1]!.candidate;
+    page.nextCursor = encodeCursor({ s: "expires", v: last.score, r: last.resource });
+  }
   return page;
 }
 

@@ -4,7 +4,7 @@ import { resourcePrefix } from "../validation";
 import { parseStreamId, streamEntryToRaw, type RawEvent } from "./codec";
 import { callScript, execPipeline, parseTimeReply, type RedisContext } from "./connection";
 import { buildHoldKeys, holdClass, holdsFromEntries, loadOpenStarts } from "./held-at";
-import { buildEvidsKey, buildGrantsKey, buildIdStreamKey, buildKindStreamKey, buildStatsKey, type BucketKeys } from "./keys";
+import { buildEvidsKey, buildGrantsKey, buildIdStreamKey, buildKindStreamKey, buildLiveIndexKey, buildStatsKey, LIVE_INDEX_DONE, type BucketKeys } from "./keys";
 import { EVIDS_TTL_S, HOUR_TTL_S, INDEXED_EVENT_KINDS, LEASE_SCRIPTS, MINUTE_TTL_S } from "./scripts";
 
 /**
@@ -40,6 +40,17 @@ import { EVIDS_TTL_S, HOUR_TTL_S, INDEXED_EVENT_KINDS, LEASE_SCRIPTS, MINUTE_TTL
  * retained history first, oldest first, PROJECT_BATCH entries per bucket per round (the id
  * streams and the grants only), while the main batches leave the id streams alone; once `ids`
  * reaches `last` they move together again. Until then an owner or task read says it is partial.
+ *
+ * The live-lease owner / task zsets (keys.ts: lo, lt) follow the acquired and ended events of each
+ * batch, in stream order. A namespace whose leases were acquired before they existed (an upgrade,
+ * or leases seeded with the cursor set) has no 'live' marker in `<bucket>proj`: the projector
+ * then walks the bucket's `names` zset in byte order, PROJECT_BATCH resources per bucket per
+ * project() call (not in the catch-up a read does first: reads do not pay for it), and adds
+ * each lease whose hash still holds the lease id it read (the indexLive script checks that
+ * atomically, so a lease ended meanwhile is not added back). The walk's position is 'live'
+ * ("r:<resource>"), "done" at the end; until then an owner or task list walks the sort order as
+ * before and, if that runs out of budget, says the index is building, and project() does not
+ * report itself caught up.
  */
 
 /** Stream entries read and applied per bucket per script call: bounds each call. */
@@ -105,6 +116,10 @@ interface BucketState {
   cursor: string;
   /** The id-stream cursor as read this round (see above); equal to `cursor` once history is indexed. */
   ids: string;
+  /** The live owner / task zsets' backfill position as read this round (see above); LIVE_INDEX_DONE once built. */
+  live: string;
+  /** This call has applied its one backfill batch of the live zsets to the bucket. */
+  isBackfilled: boolean;
   isDone: boolean;
 }
 
@@ -128,10 +143,12 @@ export class Projector {
   /**
    * Projects up to `maxRounds` batches per bucket. Calls made while one runs share the next run
    * (which starts after it, so it sees every event written before the call was made).
+   * `backfill: false` (reads catching up) skips the live-zset backfill batch (see the header).
    */
-  project(maxRounds = 8): Promise<ProjectResult> {
+  project(maxRounds = 8, options: { backfill?: boolean } = {}): Promise<ProjectResult> {
+    const backfill = options.backfill ?? true;
     if (!this.inFlight) {
-      this.inFlight = this.run(maxRounds).finally(() => {
+      this.inFlight = this.run(maxRounds, backfill).finally(() => {
         this.inFlight = null;
       });
       return this.inFlight;
@@ -140,7 +157,7 @@ export class Projector {
       .catch(() => undefined)
       .then(() => {
         this.queued = null;
-        return this.project(maxRounds);
+        return this.project(maxRounds, { backfill });
       });
     return this.queued;
   }
@@ -169,15 +186,16 @@ export class Projector {
     return { lagMs: Math.max(0, lagMs) };
   }
 
-  private async run(maxRounds: number): Promise<ProjectResult> {
-    const states: BucketState[] = this.bucketKeys.map((_, bucket) => ({ bucket, cursor: this.cursors[bucket]!, ids: "", isDone: false }));
+  private async run(maxRounds: number, backfill: boolean): Promise<ProjectResult> {
+    // Without backfill (a read catching up) the live-zset backfill is left to the next interval projection.
+    const states: BucketState[] = this.bucketKeys.map((_, bucket) => ({ bucket, cursor: this.cursors[bucket]!, ids: "", live: "", isBackfilled: !backfill, isDone: false }));
     let applied = 0;
     for (let round = 0; round < maxRounds; round++) {
       const pending = states.filter((s) => !s.isDone);
       if (pending.length === 0) break;
       applied += await this.round(pending);
     }
-    return { applied, isCaughtUp: states.every((s) => s.isDone) };
+    return { applied, isCaughtUp: states.every((s) => s.isDone && (!backfill || s.live === LIVE_INDEX_DONE)) };
   }
 
   /**
@@ -189,7 +207,7 @@ export class Projector {
       p.time();
       for (const s of pending) {
         const keys = this.bucketKeys[s.bucket]!;
-        p.hmget(keys.proj, "last", "renewed", "ids");
+        p.hmget(keys.proj, "last", "renewed", "ids", "live");
         p.hget(keys.totals, "renewed");
         p.xrange(keys.events, s.cursor ? `(${s.cursor}` : "-", "+", "COUNT", PROJECT_BATCH);
       }
@@ -197,8 +215,9 @@ export class Projector {
     const nowMs = parseTimeReply(replies[0]);
     const calls: Promise<number>[] = [];
     const lagging: BucketState[] = [];
+    const unlisted: BucketState[] = [];
     pending.forEach((s, i) => {
-      const [last, renewedApplied, ids] = (replies[1 + 3 * i] as (string | null)[]) ?? [];
+      const [last, renewedApplied, ids, live] = (replies[1 + 3 * i] as (string | null)[]) ?? [];
       const renewed = (replies[2 + 3 * i] as string | null) ?? "0";
       const entries = (replies[3 + 3 * i] as [string, string[]][] | null) ?? [];
       const stored = last ?? "";
@@ -209,8 +228,15 @@ export class Projector {
         return;
       }
       s.ids = ids ?? "";
+      s.live = live ?? "";
       const isIndexed = s.ids === s.cursor;
+      const isListed = s.live === LIVE_INDEX_DONE;
       if (!isIndexed) lagging.push(s);
+      // The live-zset backfill takes one batch per bucket per call, not per round.
+      if (!isListed && !s.isBackfilled) {
+        s.isBackfilled = true;
+        unlisted.push(s);
+      }
       if (entries.length === 0 && renewed === (renewedApplied ?? "0")) {
         if (isIndexed) s.isDone = true;
         return;
@@ -218,6 +244,7 @@ export class Projector {
       calls.push(this.apply(s, entries, nowMs, isIndexed));
     });
     if (lagging.length > 0) calls.push(this.indexHistory(lagging, nowMs));
+    if (unlisted.length > 0) calls.push(this.indexLive(unlisted));
     const counts = await Promise.all(calls);
     return counts.reduce((a, b) => a + b, 0);
   }
@@ -253,6 +280,51 @@ export class Projector {
         const reached = entries.length < PROJECT_BATCH ? s.cursor : entries.at(-1)![0];
         // Like any batch it folds the renewals counted since the last one into the current rollups.
         await callScript(this.ctx, LEASE_SCRIPTS.project, writes.keys, ["*", "", s.ids, reached, ...writes.args]);
+      }),
+    );
+    return 0;
+  }
+
+  /**
+   * One backfill batch per bucket of the live owner / task zsets (see the header): the next
+   * PROJECT_BATCH names after the bucket's 'live' position, their acq scores and lease hashes, then
+   * the indexLive script adds those still held by the lease id read. Returns 0 (no events applied).
+   */
+  private async indexLive(unlisted: BucketState[]): Promise<number> {
+    const pages = (await execPipeline(this.ctx, "project", (p) => {
+      for (const s of unlisted) {
+        const from = s.live.startsWith("r:") ? `(${s.live.slice(2)}` : "-";
+        p.zrangebylex(this.bucketKeys[s.bucket]!.names, from, "+", "LIMIT", 0, PROJECT_BATCH);
+      }
+    })) as string[][];
+    const withNames = unlisted.map((s, i) => ({ s, names: pages[i] ?? [] }));
+    const nonEmpty = withNames.filter((x) => x.names.length > 0);
+    const details = nonEmpty.length === 0 ? [] : await execPipeline(this.ctx, "project", (p) => {
+      for (const { s, names } of nonEmpty) {
+        const keys = this.bucketKeys[s.bucket]!;
+        p.zmscore(keys.acq, ...names);
+        for (const resource of names) p.hmget(`${keys.base}lease:${resource}`, "leaseId", "owner", "task");
+      }
+    });
+    let at = 0;
+    await Promise.all(
+      withNames.map(async ({ s, names }) => {
+        const keys = this.bucketKeys[s.bucket]!;
+        const scriptKeys = [keys.proj];
+        const args: (string | number)[] = [s.live, names.length < PROJECT_BATCH ? LIVE_INDEX_DONE : `r:${names.at(-1)!}`];
+        if (names.length > 0) {
+          const scores = (details[at++] as (string | null)[] | null) ?? [];
+          for (let j = 0; j < names.length; j++) {
+            const [leaseId, owner, task] = (details[at++] as (string | null)[] | null) ?? [];
+            const score = scores[j];
+            // Not projected yet (no acq entry) or ended: its acquired event will add it, or nothing should.
+            if (!leaseId || owner == null || task == null || score == null) continue;
+            const resource = names[j]!;
+            scriptKeys.push(`${keys.base}lease:${resource}`, buildLiveIndexKey(keys, "owner", owner), buildLiveIndexKey(keys, "task", task));
+            args.push(resource, leaseId, score);
+          }
+        }
+        await callScript(this.ctx, LEASE_SCRIPTS.indexLive, scriptKeys, args);
       }),
     );
     return 0;
@@ -322,6 +394,13 @@ export class Projector {
     const grants = new Map<string, Map<string, string>>();
     const raws: RawEvent[] = [];
     const listed = new Map<string, number | null>();
+    // Live owner / task zsets: zset key → resource → score (acquired) or null (ended); the last event wins.
+    const live = new Map<string, Map<string, number | null>>();
+    const setLive = (key: string, resource: string, score: number | null) => {
+      let members = live.get(key);
+      if (!members) live.set(key, (members = new Map()));
+      members.set(resource, score);
+    };
     // A batch mostly lies within one minute: its stats keys are built once per minute seen.
     let statsMinute = Number.NaN;
     let statsKeys: string[] = [];
@@ -361,6 +440,13 @@ export class Projector {
       // The listing zsets follow each resource's last acquire or end in the batch.
       if (kind === "acquired") listed.set(resource, ms);
       else if (TERMINAL_KINDS.has(kind)) listed.set(resource, null);
+      // An end removes the resource from its own lease's owner and task sets (a takeover's expired
+      // event names the old holder); the new holder's acquired event, later in the batch, adds it back.
+      if (kind === "acquired" || TERMINAL_KINDS.has(kind)) {
+        const score = kind === "acquired" ? ms : null;
+        if (raw.owner) setLive(buildLiveIndexKey(keys, "owner", raw.owner), resource, score);
+        if (raw.task) setLive(buildLiveIndexKey(keys, "task", raw.task), resource, score);
+      }
       let ids = history.get(resource);
       if (!ids) history.set(resource, (ids = []));
       ids.push(entry[0]);
@@ -378,6 +464,16 @@ export class Projector {
         writes.add("ZADD", keys.acq, acquiredAt, resource);
         writes.add("ZADD", keys.names, 0, resource);
       }
+    }
+    for (const [key, members] of live) {
+      const added: (string | number)[] = [];
+      const removed: string[] = [];
+      for (const [resource, score] of members) {
+        if (score === null) removed.push(resource);
+        else added.push(score, resource);
+      }
+      if (removed.length > 0) writes.add("ZREM", key, ...removed);
+      if (added.length > 0) writes.add("ZADD", key, ...added);
     }
     for (const [resource, ids] of history) {
       const key = buildEvidsKey(keys, resource);

@@ -79,7 +79,7 @@ interface ScriptBody {
   body: string;
 }
 
-export type LeaseOperation = "acquire" | "renew" | "release" | "forceRelease" | "reportFencingRejection" | "reportLost" | "expire" | "project";
+export type LeaseOperation = "acquire" | "renew" | "release" | "forceRelease" | "reportFencingRejection" | "reportLost" | "expire" | "project" | "indexLive";
 
 function defineScript(operation: LeaseOperation, body: string): ScriptBody {
   return { operation, body };
@@ -536,9 +536,36 @@ return { 'applied', tostring(math.max(added, 0)) }
 `,
 );
 
-const IDEMPOTENT_OPERATIONS: ReadonlySet<LeaseOperation> = new Set(["acquire", "release", "forceRelease", "expire", "project"]);
+/**
+ * indexLive: one batch of the backfill of a bucket's live-lease owner / task zsets (projector.ts).
+ * KEYS[1] the bucket's projection cursor hash, then per lease: KEYS[3i-1] its lease hash,
+ * KEYS[3i] its owner zset, KEYS[3i+1] its task zset. ARGV[1] the backfill cursor the batch was
+ * read after ('live' field, "" for none), ARGV[2] the cursor after it, then per lease: resource,
+ * lease id, score. A lease is added only if its hash still holds that lease id: checked here,
+ * atomically with the projector's own ZREMs, so a lease that ended since it was read is not
+ * added back. A stale cursor (another projector did this batch) changes nothing.
+ * Returns ["applied"] or ["stale"].
+ */
+const INDEX_LIVE = defineScript(
+  "indexLive",
+  `
+if (redis.call('HGET', KEYS[1], 'live') or '') ~= ARGV[1] then return { 'stale' } end
+local n = (#KEYS - 1) / 3
+for i = 1, n do
+  local resource, lease_id, score = ARGV[3 * i], ARGV[3 * i + 1], ARGV[3 * i + 2]
+  if redis.call('HGET', KEYS[3 * i - 1], 'leaseId') == lease_id then
+    redis.call('ZADD', KEYS[3 * i], score, resource)
+    redis.call('ZADD', KEYS[3 * i + 1], score, resource)
+  end
+end
+redis.call('HSET', KEYS[1], 'live', ARGV[2])
+return { 'applied' }
+`,
+);
 
-const BODIES: readonly ScriptBody[] = [ACQUIRE, RENEW, RELEASE, FORCE_RELEASE, FENCING_REJECTED, LOST, EXPIRE, PROJECT];
+const IDEMPOTENT_OPERATIONS: ReadonlySet<LeaseOperation> = new Set(["acquire", "release", "forceRelease", "expire", "project", "indexLive"]);
+
+const BODIES: readonly ScriptBody[] = [ACQUIRE, RENEW, RELEASE, FORCE_RELEASE, FENCING_REJECTED, LOST, EXPIRE, PROJECT, INDEX_LIVE];
 
 export interface LeaseScript {
   operation: LeaseOperation;

@@ -398,8 +398,9 @@ export class RedisLeaseStore implements LeaseStore {
     const q = parseOrThrow(ZListQuery, query, "list");
     if (!this.isNamespaceChecked) await this.checkNamespace("list");
     q.signal?.throwIfAborted(); // a request gone away starts no Redis work
-    // The "expires" order without a prefix reads the hot-path index only; the others read models.
-    if (q.prefix !== undefined || (q.sort ?? "expires") !== "expires") await this.projector.project(READ_CATCH_UP_ROUNDS);
+    // The "expires" order without a prefix, owner or task reads the hot-path index only; the others read models.
+    const readsModel = q.prefix !== undefined || q.owner !== undefined || q.task !== undefined || (q.sort ?? "expires") !== "expires";
+    if (readsModel) await this.projector.project(READ_CATCH_UP_ROUNDS, { backfill: false });
     const budget = new ReadBudget(this.readKeyBudget, q.signal, `redis store "${this.name}": list`);
     return listLeases(this.ctx, this.bucketKeys, q, (resource) => buildResourceKeys(this.namespace, this.buckets, resource).lease, budget);
   }
@@ -411,7 +412,7 @@ export class RedisLeaseStore implements LeaseStore {
     if (q.from && q.to && q.from.getTime() > q.to.getTime()) throw new LeaseError("events: from must not be after to");
     const budget = new ReadBudget(this.readKeyBudget, q.signal, `redis store "${this.name}": events`);
     // Whole bucket streams are the source itself; everything else is a read model, caught up first.
-    if (!this.isBucketStreamRead(q)) await this.projector.project(READ_CATCH_UP_ROUNDS);
+    if (!this.isBucketStreamRead(q)) await this.projector.project(READ_CATCH_UP_ROUNDS, { backfill: false });
     const plan = await this.planEventSources(q, budget);
     return readEvents(this.ctx, plan, q, { budget, idListCap: this.evidsMaxLen });
   }
@@ -429,7 +430,7 @@ export class RedisLeaseStore implements LeaseStore {
   async heldAt(query: HeldAtQuery): Promise<HeldAtResult> {
     const q = parseOrThrow(ZHeldAtQuery, query, "heldAt");
     if (!this.isNamespaceChecked) await this.checkNamespace("heldAt");
-    await this.projector.project(READ_CATCH_UP_ROUNDS);
+    await this.projector.project(READ_CATCH_UP_ROUNDS, { backfill: false });
     const deps: HeldAtDeps = {
       listOldestFirst: (l) => this.list({ ...l, sort: "held_longest", ...(q.signal ? { signal: q.signal } : {}) }),
       get: (resource) => this.get(resource),
@@ -565,7 +566,7 @@ export class RedisLeaseStore implements LeaseStore {
     if (!this.isNamespaceChecked) await this.checkNamespace("stats");
     q.signal?.throwIfAborted(); // a request gone away starts no Redis work
     if (q.from.getTime() > q.to.getTime()) throw new LeaseError("stats: from must not be after to");
-    const projected = await this.projector.project(READ_CATCH_UP_ROUNDS);
+    const projected = await this.projector.project(READ_CATCH_UP_ROUNDS, { backfill: false });
     if (q.bucketMs !== DAY_MS) return readStats(this.ctx, this.bucketKeys, q);
     const nowMs = parseTimeReply(await this.client.time());
     // Usually nothing to do (the sweeper compacts each day as it closes); after a pause, a bounded catch-up.
@@ -691,7 +692,7 @@ export class RedisLeaseStore implements LeaseStore {
    */
   async lifetimeTotals(): Promise<LifetimeTotals> {
     if (!this.isNamespaceChecked) await this.checkNamespace("lifetimeTotals");
-    await this.projector.project(READ_CATCH_UP_ROUNDS);
+    await this.projector.project(READ_CATCH_UP_ROUNDS, { backfill: false });
     const replies = await execPipeline(
       this.ctx,
       "lifetimeTotals",
@@ -713,7 +714,7 @@ export class RedisLeaseStore implements LeaseStore {
   async groupTotals(query: GroupTotalsQuery): Promise<GroupTotals> {
     const q = parseOrThrow(ZGroupTotalsQuery, query, "groupTotals");
     if (!this.isNamespaceChecked) await this.checkNamespace("groupTotals");
-    await this.projector.project(READ_CATCH_UP_ROUNDS);
+    await this.projector.project(READ_CATCH_UP_ROUNDS, { backfill: false });
     const replies = await execPipeline(
       this.ctx,
       "groupTotals",
