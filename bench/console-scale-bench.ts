@@ -589,6 +589,15 @@ export async function runScale(options: ScaleOptions): Promise<BenchOutcome> {
       if (stores.length === 0) throw new Error(`nothing kept under suffix ${suffix}`);
       // A kept schema may predate a migration (day rollups): bring it to the current version.
       for (const store of stores) if (store instanceof PostgresLeaseStore) await store.migrate();
+      // A kept namespace may predate a read model (the live owner / task zsets): the store's own
+      // projector builds it, as the console's interval projection would, before anything is measured.
+      for (const store of stores) {
+        if (!(store instanceof RedisLeaseStore)) continue;
+        const caughtUp = await timeIt(async () => {
+          while (!(await store.project()).isCaughtUp) stopIfInterrupted();
+        });
+        log(`${store.name}: projection caught up, read models built, in ${(caughtUp.ms / 1000).toFixed(1)} s`);
+      }
       log(`measuring kept stores ${stores.map((st) => st.name).join(", ")} (suffix ${suffix}); nothing seeded`);
       for (const store of stores) {
         const active = await store.countActive();
