@@ -447,14 +447,16 @@ async function measureLongOverviews(stores: LeaseStore[], rows: Row[], label: st
       pushRow(rows, "chart data, 30 days of days (store.stats)", store.name, samples, TARGETS.overview30dMs);
     });
   }
+  // The longest hour read the console makes: window=7d, at the depth its tables rank (longer
+  // windows read days). Measured against the 7-day overview's target.
   for (const store of stores) {
-    await guarded(rows, "chart data, 30 days of hours (store.stats)", store.name, TARGETS.overview30dMs, async () => {
+    await guarded(rows, "chart data, 7 days of hours at depth 3 (store.stats)", store.name, TARGETS.ttfbMs, async () => {
       const samples = await sample(10, async () => {
         const now = Date.now();
-        const buckets = await store.stats({ from: new Date(now - DAYS * DAY_MS), to: new Date(now), bucketMs: 3_600_000, prefixDepth: 2 });
-        if (buckets.length === 0) throw new Error(`30-day stats on ${store.name} are empty`);
+        const buckets = await store.stats({ from: new Date(now - 7 * DAY_MS), to: new Date(now), bucketMs: 3_600_000, prefixDepth: 3 });
+        if (buckets.length === 0) throw new Error(`7-day stats on ${store.name} are empty`);
       });
-      pushRow(rows, "chart data, 30 days of hours (store.stats)", store.name, samples, TARGETS.overview30dMs);
+      pushRow(rows, "chart data, 7 days of hours at depth 3 (store.stats)", store.name, samples, TARGETS.ttfbMs);
     });
   }
 }

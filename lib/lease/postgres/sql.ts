@@ -397,6 +397,25 @@ export interface ListSqlInput {
   /** Keyset position: the sort column in epoch microseconds (exact) and the resource. */
   after?: { micros: string; resource: string };
   limit: number;
+  /**
+   * Read every match through the filter's own index, then sort them (an owner or task known to
+   * have few leases): the sort key is an expression no index provides, so the planner cannot
+   * walk the sort column's index hoping to meet matches soon (for an owner with none, all of it).
+   */
+  isGathered?: boolean;
+}
+
+/** At most this many leases of one owner or task are gathered and sorted; past it the sort order is walked. */
+export const LIST_GATHER_MAX = 10_000;
+
+/** How many leases an owner / task filter matches, counted along its index and stopped past LIST_GATHER_MAX. */
+export function buildListMatchCountQuery(schema: string, input: { owner?: string; task?: string }): SqlQuery {
+  const params = new Params();
+  const where: string[] = [];
+  if (input.owner !== undefined) where.push(`l.owner = ${params.add(input.owner, "text")}`);
+  if (input.task !== undefined) where.push(`l.task = ${params.add(input.task, "text")}`);
+  const text = `SELECT count(*)::int AS n FROM (SELECT 1 FROM ${quoteSchema(schema)}.leases l WHERE ${where.join(" AND ")} LIMIT ${LIST_GATHER_MAX + 1}) m`;
+  return { text, values: params.values };
 }
 
 const OVERDUE = `(c.now - l.renewed_at) > (l.ttl_ms * ${OVERDUE_FRACTION} * interval '1 millisecond')`;
@@ -436,7 +455,7 @@ export function buildListQuery(schema: string, input: ListSqlInput): SqlQuery {
       SELECT ${qualified("l", LEASE_COLUMNS)}, ${micros(`l.${column}`)} AS sort_micros
       FROM ${s}.leases l
       ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
-      ORDER BY l.${column} ${direction}, l.resource ${direction}
+      ORDER BY ${input.isGathered ? `(l.${column} + interval '0 s')` : `l.${column}`} ${direction}, l.resource ${direction}
       LIMIT ${limit}
     ) x ON true`;
   return { text, values: params.values };
