@@ -65,30 +65,31 @@ export async function readStats(ctx: RedisContext, bucketKeys: readonly BucketKe
     });
   }
 
+  const prefixes = new Map<string, string>();
   const replies = await execPipeline(ctx, "stats", (p) => {
     for (let index = first; index <= last; index++) {
-      for (const keys of bucketKeys) p.hgetall(buildStatsKey(keys, unit, index));
+      for (const keys of bucketKeys) p.call(HGETALL_FLAT, buildStatsKey(keys, unit, index));
     }
   });
   const missingDays: Array<{ interval: number; keys: BucketKeys }> = [];
   replies.forEach((hash, i) => {
     const interval = Math.floor(i / bucketKeys.length);
-    if (unit === "d" && isEmptyHash(hash)) {
+    if (unit === "d" && isEmptyFlat(hash)) {
       const day = first + interval;
       // Hours older than their lifetime are gone: reading them would only cost round-trip time.
       if ((day + 1) * DAY_MS + HOUR_TTL_S * 1_000 > nowMs) missingDays.push({ interval, keys: bucketKeys[i % bucketKeys.length]! });
       return;
     }
-    addHash(result[interval]!, hash, depth);
+    addFlatHash(result[interval]!, hash, depth, prefixes);
   });
   if (missingDays.length === 0) return result;
   const hours = await execPipeline(ctx, "stats", (p) => {
     for (const { interval, keys } of missingDays) {
       const firstHour = (first + interval) * HOURS_PER_DAY;
-      for (let h = 0; h < HOURS_PER_DAY; h++) p.hgetall(buildStatsKey(keys, "h", firstHour + h));
+      for (let h = 0; h < HOURS_PER_DAY; h++) p.call(HGETALL_FLAT, buildStatsKey(keys, "h", firstHour + h));
     }
   });
-  hours.forEach((hash, i) => addHash(result[missingDays[Math.floor(i / HOURS_PER_DAY)]!.interval]!, hash, depth));
+  hours.forEach((hash, i) => addFlatHash(result[missingDays[Math.floor(i / HOURS_PER_DAY)]!.interval]!, hash, depth, prefixes));
   return result;
 }
 
@@ -178,11 +179,24 @@ function isEmptyHash(hash: unknown): boolean {
   return Object.keys(hash as object).length === 0;
 }
 
-function addHash(bucket: StatsBucket, hash: unknown, depth: number): void {
-  for (const [field, raw] of Object.entries((hash ?? {}) as Record<string, string>)) addField(bucket, field, Number(raw), depth);
+/**
+ * HGETALL under its upper-case name: ioredis turns a reply of `hgetall` into an object field by
+ * field (a dictionary-mode object per hash), which was the largest cost of a 7-day hour read
+ * (16 buckets × 168 hashes); the flat [field, value, …] reply is read in pairs instead.
+ */
+const HGETALL_FLAT = "HGETALL";
+
+function isEmptyFlat(reply: unknown): boolean {
+  return !Array.isArray(reply) || reply.length === 0;
 }
 
-function addField(bucket: StatsBucket, field: string, value: number, depth: number): void {
+/** `prefixes` remembers each contention field's prefix at `depth` for the read: the same few recur in every hash. */
+function addFlatHash(bucket: StatsBucket, reply: unknown, depth: number, prefixes: Map<string, string>): void {
+  if (!Array.isArray(reply)) return;
+  for (let i = 0; i + 1 < reply.length; i += 2) addField(bucket, String(reply[i]), Number(reply[i + 1]), depth, prefixes);
+}
+
+function addField(bucket: StatsBucket, field: string, value: number, depth: number, prefixes?: Map<string, string>): void {
   if (!Number.isFinite(value)) return;
   if (Object.hasOwn(bucket.counts, field)) {
     bucket.counts[field as CounterKind] += value;
@@ -190,7 +204,11 @@ function addField(bucket: StatsBucket, field: string, value: number, depth: numb
     bucket.holdMsSum += value;
   } else if (field.startsWith(CONTENDED_FIELD)) {
     // Counted per 3-segment prefix; a shallower depth is the sum over its longer prefixes.
-    const prefix = resourcePrefix(field.slice(CONTENDED_FIELD.length), depth);
+    let prefix = prefixes?.get(field);
+    if (prefix === undefined) {
+      prefix = resourcePrefix(field.slice(CONTENDED_FIELD.length), depth);
+      prefixes?.set(field, prefix);
+    }
     bucket.contendedByPrefix[prefix] = (bucket.contendedByPrefix[prefix] ?? 0) + value;
   } else if (field.startsWith("hist:")) {
     // Older layout (and the demo seeder): kind counts and the histogram in separate fields.
