@@ -232,8 +232,8 @@ async function sendGrouped(ctx: RedisContext, cluster: Cluster, operation: strin
   const groups = new Map<string, number[]>();
   const keyless: number[] = [];
   commands.forEach((command, i) => {
-    // XINFO STREAM <key> and MEMORY USAGE <key>: the key follows a subcommand.
-    const key = command[0] === "xinfo" || command[0] === "memory" ? command[2] : command[1];
+    // XINFO STREAM <key> and MEMORY USAGE <key>: the key follows a subcommand; call(NAME, key, …) names its command first.
+    const key = command[0] === "xinfo" || command[0] === "memory" || command[0] === "call" ? command[2] : command[1];
     if (command[0] === "time" || command[0] === "info" || command[0] === "ping" || (typeof key !== "string" && !Buffer.isBuffer(key))) {
       keyless.push(i);
       return;
