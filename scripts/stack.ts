@@ -27,6 +27,8 @@ export const DEMO_AUDIT_KEY = "leasewatch-demo-audit-key-local-only-000000";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const NEXT_BIN = path.join(ROOT, "node_modules", ".bin", "next");
+/** Longer than the usual 60 s idle timeout of load balancers and of keep-alive clients. */
+const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 const BUILD_ID = path.join(ROOT, ".next", "BUILD_ID");
 const READY_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 8_000;
@@ -252,7 +254,9 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
       }
     }
 
-    const server = spawnGroup(NEXT_BIN, ["start", "--port", String(port), "--hostname", "127.0.0.1"], childEnv, log, "[console]");
+    // Idle keep-alive connections are closed after 65 s, not Node's 5 s: a client (a proxy, a
+    // browser, a test's request context) reusing one just as the server closes it gets ECONNRESET.
+    const server = spawnGroup(NEXT_BIN, ["start", "--port", String(port), "--hostname", "127.0.0.1", "--keepAliveTimeout", String(KEEP_ALIVE_TIMEOUT_MS)], childEnv, log, "[console]");
     stops.push(() => stopGroup(server.child));
     await waitForHttp(`${url}/signin`, server.child, server.tail);
     log(`[stack] console ready at ${url}`);
