@@ -11,7 +11,7 @@
  */
 import { Redis } from "ioredis";
 import path from "node:path";
-import { makeLiveLeases } from "./console-bench";
+import { makeLiveLeases, quantile } from "./console-bench";
 import { writeRedisLeases } from "../scripts/seed/redis-seed";
 
 const BUCKETS = 16;
@@ -19,10 +19,6 @@ const BUCKETS = 16;
 function flag(name: string): string | undefined {
   const i = process.argv.indexOf(name);
   return i === -1 ? undefined : process.argv[i + 1];
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
 async function main(): Promise<void> {
@@ -68,8 +64,7 @@ async function main(): Promise<void> {
         items = page.items.length;
         partial = page.partial ? ` partial=${page.partial.reason}` : "";
       }
-      times.sort((a, b) => a - b);
-      console.log(`${name.padEnd(11)} sort=${sort.padEnd(12)} p50 ${percentile(times, 50).toFixed(1).padStart(7)} ms  p95 ${percentile(times, 95).toFixed(1).padStart(7)} ms  items ${items}${partial}`);
+      console.log(`${name.padEnd(11)} sort=${sort.padEnd(12)} p50 ${quantile(times, 0.5).toFixed(1).padStart(7)} ms  p95 ${quantile(times, 0.95).toFixed(1).padStart(7)} ms  items ${items}${partial}`);
     }
   }
   await store.close();

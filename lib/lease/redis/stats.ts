@@ -36,6 +36,13 @@ export const MAX_HOURS_READ_PER_COMPACTION = 4_096;
 const COMPACTED_FIELD = "compactedHours";
 
 /**
+ * HGETALL under its upper-case name: ioredis turns a reply of `hgetall` into an object field by
+ * field (a dictionary-mode object per hash), which was the largest cost of a 7-day hour read
+ * (16 buckets × 168 hashes); the flat [field, value, …] reply is read in pairs instead.
+ */
+const HGETALL_FLAT = "HGETALL";
+
+/**
  * Reads the counter hashes the projector maintains (one per bucket and minute or hour,
  * projector.ts) and sums them per interval. Intervals are those whose start lies in
  * [floor(from), to); empty ones are returned with zeros so a chart's time axis
@@ -134,19 +141,20 @@ export async function compactClosedDays(
   const batch = missing.filter((m) => daysNow.includes(m.day));
   if (batch.length === 0) return { compacted: 0, pending: 0 };
   const hours = await execPipeline(ctx, "compactStats", (p) => {
-    for (const { day, keys } of batch) for (let h = 0; h < HOURS_PER_DAY; h++) p.hgetall(buildStatsKey(keys, "h", day * HOURS_PER_DAY + h));
+    for (const { day, keys } of batch) for (let h = 0; h < HOURS_PER_DAY; h++) p.call(HGETALL_FLAT, buildStatsKey(keys, "h", day * HOURS_PER_DAY + h));
   });
   await execPipeline(ctx, "compactStats", (p) => {
     batch.forEach(({ day, keys }, i) => {
       const sums = new Map<string, number>();
       let found = 0;
       for (let h = 0; h < HOURS_PER_DAY; h++) {
-        const hash = hours[i * HOURS_PER_DAY + h];
-        if (isEmptyHash(hash)) continue;
+        const flat = hours[i * HOURS_PER_DAY + h];
+        if (isEmptyFlat(flat)) continue;
         found++;
-        for (const [field, raw] of Object.entries(hash as Record<string, string>)) {
-          const n = Number(raw);
-          if (Number.isFinite(n)) sums.set(field, (sums.get(field) ?? 0) + n);
+        const pairs = flat as string[];
+        for (let j = 0; j + 1 < pairs.length; j += 2) {
+          const n = Number(pairs[j + 1]);
+          if (Number.isFinite(n)) sums.set(pairs[j]!, (sums.get(pairs[j]!) ?? 0) + n);
         }
       }
       const key = buildStatsKey(keys, "d", day);
@@ -173,19 +181,6 @@ export function hasDaysToCompact(nowMs: number, done: ReadonlySet<number>): bool
   return daysToCompact(nowMs, done).length > 0;
 }
 
-function isEmptyHash(hash: unknown): boolean {
-  if (hash === null || hash === undefined) return true;
-  if (hash instanceof Map) return hash.size === 0;
-  return Object.keys(hash as object).length === 0;
-}
-
-/**
- * HGETALL under its upper-case name: ioredis turns a reply of `hgetall` into an object field by
- * field (a dictionary-mode object per hash), which was the largest cost of a 7-day hour read
- * (16 buckets × 168 hashes); the flat [field, value, …] reply is read in pairs instead.
- */
-const HGETALL_FLAT = "HGETALL";
-
 function isEmptyFlat(reply: unknown): boolean {
   return !Array.isArray(reply) || reply.length === 0;
 }
@@ -196,7 +191,7 @@ function addFlatHash(bucket: StatsBucket, reply: unknown, depth: number, prefixe
   for (let i = 0; i + 1 < reply.length; i += 2) addField(bucket, String(reply[i]), Number(reply[i + 1]), depth, prefixes);
 }
 
-function addField(bucket: StatsBucket, field: string, value: number, depth: number, prefixes?: Map<string, string>): void {
+function addField(bucket: StatsBucket, field: string, value: number, depth: number, prefixes: Map<string, string>): void {
   if (!Number.isFinite(value)) return;
   if (Object.hasOwn(bucket.counts, field)) {
     bucket.counts[field as CounterKind] += value;
@@ -204,10 +199,10 @@ function addField(bucket: StatsBucket, field: string, value: number, depth: numb
     bucket.holdMsSum += value;
   } else if (field.startsWith(CONTENDED_FIELD)) {
     // Counted per 3-segment prefix; a shallower depth is the sum over its longer prefixes.
-    let prefix = prefixes?.get(field);
+    let prefix = prefixes.get(field);
     if (prefix === undefined) {
       prefix = resourcePrefix(field.slice(CONTENDED_FIELD.length), depth);
-      prefixes?.set(field, prefix);
+      prefixes.set(field, prefix);
     }
     bucket.contendedByPrefix[prefix] = (bucket.contendedByPrefix[prefix] ?? 0) + value;
   } else if (field.startsWith("hist:")) {
