@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes sure everything the tests and the demo need is present and running:
 # PostgreSQL, Redis, their server binaries (for the fault tests' throwaway
-# instances), Chromium for Playwright and promtool for the alert rule tests. Idempotent; installs with apt when
+# instances), Chromium for Playwright, promtool for the alert rule tests and a C compiler for the
+# time-of-day tests' clock shim. Idempotent; installs with apt when
 # something is missing and we are root. Honours DATABASE_URL / REDIS_URL.
 set -euo pipefail
 
@@ -68,4 +69,8 @@ if ! command -v promtool >/dev/null; then
   if [ "$(id -u)" = "0" ]; then apt_install prometheus; else log "promtool missing and not root: the alert rule tests will be skipped (apt-get install prometheus)"; fi
 fi
 command -v promtool >/dev/null && log "promtool: $(promtool --version 2>&1 | head -1)"
+
+# --- A C compiler: the time-of-day tests build a small clock shim (test/support/clock-shift.c) --
+if ! command -v cc >/dev/null || [ ! -f /usr/include/time.h ]; then apt_install gcc libc6-dev; fi
+log "cc: $(cc --version | head -1)"
 exit 0

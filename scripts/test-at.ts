@@ -27,6 +27,7 @@ export const TIME_SEEDED_TESTS = [
   "lib/lease/postgres/store.test.ts",
   "lib/lease/redis/retention.test.ts",
   "lib/lease/redis/bounded-reads.test.ts",
+  "lib/lease/redis/redis-store.test.ts",
   "lib/lease/held-at.test.ts",
   "lib/lease/slack.test.ts",
   "lib/console/closed-buckets.test.ts",
@@ -40,8 +41,10 @@ export const TIME_SEEDED_TESTS = [
   "lib/console/scoped-read-models.test.ts",
   "lib/console/unservable-events.test.ts",
   "lib/console/time-scale.test.ts",
+  "lib/console/metrics-replicas.test.ts",
   "lib/console/params.test.ts",
   "scripts/seed/backfill.test.ts",
+  "scripts/seed/history.test.ts",
 ];
 
 const SHIFTED = "LEASEWATCH_CLOCK_SHIFTED";

@@ -3,7 +3,7 @@ import { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
 import { LeaseError } from "../errors";
 import { holdBucketIndex } from "../histogram";
-import { freshRedisNamespace, sleep, TEST_REDIS_URL, type FreshRedisNamespace } from "../testing/isolation";
+import { freshRedisNamespace, sleep, TEST_REDIS_URL, untilDayHasLeft, type FreshRedisNamespace } from "../testing/isolation";
 import { compareFencingTokens } from "../validation";
 import { compareBytes } from "./codec";
 import { bucketOf, buildBucketKeys, buildStatsKey } from "./keys";
@@ -516,6 +516,8 @@ describe("RedisLeaseStore stats", () => {
 
 describe("RedisLeaseStore day stats", () => {
   it("sums a closed day's hours into day hashes that outlive them, and reads today from its hours", async () => {
+    // The acquires below and the read of "today" must fall on one UTC day.
+    await untilDayHasLeft(30_000);
     const { store, fresh } = openStore({ buckets: 2 });
     for (let i = 0; i < 6; i++) {
       const lease = await mustAcquire(store, `day:${i % 3}:r${i}`);

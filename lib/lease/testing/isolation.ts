@@ -82,6 +82,18 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+const UTC_DAY_MS = 86_400_000;
+
+/**
+ * Waits into the next UTC day when fewer than `needMs` are left of this one, so a test that
+ * writes history and then reads "today" back does both on the same day, at whatever hour the
+ * suite runs. (Store and test clocks agree to well under the margin given.)
+ */
+export async function untilDayHasLeft(needMs: number): Promise<void> {
+  const left = UTC_DAY_MS - (Date.now() % UTC_DAY_MS);
+  if (left < needMs) await sleep(left + 1_000);
+}
+
 /** A small seeded PRNG (mulberry32) so "random" histories are reproducible from the seed in a failure message. */
 export function createRandom(seed: number): () => number {
   let a = seed >>> 0;
