@@ -12,11 +12,9 @@
  * With no files it runs TIME_SEEDED_TESTS. Needs a C compiler (cc) to build the shim.
  * Monotonic clocks are left alone, so timers run at their usual pace.
  */
-import { execFileSync, spawn } from "node:child_process";
-import { chmodSync, mkdtempSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
+import { spawn } from "node:child_process";
 import pg from "pg";
+import { buildClockShim } from "../test/support/clock-shift";
 import { startPostgres, startRedis, stopAllServers } from "./throwaway-servers";
 
 /** Every test file that seeds history by time or reads a time window over it. */
@@ -49,15 +47,6 @@ export const TIME_SEEDED_TESTS = [
 
 const SHIFTED = "LEASEWATCH_CLOCK_SHIFTED";
 
-/** Builds the clock shim into a temp dir every user can read (PostgreSQL runs as `postgres`). */
-function buildClockShim(): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), "lw-clock-"));
-  chmodSync(dir, 0o755);
-  const shim = path.join(dir, "clock-shift.so");
-  execFileSync("cc", ["-shared", "-fPIC", "-O2", "-o", shim, path.join(import.meta.dirname, "..", "test", "support", "clock-shift.c")], { stdio: "inherit" });
-  chmodSync(shim, 0o755);
-  return shim;
-}
 
 /** "month-end": the last day of this month, 23:58:30 UTC, so a run crosses midnight and the month. */
 export function resolveInstant(arg: string, now = new Date()): Date {

@@ -131,7 +131,7 @@ async function waitUntil(what: string, check: () => Promise<boolean>, child: () 
 }
 
 /** Spawns in its own process group and keeps the last lines of output for error messages. */
-function spawnGroup(command: string, args: string[], options: { uid?: number; gid?: number; cwd?: string } = {}) {
+function spawnGroup(command: string, args: string[], options: { uid?: number; gid?: number; cwd?: string; env?: NodeJS.ProcessEnv } = {}) {
   const child = spawn(command, args, { detached: true, stdio: ["ignore", "pipe", "pipe"], ...options });
   let output = "";
   const keep = (chunk: Buffer) => {
@@ -168,13 +168,18 @@ function pingRedis(port: number): Promise<boolean> {
   });
 }
 
-/** redis-server on a free port, no persistence: a restart loses every key. */
-export async function startRedis(): Promise<ThrowawayServer> {
+/**
+ * redis-server on a free port, no persistence: a restart loses every key. `env` is added to
+ * the server's environment (a clock shim, for instance).
+ */
+export async function startRedis(options: { env?: Record<string, string> } = {}): Promise<ThrowawayServer> {
   const port = await findFreePort();
   let proc: { child: ChildProcess; logs: () => string } | null = null;
 
   const launch = async () => {
-    proc = spawnGroup("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no"]);
+    proc = spawnGroup("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no"], {
+      env: { ...process.env, ...options.env },
+    });
     const current = proc;
     await waitUntil(`redis-server :${port}`, () => pingRedis(port), () => current.child, current.logs);
   };

@@ -18,17 +18,29 @@ import { MAX_TTL_MS, ZOwner, ZResource, ZTask, ZTtlMs, parseOrThrow } from "./va
  *   wall clocks are never compared.
  * - A safety margin is taken off D (see computeLocalDeadline) for the rate
  *   difference between the two clocks and for timer lateness on a busy event loop.
- * - The heartbeat renews at ttl/3 (±10% jitter). A failed renew (not_owner,
+ *   D is a courtesy: it holds while the store's clock neither steps nor runs faster
+ *   than the margin. A stepped or over-slewed store clock can hand the resource to
+ *   another holder before D; the fencing token is what stays correct then.
+ * - The heartbeat renews at ttl/3 (±10% jitter), each beat timed from the previous
+ *   renew's send, so renew latency does not stretch the period; a renew that has
+ *   not answered within a period counts as failed and the next attempt goes out.
+ *   A failed renew (not_owner,
  *   expired) or a deadline passed without a successful renewal means the lease is
  *   LOST: the work's AbortSignal fires at once, and nothing is ever renewed again.
  *   Work that can still reach a downstream after losing is stopped there by the
  *   fencing token (see fencing.ts), not by this client.
  */
 
-/** Fraction of the TTL kept as a safety margin off the local deadline. */
-export const SAFETY_MARGIN_FRACTION = 0.05;
+/**
+ * Default fraction of the TTL kept as a safety margin off the local deadline: above
+ * chrony's and ntpd's largest slew rate (83,333 ppm, 8.3 %), so a store clock that an NTP
+ * daemon slews fast still expires the lease after the client gave up on it.
+ */
+export const DEFAULT_CLOCK_DRIFT_MARGIN = 0.1;
 /** Minimum safety margin (ms), for very short TTLs. */
 export const MIN_SAFETY_MARGIN_MS = 5;
+/** Largest clockDriftMargin accepted: past half the TTL the heartbeat could not keep up. */
+export const MAX_CLOCK_DRIFT_MARGIN = 0.5;
 /** Heartbeat period as a fraction of the TTL. */
 export const HEARTBEAT_FRACTION = 1 / 3;
 /** Heartbeat jitter (±) so many holders don't renew in step. */
@@ -43,12 +55,13 @@ export const REPORT_LOST_WAIT_MS = 2_000;
 
 /**
  * The local deadline for a lease whose acquire/renew request was sent at `sentAt`
- * (monotonic ms): sentAt + ttl − margin, margin = max(5 ms, 5% of ttl).
- * 5% comfortably exceeds real clock-rate drift (ppm) and leaves room for a late
- * timer, so the abort fires before the store can possibly expire the lease.
+ * (monotonic ms): sentAt + ttl − margin, margin = max(5 ms, clockDriftMargin × ttl).
+ * The margin covers the store's clock running faster than ours (a slewing NTP daemon)
+ * and a late timer, so the abort fires before the store expires the lease, as long as
+ * the store's clock does not step.
  */
-export function computeLocalDeadline(sentAt: number, ttlMs: number): number {
-  return sentAt + ttlMs - Math.max(MIN_SAFETY_MARGIN_MS, ttlMs * SAFETY_MARGIN_FRACTION);
+export function computeLocalDeadline(sentAt: number, ttlMs: number, clockDriftMargin = DEFAULT_CLOCK_DRIFT_MARGIN): number {
+  return sentAt + ttlMs - Math.max(MIN_SAFETY_MARGIN_MS, ttlMs * clockDriftMargin);
 }
 
 export type LostReason = LostInput["reason"];
@@ -75,6 +88,12 @@ export interface LeaseClientOptions {
   random?: () => number;
   /** Monotonic clock in ms. Default performance.now. Never a wall clock. */
   now?: () => number;
+  /**
+   * Fraction of the TTL the local deadline keeps clear of the store's expiry, for a store
+   * clock running fast (default 0.1, above an NTP daemon's largest slew). Raise it where
+   * store clocks may drift further; a stepped store clock is covered only by fencing.
+   */
+  clockDriftMargin?: number;
   /** Waiting-acquire backoff ceilings. Default { baseMs: 20, capMs: 1000 }. */
   backoff?: BackoffPolicy;
   /** Observe what the client does (renewals, losses, background errors). */
@@ -118,6 +137,7 @@ const ZClientOptions = z.strictObject({
   sweepEveryMs: ZMs.optional(),
   random: z.custom<() => number>(isFunction, { error: "random must be a function" }).optional(),
   now: z.custom<() => number>(isFunction, { error: "now must be a function" }).optional(),
+  clockDriftMargin: z.number().min(0).max(MAX_CLOCK_DRIFT_MARGIN).optional(),
   backoff: z
     .strictObject({ baseMs: z.number().int().min(1).max(60_000), capMs: z.number().int().min(1).max(MAX_TTL_MS) })
     .refine((b) => b.capMs >= b.baseMs, { error: "backoff.capMs must be >= backoff.baseMs" })
@@ -134,6 +154,7 @@ const ZWithLeaseOptions = z.strictObject({
 interface ClientContext {
   store: LeaseStore;
   now: () => number;
+  clockDriftMargin: number;
   random: () => number;
   emit: (event: LeaseClientEvent) => void;
 }
@@ -152,6 +173,21 @@ function sleepFor(ms: number, signal?: AbortSignal): Promise<void> {
     }, ms);
     signal?.addEventListener("abort", onAbort, { once: true });
   });
+}
+
+/** `promise`'s outcome, or `timeoutError()` thrown when it has not settled within `ms`. */
+async function settleOrThrow<T>(promise: Promise<T>, ms: number, timeoutError: () => Error): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(timeoutError()), Math.max(0, ms));
+  });
+  // The losing promise's rejection must not surface as unhandled.
+  promise.catch(() => undefined);
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Waits for `promise` at most `ms`; returns whether it settled in time. Never rejects. */
@@ -180,6 +216,7 @@ export class LeaseHandle {
   /** Monotonic time just before the acquire was sent. */
   readonly sentAt: number;
   private deadline: number;
+  private lastRenewSentAt: number;
   private lostReason: LostReason | null = null;
   private releaseResult: ReleaseResult | null = null;
   private releasing: Promise<ReleaseResult> | null = null;
@@ -196,7 +233,8 @@ export class LeaseHandle {
   ) {
     this.lease = lease;
     this.sentAt = sentAt;
-    this.deadline = computeLocalDeadline(sentAt, lease.ttlMs);
+    this.lastRenewSentAt = sentAt;
+    this.deadline = computeLocalDeadline(sentAt, lease.ttlMs, ctx.clockDriftMargin);
   }
 
   get resource(): string {
@@ -255,21 +293,37 @@ export class LeaseHandle {
       // Lost or released while waiting for an earlier operation: nothing is sent.
       this.assertUsable(false);
       const sentAt = this.ctx.now();
-      const result = await this.ctx.store.renew({ resource: this.resource, leaseId: this.leaseId, ttlMs: this.lease.ttlMs });
-      if (result.renewed) {
-        // A success that arrives after we declared the lease lost changes nothing:
-        // the work was already told to stop, and we never un-lose a lease. The
-        // release queued by the loss runs after this renew and ends the extension.
-        if (!this.lostReason) {
-          this.deadline = Math.max(this.deadline, computeLocalDeadline(sentAt, this.lease.ttlMs));
-          this.ctx.emit({ type: "renewed", resource: this.resource, leaseId: this.leaseId, expiresAt: result.expiresAt, renewals: result.renewals });
-        }
-      } else {
-        this.ctx.emit({ type: "renew_refused", resource: this.resource, leaseId: this.leaseId, reason: result.reason });
-        this.markLost(result.reason);
-      }
-      return result;
+      this.lastRenewSentAt = sentAt;
+      const reply = this.ctx.store
+        .renew({ resource: this.resource, leaseId: this.leaseId, ttlMs: this.lease.ttlMs })
+        .then((result) => this.applyRenew(result, sentAt));
+      // A renew hung on a half-open connection must not hold the next attempt back until
+      // the deadline: past one heartbeat period it counts as failed. Its answer, should it
+      // still come, is applied all the same (the deadline is timed from its own send).
+      const timeoutMs = Math.max(MIN_SAFETY_MARGIN_MS, this.lease.ttlMs * HEARTBEAT_FRACTION);
+      return settleOrThrow(reply, timeoutMs, () => new LeaseError(`renew of "${this.resource}" did not answer within ${Math.round(timeoutMs)} ms`, "renew_timeout"));
     });
+  }
+
+  /** Monotonic time the latest renew was sent (the acquire's, before any renew). */
+  get lastSentAt(): number {
+    return this.lastRenewSentAt;
+  }
+
+  private applyRenew(result: RenewResult, sentAt: number): RenewResult {
+    if (result.renewed) {
+      // A success that arrives after we declared the lease lost changes nothing:
+      // the work was already told to stop, and we never un-lose a lease. The
+      // release queued by the loss runs after this renew and ends the extension.
+      if (!this.lostReason) {
+        this.deadline = Math.max(this.deadline, computeLocalDeadline(sentAt, this.lease.ttlMs, this.ctx.clockDriftMargin));
+        this.ctx.emit({ type: "renewed", resource: this.resource, leaseId: this.leaseId, expiresAt: result.expiresAt, renewals: result.renewals });
+      }
+    } else if (!this.lostReason) {
+      this.ctx.emit({ type: "renew_refused", resource: this.resource, leaseId: this.leaseId, reason: result.reason });
+      this.markLost(result.reason);
+    }
+    return result;
   }
 
   /**
@@ -422,12 +476,15 @@ class Heartbeat {
       // Store unreachable: keep trying at short intervals; the deadline timer
       // declares the lease lost if none succeeds in time.
       this.ctx.emit({ type: "renew_error", resource: this.handle.resource, leaseId: this.handle.leaseId, error });
-      this.scheduleBeat(this.retryMs());
+      // A renew that timed out already waited a whole period: the next one is due now.
+      const timedOut = error instanceof LeaseError && error.code === "renew_timeout";
+      this.scheduleBeat(timedOut ? this.handle.lastSentAt + this.nextBeatMs() - this.ctx.now() : this.retryMs());
       return;
     }
     if (result.renewed && !this.handle.isLost) {
       this.armDeadline();
-      this.scheduleBeat(this.nextBeatMs());
+      // Timed from the renew's send, as the deadline is: a slow reply must not stretch the period.
+      this.scheduleBeat(this.handle.lastSentAt + this.nextBeatMs() - this.ctx.now());
     }
     // A refusal already marked the handle lost (renew() does it); nothing more is sent.
   }
@@ -462,6 +519,7 @@ export class LeaseClient {
     this.ctx = {
       store,
       now: opts.now ?? (() => performance.now()),
+      clockDriftMargin: opts.clockDriftMargin ?? DEFAULT_CLOCK_DRIFT_MARGIN,
       random: opts.random ?? Math.random,
       emit: (event) => {
         if (!onEvent) return;
