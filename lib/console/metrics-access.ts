@@ -8,9 +8,11 @@
  */
 import { NextResponse } from "next/server";
 import { describeScope } from "@/lib/auth/scope";
-import { requireApiSession, requirePermission, scopeFor, toPermissionResponse } from "@/lib/auth/session";
+import { requireApiSession, requirePermission, scopeFor, toPermissionResponse, type AppSession } from "@/lib/auth/session";
+import type { TokenBucketLimiter } from "@/lib/actions/rate-limit";
 import { respondWithServerError } from "@/lib/auth/server-error";
 import { FailureLimiter } from "@/lib/auth/failure-limiter";
+import { readLimiter, takeRead, tooManyReads } from "./api-response";
 import { isSameToken, readMetricsToken } from "./metrics-token";
 import { clientAddressOf } from "./request-address";
 
@@ -52,18 +54,25 @@ export async function requireMetricsAccess(
   }
   const auth = await requireApiSession();
   if (!auth.ok) return auth;
+  return metricsAccessForSession(auth.session);
+}
+
+/** A signed-in scrape: metrics:read over every tenant, within the user's read rate. */
+export function metricsAccessForSession(session: AppSession, reads: TokenBucketLimiter = readLimiter): MetricsAccess {
   try {
-    requirePermission(auth.session, "metrics:read");
+    requirePermission(session, "metrics:read");
   } catch (error) {
     const forbidden = toPermissionResponse(error);
     if (forbidden) return { ok: false, response: forbidden };
     throw error;
   }
   // The series count every resource of every store; an account limited to some prefixes must not read them.
-  const scope = scopeFor(auth.session, "metrics:read");
+  const scope = scopeFor(session, "metrics:read");
   if (scope.kind !== "all") {
     const error = `Prometheus metrics cover every tenant; your account is limited to ${describeScope(scope)}. Use the overview page.`;
     return { ok: false, response: NextResponse.json({ error }, { status: 403 }) };
   }
+  const limited = takeRead(session, reads);
+  if (limited) return { ok: false, response: tooManyReads(limited.retryAfterSeconds) };
   return { ok: true, via: "session" };
 }
