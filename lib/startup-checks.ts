@@ -7,6 +7,7 @@
  */
 import { parseStoresConfig } from "@/lib/console/config";
 import { readMetricsToken } from "@/lib/console/metrics-token";
+import { parseTrustedProxy } from "@/lib/auth/client-address";
 import { parseAuthEnv } from "@/lib/env";
 
 export function findStartupProblems(env: NodeJS.ProcessEnv = process.env): { problems: string[]; isFatal: boolean } {
@@ -16,6 +17,7 @@ export function findStartupProblems(env: NodeJS.ProcessEnv = process.env): { pro
     { check: () => parseStoresConfig(env), isFatalInProduction: false },
     { check: () => parseAuthEnv(env), isFatalInProduction: true },
     { check: () => readMetricsToken(env), isFatalInProduction: true },
+    { check: () => parseTrustedProxy(env), isFatalInProduction: true },
   ];
   for (const { check, isFatalInProduction } of checks) {
     try {

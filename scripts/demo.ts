@@ -19,8 +19,9 @@
  * redis-servers on free ports, stopped with the demo), unless LEASEWATCH_STORES names the stores.
  *
  * Ports: PORT (console, default 3000), OIDC_PORT (identity provider, default 4400), API_PORT (lock API, default 8787).
- * METRICS_TOKEN: the bearer token for /api/metrics (a random one when unset); the demo
- * writes it and a Prometheus config that scrapes the console (with ops/alerts.yml) to
+ * METRICS_TOKEN: the bearer token for the console's /api/metrics and the lock API's /metrics
+ * (a random one when unset); the demo writes it and a Prometheus config that scrapes both
+ * (with ops/alerts.yml) to
  * <tmpdir>/leasewatch-demo/ and prints how to start Prometheus with them.
  * DEMO_BACKFILL_HOURS (default 6) and DEMO_INTENSITY (default 1) shape the workload; it
  * only loads stores on this machine unless DEMO_ALLOW_REMOTE=1.
@@ -95,10 +96,10 @@ interface PrometheusSetup {
 }
 
 /**
- * The token file and a prometheus.yml that scrapes this console's /api/metrics with it and
+ * The token file and a prometheus.yml that scrapes this console's /api/metrics and the lock API's /metrics with it and
  * loads the example alert rules: `prometheus --config.file=…` is all a newcomer has to run.
  */
-function writePrometheusSetup(consoleUrl: string, token: string): PrometheusSetup {
+function writePrometheusSetup(consoleUrl: string, apiUrl: string, token: string): PrometheusSetup {
   const dir = path.join(os.tmpdir(), "leasewatch-demo");
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const tokenPath = path.join(dir, "metrics-token");
@@ -108,7 +109,7 @@ function writePrometheusSetup(consoleUrl: string, token: string): PrometheusSetu
   writeFileSync(
     configPath,
     [
-      "# Written by `npm run demo`: scrapes the demo console and evaluates the example alert rules.",
+      "# Written by `npm run demo`: scrapes the demo console and lock API and evaluates the example alert rules.",
       "global: { scrape_interval: 15s, evaluation_interval: 15s }",
       `rule_files: [${JSON.stringify(path.join(ROOT, "ops", "alerts.yml"))}]`,
       "scrape_configs:",
@@ -116,6 +117,10 @@ function writePrometheusSetup(consoleUrl: string, token: string): PrometheusSetu
       "    metrics_path: /api/metrics",
       `    authorization: { type: Bearer, credentials_file: ${JSON.stringify(tokenPath)} }`,
       `    static_configs: [{ targets: [${JSON.stringify(target)}] }]`,
+      "  - job_name: leasewatch-api",
+      "    metrics_path: /metrics",
+      `    authorization: { type: Bearer, credentials_file: ${JSON.stringify(tokenPath)} }`,
+      `    static_configs: [{ targets: [${JSON.stringify(new URL(apiUrl).host)}] }]`,
       "",
     ].join("\n"),
   );
@@ -151,6 +156,7 @@ ${users.replace(/^/gm, "  │")}
   │ Lock API:            ${api.url}  (tenant prefix demo:)
   │   export LEASEWATCH_API=${api.url}
   │   export LEASEWATCH_TOKEN=${api.token}
+  │   curl -H "Authorization: Bearer ${prometheus.token}" ${api.url}/metrics
   │
   │ A workload is running: healthy holders, slow renewers, crashing
   │ holders, hot-spot contention, stale writers hitting fencing.
@@ -186,7 +192,7 @@ async function main(): Promise<void> {
     return workload;
   });
 
-  // The console reads METRICS_TOKEN from the environment the stack passes on.
+  // The console and the lock API read METRICS_TOKEN from the environment.
   const metricsToken = (process.env.METRICS_TOKEN ||= randomBytes(32).toString("base64url"));
   const stack = await startStack({ port: env.PORT, oidcPort: env.OIDC_PORT, workload: true, log: say });
   let demoApi: { api: RunningApi; token: string };
@@ -197,7 +203,7 @@ async function main(): Promise<void> {
     await stack.stop();
     throw error;
   }
-  printWelcome(stack, writePrometheusSetup(stack.url, metricsToken), { url: demoApi.api.url, token: demoApi.token });
+  printWelcome(stack, writePrometheusSetup(stack.url, demoApi.api.url, metricsToken), { url: demoApi.api.url, token: demoApi.token });
 
   let stoppingSince: number | undefined;
   const shutdown = (signal: string) => {

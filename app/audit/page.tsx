@@ -1,7 +1,8 @@
 import type { Metadata } from "next";
 import { AuditClient } from "@/components/audit/audit-client";
-import { ParamProblemNotice } from "@/components/locks/read-notices";
+import { ParamProblemNotice, ReadLimitNotice } from "@/components/locks/read-notices";
 import { requirePermission, requireSession, scopeFor } from "@/lib/auth/session";
+import { takeRead } from "@/lib/console/api-response";
 import { toSearchString } from "@/lib/console/links";
 import { listAuditFromSearch } from "@/lib/console/list-audit";
 
@@ -12,6 +13,9 @@ type SearchParams = Record<string, string | string[] | undefined>;
 export default async function AuditPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
   const session = await requireSession();
   requirePermission(session, "audit:read");
+  // Rendering reads the stores: it counts against the user's read rate like the /api reads.
+  const limited = takeRead(session);
+  if (limited) return <ReadLimitNotice retryAfterSeconds={limited.retryAfterSeconds} />;
   const params = await searchParams;
   let result: Awaited<ReturnType<typeof listAuditFromSearch>>;
   try {

@@ -1,8 +1,9 @@
 import type { Metadata } from "next";
 import { EventsClient } from "@/components/events/events-client";
 import { FacetSummary } from "@/components/facets/facet-summary";
-import { ParamProblemNotice } from "@/components/locks/read-notices";
+import { ParamProblemNotice, ReadLimitNotice } from "@/components/locks/read-notices";
 import { requirePermission, requireSession, scopeFor } from "@/lib/auth/session";
+import { takeRead } from "@/lib/console/api-response";
 import { toSearchString } from "@/lib/console/links";
 import { getEventFacetsFromSearch } from "@/lib/console/facets";
 import { listEventsFromSearch } from "@/lib/console/list-events";
@@ -15,6 +16,9 @@ type SearchParams = Record<string, string | string[] | undefined>;
 export default async function EventsPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
   const session = await requireSession();
   requirePermission(session, "events:read");
+  // Rendering reads the stores: it counts against the user's read rate like the /api reads.
+  const limited = takeRead(session);
+  if (limited) return <ReadLimitNotice retryAfterSeconds={limited.retryAfterSeconds} />;
   const params = await searchParams;
   const scope = scopeFor(session, "events:read");
   const signal = pageReadSignal();

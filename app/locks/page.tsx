@@ -2,8 +2,9 @@ import type { Metadata } from "next";
 import { FacetSummary } from "@/components/facets/facet-summary";
 import { LeasesClient } from "@/components/locks/leases-client";
 import { PastLeases } from "@/components/past/past-leases";
-import { ParamProblemNotice } from "@/components/locks/read-notices";
+import { ParamProblemNotice, ReadLimitNotice } from "@/components/locks/read-notices";
 import { canSession, requirePermission, requireSession, scopeFor } from "@/lib/auth/session";
+import { takeRead } from "@/lib/console/api-response";
 import { toSearchString } from "@/lib/console/links";
 import { getLeaseFacetsFromSearch } from "@/lib/console/facets";
 import { getPastLeasesFromSearch } from "@/lib/console/get-past-leases";
@@ -17,6 +18,9 @@ type SearchParams = Record<string, string | string[] | undefined>;
 export default async function LeasesPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
   const session = await requireSession();
   requirePermission(session, "leases:read");
+  // Rendering reads the stores: it counts against the user's read rate like the /api reads.
+  const limited = takeRead(session);
+  if (limited) return <ReadLimitNotice retryAfterSeconds={limited.retryAfterSeconds} />;
   const params = await searchParams;
   const scope = scopeFor(session, "leases:read");
   // `at=`: the past view (what was held then), not the live list.

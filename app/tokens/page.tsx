@@ -1,6 +1,8 @@
 import type { Metadata } from "next";
+import { ReadLimitNotice } from "@/components/locks/read-notices";
 import { TokensClient } from "@/components/tokens/tokens-client";
 import { canSession, requirePermission, requireSession, scopeFor } from "@/lib/auth/session";
+import { takeRead } from "@/lib/console/api-response";
 import { listApiTokenViews } from "@/lib/console/api-tokens";
 import { getStoreNames } from "@/lib/console/registry";
 
@@ -10,6 +12,9 @@ export const dynamic = "force-dynamic";
 export default async function TokensPage() {
   const session = await requireSession("/tokens");
   requirePermission(session, "tokens:read");
+  // Rendering reads the stores: it counts against the user's read rate like the /api reads.
+  const limited = takeRead(session);
+  if (limited) return <ReadLimitNotice retryAfterSeconds={limited.retryAfterSeconds} />;
   const access = canSession(session, "tokens:manage")
     ? ({ canManage: true } as const)
     : ({ canManage: false, reason: "Creating and revoking API tokens needs the operator role." } as const);

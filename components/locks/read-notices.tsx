@@ -22,6 +22,19 @@ export function ParamProblemNotice({ problem, resetHref, what }: { problem: Para
   );
 }
 
+/**
+ * The user's read rate is spent (lib/console/api-response.ts): the page renders this
+ * instead of reading; the navigation around it still works.
+ */
+export function ReadLimitNotice({ retryAfterSeconds }: { retryAfterSeconds: number }) {
+  return (
+    <div role="alert" className="rounded-lg border border-amber-300 bg-amber-50 p-4 text-sm text-amber-950 dark:border-amber-700 dark:bg-amber-950 dark:text-amber-100">
+      <p className="font-semibold">Too many requests from your account.</p>
+      <p className="mt-1">Wait {retryAfterSeconds} s, then reload this page.</p>
+    </div>
+  );
+}
+
 /** Stores this read could not reach; the rest of the page shows the others. */
 export function StoreReadProblems({ stores }: { stores: ReadonlyArray<StoreOutcome<unknown>> }) {
   const failed = stores.flatMap((s) => (s.ok ? [] : [s]));

@@ -18,11 +18,13 @@
  */
 import { randomUUID } from "node:crypto";
 import { forceReleaseAudited, recordRefusedAttempt, type AuditActor, type ForceReleaseOutcome, type RequestMeta } from "@/lib/audit/force-release";
+import { describeClientAddress } from "@/lib/auth/client-address";
 import { buildReauthUrl, checkFreshPermission } from "@/lib/auth/fresh";
 import { describeScope, isResourceInScope, type ViewerScope } from "@/lib/auth/scope";
 import { scopeFor, type AppSession } from "@/lib/auth/session";
 import { getAuthEnv } from "@/lib/env";
 import { leaseHref } from "@/lib/console/links";
+import { clientAddressOf } from "@/lib/console/request-address";
 import { listReleaseCandidates, readCurrentLeaseId } from "@/lib/console/list-release-candidates";
 import { getStoreNames } from "@/lib/console/registry";
 import {
@@ -71,14 +73,16 @@ function refusal(code: RefusalCode, message: string, extra: Partial<Refusal> = {
   return { status: REFUSAL_STATUS[code], body: { ok: false, outcome: "refused", code, message, error: message, ...extra } };
 }
 
-export function requestMeta(request: Request): RequestMeta {
-  const h = request.headers;
-  // The first X-Forwarded-For hop is the client as the nearest proxy saw it; without a proxy there is none.
-  const forwarded = h.get("x-forwarded-for")?.split(",")[0]?.trim() || h.get("x-real-ip");
+/**
+ * Who sent the request, for its audit entries: the socket's address, or the client a
+ * TRUSTED_PROXY reports with that proxy (lib/console/request-address.ts). The request id is
+ * made here: a client's X-Request-Id would let it pick or repeat the id its entries carry.
+ */
+export function requestMeta(request: Request, env: Readonly<Record<string, string | undefined>> = process.env): RequestMeta {
   return {
-    requestId: h.get("x-request-id")?.slice(0, 100) || randomUUID(),
-    ip: forwarded ? forwarded.slice(0, 100) : null,
-    userAgent: h.get("user-agent")?.slice(0, 500) ?? null,
+    requestId: randomUUID(),
+    ip: describeClientAddress(clientAddressOf(request, env)),
+    userAgent: request.headers.get("user-agent")?.slice(0, 500) ?? null,
   };
 }
 

@@ -9,12 +9,17 @@
  * - LEASEWATCH_API_LOG_LEVEL (default info): requests that fail (4xx, 5xx) are logged at info
  *   with their request id; successful ones only at debug (one line each), since a line per
  *   lock call costs more CPU than the call itself;
+ * - METRICS_TOKEN: the bearer Prometheus sends to scrape /metrics (as for the console's
+ *   /api/metrics); unset, /metrics is refused;
+ * - TRUSTED_PROXY: proxies whose X-Forwarded-For is believed (lib/auth/client-address.ts);
  * - the token table lives where the console keeps its tables (resolveConsoleDbConfig).
  */
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import { parseStoresConfig, type TStoreConfig } from "@/lib/console/config";
 import { resolveConsoleDbConfig, type ConsoleDbConfig } from "@/lib/auth/session-store";
+import { parseTrustedProxy, TrustedProxyError, type TrustProxy } from "@/lib/auth/client-address";
+import { MetricsTokenError, readMetricsToken } from "@/lib/console/metrics-token";
 import { EnvError } from "@/lib/env";
 import { MIN_HANDLE_KEY_BYTES } from "./handle";
 import { DEFAULT_STORE_TIMEOUT_MS } from "./server";
@@ -30,6 +35,8 @@ export interface ApiConfig {
   host: string;
   storeTimeoutMs: number;
   logLevel: string;
+  metricsToken: string | null;
+  trustProxy: TrustProxy;
 }
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
@@ -47,8 +54,19 @@ export function parseApiConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig 
   if (!timeout.success) throw new EnvError("LEASEWATCH_API_STORE_TIMEOUT_MS must be between 50 and 60000");
   const logLevel = env.LEASEWATCH_API_LOG_LEVEL?.trim() || "info";
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) throw new EnvError(`LEASEWATCH_API_LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}`);
+  let metricsToken: string | null;
+  let trustProxy: TrustProxy;
+  try {
+    metricsToken = readMetricsToken(env);
+    trustProxy = parseTrustedProxy(env);
+  } catch (error) {
+    if (error instanceof MetricsTokenError || error instanceof TrustedProxyError) throw new EnvError(error.message);
+    throw error;
+  }
   return {
     logLevel,
+    metricsToken,
+    trustProxy,
     stores: parseStoresConfig(env),
     tokenDb: resolveConsoleDbConfig(env),
     handleKey: rawKey ? Buffer.from(rawKey, "utf8") : randomBytes(32),

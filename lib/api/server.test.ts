@@ -208,11 +208,21 @@ describe("requests and tokens", () => {
     ]);
   });
 
+  it("serves /metrics only to a scraper with METRICS_TOKEN, and says how to get in", async () => {
+    for (const headers of [{}, { authorization: "Bearer not-the-metrics-token" }, { authorization: `Bearer ${token}` }] as Record<string, string>[]) {
+      const refused = await fetch(`${api.url}/metrics`, { headers });
+      expect(refused.status).toBe(401);
+      const body = (await refused.json()) as { type: string; detail: string };
+      expect(body.type).toBe("https://leasewatch.dev/problems/unauthorized");
+      expect(body.detail).toMatch(/METRICS_TOKEN/);
+    }
+  });
+
   it("serves health, readiness and metrics by route and status", async () => {
     expect((await api.call(null, "GET", "/healthz")).status).toBe(200);
     const ready = await api.call(null, "GET", "/readyz");
     expect(ready.body).toMatchObject({ ready: true, tokens: true });
-    const metrics = await (await fetch(`${api.url}/metrics`)).text();
+    const metrics = await (await fetch(`${api.url}/metrics`, { headers: { authorization: `Bearer ${api.metricsToken}` } })).text();
     expect(metrics).toMatch(/leasewatch_api_requests_total\{method="GET",route="\/v1\/locks",status="200"\} [1-9]/);
   });
 });

@@ -7,6 +7,9 @@ import { randomUUID } from "node:crypto";
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { Counter, Histogram, Registry } from "prom-client";
 import type { z } from "zod";
+import type { TrustProxy } from "@/lib/auth/client-address";
+import { FailureLimiter } from "@/lib/auth/failure-limiter";
+import { isSameToken } from "@/lib/console/metrics-token";
 import { LeaseError } from "@/lib/lease/errors";
 import type { Lease, LeaseStore } from "@/lib/lease/types";
 import { computeBackoffDelay, DEFAULT_BACKOFF } from "@/lib/lease/backoff";
@@ -40,7 +43,14 @@ export interface ApiServerOptions {
   storeTimeoutMs?: number;
   /** pino options, or false for no logs (tests). */
   logger?: boolean | Record<string, unknown>;
+  /** Which peers' X-Forwarded-For is believed (TRUSTED_PROXY, lib/auth/client-address.ts); none by default. */
+  trustProxy?: TrustProxy;
+  /** What a Prometheus scrape of /metrics sends as its bearer (METRICS_TOKEN); unset, /metrics is refused. */
+  metricsToken?: string | null;
 }
+
+/** Requests without a valid token (none, unknown, revoked, expired) allowed per client address per window. */
+export const AUTH_FAILURE_LIMIT = { windowMs: 60_000, maxFailures: 30 };
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -121,6 +131,8 @@ function logCompletion(request: FastifyRequest, status: number, route: string, e
 export function buildApiServer(options: ApiServerOptions): FastifyInstance {
   const storeTimeoutMs = options.storeTimeoutMs ?? DEFAULT_STORE_TIMEOUT_MS;
   const limiter = new TokenLimiter();
+  // Per client address: each made-up bearer costs a database lookup.
+  const authFailures = new FailureLimiter(Date.now, AUTH_FAILURE_LIMIT);
   const handles = new HandleCodec(options.handleKey);
   // In-flight and recent acquires by (token, Idempotency-Key): a retry gets the same answer.
   const idempotent = new Map<string, { body: string; result: Promise<AcquireReply>; until: number }>();
@@ -149,6 +161,8 @@ export function buildApiServer(options: ApiServerOptions): FastifyInstance {
     connectionTimeout: 60_000,
     requestTimeout: 45_000,
     return503OnClosing: true,
+    // request.ip: the socket's address, or the client a trusted proxy reports (the console's rule too).
+    trustProxy: options.trustProxy ?? false,
   });
 
   // Declared up front, so every request object has one shape.
@@ -216,20 +230,34 @@ export function buildApiServer(options: ApiServerOptions): FastifyInstance {
   function authenticate(request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void {
     const header = request.headers.authorization;
     const bearer = header?.startsWith("Bearer ") ? header.slice(7).trim() : undefined;
-    if (!bearer) return done(new ApiProblem("unauthorized", "Send Authorization: Bearer <token> (create one in the console under /tokens)."));
-    const cached = options.tokens.authenticateCached(bearer);
-    if (cached !== undefined) return done(admit(request, reply, cached));
+    const cached = bearer ? options.tokens.authenticateCached(bearer) : null;
+    // A live token is never held up by failures from its address.
+    if (cached) return done(admit(request, reply, cached));
+    const tooMany = tooManyFailures(request);
+    if (tooMany) return done(tooMany);
+    if (!bearer) return done(refuse(request, "Send Authorization: Bearer <token> (create one in the console under /tokens)."));
+    if (cached === null) return done(refuse(request, "The token is unknown, revoked or expired."));
     call(options.tokens.authenticate(bearer), "the token lookup")
-      .then((token) => admit(request, reply, token))
+      .then((token) => (token ? admit(request, reply, token) : refuse(request, "The token is unknown, revoked or expired.")))
       .then(
         (problem) => done(problem),
         (error: unknown) => done(error instanceof Error ? error : new Error(String(error))),
       );
   }
 
+  function tooManyFailures(request: FastifyRequest): ApiProblem | undefined {
+    const retryAfterS = authFailures.retryAfterS(request.ip);
+    if (retryAfterS === 0) return undefined;
+    return new ApiProblem("rate-limited", `Too many requests without a valid token from your address; retry in ${retryAfterS} s with a valid token.`, { retryAfterS });
+  }
+
+  function refuse(request: FastifyRequest, why: string): ApiProblem {
+    authFailures.recordFailure(request.ip);
+    return new ApiProblem("unauthorized", why);
+  }
+
   /** Lets the token's request in (the answer is undefined) or says why not. */
-  function admit(request: FastifyRequest, reply: FastifyReply, token: ApiToken | null): ApiProblem | undefined {
-    if (!token) return new ApiProblem("unauthorized", "The token is unknown, revoked or expired.");
+  function admit(request: FastifyRequest, reply: FastifyReply, token: ApiToken): ApiProblem | undefined {
     const rate = limiter.take(token.id, token.ratePerSec);
     if (!rate.ok) return new ApiProblem("rate-limited", `This token is limited to ${token.ratePerSec} requests per second.`, { retryAfterS: rate.retryAfterS });
     const leave = limiter.enter(token.id, token.maxConcurrent);
@@ -261,7 +289,17 @@ export function buildApiServer(options: ApiServerOptions): FastifyInstance {
     const ready = !closing && tokensOk && checks.every(([, ok]) => ok);
     return reply.code(ready ? 200 : 503).send({ ready, tokens: tokensOk, stores: Object.fromEntries(checks) });
   });
-  app.get("/metrics", async (_request, reply) => reply.type(metrics.contentType).send(await metrics.metrics()));
+  app.get("/metrics", async (request, reply) => {
+    const header = request.headers.authorization;
+    const bearer = header?.startsWith("Bearer ") ? header.slice(7).trim() : "";
+    // The right token always gets in; wrong ones count against the address like unknown API tokens.
+    if (!options.metricsToken || !isSameToken(bearer, options.metricsToken)) {
+      const tooMany = tooManyFailures(request);
+      if (tooMany) throw tooMany;
+      throw refuse(request, "Scrape /metrics with Authorization: Bearer <METRICS_TOKEN>; set METRICS_TOKEN on the API server (32-256 characters).");
+    }
+    return reply.type(metrics.contentType).send(await metrics.metrics());
+  });
   const openApi = buildOpenApiDocument();
   app.get("/v1/openapi.json", async () => openApi);
 

@@ -23,8 +23,17 @@ export async function startApiServer(config: ApiConfig, options: { logger?: bool
   };
   try {
     await tokens.migrate();
-    const app = buildApiServer({ stores, tokens, handleKey: config.handleKey, storeTimeoutMs: config.storeTimeoutMs, logger: options.logger ?? { level: config.logLevel } });
+    const app = buildApiServer({
+      stores,
+      tokens,
+      handleKey: config.handleKey,
+      storeTimeoutMs: config.storeTimeoutMs,
+      logger: options.logger ?? { level: config.logLevel },
+      metricsToken: config.metricsToken,
+      trustProxy: config.trustProxy,
+    });
     if (config.handleKeyIsEphemeral) app.log.warn("LEASEWATCH_API_HANDLE_KEY is unset: using a random key, lease handles will not survive a restart");
+    if (!config.metricsToken) app.log.warn("METRICS_TOKEN is unset: /metrics refuses every scrape");
     await app.listen({ port: config.port, host: config.host });
     // The bound port, so LEASEWATCH_API_PORT=0 (any free port) reports the real one.
     const address = app.server.address();

@@ -7,6 +7,10 @@
  * Lookups are cached (refreshed after TOKEN_CACHE_MS, in the background until
  * TOKEN_STALE_MS, one query per token at a time) so the hot path does not query
  * Postgres per request, while a revoked or expired token is refused within a second.
+ * A bearer with no row is remembered for UNKNOWN_TOKEN_CACHE_MS, apart from the
+ * tokens that exist: a flood of made-up bearers neither queries Postgres per request
+ * nor pushes live tokens out of their cache. A new token is never in that cache: its
+ * 32 random bytes cannot have been presented before it was created.
  */
 import { hash, randomBytes, randomUUID } from "node:crypto";
 import pg from "pg";
@@ -25,6 +29,10 @@ export const TOKEN_CACHE_MS = 500;
  * they wait. Ages count from when the lookup was sent, so a revocation is seen within this.
  */
 export const TOKEN_STALE_MS = 900;
+/** How long a bearer that matched no token is answered from memory. */
+export const UNKNOWN_TOKEN_CACHE_MS = 5_000;
+/** Entries per cache (tokens found, bearers not found); the least recently used goes first. */
+const MAX_CACHED = 10_000;
 export const TOKEN_PREFIX = "lwk_";
 export const DEFAULT_RATE_PER_SEC = 200;
 export const DEFAULT_MAX_CONCURRENT = 32;
@@ -151,6 +159,31 @@ const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: (s: string
   },
 ];
 
+/** A Map kept in order of use: reading an entry moves it to the end, and the first entry goes when it is full. */
+class LruCache<V> {
+  private readonly entries = new Map<string, V>();
+  constructor(private readonly max: number) {}
+
+  get(key: string): V | undefined {
+    const value = this.entries.get(key);
+    if (value !== undefined) {
+      this.entries.delete(key);
+      this.entries.set(key, value);
+    }
+    return value;
+  }
+
+  set(key: string, value: V): void {
+    this.entries.delete(key);
+    if (this.entries.size >= this.max) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(key, value);
+  }
+
+  delete(key: string): void {
+    this.entries.delete(key);
+  }
+}
+
 /** A pool or one transaction's connection. */
 export type Queryable = Pick<pg.Pool | pg.PoolClient, "query">;
 
@@ -159,7 +192,9 @@ export class TokenStore {
   private readonly ownsPool: boolean;
   private readonly s: string;
   private migrated: Promise<void> | undefined;
-  private readonly cache = new Map<string, { token: ApiToken | null; at: number }>();
+  private readonly cache = new LruCache<{ token: ApiToken; at: number }>(MAX_CACHED);
+  /** Bearer hashes that matched no row, with when that was asked. */
+  private readonly unknown = new LruCache<number>(MAX_CACHED);
   /** Lookups in flight by token hash: concurrent requests with the same bearer share one query. */
   private readonly lookups = new Map<string, Promise<ApiToken | null>>();
 
@@ -289,6 +324,8 @@ export class TokenStore {
     if (!bearer.startsWith(TOKEN_PREFIX) || bearer.length > 128) return null;
     // One-shot hash straight to hex: this runs on every API request.
     const key = hash("sha256", bearer, "hex");
+    const unknownAt = this.unknown.get(key);
+    if (unknownAt !== undefined && now - unknownAt < UNKNOWN_TOKEN_CACHE_MS) return null;
     const cached = this.cache.get(key);
     if (!cached || now - cached.at >= TOKEN_STALE_MS) return undefined;
     // A failed refresh is retried by the next request; past TOKEN_STALE_MS requests wait and see the error.
@@ -305,9 +342,13 @@ export class TokenStore {
       await this.migrate();
       const result = await this.pool.query<TokenRow>(`SELECT ${COLUMNS} FROM ${this.s}.api_tokens WHERE token_hash = $1::bytea`, [Buffer.from(key, "hex")]);
       const row = result.rows[0];
-      const token = row ? toToken(row) : null;
-      // Bounded: unknown bearers could otherwise grow the cache without limit.
-      if (this.cache.size > 10_000) this.cache.clear();
+      if (!row) {
+        this.cache.delete(key);
+        this.unknown.set(key, sentAt);
+        return null;
+      }
+      const token = toToken(row);
+      this.unknown.delete(key);
       this.cache.set(key, { token, at: sentAt });
       return token;
     })().finally(() => this.lookups.delete(key));

@@ -15,7 +15,8 @@ import { ConfigError } from "./config";
 import type { ReadResult } from "./views";
 
 /**
- * Reads per user: a burst of LEASEWATCH_READ_BURST (default 120) requests, then
+ * Reads per user (every /api read, /api/metrics with a session, the audit export and each
+ * server-rendered page): a burst of LEASEWATCH_READ_BURST (default 120) requests, then
  * LEASEWATCH_READ_RATE_PER_S (default 20) per second. Generous for people and for
  * pages polling every few seconds; it stops one client from hammering the stores.
  */
@@ -29,6 +30,20 @@ export function readLimitFromEnv(env: Record<string, string | undefined> = proce
 
 export const readLimiter = new TokenBucketLimiter(readLimitFromEnv());
 
+/**
+ * Takes one read from the user's bucket: null when they may read, else how long to wait.
+ * The /api read routes, the metrics and audit export routes and the server-rendered pages share it.
+ */
+export function takeRead(session: AppSession, limiter: TokenBucketLimiter = readLimiter): { retryAfterSeconds: number } | null {
+  const taken = limiter.take(session.user.id);
+  return taken.allowed ? null : { retryAfterSeconds: taken.retryAfterSeconds };
+}
+
+export function tooManyReads(retryAfterSeconds: number): NextResponse {
+  const error = `Too many requests from your account; wait ${retryAfterSeconds} s and retry (pages refresh by themselves, no need to reload).`;
+  return NextResponse.json({ error }, { status: 429, headers: { "retry-after": String(retryAfterSeconds), "cache-control": "no-store" } });
+}
+
 export async function respondWithRead<T>(
   session: AppSession,
   permission: Permission,
@@ -38,11 +53,8 @@ export async function respondWithRead<T>(
 ): Promise<NextResponse> {
   try {
     requirePermission(session, permission);
-    const taken = limiter.take(session.user.id);
-    if (!taken.allowed) {
-      const error = `Too many requests from your account; wait ${taken.retryAfterSeconds} s and retry (pages refresh by themselves, no need to reload).`;
-      return NextResponse.json({ error }, { status: 429, headers: { "retry-after": String(taken.retryAfterSeconds), "cache-control": "no-store" } });
-    }
+    const limited = takeRead(session, limiter);
+    if (limited) return tooManyReads(limited.retryAfterSeconds);
     const result = await read(scopeFor(session, permission));
     if (!result.ok) {
       const { param, message } = result.problem;

@@ -8,13 +8,17 @@
  */
 import { NextResponse } from "next/server";
 import { describeScope } from "@/lib/auth/scope";
-import { requireApiSession, requirePermission, scopeFor, toPermissionResponse } from "@/lib/auth/session";
+import { requireApiSession, requirePermission, scopeFor, toPermissionResponse, type AppSession } from "@/lib/auth/session";
+import type { TokenBucketLimiter } from "@/lib/actions/rate-limit";
 import { respondWithServerError } from "@/lib/auth/server-error";
-import { clientAddressOf, FailureLimiter, isSameToken, readMetricsToken } from "./metrics-token";
+import { FailureLimiter } from "@/lib/auth/failure-limiter";
+import { readLimiter, takeRead, tooManyReads } from "./api-response";
+import { isSameToken, readMetricsToken } from "./metrics-token";
+import { clientAddressOf } from "./request-address";
 
 export { MetricsTokenError, readMetricsToken } from "./metrics-token";
 
-/** One per process: repeated wrong tokens from one address are answered 429 for the rest of the minute. */
+/** One per process: past ten wrong tokens in a minute, an address is answered 429 for the rest of the minute. */
 const failures = new FailureLimiter();
 
 export type MetricsAccess = { ok: true; via: "token" | "session" } | { ok: false; response: NextResponse };
@@ -32,7 +36,9 @@ export async function requireMetricsAccess(
     } catch (error) {
       return { ok: false, response: respondWithServerError(error, "metrics access is misconfigured") };
     }
-    const client = clientAddressOf(request);
+    // The right token always gets in: guessers elsewhere (or on the scraper's own machine) cannot lock Prometheus out.
+    if (expected !== null && isSameToken((bearer[1] ?? "").trim(), expected)) return { ok: true, via: "token" };
+    const client = clientAddressOf(request, env).client;
     const retryAfterS = limiter.retryAfterS(client);
     if (retryAfterS > 0) {
       return {
@@ -40,7 +46,6 @@ export async function requireMetricsAccess(
         response: NextResponse.json({ error: "too many invalid metrics tokens; try again later" }, { status: 429, headers: { "retry-after": String(retryAfterS) } }),
       };
     }
-    if (expected !== null && isSameToken((bearer[1] ?? "").trim(), expected)) return { ok: true, via: "token" };
     limiter.recordFailure(client);
     return {
       ok: false,
@@ -49,18 +54,25 @@ export async function requireMetricsAccess(
   }
   const auth = await requireApiSession();
   if (!auth.ok) return auth;
+  return metricsAccessForSession(auth.session);
+}
+
+/** A signed-in scrape: metrics:read over every tenant, within the user's read rate. */
+export function metricsAccessForSession(session: AppSession, reads: TokenBucketLimiter = readLimiter): MetricsAccess {
   try {
-    requirePermission(auth.session, "metrics:read");
+    requirePermission(session, "metrics:read");
   } catch (error) {
     const forbidden = toPermissionResponse(error);
     if (forbidden) return { ok: false, response: forbidden };
     throw error;
   }
   // The series count every resource of every store; an account limited to some prefixes must not read them.
-  const scope = scopeFor(auth.session, "metrics:read");
+  const scope = scopeFor(session, "metrics:read");
   if (scope.kind !== "all") {
     const error = `Prometheus metrics cover every tenant; your account is limited to ${describeScope(scope)}. Use the overview page.`;
     return { ok: false, response: NextResponse.json({ error }, { status: 403 }) };
   }
+  const limited = takeRead(session, reads);
+  if (limited) return { ok: false, response: tooManyReads(limited.retryAfterSeconds) };
   return { ok: true, via: "session" };
 }

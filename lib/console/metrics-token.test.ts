@@ -1,10 +1,10 @@
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { startPeerServer, type PeerServer } from "@/test/support/peer-server";
 import { requireMetricsAccess } from "./metrics-access";
-import { FailureLimiter, isSameToken, MetricsTokenError, readMetricsToken } from "./metrics-token";
+import { FailureLimiter } from "@/lib/auth/failure-limiter";
+import { isSameToken, MetricsTokenError, readMetricsToken } from "./metrics-token";
 
 const TOKEN = "0123456789abcdef0123456789abcdef-scrape";
-const scrape = (authorization: string, ip = "10.0.0.7") =>
-  new Request("http://127.0.0.1/api/metrics", { headers: { authorization, "x-forwarded-for": `${ip}, 10.9.9.9` } });
 
 describe("METRICS_TOKEN", () => {
   it("refuses tokens shorter than 32 characters at start-up", () => {
@@ -22,34 +22,64 @@ describe("METRICS_TOKEN", () => {
 });
 
 describe("repeated wrong tokens", () => {
-  it("answer 429 for that address after ten failures in a minute, and only for that address", async () => {
-    let now = 1_000_000;
-    const limiter = new FailureLimiter(() => now);
-    const env = { METRICS_TOKEN: TOKEN };
-    for (let i = 0; i < 10; i++) {
-      const access = await requireMetricsAccess(scrape("Bearer wrong"), env, limiter);
-      expect(access.ok ? 200 : access.response.status).toBe(401);
-    }
-    const blocked = await requireMetricsAccess(scrape(`Bearer ${TOKEN}`), env, limiter);
-    expect(blocked.ok).toBe(false);
-    if (!blocked.ok) {
-      expect(blocked.response.status).toBe(429);
-      expect(Number(blocked.response.headers.get("retry-after"))).toBeGreaterThan(0);
-    }
-    // Another address is not held up by the guesser.
-    expect(await requireMetricsAccess(scrape(`Bearer ${TOKEN}`, "10.0.0.8"), env, limiter)).toEqual({ ok: true, via: "token" });
-    // The window ends and the address may try again.
-    now += 60_000;
-    expect(await requireMetricsAccess(scrape(`Bearer ${TOKEN}`), env, limiter)).toEqual({ ok: true, via: "token" });
+  const env = { METRICS_TOKEN: TOKEN };
+  let server: PeerServer;
+  let limiter: FailureLimiter;
+  let now = 1_000_000;
+  beforeAll(async () => {
+    server = await startPeerServer(async (request) => {
+      const access = await requireMetricsAccess(request, env, limiter);
+      return access.ok ? new Response("metrics") : access.response;
+    });
+  });
+  afterAll(() => server?.close());
+  beforeEach(() => {
+    limiter = new FailureLimiter(() => now);
   });
 
-  it("stop everyone guessing past the global cap, and remember a bounded number of addresses", () => {
-    const now = 5_000_000;
-    const limiter = new FailureLimiter(() => now);
-    for (let i = 0; i < 100; i++) limiter.recordFailure(`192.0.2.${i}`);
-    expect(limiter.retryAfterS("198.51.100.1")).toBe(60);
+  it("never lock out the right token: eleven wrong tokens from the scraper's own machine, then the right one is 200", async () => {
+    for (let i = 0; i < 11; i++) expect((await server.get("127.0.0.2", { authorization: "Bearer wrong" })).status).toBe(i < 10 ? 401 : 429);
+    expect((await server.get("127.0.0.2", { authorization: `Bearer ${TOKEN}` })).status).toBe(200);
+  });
+
+  it("answer 429 to the socket address that guessed, whatever X-Forwarded-For it claims, and to no other address", async () => {
+    for (let i = 0; i < 10; i++) {
+      const guess = await server.get("127.0.0.2", { authorization: "Bearer wrong", "x-forwarded-for": `198.51.100.${i}` });
+      expect(guess.status).toBe(401);
+    }
+    const blocked = await server.get("127.0.0.2", { authorization: "Bearer wrong", "x-forwarded-for": "198.51.100.99" });
+    expect(blocked.status).toBe(429);
+    expect(Number(blocked.headers["retry-after"])).toBeGreaterThan(0);
+    expect(JSON.parse(blocked.body)).toEqual({ error: "too many invalid metrics tokens; try again later" });
+    // Another machine with a stale token hears that its token is wrong, not that someone else guessed.
+    expect((await server.get("127.0.0.3", { authorization: "Bearer old-token" })).status).toBe(401);
+    // The window ends and the address may try again.
+    now += 60_000;
+    expect((await server.get("127.0.0.2", { authorization: "Bearer wrong" })).status).toBe(401);
+  });
+
+  it("key on the forwarded client only behind a TRUSTED_PROXY", async () => {
+    const proxied = { ...env, TRUSTED_PROXY: "127.0.0.4" };
+    const behindProxy = await startPeerServer(async (request) => {
+      const access = await requireMetricsAccess(request, proxied, limiter);
+      return access.ok ? new Response("metrics") : access.response;
+    });
+    try {
+      for (let i = 0; i < 10; i++) await behindProxy.get("127.0.0.4", { authorization: "Bearer wrong", "x-forwarded-for": "203.0.113.5" });
+      expect((await behindProxy.get("127.0.0.4", { authorization: "Bearer wrong", "x-forwarded-for": "203.0.113.5" })).status).toBe(429);
+      // Another client behind the same proxy is its own address.
+      expect((await behindProxy.get("127.0.0.4", { authorization: "Bearer wrong", "x-forwarded-for": "203.0.113.6" })).status).toBe(401);
+      // A client forging the header from outside the proxy is keyed on its socket.
+      expect((await behindProxy.get("127.0.0.5", { authorization: "Bearer wrong", "x-forwarded-for": "203.0.113.5" })).status).toBe(401);
+    } finally {
+      await behindProxy.close();
+    }
+  });
+
+  it("has no global cap an outsider could fill, and remembers a bounded number of addresses", () => {
     const wide = new FailureLimiter(() => now);
     for (let i = 0; i < 20_000; i++) wide.recordFailure(`a-${i}`);
+    expect(wide.retryAfterS("198.51.100.1")).toBe(0);
     expect(wide.trackedClients).toBeLessThanOrEqual(10_000);
   });
 });

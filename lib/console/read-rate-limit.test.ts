@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { TokenBucketLimiter } from "@/lib/actions/rate-limit";
 import type { AppSession } from "@/lib/auth/session";
-import { readLimitFromEnv, respondWithRead } from "./api-response";
+import { readLimitFromEnv, respondWithRead, takeRead } from "./api-response";
+import { respondWithAuditExport } from "./audit-export";
+import { metricsAccessForSession } from "./metrics-access";
 
 function viewer(id: string): AppSession {
   return { user: { id, email: null, name: id, roles: ["viewer"], scopes: { viewer: { kind: "all" } } }, signedInAt: Date.now(), authTime: null };
@@ -38,5 +40,38 @@ describe("per-user read rate limit", () => {
     expect(readLimitFromEnv({})).toEqual({ capacity: 120, refillPerSecond: 20 });
     expect(readLimitFromEnv({ LEASEWATCH_READ_BURST: "30", LEASEWATCH_READ_RATE_PER_S: "2.5" })).toEqual({ capacity: 30, refillPerSecond: 2.5 });
     expect(readLimitFromEnv({ LEASEWATCH_READ_BURST: "-1", LEASEWATCH_READ_RATE_PER_S: "x" })).toEqual({ capacity: 120, refillPerSecond: 20 });
+  });
+});
+
+describe("reads outside the /api read routes count against the same per-user limit", () => {
+  const spent = (id: string) => {
+    const limiter = new TokenBucketLimiter({ capacity: 1, refillPerSecond: 0.1 });
+    limiter.take(id);
+    return limiter;
+  };
+
+  it("/api/metrics with a session: 429 with Retry-After once the user's reads are spent", async () => {
+    const access = metricsAccessForSession(viewer("dee"), spent("dee"));
+    expect(access.ok).toBe(false);
+    if (!access.ok) {
+      expect(access.response.status).toBe(429);
+      expect(Number(access.response.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+      expect(((await access.response.json()) as { error: string }).error).toMatch(/Too many requests from your account/);
+    }
+    expect(metricsAccessForSession(viewer("eve"), spent("dee"))).toEqual({ ok: true, via: "session" });
+  });
+
+  it("/api/audit/export: 429 with Retry-After once the user's reads are spent, before reading the log", async () => {
+    const response = respondWithAuditExport(viewer("fay"), new URLSearchParams("format=csv"), spent("fay"));
+    expect(response.status).toBe(429);
+    expect(Number(response.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+  });
+
+  it("a server-rendered page takes from the same bucket as the routes", async () => {
+    const limiter = new TokenBucketLimiter({ capacity: 2, refillPerSecond: 0.1 });
+    expect(takeRead(viewer("gus"), limiter)).toBeNull();
+    const read = async () => ({ ok: true as const, view: {} });
+    expect((await respondWithRead(viewer("gus"), "leases:read", read, limiter)).status).toBe(200);
+    expect(takeRead(viewer("gus"), limiter)?.retryAfterSeconds).toBeGreaterThanOrEqual(1);
   });
 });

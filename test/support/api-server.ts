@@ -4,7 +4,7 @@
  */
 import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
-import { buildApiServer } from "@/lib/api/server";
+import { buildApiServer, type ApiServerOptions } from "@/lib/api/server";
 import { API_ACTIONS, TokenStore, type ApiAction, type TNewToken } from "@/lib/api/tokens";
 import { freshPgSchema, TEST_DATABASE_URL } from "@/lib/lease/testing/isolation";
 import type { LeaseStore } from "@/lib/lease/types";
@@ -16,6 +16,8 @@ export interface ApiFixture {
   redis: StoreFixture;
   tokens: TokenStore;
   handleKey: Buffer;
+  /** What Prometheus sends as `Authorization: Bearer …` to scrape /metrics. */
+  metricsToken: string;
   storeByName(name: string): LeaseStore;
   createToken(options: { name?: string; prefixes: string[]; stores?: string[]; actions?: ApiAction[]; expiresAt?: Date; ratePerSec?: number; maxConcurrent?: number }): Promise<string>;
   /** fetch with the token, JSON body in and out. */
@@ -23,7 +25,7 @@ export interface ApiFixture {
   close(): Promise<void>;
 }
 
-export async function startApiFixture(): Promise<ApiFixture> {
+export async function startApiFixture(options: Pick<ApiServerOptions, "trustProxy"> = {}): Promise<ApiFixture> {
   const [pg, redis] = await Promise.all([createStoreFixture("postgres"), createStoreFixture("redis")]);
   const tokenSchema = freshPgSchema(TEST_DATABASE_URL);
   const tokens = new TokenStore({ url: TEST_DATABASE_URL, schema: tokenSchema.schema });
@@ -32,7 +34,8 @@ export async function startApiFixture(): Promise<ApiFixture> {
     [redis.spec.name, redis.store],
   ]);
   const handleKey = randomBytes(32);
-  const app = buildApiServer({ stores, tokens, handleKey, logger: false });
+  const metricsToken = randomBytes(24).toString("hex");
+  const app = buildApiServer({ stores, tokens, handleKey, metricsToken, logger: false, ...options });
   await app.listen({ port: 0, host: "127.0.0.1" });
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   let counter = 0;
@@ -42,6 +45,7 @@ export async function startApiFixture(): Promise<ApiFixture> {
     redis,
     tokens,
     handleKey,
+    metricsToken,
     storeByName(name) {
       const store = stores.get(name);
       if (!store) throw new Error(`no store ${name}`);

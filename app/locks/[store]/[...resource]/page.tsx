@@ -1,12 +1,13 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
 import { LeaseDetailClient } from "@/components/locks/lease-detail-client";
-import { ParamProblemNotice } from "@/components/locks/read-notices";
+import { ParamProblemNotice, ReadLimitNotice } from "@/components/locks/read-notices";
 import { PastHolder } from "@/components/past/past-holder";
 import { ShareLink } from "@/components/past/share-link";
 import { TimeScrubber } from "@/components/past/time-scrubber";
 import { describeScope, isResourceInScope } from "@/lib/auth/scope";
 import { canSession, requirePermission, requireSession, scopeFor } from "@/lib/auth/session";
+import { takeRead } from "@/lib/console/api-response";
 import { getLeaseDetailFromRoute } from "@/lib/console/get-lease-detail";
 import { getPastHolder } from "@/lib/console/get-past-leases";
 import { leaseHref, toSearchString } from "@/lib/console/links";
@@ -23,6 +24,9 @@ const DEFAULT_SCRUB_MS = 3_600_000;
 export default async function LeasePage({ params, searchParams }: { params: Promise<RouteParams>; searchParams: Promise<SearchParams> }) {
   const session = await requireSession();
   requirePermission(session, "leases:read");
+  // Rendering reads the stores: it counts against the user's read rate like the /api reads.
+  const limited = takeRead(session);
+  if (limited) return <ReadLimitNotice retryAfterSeconds={limited.retryAfterSeconds} />;
   const route = await params;
   const search = await searchParams;
   const scope = scopeFor(session, "leases:read");
