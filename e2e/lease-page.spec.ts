@@ -7,7 +7,7 @@
 import { randomBytes } from "node:crypto";
 import AxeBuilder from "@axe-core/playwright";
 import { expect, test, type Page } from "@playwright/test";
-import { eventsHref, leaseHref } from "../lib/console/links";
+import { eventsHref, leaseHref, locksHref } from "../lib/console/links";
 import type { LeaseStore } from "../lib/lease/types";
 import { readStoreConfigs } from "./support/control";
 import { PG_STORE, REDIS_STORE } from "./support/harness";
@@ -106,4 +106,20 @@ test("a lease link to a store that does not exist says so in a sentence, naming 
   await expect(notice).toContainText(`No store is called "nope". Known stores: ${PG_STORE}, ${REDIS_STORE}.`);
   await expect(notice).not.toContainText("URL parameter");
   await expect(notice.getByRole("link", { name: "start again without filters" })).toHaveAttribute("href", "/locks");
+});
+
+test("a lease whose name has '..' parts opens its own page from the leases list, not the page the dots point at", async ({ page }) => {
+  const prefix = `tenant_1:e2e-dots-${randomBytes(4).toString("hex")}`;
+  const resource = `${prefix}/../../audit`;
+  const held = await pg.acquire({ resource, owner: "worker-dots@e2e", task: "run-3", ttlMs: 5 * MINUTE });
+  if (!held.acquired) throw new Error(`expected to acquire ${resource} in ${PG_STORE}`);
+  try {
+    await page.goto(locksHref({ store: PG_STORE, prefix }));
+    await page.getByRole("link", { name: resource, exact: true }).click();
+    await expect(page).toHaveURL(leaseHref(PG_STORE, resource));
+    await expect(page.getByRole("heading", { level: 1 })).toHaveText(resource);
+    await expect(current(page)).toContainText("worker-dots@e2e");
+  } finally {
+    await pg.release({ resource, leaseId: held.lease.leaseId }).catch(() => {});
+  }
 });

@@ -25,7 +25,7 @@ import { scopeFor, type AppSession } from "@/lib/auth/session";
 import { getAuthEnv } from "@/lib/env";
 import { leaseHref } from "@/lib/console/links";
 import { clientAddressOf } from "@/lib/console/request-address";
-import { listReleaseCandidates, readCurrentLeaseId } from "@/lib/console/list-release-candidates";
+import { checkReleaseCandidates, type ReleaseCandidateState } from "@/lib/console/list-release-candidates";
 import { getStoreNames } from "@/lib/console/registry";
 import {
   FORCE_RELEASE_MAX_AUTH_AGE_MS,
@@ -281,8 +281,7 @@ export async function bulkReleaseFromRequest(request: Request): Promise<ReleaseA
   const form = parsed.data;
   const stores = getStoreNames();
   // Read the candidates again now: only leases still lapsed or overdue may be ended this way.
-  const candidates = await listReleaseCandidates({ prefix: form.prefix }, { scope: auth.scope });
-  const stillCandidates = new Set(candidates.ok ? candidates.view.items.map((l) => `${l.store}\u0000${l.resource}\u0000${l.leaseId}`) : []);
+  const checkCandidate = await checkReleaseCandidates(form.prefix, { scope: auth.scope, signal: request.signal });
 
   const results: BulkLeaseOutcome[] = [];
   let isAuditDown = false;
@@ -293,16 +292,17 @@ export async function bulkReleaseFromRequest(request: Request): Promise<ReleaseA
     }
     const single = { ...lease, reason: form.reason };
     let answer: ReleaseAnswer<ForceReleaseResult>;
+    let state: ReleaseCandidateState;
     if (!stores.includes(lease.store)) {
       answer = await auditRefusal(auth, single, "invalid_input", `bulk: unknown store "${lease.store}"`, refusal("invalid_input", `No store is called "${lease.store}".`));
     } else if (!isResourceInScope(auth.scope, lease.resource)) {
       answer = await refuseOutOfScope(auth, single);
-    } else if (
-      !stillCandidates.has(`${lease.store}\u0000${lease.resource}\u0000${lease.leaseId}`) &&
-      (await readCurrentLeaseId(lease.store, lease.resource, { scope: auth.scope })) === lease.leaseId
-    ) {
+    } else if ((state = await checkCandidate(lease)) === "renewed") {
       // Same lease, but renewed since the dialog read it: its holder is alive again, so it is not ours to end in bulk.
       answer = await auditRefusal(auth, single, "invalid_input", "bulk: no longer lapsed or overdue (renewed since listed)", refusal("invalid_input", "Renewed since it was listed: no longer lapsed or overdue, so not released."));
+    } else if (state === "unconfirmed") {
+      // A read that failed says nothing about the lease: it may be healthy, so it is left alone.
+      answer = await auditRefusal(auth, single, "invalid_input", "bulk: could not confirm it is still lapsed or overdue (a store read failed)", refusal("failed", "Not released: could not confirm it is still lapsed or overdue (the store did not answer); try again."));
     } else {
       // Still a candidate, or another lease (or none) holds it now: the per-lease id check answers "lease changed".
       try {

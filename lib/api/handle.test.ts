@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { decodeHandle, encodeHandle, HandleCodec } from "./handle";
 
 const key = randomBytes(32);
-const payload = (n: number) => ({ store: "redis", resource: `ten:r${n}`, leaseId: `lease-${n}`, ttlMs: 5_000 + n });
+const payload = (n: number) => ({ store: "redis", resource: `ten:r${n}`, leaseId: `lease-${n}`, ttlMs: 5_000 + n, tokenId: `token-${n % 3}` });
 
 describe("HandleCodec: remembering handles changes no answer", () => {
   it("issues the handles encodeHandle does, and decodes remembered, forgotten and foreign ones as decodeHandle does", () => {

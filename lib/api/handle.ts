@@ -1,9 +1,9 @@
 /**
  * Lease handles: the `{leaseId}` in `/v1/locks/{leaseId}`. A handle carries the
- * store, resource, library lease id and ttl, and an HMAC-SHA256 over them with the
- * server's key, so a client can neither forge one nor edit one to reach another
- * resource. It is opaque to clients but not secret: it names the resource, which
- * its holder already knows.
+ * store, resource, library lease id, ttl and the id of the token that acquired it, and
+ * an HMAC-SHA256 over them with the server's key, so a client can neither forge one nor
+ * edit one to reach another resource or to pass it to another token. It is opaque to
+ * clients but not secret: it names the resource, which its holder already knows.
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { z } from "zod";
@@ -13,18 +13,20 @@ export interface HandlePayload {
   resource: string;
   leaseId: string;
   ttlMs: number;
+  /** The API token that acquired the lease: only it may renew or release it. */
+  tokenId: string;
 }
 
-const ZPayload = z.tuple([z.string(), z.string(), z.string(), z.number().int()]);
+const ZPayload = z.tuple([z.string(), z.string(), z.string(), z.number().int(), z.string()]);
 const MAC_BYTES = 32;
 export const MIN_HANDLE_KEY_BYTES = 32;
 
 function mac(key: Buffer, body: string): Buffer {
-  return createHmac("sha256", key).update(`leasewatch.handle.v1\n${body}`).digest();
+  return createHmac("sha256", key).update(`leasewatch.handle.v2\n${body}`).digest();
 }
 
 export function encodeHandle(key: Buffer, payload: HandlePayload): string {
-  const body = Buffer.from(JSON.stringify([payload.store, payload.resource, payload.leaseId, payload.ttlMs]), "utf8").toString("base64url");
+  const body = Buffer.from(JSON.stringify([payload.store, payload.resource, payload.leaseId, payload.ttlMs, payload.tokenId]), "utf8").toString("base64url");
   return `${body}.${mac(key, body).toString("base64url")}`;
 }
 
@@ -39,8 +41,8 @@ export function decodeHandle(key: Buffer, handle: string): HandlePayload | null 
   try {
     const parsed = ZPayload.safeParse(JSON.parse(Buffer.from(body, "base64url").toString("utf8")));
     if (!parsed.success) return null;
-    const [store, resource, leaseId, ttlMs] = parsed.data;
-    return { store, resource, leaseId, ttlMs };
+    const [store, resource, leaseId, ttlMs, tokenId] = parsed.data;
+    return { store, resource, leaseId, ttlMs, tokenId };
   } catch {
     return null;
   }
@@ -62,7 +64,7 @@ export class HandleCodec {
 
   encode(payload: HandlePayload): string {
     const handle = encodeHandle(this.key, payload);
-    this.remember(handle, { store: payload.store, resource: payload.resource, leaseId: payload.leaseId, ttlMs: payload.ttlMs });
+    this.remember(handle, { store: payload.store, resource: payload.resource, leaseId: payload.leaseId, ttlMs: payload.ttlMs, tokenId: payload.tokenId });
     return handle;
   }
 

@@ -43,8 +43,8 @@ describe("tenant isolation", () => {
 
       // Handles: A's own body re-pointed at B's resource with A's MAC; one signed with another key; garbage.
       const [, macA] = handleA.split(".");
-      const swappedBody = Buffer.from(JSON.stringify([storeName, secretB, payloadA?.leaseId, 60_000])).toString("base64url");
-      const otherKey = encodeHandle(randomBytes(32), { store: storeName, resource: secretB, leaseId: "x", ttlMs: 1000 });
+      const swappedBody = Buffer.from(JSON.stringify([storeName, secretB, payloadA?.leaseId, 60_000, payloadA?.tokenId])).toString("base64url");
+      const otherKey = encodeHandle(randomBytes(32), { store: storeName, resource: secretB, leaseId: "x", ttlMs: 1000, tokenId: payloadA?.tokenId ?? "" });
       const guessedMac = createHmac("sha256", "guess").update(swappedBody).digest("base64url");
       const forged = [`${swappedBody}.${macA}`, otherKey, `${swappedBody}.${guessedMac}`, `${swappedBody}.`, "x", handleB.replace(/.$/, (c) => (c === "A" ? "B" : "A"))];
 

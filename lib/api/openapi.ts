@@ -53,14 +53,20 @@ export function buildOpenApiDocument(serverUrl?: string): Json {
   void ZProblem;
   return {
     openapi: "3.1.0",
-    info: { title: "Leasewatch lock API", version: "1.0.0", description: "Leases (distributed locks) with fencing tokens, scoped to a tenant's resource prefixes." },
+    info: {
+      title: "Leasewatch lock API",
+      version: "1.0.0",
+      description:
+        "Leases (distributed locks) with fencing tokens, scoped to a tenant's resource prefixes. A lease handle works only for the token that acquired it. " +
+        "An Idempotency-Key retry returns the same lease on any replica. Per-token rate and concurrency limits are enforced by each API replica on its own: behind N replicas a token may get up to N times its limits.",
+    },
     ...(serverUrl ? { servers: [{ url: serverUrl }] } : {}),
     security: [{ bearer: [] }],
     paths: {
       "/v1/locks/acquire": {
         post: {
           operationId: "acquireLock",
-          parameters: [{ name: "Idempotency-Key", in: "header", required: false, schema: { type: "string", maxLength: 128 } }],
+          parameters: [{ name: "Idempotency-Key", in: "header", required: false, description: "A retry with the same key and body returns the same lease, on any replica; 409 once that lease has ended", schema: { type: "string", maxLength: 128 } }],
           requestBody: { required: true, content: json(ZAcquireBody) },
           responses: { "200": { description: "Acquired, or not (with the holder)", content: json(ZAcquireResponse) }, ...errors },
         },

@@ -3,7 +3,7 @@
  * workers' hot path). Layers: this file maps HTTP to lease operations; tokens.ts
  * authenticates; scope.ts decides what a token may see; limits.ts rations it.
  */
-import { randomUUID } from "node:crypto";
+import { createHmac, randomUUID } from "node:crypto";
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { Counter, Histogram, Registry } from "prom-client";
 import type { z } from "zod";
@@ -34,6 +34,22 @@ import type { ApiToken, TokenStore } from "./tokens";
 export const BODY_LIMIT_BYTES = 16 * 1024;
 export const DEFAULT_STORE_TIMEOUT_MS = 2_000;
 const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,128}$/;
+/** Idempotency-Keys this process remembers (the oldest are forgotten first), to refuse one reused with another body. */
+const RECENT_IDEMPOTENCY_KEYS = 10_000;
+
+/**
+ * The lease id a keyed acquire asks the store for: the same on every replica (they share the
+ * handle key) for the same token, key and request, so the store recognises a retry wherever it
+ * lands (AcquireInput.leaseId). A UUID (version 8: custom) from an HMAC, so no client can compute
+ * another token's ids.
+ */
+export function idempotentLeaseId(key: Buffer, tokenId: string, idempotencyKey: string, request: string): string {
+  const bytes = createHmac("sha256", key).update(`leasewatch.idempotency.v1\n${tokenId}\n${idempotencyKey}\n${request}`).digest().subarray(0, 16);
+  bytes[6] = (bytes[6]! & 0x0f) | 0x80;
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
+  const hex = bytes.toString("hex");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
 
 export interface ApiServerOptions {
   stores: ReadonlyMap<string, LeaseStore>;
@@ -134,8 +150,10 @@ export function buildApiServer(options: ApiServerOptions): FastifyInstance {
   // Per client address: each made-up bearer costs a database lookup.
   const authFailures = new FailureLimiter(Date.now, AUTH_FAILURE_LIMIT);
   const handles = new HandleCodec(options.handleKey);
-  // In-flight and recent acquires by (token, Idempotency-Key): a retry gets the same answer.
-  const idempotent = new Map<string, { body: string; result: Promise<AcquireReply>; until: number }>();
+  // Recent keyed acquires by (token, Idempotency-Key), bounded: the request each key was first
+  // sent with, and the answer while it is in flight (a retry then waits for it). Repeats after
+  // that are answered by the store, on any replica.
+  const idempotent = new Map<string, { sent: string; inFlight: Promise<AcquireReply> | null }>();
   let closing = false;
 
   const metrics = new Registry();
@@ -315,30 +333,27 @@ export function buildApiServer(options: ApiServerOptions): FastifyInstance {
       if (typeof key !== "string" || !IDEMPOTENCY_KEY_PATTERN.test(key)) {
         throw new ApiProblem("invalid-request", "Idempotency-Key must be 1-128 printable ASCII characters.");
       }
-      const now = Date.now();
-      for (const [k, v] of idempotent) if (v.until <= now) idempotent.delete(k);
-      const mapKey = `${token.id}\n${key}`;
-      const fingerprint = JSON.stringify(body);
-      const previous = idempotent.get(mapKey);
-      if (previous) {
-        if (previous.body !== fingerprint) throw new ApiProblem("idempotency-conflict", "This Idempotency-Key was sent with a different body; use a new key.");
-        return previous.result;
-      }
+      const store = storeFor(token, body.store);
       const ttlMs = body.ttlMs ?? Math.round((body.ttlSeconds ?? 0) * 1000);
-      const result = acquire(token, body, request);
-      // Remembered for the lease's ttl: after that the lease it names is gone anyway.
-      idempotent.set(mapKey, { body: fingerprint, result, until: now + ttlMs + (body.waitMs ?? 0) });
-      // Only a lease is remembered: after a refusal or a failure (timeout, bad store) the retry really retries.
-      result.then(
-        (r) => {
-          if (r.acquired !== true) idempotent.delete(mapKey);
-        },
-        () => idempotent.delete(mapKey),
-      );
+      const sent = JSON.stringify([store.name, body.resource, body.ownerId, body.task, ttlMs]);
+      const mapKey = `${token.id}\n${key}`;
+      const previous = idempotent.get(mapKey);
+      if (previous && previous.sent !== sent) throw new ApiProblem("idempotency-conflict", "This Idempotency-Key was sent with a different body; use a new key.");
+      if (previous?.inFlight) return previous.inFlight;
+      const result = acquire(token, body, request, idempotentLeaseId(options.handleKey, token.id, key, sent));
+      const entry = { sent, inFlight: result as Promise<AcquireReply> | null };
+      idempotent.delete(mapKey);
+      if (idempotent.size >= RECENT_IDEMPOTENCY_KEYS) idempotent.delete(idempotent.keys().next().value!);
+      idempotent.set(mapKey, entry);
+      const settled = () => {
+        entry.inFlight = null;
+      };
+      result.then(settled, settled);
       return result;
     });
 
-    async function acquire(token: ApiToken, body: TAcquireBody, request: FastifyRequest): Promise<AcquireReply> {
+    /** `leaseId`: the id a keyed acquire asks for (idempotentLeaseId); the store answers its repeats. */
+    async function acquire(token: ApiToken, body: TAcquireBody, request: FastifyRequest, leaseId?: string): Promise<AcquireReply> {
       const store = storeFor(token, body.store);
       if (!canSeeResource(token, body.resource)) throw notFound();
       const ttlMs = body.ttlMs ?? Math.round((body.ttlSeconds ?? 0) * 1000);
@@ -348,12 +363,17 @@ export function buildApiServer(options: ApiServerOptions): FastifyInstance {
       // (the listener is authenticate's); the socket may also have closed before that listener was attached.
       const isGone = () => request.isClientGone || request.raw.socket.destroyed;
       for (let attempt = 0; ; attempt++) {
-        const result = await call(store.acquire({ resource: body.resource, owner, task: body.task, ttlMs }), "the acquire");
+        const result = await call(store.acquire({ resource: body.resource, owner, task: body.task, ttlMs, ...(leaseId ? { leaseId } : {}) }), "the acquire").catch((error: unknown) => {
+          if (error instanceof LeaseError && error.code === "lease_ended") {
+            throw new ApiProblem("lease-not-held", "The lease this Idempotency-Key acquired has ended (released or expired); send a new key to acquire again.");
+          }
+          throw error;
+        });
         if (result.acquired) {
           const lease = result.lease;
           return {
             acquired: true,
-            leaseId: handles.encode({ store: store.name, resource: lease.resource, leaseId: lease.leaseId, ttlMs }),
+            leaseId: handles.encode({ store: store.name, resource: lease.resource, leaseId: lease.leaseId, ttlMs, tokenId: token.id }),
             store: store.name,
             resource: lease.resource,
             fencingToken: lease.fencingToken,
@@ -373,12 +393,13 @@ export function buildApiServer(options: ApiServerOptions): FastifyInstance {
       }
     }
 
-    /** The handle's lease, if the handle is authentic and inside the token's tenant; otherwise 404. */
+    /** The handle's lease, if the handle is authentic, was issued to this token and is inside its tenant; otherwise 404. */
     function leaseFromHandle(token: ApiToken, raw: unknown) {
       // The schema's rule for a handle (1-4096 characters), checked without it when it holds.
       const handle = typeof raw === "string" && raw.length >= 1 && raw.length <= 4096 ? raw : parse(ZHandleParams, { leaseId: raw }, "lease handle").leaseId;
       const payload = handles.decode(handle);
-      if (!payload || !canSeeResource(token, payload.resource) || !token.stores.includes(payload.store)) throw notFound();
+      // Only the token that acquired the lease may use its handle; to any other it is unknown.
+      if (!payload || payload.tokenId !== token.id || !canSeeResource(token, payload.resource) || !token.stores.includes(payload.store)) throw notFound();
       const store = options.stores.get(payload.store);
       if (!store) throw notFound();
       return { handle, payload, store };

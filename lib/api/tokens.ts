@@ -264,9 +264,18 @@ export class TokenStore {
     return { token, record: toToken(row) };
   }
 
-  async list(): Promise<ApiToken[]> {
+  /**
+   * The newest 1000 tokens; with `within`, only tokens whose every prefix starts with one of those
+   * prefixes (the filter is in the query, so the 1000 are the newest of those, not of all tokens).
+   */
+  async list(options: { within?: readonly string[] } = {}): Promise<ApiToken[]> {
     await this.migrate();
-    const result = await this.pool.query<TokenRow>(`SELECT ${COLUMNS} FROM ${this.s}.api_tokens ORDER BY created_at DESC, id LIMIT 1000`);
+    const where =
+      options.within === undefined ? "" : "WHERE NOT EXISTS (SELECT 1 FROM unnest(prefixes) p WHERE NOT EXISTS (SELECT 1 FROM unnest($1::text[]) w WHERE starts_with(p, w)))";
+    const result = await this.pool.query<TokenRow>(
+      `SELECT ${COLUMNS} FROM ${this.s}.api_tokens ${where} ORDER BY created_at DESC, id LIMIT 1000`,
+      options.within === undefined ? [] : [options.within],
+    );
     return result.rows.map(toToken);
   }
 

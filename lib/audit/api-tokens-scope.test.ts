@@ -4,6 +4,7 @@
  * whose every prefix lies within it, and every refusal is in the audit log with
  * the scope. Real Postgres: the tokens table and the audit log in one test schema.
  */
+import { randomBytes, randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TokenStore } from "@/lib/api/tokens";
 import { createTokenAudited, revokeTokenAudited, type TokenAuditDeps } from "@/lib/audit/api-tokens";
@@ -114,5 +115,48 @@ describe("API tokens for a tenant-scoped operator", () => {
     const all = (await listApiTokenViews(SCOPE_ALL)).map((t) => t.name).sort();
     expect(all).toEqual(["dave-billing", "t1-and-t2", "t1-cron", "t2-workers"]);
     expect(await listApiTokenViews(scopeOf(["tenant_3:"]))).toEqual([]);
+  });
+});
+
+describe("the token list of a scoped viewer when the table holds more than 1000 tokens", () => {
+  let audit: AuditFixture;
+  const saved = { url: process.env.LEASEWATCH_AUDIT_URL, schema: process.env.LEASEWATCH_CONSOLE_SCHEMA };
+
+  beforeAll(async () => {
+    audit = await createAuditFixture();
+    const tokens = new TokenStore({ url: audit.url, schema: audit.schema });
+    await tokens.migrate();
+    await tokens.close();
+    // Seeded directly: five tenant_9 tokens first, then 1200 newer ones of other tenants (and one that reaches tenant_9 and another).
+    const insert = (name: string, prefixes: string[], ageS: number) =>
+      `('${randomUUID()}', '${name}', '\\x${randomBytes(32).toString("hex")}', ARRAY[${prefixes.map((p) => `'${p}'`).join(",")}]::text[], ARRAY['pg-main'], ARRAY['acquire'], 10, 1, 'seed', clock_timestamp() - interval '${ageS} seconds', clock_timestamp() + interval '1 day')`;
+    const rows = [
+      ...Array.from({ length: 5 }, (_, i) => insert(`t9-own-${i}`, ["tenant_9:", `tenant_9:job${i}:`], 5_000 + i)),
+      insert("t9-and-t8", ["tenant_9:", "tenant_8:"], 10),
+      ...Array.from({ length: 1200 }, (_, i) => insert(`other-${i}`, [`tenant_${100 + (i % 7)}:`], i % 1000)),
+    ];
+    await audit.admin.query(
+      `INSERT INTO "${audit.schema}".api_tokens (id, name, token_hash, prefixes, stores, actions, rate_per_sec, max_concurrent, created_by, created_at, expires_at) VALUES ${rows.join(",")}`,
+    );
+    process.env.LEASEWATCH_AUDIT_URL = audit.url;
+    process.env.LEASEWATCH_CONSOLE_SCHEMA = audit.schema;
+    // The reader the suite above closed: a fresh one finds this schema.
+    delete (globalThis as Record<symbol, TokenStore | undefined>)[Symbol.for("leasewatch.console.api-tokens")];
+  });
+  afterAll(async () => {
+    const shared = (globalThis as Record<symbol, TokenStore | undefined>)[Symbol.for("leasewatch.console.api-tokens")];
+    await shared?.close();
+    for (const [key, value] of [["LEASEWATCH_AUDIT_URL", saved.url], ["LEASEWATCH_CONSOLE_SCHEMA", saved.schema]] as const) {
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    }
+    await audit?.cleanup();
+  });
+
+  it("a tenant_9 operator still sees every tenant_9 token, older than 1000 others, and nothing else", async () => {
+    const names = (await listApiTokenViews(scopeOf(["tenant_9:"]))).map((t) => t.name).sort();
+    expect(names).toEqual(["t9-own-0", "t9-own-1", "t9-own-2", "t9-own-3", "t9-own-4"]);
+    expect(await listApiTokenViews(scopeOf(["tenant_7:"]))).toEqual([]);
+    expect((await listApiTokenViews(scopeOf(["tenant_100:"]))).every((t) => t.prefixes.every((p) => p.startsWith("tenant_100:")))).toBe(true);
   });
 });

@@ -44,12 +44,13 @@ function processTokenStore(): TokenStore {
 }
 
 /**
- * The tokens this viewer may see, newest first (the table is small: at most 1000
- * are read). A tenant-scoped viewer sees only tokens whose every prefix lies
- * within their scope: a token that also reaches another tenant is hidden whole,
- * since showing it would tell them about that tenant's workers.
+ * The tokens this viewer may see, newest first (at most 1000). A tenant-scoped viewer
+ * sees only tokens whose every prefix lies within their scope: a token that also
+ * reaches another tenant is hidden whole, since showing it would tell them about that
+ * tenant's workers. The database applies the scope before the limit; the check here
+ * keeps the rule in one place (prefixesOutsideScope) for whatever it returns.
  */
 export async function listApiTokenViews(scope: ViewerScope, nowMs = Date.now()): Promise<ApiTokenView[]> {
-  const tokens = await processTokenStore().list();
+  const tokens = await processTokenStore().list(scope.kind === "all" ? {} : { within: scope.prefixes });
   return tokens.filter((t) => prefixesOutsideScope(scope, t.prefixes).length === 0).map((t) => reshapeApiToken(t, nowMs));
 }

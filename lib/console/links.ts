@@ -10,7 +10,8 @@ export const MAX_PREV_CURSORS = 20;
  * Path of one lease page. Each "/"-separated part of the resource is encoded on
  * its own so the path stays readable; a resource with empty parts ("a//b", "/a")
  * would lose them as path segments, so it is sent as one segment with "/" encoded.
- * parseLeaseDetailParams (params.ts) joins the segments back.
+ * A part that is "." or ".." is escaped (escapeDotPart), or the browser would resolve
+ * it and open another page. parseLeaseDetailParams (params.ts) undoes both.
  */
 export function leaseHref(store: string, resource: string): string {
   return `/locks/${encodeURIComponent(store)}/${encodeResourcePath(resource)}`;
@@ -23,7 +24,24 @@ export function leaseApiHref(store: string, resource: string): string {
 
 function encodeResourcePath(resource: string): string {
   const parts = resource.split("/");
-  return parts.some((p) => p === "") ? encodeURIComponent(resource) : parts.map(encodeURIComponent).join("/");
+  return parts.some((p) => p === "") ? encodeURIComponent(resource) : parts.map((p) => encodeURIComponent(escapeDotPart(p))).join("/");
+}
+
+/** One or two dots after any number of "~": the parts escapeDotPart changes. */
+const DOT_PART = /^~*\.{1,2}$/;
+
+/**
+ * "." and ".." path segments (and their "%2e" spellings, which encodeURIComponent never
+ * produces: it sends "%" as "%25") are resolved away by browsers. Such a part gets a "~"
+ * in front; so that "~.." still means itself, every part of dots after "~"s gets one more.
+ */
+export function escapeDotPart(part: string): string {
+  return DOT_PART.test(part) ? `~${part}` : part;
+}
+
+/** The inverse of escapeDotPart, for one decoded path segment. */
+export function unescapeDotPart(segment: string): string {
+  return segment.startsWith("~") && DOT_PART.test(segment) ? segment.slice(1) : segment;
 }
 
 export type QueryValues = Record<string, string | number | readonly string[] | null | undefined>;

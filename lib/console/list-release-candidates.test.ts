@@ -7,7 +7,8 @@ import { PostgresLeaseStore } from "@/lib/lease/postgres/store";
 import { RedisLeaseStore } from "@/lib/lease/redis/store";
 import { freshPgSchema, freshRedisNamespace, sleep, type FreshPgSchema, type FreshRedisNamespace } from "@/lib/lease/testing/isolation";
 import type { LeaseStore } from "@/lib/lease/types";
-import { listReleaseCandidates } from "./list-release-candidates";
+import { startRedis } from "@/test/support/servers";
+import { checkReleaseCandidates, listReleaseCandidates, readCurrentLeaseId } from "./list-release-candidates";
 
 let redisNs: FreshRedisNamespace;
 let pgSchema: FreshPgSchema;
@@ -58,5 +59,53 @@ describe("listReleaseCandidates", () => {
     expect(empty.ok ? null : empty.problem.param).toBe("prefix");
     const unknown = await listReleaseCandidates({ prefix: "t1:", store: "nope" }, { entries: [{ store: pgStore }] });
     expect(unknown.ok ? null : unknown.problem.param).toBe("store");
+  });
+});
+
+describe("confirming leases for a bulk release never takes a failed read for a change", () => {
+  it("a lease that is still a candidate is confirmed; a healthy one (renewed, or listed by someone else) is 'renewed'; another holder is 'other_lease'", async () => {
+    const lapsed = await acquire(pgStore, "t1:c:lapsed", 200);
+    const healthy = await acquire(pgStore, "t1:c:healthy", 60_000);
+    const replaced = await acquire(redis, "t1:c:replaced", 60_000);
+    await sleep(400);
+    const check = await checkReleaseCandidates("t1:", { entries: [{ store: pgStore }, { store: redis }] });
+    expect(await check({ store: "pg-t", resource: "t1:c:lapsed", leaseId: lapsed })).toBe("candidate");
+    expect(await check({ store: "pg-t", resource: "t1:c:healthy", leaseId: healthy })).toBe("renewed");
+    expect(await check({ store: "redis-t", resource: "t1:c:replaced", leaseId: `${replaced}-not` })).toBe("other_lease");
+  });
+
+  it("a store whose connection is closed: its healthy lease is 'unconfirmed', and the current-lease read rejects instead of answering 'free'", async () => {
+    const healthy = await acquire(pgStore, "t1:d:healthy", 60_000);
+    await pgStore.close();
+    await expect(readCurrentLeaseId("pg-t", "t1:d:healthy", { entries: [{ store: pgStore }] })).rejects.toThrow();
+    const check = await checkReleaseCandidates("t1:", { entries: [{ store: pgStore }, { store: redis }] });
+    expect(await check({ store: "pg-t", resource: "t1:d:healthy", leaseId: healthy })).toBe("unconfirmed");
+    // The store is closed once more in afterEach: give it a fresh one to close.
+    pgStore = new PostgresLeaseStore({ name: "pg-t", connectionString: pgSchema.connectionString, schema: pgSchema.schema });
+  });
+
+  it("an aborted request: nothing is confirmed", async () => {
+    const healthy = await acquire(redis, "t1:e:healthy", 60_000);
+    const aborted = AbortSignal.abort();
+    await expect(readCurrentLeaseId("redis-t", "t1:e:healthy", { entries: [{ store: redis }], signal: aborted })).rejects.toThrow();
+    const check = await checkReleaseCandidates("t1:", { entries: [{ store: redis }], signal: aborted });
+    expect(await check({ store: "redis-t", resource: "t1:e:healthy", leaseId: healthy })).toBe("unconfirmed");
+  });
+
+  it("a store that hangs (its server paused) past the timeout: its healthy lease is 'unconfirmed'", async () => {
+    const server = await startRedis();
+    const hanging = new RedisLeaseStore({ name: "redis-slow", url: server.url, namespace: "slow" });
+    try {
+      const healthy = await acquire(hanging, "t1:f:healthy", 60_000);
+      server.pause();
+      const options = { entries: [{ store: hanging }], timeoutMs: 300 };
+      await expect(readCurrentLeaseId("redis-slow", "t1:f:healthy", options)).rejects.toThrow();
+      const check = await checkReleaseCandidates("t1:", options);
+      expect(await check({ store: "redis-slow", resource: "t1:f:healthy", leaseId: healthy })).toBe("unconfirmed");
+    } finally {
+      server.resume();
+      await hanging.close();
+      await server.stop();
+    }
   });
 });

@@ -6,7 +6,7 @@
  * every lease it is asked to end is still one of them.
  */
 import type { LeaseState } from "@/lib/lease/types";
-import { fanOutStores, resolveEntries, selectEntries, STORE_TIMEOUT_MS, withTimeout, type ReadOptions } from "./fan-out";
+import { fanOutStores, resolveEntries, selectEntries, STORE_TIMEOUT_MS, withDeadline, type ReadOptions } from "./fan-out";
 import { reshapeLease } from "./reshape";
 import type { LeaseView, ReadResult, StoreOutcome } from "./views";
 
@@ -57,10 +57,48 @@ export async function listReleaseCandidates(
   };
 }
 
-/** The lease id holding `resource` in store `storeName` now, or null (free, or the store is unknown). */
+/**
+ * The lease id holding `resource` in store `storeName` now, or null when it is free. Rejects
+ * when the store cannot say (unknown store, error, timeout, abort): "no answer" is never "free".
+ */
 export async function readCurrentLeaseId(storeName: string, resource: string, options: ReadOptions): Promise<string | null> {
   const selected = selectEntries(await resolveEntries(options), storeName);
-  if (!selected.ok) return null;
-  const lease = await withTimeout(selected.entries[0]!.store.get(resource), options.timeoutMs ?? STORE_TIMEOUT_MS, `store "${storeName}"`).catch(() => null);
+  if (!selected.ok) throw new Error(selected.problem.message);
+  const store = selected.entries[0]!.store;
+  options.signal?.throwIfAborted();
+  const lease = await withDeadline((signal) => store.get(resource, { signal }), options.timeoutMs ?? STORE_TIMEOUT_MS, `store "${storeName}"`, options.signal);
+  // A store that does not stop on abort may still answer; an aborted request takes nothing from it.
+  options.signal?.throwIfAborted();
   return lease?.leaseId ?? null;
+}
+
+/**
+ * Where a lease asked for in a bulk release stands now. "candidate": still lapsed or overdue, may
+ * be ended. "renewed": the same lease holds it and is healthy again. "other_lease": another lease
+ * (or none) holds it; the id-checked force-release answers that it changed. "unconfirmed": a read
+ * failed (error, timeout, abort), so nothing is known and the lease must be left alone.
+ */
+export type ReleaseCandidateState = "candidate" | "renewed" | "other_lease" | "unconfirmed";
+
+export interface ReleaseCandidateRef {
+  store: string;
+  resource: string;
+  leaseId: string;
+}
+
+/** Reads the candidates under `prefix` again, once, and returns the check of one lease against them. */
+export async function checkReleaseCandidates(prefix: string, options: ReadOptions): Promise<(lease: ReleaseCandidateRef) => Promise<ReleaseCandidateState>> {
+  const keyOf = (l: ReleaseCandidateRef) => `${l.store}\u0000${l.resource}\u0000${l.leaseId}`;
+  const listed = await listReleaseCandidates({ prefix }, options).catch(() => null);
+  const candidates = new Set(listed?.ok ? listed.view.items.map(keyOf) : []);
+  const unread = new Set(listed?.ok ? listed.view.stores.filter((s) => !s.ok).map((s) => s.store) : []);
+  return async (lease) => {
+    if (options.signal?.aborted || !listed?.ok || unread.has(lease.store)) return "unconfirmed";
+    if (candidates.has(keyOf(lease))) return "candidate";
+    try {
+      return (await readCurrentLeaseId(lease.store, lease.resource, options)) === lease.leaseId ? "renewed" : "other_lease";
+    } catch {
+      return "unconfirmed";
+    }
+  };
 }

@@ -7,7 +7,7 @@
 import { z } from "zod";
 import { LEASE_EVENT_KINDS, type LeaseEventKind, type LeaseSort } from "@/lib/lease/types";
 import { ZCursor, ZLeaseId, ZOwner, ZPrefix, ZResource, ZStoreName, ZTask } from "@/lib/lease/validation";
-import { MAX_PREV_CURSORS } from "./links";
+import { MAX_PREV_CURSORS, unescapeDotPart } from "./links";
 import { AUDIT_ACTIONS, AUDIT_OUTCOMES, type AuditAction, type AuditOutcome, type ParamProblem, type WindowName } from "./views";
 
 export type SearchParamsInput = URLSearchParams | Record<string, string | string[] | undefined>;
@@ -383,14 +383,15 @@ export interface LeaseDetailParams {
  * `/locks/[store]/[...resource]`: the resource is the catch-all segments joined by
  * "/" (resources may contain "/", ":" and "%"). Takes the segments still
  * percent-encoded, as pages receive them (the API route reads them from the raw
- * path for the same reason); `leaseHref` encodes, this decodes exactly once.
+ * path for the same reason); `leaseHref` encodes, this decodes exactly once and
+ * takes the "~" off an escaped dot part (unescapeDotPart).
  */
 export function parseLeaseDetailParams(input: { store: string; resource: string[] }): ParseResult<LeaseDetailParams> {
   return parseWith(new URLSearchParams(), () => {
     const store = safeDecode(input.store, "store");
     const storeParsed = ZStoreParam.safeParse(store);
     if (!storeParsed.success) fail("store", storeParsed.error.issues[0]?.message ?? "is invalid");
-    const resource = input.resource.map((s) => safeDecode(s, "resource")).join("/");
+    const resource = input.resource.map((s) => unescapeDotPart(safeDecode(s, "resource"))).join("/");
     const resourceParsed = ZResource.safeParse(resource);
     if (!resourceParsed.success) fail("resource", resourceParsed.error.issues[0]?.message ?? "is invalid");
     return { store: storeParsed.data, resource: resourceParsed.data };

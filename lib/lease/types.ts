@@ -76,6 +76,15 @@ export interface AcquireInput {
   owner: string;
   task: string;
   ttlMs: number;
+  /**
+   * The lease id to grant under (a UUID), for a caller that may send the same acquire again
+   * (a retry after a lost reply, or the lock API's Idempotency-Key on another replica). While
+   * that lease holds the resource, a repeat answers as the first did and records nothing; once
+   * it has ended, a repeat throws LeaseError "lease_ended" instead of granting the id again
+   * (Postgres: for as long as its events are kept; Redis: for the lease's TTL plus a minute
+   * after it ended, unless another lease of the resource has ended since). Default: a new id.
+   */
+  leaseId?: string;
 }
 export type AcquireResult =
   | { acquired: true; lease: Lease; /** set when this acquire recorded the previous holder's expiry */ tookOverExpired?: boolean }

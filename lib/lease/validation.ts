@@ -39,7 +39,13 @@ export const ZPrefix = text("prefix", MAX_RESOURCE_BYTES);
 export const ZLimit = z.number().int().min(1).max(MAX_LIST_LIMIT, { error: `limit must be between 1 and ${MAX_LIST_LIMIT}` });
 export const ZCursor = z.string().min(1).max(2048);
 
-export const ZAcquireInput = z.strictObject({ resource: ZResource, owner: ZOwner, task: ZTask, ttlMs: ZTtlMs });
+export const ZAcquireInput = z.strictObject({
+  resource: ZResource,
+  owner: ZOwner,
+  task: ZTask,
+  ttlMs: ZTtlMs,
+  leaseId: z.uuid({ error: "leaseId must be a UUID" }).optional(),
+});
 export const ZRenewInput = z.strictObject({ resource: ZResource, leaseId: ZLeaseId, ttlMs: ZTtlMs });
 export const ZReleaseInput = z.strictObject({ resource: ZResource, leaseId: ZLeaseId });
 export const ZForceReleaseInput = z.strictObject({

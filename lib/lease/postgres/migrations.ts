@@ -505,6 +505,46 @@ export const MIGRATIONS: readonly Migration[] = [
       `;
     },
   },
+  {
+    version: 14,
+    name: "acquire with a caller-chosen lease id",
+    sql: (schema) => {
+      const s = quoteSchema(schema);
+      return `
+        -- For AcquireInput.leaseId (a caller that may send the same acquire twice, e.g. the lock
+        -- API's Idempotency-Key on two replicas). While that lease holds the resource, a repeat
+        -- answers as the first did and records nothing. Once it has ended (its 'acquired' event
+        -- exists, in the indexed lease_id column), 'ended': the id is never granted twice. Else
+        -- exactly lease_acquire. The advisory lock is taken first (lease_acquire takes it again;
+        -- it is re-entrant), so two copies sent at once queue and the second sees the first.
+        CREATE FUNCTION ${s}.lease_acquire_once(p_resource text, p_owner text, p_task text, p_ttl_ms integer, p_lease_id uuid,
+          OUT outcome text, OUT took_over boolean, OUT lease_id uuid, OUT owner text, OUT task text, OUT fencing_token bigint,
+          OUT acquired_at timestamptz, OUT expires_at timestamptz)
+        RETURNS SETOF record LANGUAGE plpgsql AS $f$
+        #variable_conflict use_column
+        DECLARE
+          o ${s}.leases%ROWTYPE;
+        BEGIN
+          PERFORM pg_advisory_xact_lock(hashtext('${schema}'), hashtext(p_resource));
+          SELECT * INTO o FROM ${s}.leases l WHERE l.resource = p_resource AND l.lease_id = p_lease_id AND l.expires_at > clock_timestamp();
+          IF o.resource IS NOT NULL THEN
+            outcome := 'acquired'; took_over := false;
+            lease_id := o.lease_id; owner := o.owner; task := o.task; fencing_token := o.fencing_token;
+            acquired_at := o.acquired_at; expires_at := o.expires_at;
+            RETURN NEXT;
+            RETURN;
+          END IF;
+          IF EXISTS (SELECT 1 FROM ${s}.lease_events e WHERE e.lease_id = p_lease_id AND e.kind = 'acquired') THEN
+            outcome := 'ended'; took_over := false;
+            RETURN NEXT;
+            RETURN;
+          END IF;
+          RETURN QUERY SELECT * FROM ${s}.lease_acquire(p_resource, p_owner, p_task, p_ttl_ms, p_lease_id);
+        END
+        $f$;
+      `;
+    },
+  },
 ];
 
 export interface MigrateResult {

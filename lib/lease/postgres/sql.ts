@@ -93,6 +93,7 @@ export const TERMINAL_LIST = TERMINAL_EVENT_KINDS.map((k) => `'${k}'`).join(", "
 
 export interface LeaseStatements {
   acquire: string;
+  acquireOnce: string;
   renew: string;
   release: string;
   forceRelease: string;
@@ -121,6 +122,8 @@ export function buildLeaseStatements(schema: string): LeaseStatements {
    * (the caller re-runs).
    */
   const acquire = `SELECT * FROM ${s}.lease_acquire($1::text, $2::text, $3::text, $4::int, $5::uuid)`;
+  /** The same, with a lease id the caller chose: a repeat answers as the first; outcome 'ended' once that lease ended (migration 14). */
+  const acquireOnce = `SELECT * FROM ${s}.lease_acquire_once($1::text, $2::text, $3::text, $4::int, $5::uuid)`;
 
   // Verdict for renew/release: the presented lease id must be the one holding the row, and not lapsed.
   const verdict = `
@@ -255,6 +258,7 @@ export function buildLeaseStatements(schema: string): LeaseStatements {
 
   return {
     acquire,
+    acquireOnce,
     renew,
     release,
     forceRelease,

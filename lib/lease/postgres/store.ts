@@ -221,14 +221,15 @@ export class PostgresLeaseStore implements LeaseStore {
   }
 
   async acquire(input: AcquireInput): Promise<AcquireResult> {
-    const { resource, owner, task, ttlMs } = parseAcquireInput(input);
-    const leaseId = randomUUID();
+    const { resource, owner, task, ttlMs, leaseId: chosen } = parseAcquireInput(input);
+    const leaseId = chosen ?? randomUUID();
     for (let attempt = 0; attempt < MAX_ACQUIRE_ATTEMPTS; attempt++) {
-      const { rows } = await this.run("acquire", [resource, owner, task, ttlMs, leaseId]);
+      const { rows } = await this.run(chosen === undefined ? "acquire" : "acquireOnce", [resource, owner, task, ttlMs, leaseId]);
       const row = rows[0];
       // No row: the insert met a lapsed row our snapshot could not see, and wrote nothing.
       // Re-run: the row is visible to a new snapshot, so the next run takes it over.
       if (!row) continue;
+      if (row.outcome === "ended") throw new LeaseError(`acquire of "${resource}" with lease id ${leaseId}: that lease has already ended`, "lease_ended");
       if (row.outcome === "acquired") {
         const lease = toGrantedLease(this.name, resource, ttlMs, row);
         return row.took_over ? { acquired: true, lease, tookOverExpired: true } : { acquired: true, lease };

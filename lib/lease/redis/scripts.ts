@@ -209,15 +209,23 @@ end
 `;
 
 /**
- * acquire. ARGV[3] owner, ARGV[4] task, ARGV[5] ttlMs, ARGV[6] new leaseId.
- * Returns ["acquired", tookOverExpired "1"|"0", token, acquiredAt, expiresAt]
- * or ["held", holder leaseId, owner, task, token, expiresAt].
+ * acquire. ARGV[3] owner, ARGV[4] task, ARGV[5] ttlMs, ARGV[6] new leaseId, ARGV[7] "1" when
+ * the caller chose the lease id (it may be a repeat of an acquire whose lease has ended).
+ * Returns ["acquired", tookOverExpired "1"|"0", token, acquiredAt, expiresAt],
+ * ["held", holder leaseId, owner, task, token, expiresAt] or ["ended"].
  */
 const ACQUIRE = defineScript(
   "acquire",
   `
 local c = resource_context()
 local owner, task, ttl, lease_id = ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+
+-- A caller-chosen id that names a lease which ended (released, force-released, expired, or
+-- lapsed and not yet recorded) is a late repeat: granting it again would give one id two holds.
+if ARGV[7] == '1' and redis.call('GET', c.lock) ~= lease_id
+  and (read_ended(c.ended).leaseId == lease_id or redis.call('HGET', c.lease, 'leaseId') == lease_id) then
+  return { 'ended' }
+end
 
 -- One call takes a free lock or, if it is taken, names its holder (and changes nothing).
 -- The PX on the lock key is the enforcement; the lease hash is bookkeeping without a TTL.

@@ -312,9 +312,10 @@ export class RedisLeaseStore implements LeaseStore {
 
   async acquire(input: AcquireInput): Promise<AcquireResult> {
     const i = parseAcquireInput(input);
-    const leaseId = randomUUID();
-    const { reply } = await this.callResourceScript("acquire", i.resource, [i.owner, i.task, i.ttlMs, leaseId]);
+    const leaseId = i.leaseId ?? randomUUID();
+    const { reply } = await this.callResourceScript("acquire", i.resource, [i.owner, i.task, i.ttlMs, leaseId, i.leaseId === undefined ? "0" : "1"]);
     const r = readScriptReply(reply, "acquire") as string[];
+    if (r[0] === "ended") throw new LeaseError(`acquire of "${i.resource}" with lease id ${leaseId}: that lease has already ended`, "lease_ended");
     if (r[0] === "held") {
       // ["held", holder leaseId, owner, task, token, expiresAt]
       return {
