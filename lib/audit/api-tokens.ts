@@ -63,11 +63,6 @@ function unavailable(error: unknown): AuditUnavailable {
   return { ...UNAVAILABLE };
 }
 
-function clip(value: string | null | undefined, max: number): string | null {
-  if (value === null || value === undefined) return null;
-  return value.length > max ? value.slice(0, max) : value;
-}
-
 /** The scope of a token in words, for the entry's detail: never the secret or its hash. */
 export function describeToken(token: Pick<ApiToken, "id" | "prefixes" | "stores" | "actions" | "expiresAt">): string {
   return `token ${token.id}; prefixes ${token.prefixes.join(" ")}; stores ${token.stores.join(" ")}; actions ${token.actions.join(" ")}; expires ${token.expiresAt.toISOString()}`;
@@ -87,13 +82,13 @@ function tokenDraft(
   detail: string | null,
 ): AuditDraft {
   return {
-    requestId: clip(request.requestId, 128),
-    actorSub: clip(actor.id, 256) ?? "(unknown)",
-    actorEmail: clip(actor.email, 256),
-    actorRoles: actor.roles.slice(0, 64).map((r) => String(r).slice(0, 128)),
+    requestId: request.requestId,
+    actorSub: actor.id,
+    actorEmail: actor.email,
+    actorRoles: actor.roles,
     action,
     store: "",
-    resource: clip(name, 1024) ?? "",
+    resource: name,
     leaseId: null,
     owner: null,
     task: null,
@@ -101,10 +96,10 @@ function tokenDraft(
     reason: null,
     outcome,
     newHolder: null,
-    ip: clip(request.ip, 64),
-    userAgent: clip(request.userAgent, 1024),
+    ip: request.ip,
+    userAgent: request.userAgent,
     resolvesId: null,
-    detail: clip(detail, 1000),
+    detail,
   };
 }
 
