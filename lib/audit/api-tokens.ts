@@ -128,6 +128,11 @@ async function open(deps: TokenAuditDeps): Promise<{ audit: AuditLog; tokens: To
   }
 }
 
+/** The entry of a refused attempt (for one that is only counted: see refusal-tally.ts). */
+export function tokenRefusalDraft(input: { actor: AuditActor; request: RequestMeta; action: TokenAuditAction; name: string; outcome: TokenRefusedOutcome; detail: string }): AuditDraft {
+  return tokenDraft(input.actor, input.request, input.action, input.name, input.outcome, input.detail);
+}
+
 /** Records a refused attempt (role, sign-in age, rate, input, origin). The refusal stands whether or not this is written. */
 export async function recordTokenRefusal(
   input: { actor: AuditActor; request: RequestMeta; action: TokenAuditAction; name: string; outcome: TokenRefusedOutcome; detail: string },

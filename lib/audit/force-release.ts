@@ -154,6 +154,11 @@ function baseDraft(req: ForceReleaseRequest, outcome: AuditOutcome, shown: Lease
   };
 }
 
+/** The entry of a refused attempt, without the lease shown (for one that is only counted: see refusal-tally.ts). */
+export function refusedAttemptDraft(req: ForceReleaseRequest & { outcome: RefusedOutcome; detail?: string }): AuditDraft {
+  return { ...baseDraft(req, req.outcome, null), detail: req.detail ?? null };
+}
+
 const AUDIT_UNAVAILABLE = { outcome: "audit_unavailable", message: "The audit log cannot be written right now, so nothing was released. Try again shortly." } as const;
 
 function unavailable(error: unknown): { outcome: "audit_unavailable"; message: string } {

@@ -4,6 +4,7 @@ import { GENESIS_HASH, hashEntry, type AuditAction, type AuditFields, type Audit
 import { runAuditMigrations, type AuditMigrateResult } from "./migrations";
 import { buildAuditStatements, chainLockKey, type AuditStatements } from "./sql";
 import { normaliseDraft } from "./text";
+import { verifyAuditChain, type ChainPosition, type VerifyResult } from "./verify";
 import { quoteSchema } from "@/lib/lease/postgres/sql";
 
 /** One stored audit entry: its hashed fields plus its position and chain links. */
@@ -226,6 +227,11 @@ export class AuditLog {
   async countForceReleasesByOutcome(): Promise<Map<AuditOutcome, number>> {
     const { rows } = await this.pool.query<{ outcome: AuditOutcome; n: string }>(this.sql.countByOutcome);
     return new Map(rows.map((r) => [r.outcome, Number(r.n)]));
+  }
+
+  /** Walks the chain (all of it, or after an entry already walked) under this log's key; see ./verify.ts. */
+  verifyChain(options: { after?: ChainPosition | null; maxEntries?: number } = {}): Promise<VerifyResult> {
+    return verifyAuditChain({ pool: this.pool, schema: this.schema, key: this.key, ...options });
   }
 
   async close(): Promise<void> {
