@@ -21,6 +21,7 @@ import type { AuditOutcome } from "./chain";
 import { isSameDatabase } from "./config";
 import { actorLabel, type AuditActor, type RequestMeta } from "./force-release";
 import type { AuditDraft, AuditLog } from "./log";
+import { auditText } from "./text";
 
 export type TokenAuditAction = "token_create" | "token_revoke";
 export type TokenRefusedOutcome = "denied_role" | "reauth_required" | "rate_limited" | "invalid_input";
@@ -149,6 +150,7 @@ export async function recordTokenRefusal(
 }
 
 const UNIQUE_VIOLATION = "23505";
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Whether a scoped operator may see and change this token: every one of its prefixes lies within the scope. */
 export function isTokenInScope(scope: ViewerScope, token: Pick<ApiToken, "prefixes">): boolean {
@@ -211,11 +213,14 @@ export async function revokeTokenAudited(
   if ("outcome" in opened) return opened;
   const { audit, tokens } = opened;
   try {
+    // A key no token can have (an id that is not a UUID, a name Postgres would refuse) is looked up as no token, not as an error.
+    const which: { id: string } | { name: string } = "id" in req.token ? { id: req.token.id } : { name: auditText(req.token.name, { maxBytes: 1024 }) };
+    const isPossible = !("id" in which) || UUID.test(which.id);
+    const find = (db: pg.PoolClient) => (!isPossible ? null : "id" in which ? tokens.get(which.id, db) : tokens.getByName(which.name, db));
     return await audit.inChain(async (tx) => {
-      const which = req.token;
       if (scope.kind !== "all") {
         // A token's prefixes never change, so this look-up still holds when the revoke below runs.
-        const target = "id" in which ? await tokens.get(which.id, tx.db) : await tokens.getByName(which.name, tx.db);
+        const target = await find(tx.db);
         if (target && !isTokenInScope(scope, target)) {
           const detail = `token ${target.id} is outside the operator scope (${describeScope(scope)})`;
           const entry = await tx.append(tokenDraft(req.actor, req.request, "token_revoke", target.name, "not_found", detail));
@@ -224,13 +229,13 @@ export async function revokeTokenAudited(
           return { outcome: "not_found", auditId: entry.id, record: null } as const;
         }
       }
-      const result = "id" in which ? await tokens.revokeById(which.id, tx.db) : await tokens.revoke(which.name, tx.db);
+      const result = !isPossible ? { revoked: false } : "id" in which ? await tokens.revokeById(which.id, tx.db) : await tokens.revoke(which.name, tx.db);
       if (result.revoked && result.token) {
         const entry = await tx.append(tokenDraft(req.actor, req.request, "token_revoke", result.token.name, "revoked", describeToken(result.token)));
         if (!entry) throw new Error("audit entry was not written");
         return { outcome: "revoked", auditId: entry.id, record: result.token } as const;
       }
-      const existing = "id" in which ? await tokens.get(which.id, tx.db) : await tokens.getByName(which.name, tx.db);
+      const existing = await find(tx.db);
       const detail = existing ? `token ${existing.id} was already revoked` : "id" in which ? `no token has id ${which.id}` : "no token has this name";
       const entry = await tx.append(tokenDraft(req.actor, req.request, "token_revoke", existing?.name ?? ("id" in which ? which.id : which.name), "not_found", detail));
       if (!entry) throw new Error("audit entry was not written");
