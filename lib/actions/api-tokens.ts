@@ -87,11 +87,13 @@ async function limitBeforeChecks(request: Request, body: unknown, action: TokenA
   if (known?.status !== "ok") return null;
   const actor = actorOf(known.session);
   const meta = requestMeta(request);
+  // Cross-origin attempts (refused below anyway) have a bucket of their own, so another site cannot spend the user's.
+  const isSameOrigin = checkSameOrigin(request.headers, getAuthEnv().nextAuthUrl).ok;
   const taken = passAttemptGate(
     { perUser: tokenChangeLimiter, perAddress: attemptAddressLimiter, tally: getRefusalTally() },
     {
       action,
-      actorId: actor.id,
+      actorId: isSameOrigin ? actor.id : `${actor.id}\u0000cross-origin`,
       ip: meta.ip,
       cost: 1,
       draft: (detail) => tokenRefusalDraft({ actor, request: meta, action, name: nameOf(body, action), outcome: "rate_limited", detail }),

@@ -144,11 +144,13 @@ async function limitBeforeChecks(request: Request, body: unknown, cost: number):
   if (known?.status !== "ok") return null;
   const actor = actorOf(known.session);
   const meta = requestMeta(request);
+  // Cross-origin attempts (refused below anyway) have a bucket of their own, so another site cannot spend the user's.
+  const isSameOrigin = checkSameOrigin(request.headers, getAuthEnv().nextAuthUrl).ok;
   const taken = passAttemptGate(
     { perUser: forceReleaseLimiter, perAddress: attemptAddressLimiter, tally: getRefusalTally() },
     {
       action: "force_release",
-      actorId: actor.id,
+      actorId: isSameOrigin ? actor.id : `${actor.id}\u0000cross-origin`,
       ip: meta.ip,
       cost,
       draft: (detail) => refusedAttemptDraft({ actor, request: meta, ...contextOf(body), outcome: "rate_limited", detail }),
