@@ -1,12 +1,12 @@
 /**
- * `npm run audit:verify`: checks the audit log's HMAC chain and names the first
+ * `npm run audit:verify`: checks the audit log's HMAC chain and lists every
  * entry that was changed, removed or reordered. Exit 0: intact; 1: broken; 2: could
  * not check (configuration, database). Reads LEASEWATCH_AUDIT_URL (or the first
  * Postgres store), LEASEWATCH_AUDIT_SCHEMA and LEASEWATCH_AUDIT_KEY.
  */
 import pg from "pg";
 import { AuditConfigError, parseAuditConfig } from "../lib/audit/config";
-import { verifyAuditChain } from "../lib/audit/verify";
+import { MAX_LISTED_FAILURES, verifyAuditChain } from "../lib/audit/verify";
 
 async function main(): Promise<number> {
   let config;
@@ -20,13 +20,16 @@ async function main(): Promise<number> {
   pool.on("error", () => {});
   try {
     const result = await verifyAuditChain({ pool, schema: config.schema, key: config.key });
+    const head = result.head ? `; head #${result.head.id} ${result.head.hash}` : "";
     if (result.ok) {
-      const head = result.head ? `; head #${result.head.id} ${result.head.hash}` : "";
       console.log(`audit chain intact: ${result.entries} entries in ${config.schema}.audit_log${head}`);
       return 0;
     }
-    console.error(`audit chain BROKEN (${result.problem}): ${result.message}`);
-    console.error(`(${result.entries} entries before it verified)`);
+    const entries = result.failureCount === 1 ? "1 entry fails" : `${result.failureCount} entries fail`;
+    console.error(`audit chain BROKEN: ${entries} in ${config.schema}.audit_log`);
+    for (const failure of result.failures) console.error(`  #${failure.entryId} ${failure.problem}: ${failure.message}`);
+    if (result.failures.length === MAX_LISTED_FAILURES) console.error(`  (only the first ${MAX_LISTED_FAILURES} are listed)`);
+    console.error(`(${result.verified} of ${result.entries} entries verified${head})`);
     return 1;
   } catch (error) {
     console.error(`could not verify the audit log: ${error instanceof Error ? error.message : String(error)}`);

@@ -1,6 +1,9 @@
 import type { Metadata } from "next";
 import { AuditClient } from "@/components/audit/audit-client";
+import { ChainStateNotice } from "@/components/audit/chain-state";
 import { ParamProblemNotice, ReadLimitNotice } from "@/components/locks/read-notices";
+import { getChainStatus } from "@/lib/audit/context";
+import type { ChainStatus } from "@/lib/audit/chain-status";
 import { requirePermission, requireSession, scopeFor } from "@/lib/auth/session";
 import { takeRead } from "@/lib/console/api-response";
 import { toSearchString } from "@/lib/console/links";
@@ -17,9 +20,15 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
   const limited = takeRead(session);
   if (limited) return <ReadLimitNotice retryAfterSeconds={limited.retryAfterSeconds} />;
   const params = await searchParams;
+  const scope = scopeFor(session, "audit:read");
   let result: Awaited<ReturnType<typeof listAuditFromSearch>>;
+  // Verified incrementally and remembered (lib/audit/chain-status): usually no walk at all on this path.
+  const chain = getChainStatus().catch((error: unknown): ChainStatus | null => {
+    console.error("[audit] could not check the audit chain", error);
+    return null;
+  });
   try {
-    result = await listAuditFromSearch(params, scopeFor(session, "audit:read"));
+    result = await listAuditFromSearch(params, scope);
   } catch (error) {
     // The audit database is down or not configured: say so here; the rest of the console still works.
     console.error("[audit] could not read the audit log", error);
@@ -31,5 +40,10 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
     );
   }
   if (!result.ok) return <ParamProblemNotice problem={result.problem} resetHref="/audit" what="the audit log" />;
-  return <AuditClient search={toSearchString(params)} initialData={result.view} />;
+  return (
+    <div className="space-y-3">
+      <ChainStateNotice status={await chain} showIds={scope.kind === "all"} />
+      <AuditClient search={toSearchString(params)} initialData={result.view} />
+    </div>
+  );
 }

@@ -3,10 +3,11 @@
  * POST /api/tokens/revoke. Route handlers are public POST endpoints, so this
  * checks everything itself, in the same order as force-release:
  *
- *   1. the session and the operator role (`tokens:manage`), freshly from the IdP,
+ *   1. the per-user and per-address rate limit, before the IdP is asked or the
+ *      audit log written (an attempt over it is counted, not written alone);
+ *   2. the session and the operator role (`tokens:manage`), freshly from the IdP,
  *      with a recent sign-in — a new credential is as sensitive as a force-release;
- *   2. same origin;
- *   3. the per-user rate limit;
+ *   3. same origin;
  *   4. the input (zod), stores against the configured stores;
  *   5. the operator's scope (LEASEWATCH_ROLE_MAP prefixes): a tenant-scoped operator
  *      creates tokens only within it, and sees and revokes only tokens whose every
@@ -16,12 +17,12 @@
  * one transaction. Every refusal after sign-in is audited too. The secret is in
  * the create answer only: never logged, never in the audit entry.
  */
-import { getProcessAuditLog } from "@/lib/audit/context";
-import { createTokenAudited, recordTokenRefusal, revokeTokenAudited, type TokenAuditAction, type TokenAuditDeps, type TokenRefusedOutcome } from "@/lib/audit/api-tokens";
+import { getProcessAuditLog, getRefusalTally } from "@/lib/audit/context";
+import { createTokenAudited, recordTokenRefusal, revokeTokenAudited, tokenRefusalDraft, type TokenAuditAction, type TokenAuditDeps, type TokenRefusedOutcome } from "@/lib/audit/api-tokens";
 import type { AuditActor, RequestMeta } from "@/lib/audit/force-release";
 import { buildReauthUrl, checkFreshPermission } from "@/lib/auth/fresh";
 import { describeScope, type ViewerScope } from "@/lib/auth/scope";
-import { scopeFor } from "@/lib/auth/session";
+import { resolveRequestSession, scopeFor } from "@/lib/auth/session";
 import { resolveConsoleDbConfig } from "@/lib/auth/session-store";
 import { reshapeApiToken } from "@/lib/console/api-tokens";
 import { getStoreNames } from "@/lib/console/registry";
@@ -37,7 +38,8 @@ import {
 } from "./api-token-schema";
 import { FORCE_RELEASE_MAX_AUTH_AGE_MS } from "./force-release-types";
 import { actorOf, issuesOf, readJsonBody, requestMeta, type ReleaseAnswer } from "./force-release";
-import { tokenChangeLimiter } from "./rate-limit";
+import { passAttemptGate } from "./attempt-gate";
+import { attemptAddressLimiter, tokenChangeLimiter } from "./rate-limit";
 import { checkSameOrigin } from "./same-origin";
 
 export function tokenRefusal(code: TokenRefusalCode, message: string, extra: Partial<TokenRefusal> = {}): ReleaseAnswer<TokenRefusal> {
@@ -75,15 +77,46 @@ async function auditRefusal(
   return { ...answer, body: { ...answer.body, message: `${answer.body.message} (The audit log could not record this refusal.)` } };
 }
 
+/**
+ * The rate limit, per user and per address, before the IdP is asked or the audit
+ * log written (as for force-release: an attempt over it is refused and counted).
+ * Null: go on with the checks.
+ */
+async function limitBeforeChecks(request: Request, body: unknown, action: TokenAuditAction): Promise<ReleaseAnswer<TokenRefusal> | null> {
+  const known = await resolveRequestSession({ offline: true }).catch(() => null);
+  if (known?.status !== "ok") return null;
+  const actor = actorOf(known.session);
+  const meta = requestMeta(request);
+  // Cross-origin attempts (refused below anyway) have a bucket of their own, so another site cannot spend the user's.
+  const isSameOrigin = checkSameOrigin(request.headers, getAuthEnv().nextAuthUrl).ok;
+  const taken = passAttemptGate(
+    { perUser: tokenChangeLimiter, perAddress: attemptAddressLimiter, tally: getRefusalTally() },
+    {
+      action,
+      actorId: isSameOrigin ? actor.id : `${actor.id}\u0000cross-origin`,
+      ip: meta.ip,
+      cost: 1,
+      draft: (detail) => tokenRefusalDraft({ actor, request: meta, action, name: nameOf(body, action), outcome: "rate_limited", detail }),
+    },
+  );
+  if (taken.allowed) return null;
+  return tokenRefusal("rate_limited", `Too many token changes in a short time. Try again in ${taken.retryAfterSeconds} s. (The audit log counts this attempt.)`, {
+    retryAfterSeconds: taken.retryAfterSeconds,
+  });
+}
+
 /** Steps 1–3 for both routes: the refusal to send, or who is asking and the parsed body. */
 async function authorise(request: Request, action: TokenAuditAction): Promise<{ ok: false; answer: ReleaseAnswer<TokenRefusal> } | { ok: true; auth: Authorised }> {
+  const body = await readJsonBody(request);
+  const limited = await limitBeforeChecks(request, body, action);
+  if (limited) return { ok: false, answer: limited };
   const fresh = await checkFreshPermission("tokens:manage", { maxAuthAgeMs: FORCE_RELEASE_MAX_AUTH_AGE_MS });
   if (!fresh.ok && !fresh.session) {
     return { ok: false, answer: fresh.code === "idp_unavailable" ? tokenRefusal("idp_unavailable", fresh.message) : tokenRefusal("not_signed_in", "You are not signed in. Sign in and try again.") };
   }
   if (!fresh.ok && fresh.code === "not_signed_in") return { ok: false, answer: tokenRefusal("not_signed_in", "You are not signed in. Sign in and try again.") };
   const session = fresh.session!;
-  const auth: Authorised = { actor: actorOf(session), scope: scopeFor(session, "tokens:manage"), meta: requestMeta(request), body: await readJsonBody(request) };
+  const auth: Authorised = { actor: actorOf(session), scope: scopeFor(session, "tokens:manage"), meta: requestMeta(request), body };
   const verb = action === "token_create" ? "create" : "revoke";
 
   const origin = checkSameOrigin(request.headers, getAuthEnv().nextAuthUrl);
@@ -106,19 +139,6 @@ async function authorise(request: Request, action: TokenAuditAction): Promise<{ 
     return {
       ok: false,
       answer: await auditRefusal(auth, action, "reauth_required", `identity provider unavailable: ${fresh.message}`, tokenRefusal("idp_unavailable", "Your role could not be confirmed with the identity provider right now. Try again in a minute.")),
-    };
-  }
-  const taken = tokenChangeLimiter.take(auth.actor.id);
-  if (!taken.allowed) {
-    return {
-      ok: false,
-      answer: await auditRefusal(
-        auth,
-        action,
-        "rate_limited",
-        `rate limited; retry after ${taken.retryAfterSeconds} s`,
-        tokenRefusal("rate_limited", `Too many token changes in a short time. Try again in ${taken.retryAfterSeconds} s.`, { retryAfterSeconds: taken.retryAfterSeconds }),
-      ),
     };
   }
   return { ok: true, auth };

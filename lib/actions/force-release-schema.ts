@@ -29,7 +29,8 @@ export const ZReason = z
   .trim()
   .min(MIN_REASON_CHARS, { error: `reason must be at least ${MIN_REASON_CHARS} characters` })
   .max(MAX_REASON_CHARS, { error: `reason must be at most ${MAX_REASON_CHARS} characters` })
-  .refine((s) => !/[\u0000-\u0008\u000b-\u001f\u007f]/.test(s), { error: "reason must be printable text" });
+  // Tabs and line ends (LF, CRLF, CR) are the reason's only controls; lib/audit/text.ts normalises the line ends.
+  .refine((s) => !/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(s), { error: "reason must be printable text" });
 
 /** One lease: the form shows it, the reason says why, `confirm` is the resource typed again. */
 export const ZForceReleaseForm = z

@@ -3,10 +3,11 @@
  * POST /api/force-release/bulk. Route handlers are public POST endpoints, so
  * this checks everything itself, in this order:
  *
- *   1. the session and the operator role, freshly from the IdP, with a recent
- *      sign-in (checkFreshPermission) — before anything else is read;
- *   2. same origin (a browser always sends Origin on POST; none means not ours);
- *   3. the per-user rate limit;
+ *   1. the per-user and per-address rate limit, before the IdP is asked or the
+ *      audit log written (an attempt over it is counted, not written alone);
+ *   2. the session and the operator role, freshly from the IdP, with a recent
+ *      sign-in (checkFreshPermission);
+ *   3. same origin (a browser always sends Origin on POST; none means not ours);
  *   4. the input (zod), the store name against the configured stores, and the
  *      resource against the operator's scope (LEASEWATCH_ROLE_MAP prefixes);
  *
@@ -17,11 +18,12 @@
  * whatever an exception said, the browser gets a short message.
  */
 import { randomUUID } from "node:crypto";
-import { forceReleaseAudited, recordRefusedAttempt, type AuditActor, type ForceReleaseOutcome, type RequestMeta } from "@/lib/audit/force-release";
+import { getRefusalTally } from "@/lib/audit/context";
+import { forceReleaseAudited, recordRefusedAttempt, refusedAttemptDraft, type AuditActor, type ForceReleaseOutcome, type RequestMeta } from "@/lib/audit/force-release";
 import { describeClientAddress } from "@/lib/auth/client-address";
 import { buildReauthUrl, checkFreshPermission } from "@/lib/auth/fresh";
 import { describeScope, isResourceInScope, type ViewerScope } from "@/lib/auth/scope";
-import { scopeFor, type AppSession } from "@/lib/auth/session";
+import { resolveRequestSession, scopeFor, type AppSession } from "@/lib/auth/session";
 import { getAuthEnv } from "@/lib/env";
 import { leaseHref } from "@/lib/console/links";
 import { clientAddressOf } from "@/lib/console/request-address";
@@ -39,7 +41,8 @@ import {
   type ForceReleaseResult,
   type RefusalCode,
 } from "./force-release-schema";
-import { forceReleaseLimiter } from "./rate-limit";
+import { passAttemptGate } from "./attempt-gate";
+import { attemptAddressLimiter, forceReleaseLimiter } from "./rate-limit";
 import { checkSameOrigin } from "./same-origin";
 
 /** Bodies are a few hundred bytes; anything much larger is not a form of ours. */
@@ -134,10 +137,43 @@ async function auditRefusal(
 }
 
 /**
+ * The rate limit, per user and per address, taken before the IdP is asked or the
+ * audit log written: who is asking comes from the session record alone. An
+ * attempt over it is refused (429) and counted; each burst becomes one audit
+ * entry with its count (lib/audit/refusal-tally). Null: go on with the checks.
+ */
+async function limitBeforeChecks(request: Request, body: unknown, cost: number): Promise<ReleaseAnswer<Refusal> | null> {
+  const known = await resolveRequestSession({ offline: true }).catch(() => null);
+  // Nobody signed in (or the session cannot be read): the checks below answer that, and audit nothing.
+  if (known?.status !== "ok") return null;
+  const actor = actorOf(known.session);
+  const meta = requestMeta(request);
+  // Cross-origin attempts (refused below anyway) have a bucket of their own, so another site cannot spend the user's.
+  const isSameOrigin = checkSameOrigin(request.headers, getAuthEnv().nextAuthUrl).ok;
+  const taken = passAttemptGate(
+    { perUser: forceReleaseLimiter, perAddress: attemptAddressLimiter, tally: getRefusalTally() },
+    {
+      action: "force_release",
+      actorId: isSameOrigin ? actor.id : `${actor.id}\u0000cross-origin`,
+      ip: meta.ip,
+      cost,
+      draft: (detail) => refusedAttemptDraft({ actor, request: meta, ...contextOf(body), outcome: "rate_limited", detail }),
+    },
+  );
+  if (taken.allowed) return null;
+  return refusal("rate_limited", `Too many force-release attempts in a short time. Try again in ${taken.retryAfterSeconds} s. (The audit log counts this attempt.)`, {
+    retryAfterSeconds: taken.retryAfterSeconds,
+  });
+}
+
+/**
  * Steps 1–3 for both routes. Returns the refusal to send, or who is asking and
  * the parsed body. `cost`: rate-limit tokens this request takes (bulk: per lease).
  */
 async function authorise(request: Request, cost: (body: unknown) => number): Promise<{ ok: false; answer: ReleaseAnswer<Refusal> } | { ok: true; auth: Authorised }> {
+  const body = await readJsonBody(request);
+  const limited = await limitBeforeChecks(request, body, Math.min(RATE_LIMIT_CAPACITY, Math.max(1, cost(body))));
+  if (limited) return { ok: false, answer: limited };
   const fresh = await checkFreshPermission("leases:force_release", { maxAuthAgeMs: FORCE_RELEASE_MAX_AUTH_AGE_MS });
   if (!fresh.ok && !fresh.session) {
     // Nobody to audit: either nobody is signed in, or the session itself could not be checked.
@@ -149,7 +185,7 @@ async function authorise(request: Request, cost: (body: unknown) => number): Pro
     actor: actorOf(session),
     scope: scopeFor(session, "leases:force_release"),
     meta: requestMeta(request),
-    body: await readJsonBody(request),
+    body,
   };
   const context = contextOf(auth.body);
 
@@ -171,19 +207,6 @@ async function authorise(request: Request, cost: (body: unknown) => number): Pro
     return {
       ok: false,
       answer: await auditRefusal(auth, context, "reauth_required", `identity provider unavailable: ${fresh.message}`, refusal("idp_unavailable", "Your role could not be confirmed with the identity provider right now. Try again in a minute.")),
-    };
-  }
-  const taken = forceReleaseLimiter.take(auth.actor.id, Math.min(RATE_LIMIT_CAPACITY, Math.max(1, cost(auth.body))));
-  if (!taken.allowed) {
-    return {
-      ok: false,
-      answer: await auditRefusal(
-        auth,
-        context,
-        "rate_limited",
-        `rate limited; retry after ${taken.retryAfterSeconds} s`,
-        refusal("rate_limited", `Too many force-releases in a short time. Try again in ${taken.retryAfterSeconds} s.`, { retryAfterSeconds: taken.retryAfterSeconds }),
-      ),
     };
   }
   return { ok: true, auth };

@@ -1,6 +1,7 @@
 /**
- * Per-user rate limit for force-release: a token bucket per actor, in this
- * process's memory. Enough for one console replica (the audit log still records
+ * Per-user (and per-address) rate limits for the audited mutations: a token
+ * bucket per key, in this process's memory. Taken before the IdP is asked or the
+ * audit log written (see attempt-gate.ts). Enough for one console replica (the audit log still records
  * every attempt); several replicas would each allow the full rate — a shared
  * limit would need Redis, which the console does not otherwise write to.
  */
@@ -51,3 +52,9 @@ export const forceReleaseLimiter = new TokenBucketLimiter({ capacity: 10, refill
 
 /** API token creates and revokes per user: a burst of 10, then one every 6 s (same budget as force-release). */
 export const tokenChangeLimiter = new TokenBucketLimiter({ capacity: 10, refillPerSecond: 1 / 6 });
+
+/**
+ * Audited mutations per client address, whoever is signed in: a burst of 30, then one every 2 s
+ * (looser than per user, since several people can share an address behind a NAT).
+ */
+export const attemptAddressLimiter = new TokenBucketLimiter({ capacity: 30, refillPerSecond: 1 / 2 });

@@ -21,6 +21,7 @@ import type { AuditOutcome } from "./chain";
 import { isSameDatabase } from "./config";
 import { actorLabel, type AuditActor, type RequestMeta } from "./force-release";
 import type { AuditDraft, AuditLog } from "./log";
+import { auditText } from "./text";
 
 export type TokenAuditAction = "token_create" | "token_revoke";
 export type TokenRefusedOutcome = "denied_role" | "reauth_required" | "rate_limited" | "invalid_input";
@@ -63,11 +64,6 @@ function unavailable(error: unknown): AuditUnavailable {
   return { ...UNAVAILABLE };
 }
 
-function clip(value: string | null | undefined, max: number): string | null {
-  if (value === null || value === undefined) return null;
-  return value.length > max ? value.slice(0, max) : value;
-}
-
 /** The scope of a token in words, for the entry's detail: never the secret or its hash. */
 export function describeToken(token: Pick<ApiToken, "id" | "prefixes" | "stores" | "actions" | "expiresAt">): string {
   return `token ${token.id}; prefixes ${token.prefixes.join(" ")}; stores ${token.stores.join(" ")}; actions ${token.actions.join(" ")}; expires ${token.expiresAt.toISOString()}`;
@@ -87,13 +83,13 @@ function tokenDraft(
   detail: string | null,
 ): AuditDraft {
   return {
-    requestId: clip(request.requestId, 128),
-    actorSub: clip(actor.id, 256) ?? "(unknown)",
-    actorEmail: clip(actor.email, 256),
-    actorRoles: actor.roles.slice(0, 64).map((r) => String(r).slice(0, 128)),
+    requestId: request.requestId,
+    actorSub: actor.id,
+    actorEmail: actor.email,
+    actorRoles: actor.roles,
     action,
     store: "",
-    resource: clip(name, 1024) ?? "",
+    resource: name,
     leaseId: null,
     owner: null,
     task: null,
@@ -101,10 +97,10 @@ function tokenDraft(
     reason: null,
     outcome,
     newHolder: null,
-    ip: clip(request.ip, 64),
-    userAgent: clip(request.userAgent, 1024),
+    ip: request.ip,
+    userAgent: request.userAgent,
     resolvesId: null,
-    detail: clip(detail, 1000),
+    detail,
   };
 }
 
@@ -133,6 +129,11 @@ async function open(deps: TokenAuditDeps): Promise<{ audit: AuditLog; tokens: To
   }
 }
 
+/** The entry of a refused attempt (for one that is only counted: see refusal-tally.ts). */
+export function tokenRefusalDraft(input: { actor: AuditActor; request: RequestMeta; action: TokenAuditAction; name: string; outcome: TokenRefusedOutcome; detail: string }): AuditDraft {
+  return tokenDraft(input.actor, input.request, input.action, input.name, input.outcome, input.detail);
+}
+
 /** Records a refused attempt (role, sign-in age, rate, input, origin). The refusal stands whether or not this is written. */
 export async function recordTokenRefusal(
   input: { actor: AuditActor; request: RequestMeta; action: TokenAuditAction; name: string; outcome: TokenRefusedOutcome; detail: string },
@@ -149,6 +150,7 @@ export async function recordTokenRefusal(
 }
 
 const UNIQUE_VIOLATION = "23505";
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Whether a scoped operator may see and change this token: every one of its prefixes lies within the scope. */
 export function isTokenInScope(scope: ViewerScope, token: Pick<ApiToken, "prefixes">): boolean {
@@ -211,11 +213,14 @@ export async function revokeTokenAudited(
   if ("outcome" in opened) return opened;
   const { audit, tokens } = opened;
   try {
+    // A key no token can have (an id that is not a UUID, a name Postgres would refuse) is looked up as no token, not as an error.
+    const which: { id: string } | { name: string } = "id" in req.token ? { id: req.token.id } : { name: auditText(req.token.name, { maxBytes: 1024 }) };
+    const isPossible = !("id" in which) || UUID.test(which.id);
+    const find = (db: pg.PoolClient) => (!isPossible ? null : "id" in which ? tokens.get(which.id, db) : tokens.getByName(which.name, db));
     return await audit.inChain(async (tx) => {
-      const which = req.token;
       if (scope.kind !== "all") {
         // A token's prefixes never change, so this look-up still holds when the revoke below runs.
-        const target = "id" in which ? await tokens.get(which.id, tx.db) : await tokens.getByName(which.name, tx.db);
+        const target = await find(tx.db);
         if (target && !isTokenInScope(scope, target)) {
           const detail = `token ${target.id} is outside the operator scope (${describeScope(scope)})`;
           const entry = await tx.append(tokenDraft(req.actor, req.request, "token_revoke", target.name, "not_found", detail));
@@ -224,13 +229,13 @@ export async function revokeTokenAudited(
           return { outcome: "not_found", auditId: entry.id, record: null } as const;
         }
       }
-      const result = "id" in which ? await tokens.revokeById(which.id, tx.db) : await tokens.revoke(which.name, tx.db);
+      const result = !isPossible ? { revoked: false } : "id" in which ? await tokens.revokeById(which.id, tx.db) : await tokens.revoke(which.name, tx.db);
       if (result.revoked && result.token) {
         const entry = await tx.append(tokenDraft(req.actor, req.request, "token_revoke", result.token.name, "revoked", describeToken(result.token)));
         if (!entry) throw new Error("audit entry was not written");
         return { outcome: "revoked", auditId: entry.id, record: result.token } as const;
       }
-      const existing = "id" in which ? await tokens.get(which.id, tx.db) : await tokens.getByName(which.name, tx.db);
+      const existing = await find(tx.db);
       const detail = existing ? `token ${existing.id} was already revoked` : "id" in which ? `no token has id ${which.id}` : "no token has this name";
       const entry = await tx.append(tokenDraft(req.actor, req.request, "token_revoke", existing?.name ?? ("id" in which ? which.id : which.name), "not_found", detail));
       if (!entry) throw new Error("audit entry was not written");

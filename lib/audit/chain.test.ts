@@ -123,6 +123,26 @@ describe("audit chain", () => {
     }
   });
 
+  it("audit:verify goes on past a broken entry and lists every one that fails, with its kind", async () => {
+    const fresh = await createAuditFixture();
+    try {
+      const own: string[] = [];
+      for (let n = 1; n <= 8; n++) own.push((await fresh.log.append(draft(n)))!.id);
+      await tamper(fresh, "UPDATE $schema.audit_log SET reason = 'rewritten' WHERE id = $1", [own[1]]);
+      await tamper(fresh, "DELETE FROM $schema.audit_log WHERE id = $1", [own[4]]);
+      await tamper(fresh, "UPDATE $schema.audit_log SET detail = 'added later' WHERE id = $1", [own[6]]);
+      const result = await verifyScript(fresh);
+      expect(result.code).toBe(1);
+      expect(result.out).toContain("audit chain BROKEN: 3 entries fail");
+      expect(result.out).toContain(`entry #${own[1]} was changed`);
+      expect(result.out).toContain(`an entry was removed before entry #${own[5]} (after entry #${own[3]})`);
+      expect(result.out).toContain(`entry #${own[6]} was changed`);
+      expect(result.out).toContain("4 of 7 entries verified");
+    } finally {
+      await fresh.cleanup();
+    }
+  });
+
   it("audit:verify refuses to run without a long enough key", async () => {
     const result = await run(TSX, [path.join(ROOT, "scripts", "audit-verify.ts")], {
       cwd: ROOT,

@@ -11,6 +11,8 @@ import { DEFAULT_SCHEMA as DEFAULT_LEASE_SCHEMA } from "@/lib/lease/postgres/sql
 import { isSameDatabase, parseAuditConfig } from "./config";
 import { resolvePendingForceReleases, DEFAULT_PENDING_GRACE_MS, type AuditDeps, type ResolveResult } from "./force-release";
 import { AuditLog } from "./log";
+import { RefusalTally } from "./refusal-tally";
+import { ChainWatcher, type ChainStatus } from "./chain-status";
 
 interface ProcessAudit {
   log: AuditLog;
@@ -18,6 +20,10 @@ interface ProcessAudit {
 }
 
 const GLOBAL_KEY = Symbol.for("leasewatch.audit.log");
+const TALLY_KEY = Symbol.for("leasewatch.audit.refusal-tally");
+const WATCHER_KEY = Symbol.for("leasewatch.audit.chain-watcher");
+/** A burst of rate-limited attempts is one entry per user and action at most this often. */
+const TALLY_WINDOW_MS = 30_000;
 type GlobalWithAudit = typeof globalThis & { [GLOBAL_KEY]?: ProcessAudit };
 
 /** Lease schemas of the Postgres stores in the audit log's database: force_release() serves these. */
@@ -50,6 +56,21 @@ export async function getProcessAuditLog(): Promise<AuditLog> {
     });
   await audit.ready;
   return audit.log;
+}
+
+/** The console's count of rate-limited attempts, written to the process-wide audit log. */
+export function getRefusalTally(): RefusalTally {
+  const g = globalThis as typeof globalThis & { [TALLY_KEY]?: RefusalTally };
+  g[TALLY_KEY] ??= new RefusalTally({ windowMs: TALLY_WINDOW_MS, getAuditLog: getProcessAuditLog });
+  return g[TALLY_KEY];
+}
+
+/** The chain's state as this process last verified it (extended to the newest entry when older than a few seconds). */
+export async function getChainStatus(): Promise<ChainStatus> {
+  const audit = await getProcessAuditLog();
+  const g = globalThis as typeof globalThis & { [WATCHER_KEY]?: ChainWatcher };
+  g[WATCHER_KEY] ??= new ChainWatcher((options) => audit.verifyChain(options));
+  return g[WATCHER_KEY].look();
 }
 
 export function defaultAuditDeps(): AuditDeps {
@@ -87,5 +108,6 @@ export async function closeProcessAuditLog(): Promise<void> {
   const g = globalThis as GlobalWithAudit;
   const audit = g[GLOBAL_KEY];
   delete g[GLOBAL_KEY];
+  delete (g as { [WATCHER_KEY]?: unknown })[WATCHER_KEY];
   await audit?.log.close();
 }

@@ -18,9 +18,11 @@ import { ZLeaseId, ZResource } from "@/lib/lease/validation";
 import type { TStoreConfig } from "@/lib/console/config";
 import { DEFAULT_SCHEMA as DEFAULT_LEASE_SCHEMA } from "@/lib/lease/postgres/sql";
 import { withTimeout } from "@/lib/console/fan-out";
+import { toPublicStoreError } from "@/lib/console/public-error";
 import type { AuditOutcome } from "./chain";
 import { isSameDatabase } from "./config";
 import { hashedFields, type AuditDraft, type AuditEntry, type AuditLog } from "./log";
+import { auditText, normaliseReason } from "./text";
 
 export interface AuditActor {
   id: string;
@@ -83,9 +85,6 @@ const RESOLVE_INTERVAL_MS = 30_000;
 const SHOWN_LEASE_TIMEOUT_MS = 2_000;
 let lastResolveAt = Number.NEGATIVE_INFINITY;
 
-/** The lease library's field limits, for what goes into the store's event. */
-const MAX_STORE_REASON_BYTES = 1000;
-
 const ZActor = z.strictObject({
   id: z.string().min(1).max(256),
   email: z.string().min(1).max(256).nullable(),
@@ -111,19 +110,12 @@ const ZForceReleaseRequest = z.strictObject({
 
 /** The actor as the store's event names it (and as force_release() checks it). */
 export function actorLabel(actor: { id: string; email: string | null }): string {
-  return actor.email ?? actor.id;
+  // Normalised as the entry stores actor_email / actor_sub, which force_release() compares it with.
+  return auditText(actor.email ?? actor.id, { maxBytes: 256 });
 }
 
-/** The lease library takes one printable line of at most 1000 bytes; the audit keeps the reason as typed. */
-function storeReason(reason: string): string {
-  let line = reason.replace(/[\s\u0000-\u001f\u007f-\u009f]+/g, " ").trim();
-  while (Buffer.byteLength(line, "utf8") > MAX_STORE_REASON_BYTES) line = Array.from(line).slice(0, -1).join("");
-  return line;
-}
-
-function clip(value: string | null | undefined, max: number): string | null {
-  if (value === null || value === undefined) return null;
-  return value.length > max ? value.slice(0, max) : value;
+function firstError(error: unknown): unknown {
+  return error instanceof AggregateError && error.errors.length > 0 ? error.errors[0] : error;
 }
 
 function errorText(error: unknown): string {
@@ -136,28 +128,35 @@ function holderOf(lease: Lease): CurrentHolder {
   return { leaseId: lease.leaseId, owner: lease.owner, task: lease.task, fencingToken: lease.fencingToken, expiresAt: lease.expiresAt.toISOString() };
 }
 
-/** The entry every attempt starts from: who, from where, which lease. Over-long input is clipped, never refused. */
+const textOrNull = (value: unknown): string | null => (value === null || value === undefined ? null : String(value));
+
+/** The entry every attempt starts from: who, from where, which lease. Input of any shape is recorded (normalised and clipped by the log), never refused. */
 function baseDraft(req: ForceReleaseRequest, outcome: AuditOutcome, shown: Lease | null): AuditDraft {
   return {
-    requestId: clip(req.request?.requestId, 128),
-    actorSub: clip(req.actor?.id, 256) ?? "(unknown)",
-    actorEmail: clip(req.actor?.email, 256),
-    actorRoles: Array.isArray(req.actor?.roles) ? req.actor.roles.slice(0, 64).map((r) => String(r).slice(0, 128)) : [],
+    requestId: textOrNull(req.request?.requestId),
+    actorSub: textOrNull(req.actor?.id) ?? "(unknown)",
+    actorEmail: textOrNull(req.actor?.email),
+    actorRoles: Array.isArray(req.actor?.roles) ? req.actor.roles.map(String) : [],
     action: "force_release",
-    store: clip(String(req.store ?? ""), 64) ?? "",
-    resource: clip(String(req.resource ?? ""), 1024) ?? "",
-    leaseId: clip(req.leaseId, 128),
+    store: String(req.store ?? ""),
+    resource: String(req.resource ?? ""),
+    leaseId: textOrNull(req.leaseId),
     owner: shown?.owner ?? null,
     task: shown?.task ?? null,
     fencingToken: shown?.fencingToken ?? null,
-    reason: clip(req.reason, 2000),
+    reason: textOrNull(req.reason),
     outcome,
     newHolder: null,
-    ip: clip(req.request?.ip, 64),
-    userAgent: clip(req.request?.userAgent, 1024),
+    ip: textOrNull(req.request?.ip),
+    userAgent: textOrNull(req.request?.userAgent),
     resolvesId: null,
     detail: null,
   };
+}
+
+/** The entry of a refused attempt, without the lease shown (for one that is only counted: see refusal-tally.ts). */
+export function refusedAttemptDraft(req: ForceReleaseRequest & { outcome: RefusedOutcome; detail?: string }): AuditDraft {
+  return { ...baseDraft(req, req.outcome, null), detail: req.detail ?? null };
 }
 
 const AUDIT_UNAVAILABLE = { outcome: "audit_unavailable", message: "The audit log cannot be written right now, so nothing was released. Try again shortly." } as const;
@@ -216,18 +215,20 @@ export async function forceReleaseAudited(req: ForceReleaseRequest, deps?: Audit
   const target = parsed.success ? d.getTarget(parsed.data.store) : undefined;
   if (!parsed.success || !target) {
     const detail = parsed.success ? `unknown store "${req.store}"` : parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
-    const entry = await tryAppend(audit, { ...baseDraft(req, "invalid_input", null), detail: clip(detail, 1000) });
+    const entry = await tryAppend(audit, { ...baseDraft(req, "invalid_input", null), detail });
     if (!entry) return { ...AUDIT_UNAVAILABLE };
     return { outcome: "failed", auditId: entry.id, message: `Invalid request: ${detail}` };
   }
-  const r = parsed.data;
+  // One reason for both the audit entry and the store's event: force_release() checks they are the same text.
+  const r = { ...parsed.data, reason: normaliseReason(parsed.data.reason) };
 
   // What holds the resource now. A store that cannot answer is a failed attempt (audited), nothing released.
   let current: Lease | null;
   try {
     current = await target.store.get(r.resource);
   } catch (error) {
-    const entry = await tryAppend(audit, { ...baseDraft(req, "failed", null), detail: clip(`store read failed: ${errorText(error)}`, 1000) });
+    // Viewers read the entry: a short reason and a reference; the driver's own words go to the server log.
+    const entry = await tryAppend(audit, { ...baseDraft(req, "failed", null), detail: `store read failed: ${toPublicStoreError(firstError(error), r.store)}` });
     if (!entry) return { ...AUDIT_UNAVAILABLE };
     return { outcome: "failed", auditId: entry.id, message: `Store "${r.store}" did not answer, so nothing was released.` };
   }
@@ -256,7 +257,7 @@ async function releaseInOneTransaction(audit: AuditLog, req: ForceReleaseRequest
         resource: req.resource,
         leaseId: req.leaseId,
         actor: actorLabel(req.actor),
-        reason: storeReason(req.reason),
+        reason: req.reason,
       });
       if (row.verdict === "ok") {
         const done = (await tx.append({ ...baseDraft(req, "released", shown), resolvesId: requested.id, detail: row.eventId ? `store event ${row.eventId}` : null }))!;
@@ -291,7 +292,7 @@ async function releaseInTwoSteps(audit: AuditLog, store: LeaseStore, req: ForceR
     let draft: AuditDraft;
     let result: ForceReleaseOutcome;
     try {
-      const released = await store.forceRelease({ resource: req.resource, leaseId: req.leaseId, actor: actorLabel(req.actor), reason: storeReason(req.reason) });
+      const released = await store.forceRelease({ resource: req.resource, leaseId: req.leaseId, actor: actorLabel(req.actor), reason: req.reason });
       if (released.released) {
         draft = { ...baseDraft(req, "released", shown), resolvesId: requested.id, detail: `store event ${released.event.id}` };
         result = { outcome: "released", auditId: "", lease: { owner: shown.owner, task: shown.task, fencingToken: shown.fencingToken } };
@@ -341,7 +342,7 @@ export async function recordRefusedAttempt(
     );
   }
   try {
-    const entry = await audit.append({ ...baseDraft(req, req.outcome, shown), detail: clip(req.detail, 1000) });
+    const entry = await audit.append({ ...baseDraft(req, req.outcome, shown), detail: req.detail ?? null });
     return entry ? { auditId: entry.id } : unavailable(new Error("entry was not written"));
   } catch (error) {
     return unavailable(error);

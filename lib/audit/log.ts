@@ -3,6 +3,8 @@ import { inTransaction } from "@/lib/lease/postgres/transaction";
 import { GENESIS_HASH, hashEntry, type AuditAction, type AuditFields, type AuditHolder, type AuditOutcome } from "./chain";
 import { runAuditMigrations, type AuditMigrateResult } from "./migrations";
 import { buildAuditStatements, chainLockKey, type AuditStatements } from "./sql";
+import { normaliseDraft } from "./text";
+import { verifyAuditChain, type ChainPosition, type VerifyResult } from "./verify";
 import { quoteSchema } from "@/lib/lease/postgres/sql";
 
 /** One stored audit entry: its hashed fields plus its position and chain links. */
@@ -108,14 +110,15 @@ export class AuditTransaction {
   }
 
   /**
-   * Appends one entry after the current head. Returns null when the entry gives
-   * the outcome of a `requested` entry that already has one (recorded elsewhere).
+   * Appends one entry after the current head, its text normalised first (see
+   * ./text.ts) so the hash covers exactly what is stored. Returns null when the
+   * entry gives the outcome of a `requested` entry that already has one (recorded elsewhere).
    */
   async append(draft: AuditDraft): Promise<AuditEntry | null> {
     const { rows } = await this.client.query<{ now: Date; prev_hash: string | null }>(this.sql.head);
     const head = rows[0]!;
     const prevHash = head.prev_hash ?? GENESIS_HASH;
-    const fields = hashedFields({ ...draft, at: head.now });
+    const fields = hashedFields({ ...normaliseDraft(draft), at: head.now });
     const hash = hashEntry(this.key, prevHash, fields);
     const inserted = await this.client.query<{ id: string }>(this.sql.insert, [
       fields.at,
@@ -224,6 +227,11 @@ export class AuditLog {
   async countForceReleasesByOutcome(): Promise<Map<AuditOutcome, number>> {
     const { rows } = await this.pool.query<{ outcome: AuditOutcome; n: string }>(this.sql.countByOutcome);
     return new Map(rows.map((r) => [r.outcome, Number(r.n)]));
+  }
+
+  /** Walks the chain (all of it, or after an entry already walked) under this log's key; see ./verify.ts. */
+  verifyChain(options: { after?: ChainPosition | null; maxEntries?: number } = {}): Promise<VerifyResult> {
+    return verifyAuditChain({ pool: this.pool, schema: this.schema, key: this.key, ...options });
   }
 
   async close(): Promise<void> {

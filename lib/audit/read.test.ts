@@ -90,6 +90,16 @@ describe("reading the audit log", () => {
     expect(json[0]!.resource).toBe("tenant_2:y");
     expect(csvCell("-1")).toBe("'-1");
   });
+
+  it("defuses a formula hidden behind leading whitespace or a line break", () => {
+    for (const value of ["\n=HYPERLINK(1)", " =1+1", "  +1", "\t@SUM(A1)", "\r-1", "\r\n=1", " \n @x"]) {
+      const cell = csvCell(value);
+      // Quoted or not, the text a spreadsheet reads starts with an apostrophe.
+      expect(cell.replace(/^"/, "").startsWith("'")).toBe(true);
+    }
+    expect(csvCell(" plain text")).toBe(" plain text");
+    expect(csvCell("a = b")).toBe("a = b");
+  });
 });
 
 describe("exporting a large audit log", () => {

@@ -194,9 +194,13 @@ function exportValue(entry: AuditEntry, column: (typeof EXPORT_COLUMNS)[number])
   return String(v);
 }
 
-/** RFC 4180 quoting; a cell a spreadsheet would run as a formula gets a leading apostrophe. */
+/**
+ * RFC 4180 quoting; a cell a spreadsheet would run as a formula gets a leading
+ * apostrophe, including one whose formula sign follows spaces or line breaks
+ * (spreadsheets skip those), or that starts with a tab, CR or LF.
+ */
 export function csvCell(value: string): string {
-  const safe = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
+  const safe = /^[\s]*[=+\-@]|^[\t\r\n]/.test(value) ? `'${value}` : value;
   return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
 }
 

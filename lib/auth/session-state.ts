@@ -132,9 +132,9 @@ const isUuid = (v: unknown): v is string => typeof v === "string" && /^[0-9a-f]{
 
 /**
  * The session behind a decoded cookie. `fresh` re-reads the groups from the IdP
- * now and bypasses the record cache (for mutations).
+ * now and bypasses the record cache (for mutations); `offline` never asks the IdP.
  */
-export async function resolveSession(claims: SessionTokenClaims | null, options: { fresh?: boolean } = {}): Promise<ResolvedSession> {
+export async function resolveSession(claims: SessionTokenClaims | null, options: { fresh?: boolean; offline?: boolean } = {}): Promise<ResolvedSession> {
   if (!claims || !isUuid(claims.sid) || typeof claims.signedInAt !== "number" || typeof claims.sub !== "string") return { status: "signed_out" };
   const env = getAuthEnv();
   const now = Date.now();
@@ -146,7 +146,8 @@ export async function resolveSession(claims: SessionTokenClaims | null, options:
 
   let isGroupsFresh = false;
   let idpProblem: string | undefined;
-  if (fresh || now - record.groupsCheckedAt.getTime() >= env.groupsRefreshS * 1000) {
+  // offline: who is asking, from the session record alone (a rate limit taken before any IdP call).
+  if (!options.offline && (fresh || now - record.groupsCheckedAt.getTime() >= env.groupsRefreshS * 1000)) {
     let lookup = await lookUpGroupsOnce(env, record);
     if (!lookup.ok && lookup.reason === "grant_revoked") {
       // Another console replica may have just refreshed (and an IdP that rotates refresh

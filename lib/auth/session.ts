@@ -31,7 +31,7 @@ export class PermissionError extends Error {
  * The session of this request, checked against its server-side record, with roles
  * mapped from the user's current groups (see lib/auth/session-state.ts).
  */
-export async function resolveRequestSession(options: { fresh?: boolean } = {}): Promise<ResolvedSession> {
+export async function resolveRequestSession(options: { fresh?: boolean; offline?: boolean } = {}): Promise<ResolvedSession> {
   // Per-request by nature: this also keeps `next build` from prerendering (and reading
   // the sign-in environment) for any page that asks for the session.
   await connection();

@@ -13,12 +13,16 @@ export const MAX_LIST_LIMIT = 1000;
 // Printable text: no control characters (C0, DEL, C1) and no lone surrogates.
 const NON_PRINTABLE = /[\u0000-\u001f\u007f-\u009f]/;
 
-function text(field: string, maxBytes: number) {
+// A force-release reason may run over several lines: tabs and newlines are its only controls.
+const NON_PRINTABLE_MULTILINE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+
+function text(field: string, maxBytes: number, options: { multiline?: boolean } = {}) {
+  const nonPrintable = options.multiline ? NON_PRINTABLE_MULTILINE : NON_PRINTABLE;
   return z
     .string({ error: `${field} must be a string` })
     .min(1, { error: `${field} must not be empty` })
     .refine((s) => Buffer.byteLength(s, "utf8") <= maxBytes, { error: `${field} must be at most ${maxBytes} bytes (UTF-8)` })
-    .refine((s) => !NON_PRINTABLE.test(s), { error: `${field} must be printable text (no control characters)` })
+    .refine((s) => !nonPrintable.test(s), { error: options.multiline ? `${field} must be printable text (tabs and newlines allowed, no other control characters)` : `${field} must be printable text (no control characters)` })
     .refine((s) => s.isWellFormed(), { error: `${field} must be valid Unicode` })
     .refine((s) => s.trim() === s, { error: `${field} must not start or end with whitespace` });
 }
@@ -52,7 +56,7 @@ export const ZForceReleaseInput = z.strictObject({
   resource: ZResource,
   leaseId: ZLeaseId,
   actor: text("actor", MAX_NAME_BYTES),
-  reason: text("reason", 1000),
+  reason: text("reason", 1000, { multiline: true }),
 });
 export const ZFencingRejectionInput = z.strictObject({
   resource: ZResource,
