@@ -21,7 +21,8 @@
  * Read models, derived from the events stream by the projector (projector.ts):
  *   <ns>:{b7}:proj                hash: the projection cursor (last applied stream id, renewals applied, when), and
  *                                 'ids': the last stream id folded into the ido/idt streams (behind 'last' only while
- *                                 the projector indexes history projected before those streams existed)
+ *                                 the projector indexes history projected before those streams existed); 'gap' (set by
+ *                                 the hot path) and 'relist' when events were trimmed unprojected (projector.ts)
  *   <ns>:{b7}:acq                 zset resource → acquiredAt ms ("held_longest" / "newest" sorts)
  *   <ns>:{b7}:names               zset of resources, all score 0 (lex ranges for prefix filters)
  *   <ns>:{b7}:evids:<resource>    list: ids of this resource's recent events, newest first

@@ -161,7 +161,8 @@ export function parseRedisClusterUrl(url: string): { nodes: { host: string; port
  * forceRelease answer a resent call as they did the first time either way). Every process sharing a
  * `namespace` must use the same `buckets`: a resource's keys live in bucket
  * hash(resource) % buckets. `eventsMaxLen` caps each bucket's event stream
- * (approximately: Redis trims whole stream nodes). `eventRetentionDays` and
+ * (approximately: Redis trims whole stream nodes), trimming only events already projected up to
+ * EVENTS_BACKLOG_FACTOR times that (see append_event in scripts.ts). `eventRetentionDays` and
  * `eventRetentionMaxMb` add a time and a memory bound, applied by sweep() off the hot path
  * and never to events not yet projected (retention.ts).
  *
@@ -883,6 +884,7 @@ export class RedisLeaseStore implements LeaseStore {
     const bucketKeys = this.bucketKeys[bucket]!;
     const keys = buildResourceScriptKeys(bucketKeys, resource);
     if (moreKeys) keys.push(...moreKeys(bucketKeys));
+    keys.push(bucketKeys.proj);
     const reply = await callScript(this.ctx, LEASE_SCRIPTS[operation], keys, [resource, this.eventsMaxLen, ...extra]);
     return { reply, bucket };
   }
@@ -897,7 +899,8 @@ export class RedisLeaseStore implements LeaseStore {
 
   /** Records one lapsed lease's expiry (nothing if it was renewed, ended or recorded meanwhile); 1 if it did. */
   private async expireOne(bucket: number, resource: string): Promise<number> {
-    const keys = buildResourceScriptKeys(this.bucketKeys[bucket]!, resource);
+    const bucketKeys = this.bucketKeys[bucket]!;
+    const keys = [...buildResourceScriptKeys(bucketKeys, resource), bucketKeys.proj];
     const reply = await callScript(this.ctx, LEASE_SCRIPTS.expire, keys, [resource, this.eventsMaxLen]);
     // ["expired", events]
     return this.toEvents(bucket, readScriptReply(reply, "expire")[1]).length;
