@@ -11,6 +11,8 @@
  *   <ns>:{b7}:lease:<resource>    hash of lease metadata, no TTL (sweep needs it after the lock vanished)
  *   <ns>:{b7}:ended:<resource>    string: how the last lease ended (tells "expired" from "not_owner"), short TTL
  *   <ns>:{b7}:fence:<resource>    last fencing token, long TTL
+ *   <ns>:{b7}:forced:<leaseId>    string: the force_released event that ended this lease (JSON), a year
+ *                                 (forceReleasedEvent: an open audit entry is resolved from it, not from history)
  *   <ns>:{b7}:idx                 zset resource → expiresAt ms (sweep, "expires" sort, countActive)
  *   <ns>:{b7}:events              stream of every event in the bucket, capped
  *   <ns>:{b7}:totals              hash of lifetime counts, no TTL: acquired, released, expired, force_released and
@@ -136,6 +138,11 @@ export function buildResourceKeys(namespace: string, buckets: number, resource: 
 export function buildResourceScriptKeys(keys: BucketKeys, resource: string): string[] {
   const base = keys.base;
   return [`${base}lock:${resource}`, `${base}lease:${resource}`, `${base}ended:${resource}`, `${base}fence:${resource}`, keys.idx, keys.events, keys.totals];
+}
+
+/** The record of how lease `leaseId` was force-released (written by the forceRelease script). */
+export function buildForceReleasedKey(keys: BucketKeys, leaseId: string): string {
+  return `${keys.base}forced:${leaseId}`;
 }
 
 /** A resource's history list of event ids (a read model). */

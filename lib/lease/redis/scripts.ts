@@ -21,6 +21,8 @@ export const SLACK_TTL_S = 1_296_000;
  * projector (see append_event); past that its oldest events go, projected or not.
  */
 export const EVENTS_BACKLOG_FACTOR = 10;
+/** The record of a force-release (forceReleasedEvent) is kept a year: an audit entry left open is resolved from it. */
+export const FORCE_RELEASED_TTL_S = 31_536_000;
 
 /**
  * The Lua of the Redis store: one function per operation in one Redis Functions library
@@ -423,7 +425,8 @@ return refuse('not_owner', {})
 );
 
 /**
- * forceRelease. ARGV[3] leaseId, ARGV[4] actor, ARGV[5] reason, ARGV[6] call id (the same for a call sent again).
+ * forceRelease. ARGV[3] leaseId, ARGV[4] actor, ARGV[5] reason, ARGV[6] call id (the same for a call sent again);
+ * KEYS[8] the lease's force-release record (buildForceReleasedKey), which keeps the event a year.
  * Returns ["released", holdMs, lease fields, events] | ["lease_changed", current lease fields or [], events]
  * | ["not_found", events]. Lease fields are the hash as [field, value, …].
  */
@@ -442,6 +445,7 @@ if holder_id == lease_id then
   end
   local hold = math.max(0, NOW_MS - (tonumber(lease.acquiredAt) or NOW_MS))
   local ev = end_lease(c, lease, 'force_released', hold, 'lock', actor, reason, call_id, flat)
+  redis.call('SET', KEYS[8], cjson.encode(ev), 'EX', '${FORCE_RELEASED_TTL_S}')
   return { 'released', tostring(hold), flat, { ev } }
 end
 local e = read_ended(c.ended)

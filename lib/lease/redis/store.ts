@@ -15,6 +15,7 @@ import type {
   FencingRejectionInput,
   ForceReleaseInput,
   ForceReleaseResult,
+  ForceReleasedQuery,
   Lease,
   LeaseEvent,
   LeasePage,
@@ -57,6 +58,7 @@ import {
   ZEventQuery,
   ZFencingRejectionInput,
   ZForceReleaseInput,
+  ZForceReleasedQuery,
   ZListQuery,
   ZLostInput,
   ZResource,
@@ -75,6 +77,7 @@ import {
   buildNamespaceBucketsKey,
   buildResourceKeys,
   buildResourceScriptKeys,
+  buildForceReleasedKey,
   buildSlackKey,
   buildIdStreamKey,
   type BucketKeys,
@@ -374,7 +377,9 @@ export class RedisLeaseStore implements LeaseStore {
 
   async forceRelease(input: ForceReleaseInput): Promise<ForceReleaseResult> {
     const i = parseOrThrow(ZForceReleaseInput, input, "forceRelease");
-    const { reply, bucket } = await this.callResourceScript("forceRelease", i.resource, [i.leaseId, i.actor, i.reason, randomUUID()]);
+    const { reply, bucket } = await this.callResourceScript("forceRelease", i.resource, [i.leaseId, i.actor, i.reason, randomUUID()], (keys) => [
+      buildForceReleasedKey(keys, i.leaseId),
+    ]);
     // ["released", holdMs, lease fields, events] | ["lease_changed", current lease fields, events] | ["not_found", events]
     const r = readScriptReply(reply, "forceRelease");
     if (r[0] === "released") {
@@ -386,6 +391,21 @@ export class RedisLeaseStore implements LeaseStore {
       return { released: false, reason: "lease_changed", current: toLease(this.name, i.resource, pairsToRecord(r[1]) as RawLease) };
     }
     return { released: false, reason: "not_found", current: null };
+  }
+
+  /**
+   * The force_released event that ended lease `leaseId` on `resource`, from the record the
+   * forceRelease script keeps a year beside the lease's keys (not from the event history, which
+   * is capped and may have lost it); null when this lease was not force-released.
+   */
+  async forceReleasedEvent(query: ForceReleasedQuery): Promise<LeaseEvent | null> {
+    const q = parseOrThrow(ZForceReleasedQuery, query, "forceReleasedEvent");
+    if (!this.isNamespaceChecked) await this.checkNamespace("forceReleasedEvent");
+    const bucket = bucketOf(q.resource, this.buckets);
+    const [json] = await execPipeline(this.ctx, "forceReleasedEvent", (p) => p.get(buildForceReleasedKey(this.bucketKeys[bucket]!, q.leaseId)));
+    if (typeof json !== "string") return null;
+    const event = this.toEvents(bucket, [JSON.parse(json)]).at(-1) ?? null;
+    return event && event.resource === q.resource ? event : null;
   }
 
   async get(resource: string): Promise<Lease | null> {
