@@ -359,7 +359,9 @@ export interface ResolveResult {
 /**
  * Gives each `requested` entry older than the grace period its outcome from the
  * store's own record: a `force_released` event for that lease id by that actor
- * means it was released; otherwise nothing was. Idempotent and safe to run from
+ * means it was released; otherwise nothing was. The event comes from the store's
+ * record of the force-release where it keeps one (Redis: its history is capped and
+ * may have lost the event), else from its history. Idempotent and safe to run from
  * several processes (an entry gets at most one outcome: unique index).
  */
 export async function resolvePendingForceReleases(deps: AuditDeps, audit?: AuditLog): Promise<ResolveResult> {
@@ -396,6 +398,11 @@ function entryDraft(e: AuditEntry): AuditDraft {
 
 async function findForceReleasedEvent(store: LeaseStore, entry: AuditEntry) {
   const actor = actorLabel({ id: entry.actorSub, email: entry.actorEmail });
+  if (store.forceReleasedEvent && entry.leaseId !== null) {
+    // A lease is force-released at most once: a record by someone else means this attempt released nothing.
+    const recorded = await store.forceReleasedEvent({ resource: entry.resource, leaseId: entry.leaseId });
+    if (recorded) return recorded.actor === actor ? recorded : null;
+  }
   let cursor: string | undefined;
   for (let page = 0; page < 20; page++) {
     const { items, nextCursor } = await store.events({

@@ -119,6 +119,12 @@ export type ForceReleaseResult =
   /** `current` is the lease now holding the resource, if any ("the lease changed; here is the new one"). */
   | { released: false; reason: "not_found" | "lease_changed"; current: Lease | null };
 
+/** Which lease's force-release to look up (LeaseStore.forceReleasedEvent). */
+export interface ForceReleasedQuery {
+  resource: string;
+  leaseId: string;
+}
+
 export interface FencingRejectionInput {
   resource: string;
   /** The stale token that was refused. */
@@ -374,6 +380,13 @@ export interface LeaseStore {
   renew(input: RenewInput): Promise<RenewResult>;
   release(input: ReleaseInput): Promise<ReleaseResult>;
   forceRelease(input: ForceReleaseInput): Promise<ForceReleaseResult>;
+  /**
+   * The `force_released` event that ended this lease, from the store's own record of the
+   * force-release rather than its event history (which a store may trim before anyone reads it);
+   * null when the lease was not force-released. Stores without such a record omit it: their
+   * history is searched instead (events()).
+   */
+  forceReleasedEvent?(query: ForceReleasedQuery): Promise<LeaseEvent | null>;
   get(resource: string, options?: ReadSignal): Promise<Lease | null>;
   list(query?: ListQuery): Promise<LeasePage>;
   events(query?: EventQuery): Promise<Page<LeaseEvent>>;

@@ -58,6 +58,7 @@ export const ZForceReleaseInput = z.strictObject({
   actor: text("actor", MAX_NAME_BYTES),
   reason: text("reason", 1000, { multiline: true }),
 });
+export const ZForceReleasedQuery = z.strictObject({ resource: ZResource, leaseId: ZLeaseId });
 export const ZFencingRejectionInput = z.strictObject({
   resource: ZResource,
   fencingToken: ZFencingToken,

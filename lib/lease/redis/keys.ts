@@ -11,6 +11,8 @@
  *   <ns>:{b7}:lease:<resource>    hash of lease metadata, no TTL (sweep needs it after the lock vanished)
  *   <ns>:{b7}:ended:<resource>    string: how the last lease ended (tells "expired" from "not_owner"), short TTL
  *   <ns>:{b7}:fence:<resource>    last fencing token, long TTL
+ *   <ns>:{b7}:forced:<leaseId>    string: the force_released event that ended this lease (JSON), a year
+ *                                 (forceReleasedEvent: an open audit entry is resolved from it, not from history)
  *   <ns>:{b7}:idx                 zset resource → expiresAt ms (sweep, "expires" sort, countActive)
  *   <ns>:{b7}:events              stream of every event in the bucket, capped
  *   <ns>:{b7}:totals              hash of lifetime counts, no TTL: acquired, released, expired, force_released and
@@ -21,7 +23,8 @@
  * Read models, derived from the events stream by the projector (projector.ts):
  *   <ns>:{b7}:proj                hash: the projection cursor (last applied stream id, renewals applied, when), and
  *                                 'ids': the last stream id folded into the ido/idt streams (behind 'last' only while
- *                                 the projector indexes history projected before those streams existed)
+ *                                 the projector indexes history projected before those streams existed); 'gap' (set by
+ *                                 the hot path) and 'relist' when events were trimmed unprojected (projector.ts)
  *   <ns>:{b7}:acq                 zset resource → acquiredAt ms ("held_longest" / "newest" sorts)
  *   <ns>:{b7}:names               zset of resources, all score 0 (lex ranges for prefix filters)
  *   <ns>:{b7}:evids:<resource>    list: ids of this resource's recent events, newest first
@@ -135,6 +138,11 @@ export function buildResourceKeys(namespace: string, buckets: number, resource: 
 export function buildResourceScriptKeys(keys: BucketKeys, resource: string): string[] {
   const base = keys.base;
   return [`${base}lock:${resource}`, `${base}lease:${resource}`, `${base}ended:${resource}`, `${base}fence:${resource}`, keys.idx, keys.events, keys.totals];
+}
+
+/** The record of how lease `leaseId` was force-released (written by the forceRelease script). */
+export function buildForceReleasedKey(keys: BucketKeys, leaseId: string): string {
+  return `${keys.base}forced:${leaseId}`;
 }
 
 /** A resource's history list of event ids (a read model). */

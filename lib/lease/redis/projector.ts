@@ -23,15 +23,27 @@ import { EVIDS_TTL_S, HOUR_TTL_S, INDEXED_EVENT_KINDS, LEASE_SCRIPTS, MINUTE_TTL
  * That is cheaper than counting them in every script — a terminal event would need a hold
  * bucket search and two more HINCRBYs on the hot path — and as exact: the cursor makes each
  * event count once, and lifetimeTotals() catches the projection up before reading. Only an
- * event trimmed from the stream before it was projected is missed, as by every read model.
+ * event trimmed from the stream before it was projected (see below) is missed, as by every read model.
  *
  * Each bucket has a cursor (`<bucket>proj`: the last applied stream id). A batch is the entries
  * after the cursor, turned into writes here and applied by the `project` script only if the
  * cursor is still the one the batch was read after, moving it in the same atomic step. So each
  * event reaches the read models exactly once and in stream order, whichever projector applies
- * it, and replaying a batch changes nothing. An event trimmed from the capped stream before it
- * was projected (more than eventsMaxLen events in a bucket within one interval) never reaches
- * the read models; the durable totals and the lease state do not depend on them.
+ * it, and replaying a batch changes nothing.
+ *
+ * The hot path trims the stream only below the cursor, until a backlog reaches
+ * EVENTS_BACKLOG_FACTOR × eventsMaxLen (nobody projecting for that long); past that it trims the
+ * oldest events anyway and sets 'gap' in `<bucket>proj`. A batch finds such a gap by that mark or
+ * by the cursor's own entry being gone (it reads from the cursor inclusive). The events lost never
+ * reach the history, rollups or hold index; the durable totals the hot path counts and the lease
+ * state do not depend on them. The listings (acq, names and the live owner / task zsets) are then
+ * rebuilt from the lease state: the batch that finds the gap starts a walk of the bucket's expiry
+ * index (`idx`: every lease hash), whose ZSCAN position is 'relist' in `<bucket>proj`, PROJECT_BATCH
+ * leases per bucket per project() call (like the live backfill below, not in a read's catch-up);
+ * the relist script lists each lease whose hash still holds the lease id read. Replaying the
+ * retained events on top gives the same listings, so the walk and the batches may interleave.
+ * A lease whose end was lost stays in the zsets; every read checks candidates against their
+ * lease hash and skips it. Until the walk is done project() does not report itself caught up.
  *
  * The owner / task id streams (keys.ts: ido, idt) take entries in id order only, so they have a
  * cursor of their own (`ids` in `<bucket>proj`). Normally it moves with the main cursor, in the
@@ -120,6 +132,10 @@ interface BucketState {
   live: string;
   /** This call has applied its one backfill batch of the live zsets to the bucket. */
   isBackfilled: boolean;
+  /** The listings' rebuild position as read this round (see above); "" when none is under way. */
+  relist: string;
+  /** This call has applied its one rebuild batch of the listings to the bucket. */
+  isRelisted: boolean;
   isDone: boolean;
 }
 
@@ -188,14 +204,23 @@ export class Projector {
 
   private async run(maxRounds: number, backfill: boolean): Promise<ProjectResult> {
     // Without backfill (a read catching up) the live-zset backfill is left to the next interval projection.
-    const states: BucketState[] = this.bucketKeys.map((_, bucket) => ({ bucket, cursor: this.cursors[bucket]!, ids: "", live: "", isBackfilled: !backfill, isDone: false }));
+    const states: BucketState[] = this.bucketKeys.map((_, bucket) => ({
+      bucket,
+      cursor: this.cursors[bucket]!,
+      ids: "",
+      live: "",
+      isBackfilled: !backfill,
+      relist: "",
+      isRelisted: !backfill,
+      isDone: false,
+    }));
     let applied = 0;
     for (let round = 0; round < maxRounds; round++) {
       const pending = states.filter((s) => !s.isDone);
       if (pending.length === 0) break;
       applied += await this.round(pending);
     }
-    return { applied, isCaughtUp: states.every((s) => s.isDone && (!backfill || s.live === LIVE_INDEX_DONE)) };
+    return { applied, isCaughtUp: states.every((s) => s.isDone && (!backfill || (s.live === LIVE_INDEX_DONE && s.relist === ""))) };
   }
 
   /**
@@ -207,19 +232,21 @@ export class Projector {
       p.time();
       for (const s of pending) {
         const keys = this.bucketKeys[s.bucket]!;
-        p.hmget(keys.proj, "last", "renewed", "ids", "live");
+        p.hmget(keys.proj, "last", "renewed", "ids", "live", "relist", "gap");
         p.hget(keys.totals, "renewed");
-        p.xrange(keys.events, s.cursor ? `(${s.cursor}` : "-", "+", "COUNT", PROJECT_BATCH);
+        // From the cursor inclusive: its entry missing means events after it were trimmed unprojected.
+        p.xrange(keys.events, s.cursor || "-", "+", "COUNT", PROJECT_BATCH + 1);
       }
     });
     const nowMs = parseTimeReply(replies[0]);
     const calls: Promise<number>[] = [];
     const lagging: BucketState[] = [];
     const unlisted: BucketState[] = [];
+    const relisting: BucketState[] = [];
     pending.forEach((s, i) => {
-      const [last, renewedApplied, ids, live] = (replies[1 + 3 * i] as (string | null)[]) ?? [];
+      const [last, renewedApplied, ids, live, relist, gap] = (replies[1 + 3 * i] as (string | null)[]) ?? [];
       const renewed = (replies[2 + 3 * i] as string | null) ?? "0";
-      const entries = (replies[3 + 3 * i] as [string, string[]][] | null) ?? [];
+      let entries = (replies[3 + 3 * i] as [string, string[]][] | null) ?? [];
       const stored = last ?? "";
       if (stored !== s.cursor) {
         // Another projector moved on (or this one has not read the cursor yet): read again from there.
@@ -229,22 +256,32 @@ export class Projector {
       }
       s.ids = ids ?? "";
       s.live = live ?? "";
+      s.relist = relist ?? "";
+      let isGap = gap != null;
+      if (s.cursor && entries[0]?.[0] === s.cursor) entries.shift();
+      else if (s.cursor && entries.length > 0) isGap = true;
+      entries = entries.slice(0, PROJECT_BATCH);
       const isIndexed = s.ids === s.cursor;
       const isListed = s.live === LIVE_INDEX_DONE;
       if (!isIndexed) lagging.push(s);
-      // The live-zset backfill takes one batch per bucket per call, not per round.
+      // The live-zset backfill and the listings' rebuild take one batch per bucket per call, not per round.
       if (!isListed && !s.isBackfilled) {
         s.isBackfilled = true;
         unlisted.push(s);
       }
-      if (entries.length === 0 && renewed === (renewedApplied ?? "0")) {
+      if (s.relist !== "" && !s.isRelisted) {
+        s.isRelisted = true;
+        relisting.push(s);
+      }
+      if (entries.length === 0 && renewed === (renewedApplied ?? "0") && !isGap) {
         if (isIndexed) s.isDone = true;
         return;
       }
-      calls.push(this.apply(s, entries, nowMs, isIndexed));
+      calls.push(this.apply(s, entries, nowMs, isIndexed, isGap));
     });
     if (lagging.length > 0) calls.push(this.indexHistory(lagging, nowMs));
     if (unlisted.length > 0) calls.push(this.indexLive(unlisted));
+    if (relisting.length > 0) calls.push(this.relist(relisting));
     const counts = await Promise.all(calls);
     return counts.reduce((a, b) => a + b, 0);
   }
@@ -330,6 +367,45 @@ export class Projector {
     return 0;
   }
 
+  /**
+   * One batch per bucket of the listings' rebuild from the lease state (see the header): the next
+   * ZSCAN page of the bucket's expiry index, those leases' hashes, then the relist script lists the
+   * ones still held by the lease id read. Returns 0 (no events applied).
+   */
+  private async relist(relisting: BucketState[]): Promise<number> {
+    const pages = (await execPipeline(this.ctx, "project", (p) => {
+      for (const s of relisting) p.zscan(this.bucketKeys[s.bucket]!.idx, s.relist, "COUNT", PROJECT_BATCH);
+    })) as [string, string[]][];
+    const withNames = relisting.map((s, i) => {
+      const [next, flat] = pages[i] ?? ["0", []];
+      // ZSCAN answers members and scores (expiry times, not needed here).
+      return { s, next, names: flat.filter((_, j) => j % 2 === 0) };
+    });
+    const nonEmpty = withNames.filter((x) => x.names.length > 0);
+    const hashes = nonEmpty.length === 0 ? [] : await execPipeline(this.ctx, "project", (p) => {
+      for (const { s, names } of nonEmpty) {
+        for (const resource of names) p.hmget(`${this.bucketKeys[s.bucket]!.base}lease:${resource}`, "leaseId", "owner", "task", "acquiredAt");
+      }
+    });
+    let at = 0;
+    await Promise.all(
+      withNames.map(async ({ s, next, names }) => {
+        const keys = this.bucketKeys[s.bucket]!;
+        const scriptKeys = [keys.proj, keys.acq, keys.names];
+        const args: (string | number)[] = [s.relist, next === "0" ? "" : next];
+        for (const resource of names) {
+          const [leaseId, owner, task, acquiredAt] = (hashes[at++] as (string | null)[] | null) ?? [];
+          // Ended since the index was read: its end is in the stream, or nothing should list it.
+          if (!leaseId || owner == null || task == null || acquiredAt == null) continue;
+          scriptKeys.push(`${keys.base}lease:${resource}`, buildLiveIndexKey(keys, "owner", owner), buildLiveIndexKey(keys, "task", task));
+          args.push(resource, leaseId, acquiredAt);
+        }
+        await callScript(this.ctx, LEASE_SCRIPTS.relist, scriptKeys, args);
+      }),
+    );
+    return 0;
+  }
+
   /** The `project` script's fixed KEYS: the cursor, the totals, the current minute's and hour's rollups (renewals go there). */
   private fixedKeys(keys: BucketKeys, nowMs: number): string[] {
     const nowMinute = Math.floor(nowMs / 60_000);
@@ -377,10 +453,18 @@ export class Projector {
     if (byClass.size > 0) writes.add("SADD", hk.classes, ...byClass.keys());
   }
 
-  /** `isIndexed`: the bucket's id streams have reached the cursor, so this batch writes them too (and moves both cursors). */
-  private async apply(s: BucketState, entries: [string, string[]][], nowMs: number, isIndexed: boolean): Promise<number> {
+  /**
+   * `isIndexed`: the bucket's id streams have reached the cursor, so this batch writes them too (and moves both cursors).
+   * `isGap`: events before this batch were trimmed unprojected, so it (re)starts the listings' rebuild.
+   */
+  private async apply(s: BucketState, entries: [string, string[]][], nowMs: number, isIndexed: boolean, isGap: boolean): Promise<number> {
     const keys = this.bucketKeys[s.bucket]!;
     const writes = new BatchWrites(this.fixedKeys(keys, nowMs));
+    if (isGap) {
+      // A walk already under way starts over: it may have passed leases whose acquire was lost since.
+      writes.add("HSET", keys.proj, "relist", "0");
+      writes.add("HDEL", keys.proj, "gap");
+    }
     const counters = new Map<string, Map<string, number>>();
     const count = (key: string, field: string, n: number) => {
       let fields = counters.get(key);
@@ -506,6 +590,7 @@ export class Projector {
       s.cursor = last;
       this.cursors[s.bucket] = last;
     }
+    if (isGap) s.relist = "0";
     // A full batch may have more behind it; a short one reached the end of the stream.
     if (entries.length < PROJECT_BATCH) s.isDone = true;
     return entries.length;

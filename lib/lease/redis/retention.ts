@@ -3,8 +3,8 @@ import { buildKindStreamKey, type BucketKeys } from "./keys";
 import { KIND_STREAM_KINDS } from "./projector";
 
 /**
- * Event retention off the hot path: the scripts only cap each bucket stream by length
- * (`MAXLEN ~ eventsMaxLen`); a time (`days`) and a memory budget (`maxBytes`) are applied here,
+ * Event retention off the hot path: the scripts only cap each bucket stream by length (about
+ * eventsMaxLen projected entries, see append_event in scripts.ts); a time (`days`) and a memory budget (`maxBytes`) are applied here,
  * by the sweep after it has projected. Each bucket stream and per-kind stream is trimmed from its
  * oldest end with an exact `XTRIM MINID`, never at or past the bucket's projection cursor, so every
  * trimmed event has reached the read models and the lifetime totals first. The per-kind streams

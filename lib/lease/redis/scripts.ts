@@ -16,6 +16,13 @@ export const FENCE_TTL_S = 31_536_000;
 export const EVIDS_TTL_S = 1_296_000;
 /** Renewal-slack hashes (one per bucket and hour) live 15 days. */
 export const SLACK_TTL_S = 1_296_000;
+/**
+ * A bucket stream may grow to this many times eventsMaxLen while its events wait for the
+ * projector (see append_event); past that its oldest events go, projected or not.
+ */
+export const EVENTS_BACKLOG_FACTOR = 10;
+/** The record of a force-release (forceReleasedEvent) is kept a year: an audit entry left open is resolved from it. */
+export const FORCE_RELEASED_TTL_S = 31_536_000;
 
 /**
  * The Lua of the Redis store: one function per operation in one Redis Functions library
@@ -48,7 +55,8 @@ export const SLACK_TTL_S = 1_296_000;
  *
  * Resource functions share (buildResourceScriptKeys in keys.ts):
  *   KEYS[1] lock  KEYS[2] lease  KEYS[3] ended  KEYS[4] fence  KEYS[5] idx  KEYS[6] events  KEYS[7] totals
- *   ARGV[1] resource  ARGV[2] events MAXLEN  ARGV[3..] per script, documented on each.
+ *   and, last of all (after any a script takes besides), KEYS[#KEYS] the bucket's projection cursor (proj)
+ *   ARGV[1] resource  ARGV[2] eventsMaxLen  ARGV[3..] per script, documented on each.
  * renew takes two more: KEYS[8] the bucket's renewal-slack hash for the hour (buildSlackKey) and
  * KEYS[9] the bucket's lifetime per-group hash (`groups`).
  */
@@ -79,7 +87,7 @@ interface ScriptBody {
   body: string;
 }
 
-export type LeaseOperation = "acquire" | "renew" | "release" | "forceRelease" | "reportFencingRejection" | "reportLost" | "expire" | "project" | "indexLive";
+export type LeaseOperation = "acquire" | "renew" | "release" | "forceRelease" | "reportFencingRejection" | "reportLost" | "expire" | "project" | "indexLive" | "relist";
 
 function defineScript(operation: LeaseOperation, body: string): ScriptBody {
   return { operation, body };
@@ -106,12 +114,13 @@ end
 
 local FENCE_TTL_S = '${FENCE_TTL_S}'
 local ENDED_GRACE_MS = 60000
+local EVENTS_BACKLOG_FACTOR = ${EVENTS_BACKLOG_FACTOR}
 
 -- The keys and limits of one resource call (see the header of scripts.ts).
 local function resource_context()
   return {
     lock = KEYS[1], lease = KEYS[2], ended = KEYS[3], fence = KEYS[4], idx = KEYS[5], events = KEYS[6], totals = KEYS[7],
-    resource = ARGV[1], events_max = ARGV[2],
+    proj = KEYS[#KEYS], resource = ARGV[1], events_max = tonumber(ARGV[2]),
   }
 end
 
@@ -132,15 +141,35 @@ local function read_lease(key)
   return lease, flat
 end
 
+-- Keeps the bucket stream at about events_max entries without dropping an event the projector
+-- has not folded in yet: only entries before the projection cursor go (MINID), and no more than
+-- the cap's excess (LIMIT; like MAXLEN ~ only whole stream nodes, so a little more may stay).
+-- A backlog (nobody projecting) grows the stream up to EVENTS_BACKLOG_FACTOR × the cap; past that
+-- the oldest go, projected or not, and 'gap' in the cursor hash has the projector rebuild the
+-- listings from the lease hashes (projector.ts).
+local function trim_events(c)
+  local length = redis.call('XLEN', c.events)
+  if length < c.events_max then return end
+  local cursor = redis.call('HGET', c.proj, 'last')
+  if cursor then
+    length = length - redis.call('XTRIM', c.events, 'MINID', '~', cursor, 'LIMIT', length + 1 - c.events_max)
+  end
+  local ceiling = c.events_max * EVENTS_BACKLOG_FACTOR
+  if length >= ceiling and redis.call('XTRIM', c.events, 'MAXLEN', '~', ceiling) > 0 then
+    redis.call('HSET', c.proj, 'gap', '1')
+  end
+end
+
 -- Appends the event \`ev\` — a flat list { '', 'kind', kind, field, value, … } whose first slot is
--- kept for the id — to the bucket stream (capped), the one write every read model is derived from.
+-- kept for the id — to the bucket stream (capped, above), the one write every read model is derived from.
 -- The id's ms part is the event time: we ask for <NOW>-*; if the stream's last id is already
 -- ahead (the clock stepped back), Redis refuses it and we take the next id instead, so ids stay
 -- ordered. pcall, because a refused command inside call() would abort the call half-written.
 local function append_event(c, ev)
-  local id = redis.pcall('XADD', c.events, 'MAXLEN', '~', c.events_max, NOW .. '-*', unpack(ev, 2))
+  trim_events(c)
+  local id = redis.pcall('XADD', c.events, NOW .. '-*', unpack(ev, 2))
   if type(id) ~= 'string' then
-    id = redis.call('XADD', c.events, 'MAXLEN', '~', c.events_max, '*', unpack(ev, 2))
+    id = redis.call('XADD', c.events, '*', unpack(ev, 2))
   end
   ev[1] = id
   return ev
@@ -396,7 +425,8 @@ return refuse('not_owner', {})
 );
 
 /**
- * forceRelease. ARGV[3] leaseId, ARGV[4] actor, ARGV[5] reason, ARGV[6] call id (the same for a call sent again).
+ * forceRelease. ARGV[3] leaseId, ARGV[4] actor, ARGV[5] reason, ARGV[6] call id (the same for a call sent again);
+ * KEYS[8] the lease's force-release record (buildForceReleasedKey), which keeps the event a year.
  * Returns ["released", holdMs, lease fields, events] | ["lease_changed", current lease fields or [], events]
  * | ["not_found", events]. Lease fields are the hash as [field, value, …].
  */
@@ -415,6 +445,7 @@ if holder_id == lease_id then
   end
   local hold = math.max(0, NOW_MS - (tonumber(lease.acquiredAt) or NOW_MS))
   local ev = end_lease(c, lease, 'force_released', hold, 'lock', actor, reason, call_id, flat)
+  redis.call('SET', KEYS[8], cjson.encode(ev), 'EX', '${FORCE_RELEASED_TTL_S}')
   return { 'released', tostring(hold), flat, { ev } }
 end
 local e = read_ended(c.ended)
@@ -571,9 +602,37 @@ return { 'applied' }
 `,
 );
 
-const IDEMPOTENT_OPERATIONS: ReadonlySet<LeaseOperation> = new Set(["acquire", "release", "forceRelease", "expire", "project", "indexLive"]);
+/**
+ * relist: one batch of the rebuild of a bucket's listings from its lease hashes, after events the
+ * projector never saw were trimmed (projector.ts). KEYS[1] the bucket's projection cursor hash,
+ * KEYS[2] acq, KEYS[3] names, then per lease: KEYS[3i+1] its lease hash, KEYS[3i+2] its owner
+ * zset, KEYS[3i+3] its task zset. ARGV[1] the walk's position the batch was read at ('relist'
+ * field), ARGV[2] the position after it ("" when the walk is done), then per lease: resource,
+ * lease id, acquiredAt. As in indexLive, a lease is listed only if its hash still holds that
+ * lease id, so one that ended since it was read is not listed again. Returns ["applied"] or ["stale"].
+ */
+const RELIST = defineScript(
+  "relist",
+  `
+if (redis.call('HGET', KEYS[1], 'relist') or '') ~= ARGV[1] then return { 'stale' } end
+local n = (#KEYS - 3) / 3
+for i = 1, n do
+  local resource, lease_id, acquired_at = ARGV[3 * i], ARGV[3 * i + 1], ARGV[3 * i + 2]
+  if redis.call('HGET', KEYS[3 * i + 1], 'leaseId') == lease_id then
+    redis.call('ZADD', KEYS[2], acquired_at, resource)
+    redis.call('ZADD', KEYS[3], 0, resource)
+    redis.call('ZADD', KEYS[3 * i + 2], acquired_at, resource)
+    redis.call('ZADD', KEYS[3 * i + 3], acquired_at, resource)
+  end
+end
+if ARGV[2] == '' then redis.call('HDEL', KEYS[1], 'relist') else redis.call('HSET', KEYS[1], 'relist', ARGV[2]) end
+return { 'applied' }
+`,
+);
 
-const BODIES: readonly ScriptBody[] = [ACQUIRE, RENEW, RELEASE, FORCE_RELEASE, FENCING_REJECTED, LOST, EXPIRE, PROJECT, INDEX_LIVE];
+const IDEMPOTENT_OPERATIONS: ReadonlySet<LeaseOperation> = new Set(["acquire", "release", "forceRelease", "expire", "project", "indexLive", "relist"]);
+
+const BODIES: readonly ScriptBody[] = [ACQUIRE, RENEW, RELEASE, FORCE_RELEASE, FENCING_REJECTED, LOST, EXPIRE, PROJECT, INDEX_LIVE, RELIST];
 
 export interface LeaseScript {
   operation: LeaseOperation;

@@ -15,6 +15,7 @@ import type {
   FencingRejectionInput,
   ForceReleaseInput,
   ForceReleaseResult,
+  ForceReleasedQuery,
   Lease,
   LeaseEvent,
   LeasePage,
@@ -57,6 +58,7 @@ import {
   ZEventQuery,
   ZFencingRejectionInput,
   ZForceReleaseInput,
+  ZForceReleasedQuery,
   ZListQuery,
   ZLostInput,
   ZResource,
@@ -75,6 +77,7 @@ import {
   buildNamespaceBucketsKey,
   buildResourceKeys,
   buildResourceScriptKeys,
+  buildForceReleasedKey,
   buildSlackKey,
   buildIdStreamKey,
   type BucketKeys,
@@ -161,7 +164,8 @@ export function parseRedisClusterUrl(url: string): { nodes: { host: string; port
  * forceRelease answer a resent call as they did the first time either way). Every process sharing a
  * `namespace` must use the same `buckets`: a resource's keys live in bucket
  * hash(resource) % buckets. `eventsMaxLen` caps each bucket's event stream
- * (approximately: Redis trims whole stream nodes). `eventRetentionDays` and
+ * (approximately: Redis trims whole stream nodes), trimming only events already projected up to
+ * EVENTS_BACKLOG_FACTOR times that (see append_event in scripts.ts). `eventRetentionDays` and
  * `eventRetentionMaxMb` add a time and a memory bound, applied by sweep() off the hot path
  * and never to events not yet projected (retention.ts).
  *
@@ -373,7 +377,9 @@ export class RedisLeaseStore implements LeaseStore {
 
   async forceRelease(input: ForceReleaseInput): Promise<ForceReleaseResult> {
     const i = parseOrThrow(ZForceReleaseInput, input, "forceRelease");
-    const { reply, bucket } = await this.callResourceScript("forceRelease", i.resource, [i.leaseId, i.actor, i.reason, randomUUID()]);
+    const { reply, bucket } = await this.callResourceScript("forceRelease", i.resource, [i.leaseId, i.actor, i.reason, randomUUID()], (keys) => [
+      buildForceReleasedKey(keys, i.leaseId),
+    ]);
     // ["released", holdMs, lease fields, events] | ["lease_changed", current lease fields, events] | ["not_found", events]
     const r = readScriptReply(reply, "forceRelease");
     if (r[0] === "released") {
@@ -385,6 +391,21 @@ export class RedisLeaseStore implements LeaseStore {
       return { released: false, reason: "lease_changed", current: toLease(this.name, i.resource, pairsToRecord(r[1]) as RawLease) };
     }
     return { released: false, reason: "not_found", current: null };
+  }
+
+  /**
+   * The force_released event that ended lease `leaseId` on `resource`, from the record the
+   * forceRelease script keeps a year beside the lease's keys (not from the event history, which
+   * is capped and may have lost it); null when this lease was not force-released.
+   */
+  async forceReleasedEvent(query: ForceReleasedQuery): Promise<LeaseEvent | null> {
+    const q = parseOrThrow(ZForceReleasedQuery, query, "forceReleasedEvent");
+    if (!this.isNamespaceChecked) await this.checkNamespace("forceReleasedEvent");
+    const bucket = bucketOf(q.resource, this.buckets);
+    const [json] = await execPipeline(this.ctx, "forceReleasedEvent", (p) => p.get(buildForceReleasedKey(this.bucketKeys[bucket]!, q.leaseId)));
+    if (typeof json !== "string") return null;
+    const event = this.toEvents(bucket, [JSON.parse(json)]).at(-1) ?? null;
+    return event && event.resource === q.resource ? event : null;
   }
 
   async get(resource: string): Promise<Lease | null> {
@@ -883,6 +904,7 @@ export class RedisLeaseStore implements LeaseStore {
     const bucketKeys = this.bucketKeys[bucket]!;
     const keys = buildResourceScriptKeys(bucketKeys, resource);
     if (moreKeys) keys.push(...moreKeys(bucketKeys));
+    keys.push(bucketKeys.proj);
     const reply = await callScript(this.ctx, LEASE_SCRIPTS[operation], keys, [resource, this.eventsMaxLen, ...extra]);
     return { reply, bucket };
   }
@@ -897,7 +919,8 @@ export class RedisLeaseStore implements LeaseStore {
 
   /** Records one lapsed lease's expiry (nothing if it was renewed, ended or recorded meanwhile); 1 if it did. */
   private async expireOne(bucket: number, resource: string): Promise<number> {
-    const keys = buildResourceScriptKeys(this.bucketKeys[bucket]!, resource);
+    const bucketKeys = this.bucketKeys[bucket]!;
+    const keys = [...buildResourceScriptKeys(bucketKeys, resource), bucketKeys.proj];
     const reply = await callScript(this.ctx, LEASE_SCRIPTS.expire, keys, [resource, this.eventsMaxLen]);
     // ["expired", events]
     return this.toEvents(bucket, readScriptReply(reply, "expire")[1]).length;
