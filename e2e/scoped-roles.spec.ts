@@ -12,7 +12,7 @@ import { TokenStore } from "../lib/api/tokens";
 import { PostgresLeaseStore } from "../lib/lease/postgres/store";
 import type { Lease } from "../lib/lease/types";
 import { getStackFacts, setIdpGroups } from "./support/control";
-import { BASE_URL, PG_STORE, type StackFacts } from "./support/harness";
+import { BASE_URL, ISSUER_URL, PG_STORE, type StackFacts } from "./support/harness";
 import { signInThroughIdp } from "./support/sign-in";
 
 test.describe.configure({ mode: "serial" });
@@ -199,7 +199,7 @@ test("a forged force-release of another tenant's lease is refused and audited; t
   );
   expect(rows).toHaveLength(2);
   for (const row of rows) {
-    expect(row).toMatchObject({ outcome: "denied_role", actor_sub: "dave", lease_id: other.leaseId });
+    expect(row).toMatchObject({ outcome: "denied_role", actor_sub: `${ISSUER_URL}#dave`, lease_id: other.leaseId });
     expect(row.detail).toContain("outside the operator scope (tenant_1:*)");
   }
   // …which dave himself cannot read: the audit list keeps to his tenant too.
@@ -236,8 +236,8 @@ test("a stale form after the role changed: the force-release it sends is judged 
     await expect(page.getByRole("alert").filter({ hasText: "Not allowed — nothing was released." })).toBeVisible();
     expect((await store.get(OTHER))?.leaseId).toBe(other.leaseId);
     const { rows } = await pool.query<{ outcome: string; detail: string }>(
-      `SELECT outcome, detail FROM "${facts.audit.schema}".audit_log WHERE resource = $1 AND actor_sub = 'dave' ORDER BY id DESC LIMIT 1`,
-      [OTHER],
+      `SELECT outcome, detail FROM "${facts.audit.schema}".audit_log WHERE resource = $1 AND actor_sub = $2 ORDER BY id DESC LIMIT 1`,
+      [OTHER, `${ISSUER_URL}#dave`],
     );
     expect(rows[0]?.outcome).toBe("denied_role");
     // His refused attempts on OTHER are in the log, but not in his view of it, nor in its exports.

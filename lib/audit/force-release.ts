@@ -16,6 +16,7 @@ import { z } from "zod";
 import type { Lease, LeaseStore } from "@/lib/lease/types";
 import { ZLeaseId, ZResource } from "@/lib/lease/validation";
 import type { TStoreConfig } from "@/lib/console/config";
+import { subjectOfIdentity } from "@/lib/auth/identity";
 import { DEFAULT_SCHEMA as DEFAULT_LEASE_SCHEMA } from "@/lib/lease/postgres/sql";
 import { withTimeout } from "@/lib/console/fan-out";
 import type { AuditOutcome } from "./chain";
@@ -109,9 +110,9 @@ const ZForceReleaseRequest = z.strictObject({
   request: ZRequestMeta,
 });
 
-/** The actor as the store's event names it (and as force_release() checks it). */
-export function actorLabel(actor: { id: string; email: string | null }): string {
-  return actor.email ?? actor.id;
+/** The actor as the store's event names it (and as force_release() checks it): the stable id, never the email. */
+export function recordedActor(actor: { id: string }): string {
+  return actor.id;
 }
 
 /** The lease library takes one printable line of at most 1000 bytes; the audit keeps the reason as typed. */
@@ -255,7 +256,7 @@ async function releaseInOneTransaction(audit: AuditLog, req: ForceReleaseRequest
         leaseSchema,
         resource: req.resource,
         leaseId: req.leaseId,
-        actor: actorLabel(req.actor),
+        actor: recordedActor(req.actor),
         reason: storeReason(req.reason),
       });
       if (row.verdict === "ok") {
@@ -291,7 +292,7 @@ async function releaseInTwoSteps(audit: AuditLog, store: LeaseStore, req: ForceR
     let draft: AuditDraft;
     let result: ForceReleaseOutcome;
     try {
-      const released = await store.forceRelease({ resource: req.resource, leaseId: req.leaseId, actor: actorLabel(req.actor), reason: storeReason(req.reason) });
+      const released = await store.forceRelease({ resource: req.resource, leaseId: req.leaseId, actor: recordedActor(req.actor), reason: storeReason(req.reason) });
       if (released.released) {
         draft = { ...baseDraft(req, "released", shown), resolvesId: requested.id, detail: `store event ${released.event.id}` };
         result = { outcome: "released", auditId: "", lease: { owner: shown.owner, task: shown.task, fencingToken: shown.fencingToken } };
@@ -394,7 +395,8 @@ function entryDraft(e: AuditEntry): AuditDraft {
 }
 
 async function findForceReleasedEvent(store: LeaseStore, entry: AuditEntry) {
-  const actor = actorLabel({ id: entry.actorSub, email: entry.actorEmail });
+  // Entries written before stable ids carry the bare sub, and the store's event named the email (or that sub).
+  const actor = subjectOfIdentity(entry.actorSub) === null ? (entry.actorEmail ?? entry.actorSub) : recordedActor({ id: entry.actorSub });
   let cursor: string | undefined;
   for (let page = 0; page < 20; page++) {
     const { items, nextCursor } = await store.events({

@@ -14,6 +14,7 @@
  *     LEASEWATCH_ROLE_MAP on each request.
  */
 import { getAuthEnv, type AuthEnv } from "@/lib/env";
+import { identityId } from "./identity";
 import { lookUpGroups, type GroupsLookup } from "./idp";
 import { mapGroupsToAccess, type Role, type RoleAccess } from "./roles";
 import { resolveConsoleDbConfig, SessionStore, type NewSessionRecord, type SessionRecord } from "./session-store";
@@ -21,7 +22,9 @@ import { resolveConsoleDbConfig, SessionStore, type NewSessionRecord, type Sessi
 /** The signed-in user as pages and handlers see it. */
 export interface AppSession {
   user: {
+    /** The stable id: the IdP's `sub` with its issuer (./identity). What records name the person by. */
     id: string;
+    /** Only an address the IdP verified; a label, never an identity. */
     email: string | null;
     name: string | null;
     roles: Role[];
@@ -39,6 +42,7 @@ export interface SessionTokenClaims {
   sid?: unknown;
   signedInAt?: unknown;
   sub?: unknown;
+  issuer?: unknown;
   email?: unknown;
   name?: unknown;
 }
@@ -137,6 +141,8 @@ const isUuid = (v: unknown): v is string => typeof v === "string" && /^[0-9a-f]{
 export async function resolveSession(claims: SessionTokenClaims | null, options: { fresh?: boolean } = {}): Promise<ResolvedSession> {
   if (!claims || !isUuid(claims.sid) || typeof claims.signedInAt !== "number" || typeof claims.sub !== "string") return { status: "signed_out" };
   const env = getAuthEnv();
+  // A `sub` means someone only at the issuer that said it (and a cookie without one predates verified-email labels).
+  if (claims.issuer !== env.issuer) return { status: "signed_out" };
   const now = Date.now();
   if (now >= claims.signedInAt + env.sessionMaxAgeS * 1000) return { status: "signed_out" };
 
@@ -187,7 +193,7 @@ export async function resolveSession(claims: SessionTokenClaims | null, options:
     ...(idpProblem !== undefined ? { idpProblem } : {}),
     session: {
       user: {
-        id: claims.sub,
+        id: identityId(env.issuer, claims.sub),
         email: typeof claims.email === "string" ? claims.email : null,
         name: typeof claims.name === "string" ? claims.name : null,
         roles,
