@@ -147,7 +147,8 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<R
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed("refresh_token"),
     // The same refresh token stays valid, so two console requests refreshing at once do not invalidate each other.
     rotateRefreshToken: () => false,
-    features: { devInteractions: { enabled: true } },
+    // revocation: the console revokes a session's tokens at sign-out (RFC 7009).
+    features: { devInteractions: { enabled: true }, revocation: { enabled: true } },
     async findAccount(_ctx, id) {
       const user = users.get(id);
       if (!user) return undefined;

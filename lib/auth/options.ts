@@ -1,6 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { AuthOptions } from "next-auth";
+import { getToken } from "next-auth/jwt";
 import type { OAuthConfig } from "next-auth/providers/oauth";
+import { cookies } from "next/headers";
 import { getAuthEnv, type AuthEnv } from "@/lib/env";
 import { toSafeCallbackPath } from "./callback-url";
 import { verifiedEmailOf } from "./identity";
@@ -54,6 +56,23 @@ function buildOidcProvider(env: AuthEnv): OAuthConfig<OidcProfile> {
   };
 }
 
+/**
+ * The session id in the cookie this sign-in replaces (a re-authentication, or another
+ * sign-in in the same browser); null when there is none, or outside a request.
+ */
+async function readReplacedSessionId(env: AuthEnv): Promise<string | null> {
+  try {
+    const claims = await getToken({
+      req: { cookies: await cookies(), headers: {} } as unknown as Parameters<typeof getToken>[0]["req"],
+      secret: env.secret,
+      secureCookie: env.nextAuthUrl.startsWith("https://"),
+    });
+    return typeof claims?.sid === "string" ? claims.sid : null;
+  } catch {
+    return null;
+  }
+}
+
 /** next-auth options from the validated environment. Throws EnvError when sign-in is misconfigured. */
 export function buildAuthOptions(env: AuthEnv): AuthOptions {
   const groupsOf = (profile: unknown): string[] =>
@@ -81,6 +100,7 @@ export function buildAuthOptions(env: AuthEnv): AuthOptions {
           const sid = randomUUID();
           const p = profile as OidcProfile;
           const email = verifiedEmailOf(p);
+          const replaced = await readReplacedSessionId(env);
           await recordSignIn({
             id: sid,
             subject: p.sub,
@@ -93,6 +113,10 @@ export function buildAuthOptions(env: AuthEnv): AuthOptions {
             accessTokenExpiresAt: typeof account.expires_at === "number" ? new Date(account.expires_at * 1000) : null,
             refreshToken: account.refresh_token ?? null,
           });
+          // The session this one replaces ends now, so a copy of its cookie is worth nothing.
+          // Only here: its IdP tokens may belong to the same grant as the new ones, and
+          // revoking them at the IdP could end the new session as well.
+          if (replaced && replaced !== sid) await revokeSession(replaced, "replaced by a new sign-in", { atIdp: false });
           return { sub: p.sub, issuer: env.issuer, name: token.name, email, sid, signedInAt };
         }
         // /api/auth/session: a revoked or expired session is no session (next-auth then clears the cookie).

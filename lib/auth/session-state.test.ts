@@ -200,6 +200,28 @@ describe("resolveSession", () => {
   });
 });
 
+describe("ending a session", () => {
+  const refreshAtIdp = (refreshToken: string) =>
+    fetch(`${idp.issuer}/token`, {
+      method: "POST",
+      headers: { authorization: `Basic ${Buffer.from(`${idp.clientId}:${CLIENT_SECRET}`).toString("base64")}`, "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: refreshToken }).toString(),
+    });
+
+  it("sign-out revokes the session and its refresh token at the IdP (RFC 7009): the token mints nothing afterwards", async () => {
+    const claims = await startSession("alice");
+    const refreshToken = (await state.getSessionStore().get(claims.sid))!.refreshToken!;
+    expect((await refreshAtIdp(refreshToken)).status).toBe(200);
+
+    await state.revokeSession(claims.sid, "signed out");
+
+    expect(await rolesOf(claims)).toBeNull();
+    const refused = await refreshAtIdp(refreshToken);
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error?: string }).error).toBe("invalid_grant");
+  });
+});
+
 describe("who signed in", () => {
   /** A sign-in as next-auth runs it: the jwt callback with the IdP's id token claims and tokens, then the cookie resolved. */
   async function signInThroughCallback(user: string) {

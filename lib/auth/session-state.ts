@@ -8,14 +8,15 @@
  *   - absolute lifetime: `signedInAt + LEASEWATCH_SESSION_MAX_AGE`, however often
  *     next-auth re-issued the cookie;
  *   - the server-side record (lib/auth/session-store.ts) must exist and not be
- *     revoked — sign-out revokes it, so a copied cookie stops working;
+ *     revoked — sign-out revokes it (and its tokens at the IdP), and so does a
+ *     new sign-in in the same browser, so a copied cookie stops working;
  *   - groups are re-read from the IdP every LEASEWATCH_GROUPS_REFRESH seconds
  *     (always, for a fresh check) and mapped to roles with the current
  *     LEASEWATCH_ROLE_MAP on each request.
  */
 import { getAuthEnv, type AuthEnv } from "@/lib/env";
 import { identityId } from "./identity";
-import { lookUpGroups, type GroupsLookup } from "./idp";
+import { lookUpGroups, revokeTokenAtIdp, type GroupsLookup, type IdpClientConfig } from "./idp";
 import { mapGroupsToAccess, type Role, type RoleAccess } from "./roles";
 import { resolveConsoleDbConfig, SessionStore, type NewSessionRecord, type SessionRecord } from "./session-store";
 
@@ -108,11 +109,15 @@ async function loadRecord(sid: string, bypassCache: boolean): Promise<SessionRec
 }
 
 /** One IdP round trip per session at a time, however many requests need it at once. */
+function idpClientOf(env: AuthEnv): IdpClientConfig {
+  return { issuer: env.issuer, clientId: env.clientId, clientSecret: env.clientSecret, groupsClaim: env.groupsClaim };
+}
+
 function lookUpGroupsOnce(env: AuthEnv, record: SessionRecord): Promise<GroupsLookup> {
   let pending = groupLookups.get(record.id);
   if (!pending) {
     pending = lookUpGroups(
-      { issuer: env.issuer, clientId: env.clientId, clientSecret: env.clientSecret, groupsClaim: env.groupsClaim },
+      idpClientOf(env),
       record.subject,
       { accessToken: record.accessToken, accessTokenExpiresAt: record.accessTokenExpiresAt, refreshToken: record.refreshToken },
     ).finally(() => groupLookups.delete(record.id));
@@ -177,7 +182,7 @@ export async function resolveSession(claims: SessionTokenClaims | null, options:
     } else if (lookup.reason === "grant_revoked") {
       // The IdP no longer stands behind this session (user disabled, grant withdrawn).
       console.warn(`[leasewatch] session of ${record.subject} ended: ${lookup.message}`);
-      await revokeSession(record.id, `idp: ${lookup.message}`);
+      await revokeSession(record.id, `idp: ${lookup.message}`, { atIdp: false });
       return { status: "signed_out" };
     } else {
       console.warn(`[leasewatch] could not re-read groups of ${record.subject} from the IdP: ${lookup.message}`);
@@ -210,9 +215,26 @@ export async function recordSignIn(record: NewSessionRecord): Promise<void> {
   await getSessionStore().create(record);
 }
 
-/** Ends a session on the server (sign-out). The cached copy in this process goes at once. */
-export async function revokeSession(sid: string, reason: string): Promise<void> {
+/**
+ * Ends a session on the server (sign-out). The cached copy in this process goes at once.
+ * `atIdp` (default): the IdP is then asked to revoke its refresh and access tokens too,
+ * so they cannot mint or read anything more; most IdPs end the grant behind them with
+ * it. A failure there is logged and the sign-out stands.
+ */
+export async function revokeSession(sid: string, reason: string, options: { atIdp?: boolean } = {}): Promise<void> {
   recordCache.delete(sid);
+  // Read before revoking: the revocation clears the tokens from the record.
+  const record = options.atIdp === false ? null : await getSessionStore().get(sid);
   await getSessionStore().revoke(sid, reason);
   recordCache.delete(sid);
+  if (!record || record.revokedAt !== null) return;
+  const idp = idpClientOf(getAuthEnv());
+  const tokens = [
+    ...(record.refreshToken ? [{ token: record.refreshToken, hint: "refresh_token" as const }] : []),
+    ...(record.accessToken ? [{ token: record.accessToken, hint: "access_token" as const }] : []),
+  ];
+  for (const { token, hint } of tokens) {
+    const result = await revokeTokenAtIdp(idp, token, hint);
+    if (!result.ok) console.warn(`[leasewatch] session of ${record.subject} ended here, but the IdP did not revoke its ${hint}: ${result.message}`);
+  }
 }
