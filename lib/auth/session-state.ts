@@ -233,8 +233,11 @@ export async function revokeSession(sid: string, reason: string, options: { atId
     ...(record.refreshToken ? [{ token: record.refreshToken, hint: "refresh_token" as const }] : []),
     ...(record.accessToken ? [{ token: record.accessToken, hint: "access_token" as const }] : []),
   ];
-  for (const { token, hint } of tokens) {
-    const result = await revokeTokenAtIdp(idp, token, hint);
-    if (!result.ok) console.warn(`[leasewatch] session of ${record.subject} ended here, but the IdP did not revoke its ${hint}: ${result.message}`);
-  }
+  // Side by side: an IdP that does not answer holds the sign-out up for one timeout, not two.
+  await Promise.all(
+    tokens.map(async ({ token, hint }) => {
+      const result = await revokeTokenAtIdp(idp, token, hint);
+      if (!result.ok) console.warn(`[leasewatch] session of ${record.subject} ended here, but the IdP did not revoke its ${hint}: ${result.message}`);
+    }),
+  );
 }
