@@ -292,7 +292,7 @@ test("API tokens: dave sees only tenant_1's, cannot create or revoke another ten
       [forgedName],
     );
     expect(createRows.rows).toEqual([
-      { action: "token_create", outcome: "denied_role", actor_sub: "dave", detail: `prefixes tenant_2:e2e-scoped-${RUN}: outside the operator scope (tenant_1:*)` },
+      { action: "token_create", outcome: "denied_role", actor_sub: `${ISSUER_URL}#dave`, detail: `prefixes tenant_2:e2e-scoped-${RUN}: outside the operator scope (tenant_1:*)` },
     ]);
 
     // Revoking another tenant's token answers as an unknown id; the token stays live; the attempt is audited.
@@ -306,7 +306,7 @@ test("API tokens: dave sees only tenant_1's, cannot create or revoke another ten
       `SELECT outcome, actor_sub, detail FROM "${facts.audit.schema}".audit_log WHERE action = 'token_revoke' AND resource = $1`,
       [theirs.record.name],
     );
-    expect(revokeRows.rows).toEqual([{ outcome: "not_found", actor_sub: "dave", detail: `token ${theirs.record.id} is outside the operator scope (tenant_1:*)` }]);
+    expect(revokeRows.rows).toEqual([{ outcome: "not_found", actor_sub: `${ISSUER_URL}#dave`, detail: `token ${theirs.record.id} is outside the operator scope (tenant_1:*)` }]);
 
     // His own tenant, through the form: it starts from his scope and says so.
     const ownName = `e2e-${RUN}-own`;
@@ -320,7 +320,7 @@ test("API tokens: dave sees only tenant_1's, cannot create or revoke another ten
     await expect(page.getByRole("region", { name: /created — copy it now/ })).toBeVisible();
     created.push(ownName);
     await expect(page.getByRole("row").filter({ hasText: ownName })).toContainText(`tenant_1:e2e-scoped-${RUN}:`);
-    expect((await tokens.getByName(ownName))?.createdBy).toContain("dave");
+    expect((await tokens.getByName(ownName))?.createdBy).toBe(`${ISSUER_URL}#dave`);
   } finally {
     for (const name of [mine.record.name, theirs.record.name, both.record.name, ...created]) await tokens.revoke(name).catch(() => undefined);
   }
