@@ -1,8 +1,10 @@
 import AxeBuilder from "@axe-core/playwright";
 import { expect, request as playwrightRequest, test } from "@playwright/test";
 import { decode, encode } from "next-auth/jwt";
-import { CAROL_GROUPS, setIdpGroups } from "./support/control";
-import { BASE_URL, E2E_NEXTAUTH_SECRET, ISSUER_URL } from "./support/harness";
+import { SessionStore } from "../lib/auth/session-store";
+import { DEMO_CLIENT_SECRET } from "../lib/env";
+import { CAROL_GROUPS, getStackFacts, setIdpGroups } from "./support/control";
+import { BASE_URL, E2E_NEXTAUTH_SECRET, ISSUER_URL, PG_STORE } from "./support/harness";
 import { signInThroughIdp } from "./support/sign-in";
 
 const SIGNED_OUT = { cookies: [], origins: [] };
@@ -73,6 +75,46 @@ test("the signed-in shell is keyboard reachable and has no serious accessibility
   expect(serious.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`)).toEqual([]);
 });
 
+test("an unverified email is no identity: eve, whose IdP account claims alice's address, acts and is found only as eve", async ({ browser }) => {
+  const context = await browser.newContext({ storageState: SIGNED_OUT });
+  const page = await context.newPage();
+  await signInThroughIdp(page, "eve");
+  await expect(page.getByTestId("user-name")).toHaveText("eve");
+  const { user } = (await (await page.request.get("/api/auth/session")).json()) as { user: { id: string; email: string | null } };
+  expect(user).toMatchObject({ id: `${ISSUER_URL}#eve`, email: null });
+
+  // Something eve does goes on record: she creates (and revokes) an API token.
+  const name = `e2e-eve-${Date.now()}`;
+  const created = await page.request.post("/api/tokens", {
+    data: { name, prefixes: ["e2e-eve:"], stores: [PG_STORE], actions: ["acquire"], expiresInDays: 1 },
+    headers: { origin: BASE_URL },
+  });
+  expect(created.status()).toBe(201);
+  const { token } = (await created.json()) as { token: { id: string; createdBy: string } };
+  expect(token.createdBy).toBe(`${ISSUER_URL}#eve`);
+  expect((await page.request.post("/api/tokens/revoke", { data: { id: token.id }, headers: { origin: BASE_URL } })).status()).toBe(200);
+
+  // Looked up as alice (her email or her id), none of it is there; as eve, all of it.
+  const entriesAs = async (actor: string) => {
+    const answer = await page.request.get(`/api/audit?${new URLSearchParams({ actor, resource: name })}`);
+    expect(answer.status()).toBe(200);
+    return ((await answer.json()) as { items: Array<{ action: string; actorId: string; actorEmail: string | null }> }).items;
+  };
+  expect(await entriesAs("alice@example.test")).toEqual([]);
+  expect(await entriesAs(`${ISSUER_URL}#alice`)).toEqual([]);
+  expect((await entriesAs(`${ISSUER_URL}#eve`)).map((e) => [e.action, e.actorId, e.actorEmail])).toEqual([
+    ["token_revoke", `${ISSUER_URL}#eve`, null],
+    ["token_create", `${ISSUER_URL}#eve`, null],
+  ]);
+  // The audit page names her eve, with the id she is recorded by.
+  await page.goto(`/audit?${new URLSearchParams({ resource: name })}`);
+  const actors = page.getByRole("table", { name: /Audit entries/ }).getByTitle(`${ISSUER_URL}#eve`, { exact: false });
+  await expect(actors).toHaveCount(2);
+  await expect(actors.first()).toContainText("eve");
+  await expect(actors.first()).not.toContainText("alice");
+  await context.close();
+});
+
 test("sign out ends the session", async ({ browser }) => {
   // A fresh sign-in, so ending it does not touch the shared operator session.
   const context = await browser.newContext({ storageState: SIGNED_OUT });
@@ -86,6 +128,8 @@ test("sign out ends the session", async ({ browser }) => {
 });
 
 const SESSION_COOKIE = "next-auth.session-token";
+/** The e2e stack's client at the demo IdP (scripts/oidc-provider.ts's defaults). */
+const DEMO_CLIENT_ID = "leasewatch-console";
 
 test.describe("sessions that can be taken away", () => {
   test("a copied session cookie stops working after sign-out", async ({ browser }) => {
@@ -106,6 +150,34 @@ test.describe("sessions that can be taken away", () => {
     await thiefPage.goto("/locks");
     await expect(thiefPage).toHaveURL(/\/signin\?callbackUrl=%2Flocks/);
     await thief.close();
+    await context.close();
+  });
+
+  test("sign-out revokes the refresh token at the IdP, so it cannot mint new access tokens", async ({ browser }) => {
+    const context = await browser.newContext({ storageState: SIGNED_OUT });
+    const page = await context.newPage();
+    await signInThroughIdp(page, "alice");
+    const claims = await decode({ token: (await context.cookies()).find((c) => c.name === SESSION_COOKIE)!.value, secret: E2E_NEXTAUTH_SECRET });
+    // The refresh token the console holds for this session (sealed in its session record).
+    const pgStore = (await getStackFacts()).stores.find((s) => s.kind === "postgres")!;
+    const sessions = new SessionStore({ url: pgStore.url, schema: pgStore.kind === "postgres" ? pgStore.schema : "", secret: E2E_NEXTAUTH_SECRET });
+    const refreshToken = (await sessions.get(claims!.sid as string))?.refreshToken;
+    await sessions.close();
+    expect(refreshToken, "the session's refresh token").toBeTruthy();
+    const refresh = () =>
+      fetch(`${ISSUER_URL}/token`, {
+        method: "POST",
+        headers: { authorization: `Basic ${Buffer.from(`${DEMO_CLIENT_ID}:${DEMO_CLIENT_SECRET}`).toString("base64")}`, "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: refreshToken! }),
+      });
+    expect((await refresh()).status).toBe(200);
+
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await expect(page).toHaveURL(/\/signin/);
+
+    const refused = await refresh();
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error?: string }).error).toBe("invalid_grant");
     await context.close();
   });
 
@@ -163,11 +235,14 @@ test.describe("sessions that can be taken away", () => {
   });
 });
 
-test("re-authentication makes the IdP ask for the password again and comes back to the same page", async ({ browser }) => {
+test("re-authentication makes the IdP ask for the password again, comes back to the same page, and ends the old session", async ({ browser }) => {
   const context = await browser.newContext({ storageState: SIGNED_OUT });
   const page = await context.newPage();
   await signInThroughIdp(page, "alice");
   const before = await decode({ token: (await context.cookies()).find((c) => c.name === SESSION_COOKIE)!.value, secret: E2E_NEXTAUTH_SECRET });
+  // A copy of the cookie from before the re-authentication works until then.
+  const copied = await browser.newContext({ storageState: { cookies: await context.cookies(), origins: [] } });
+  expect((await copied.request.get("/api/health")).status()).toBe(200);
 
   const from = "/locks?prefix=tenant_1";
   await page.goto(`/signin/reauth?${new URLSearchParams({ callbackUrl: from })}`);
@@ -186,7 +261,14 @@ test("re-authentication makes the IdP ask for the password again and comes back 
   expect(after?.sid).not.toBe(before?.sid);
   expect(after!.signedInAt as number).toBeGreaterThan(before!.signedInAt as number);
   expect(authorize).toBeTruthy();
-  await context.close();
+  // The session it replaced is revoked on the server: the copied cookie is nobody now.
+  expect((await copied.request.get("/api/health")).status()).toBe(401);
+  const copiedPage = await copied.newPage();
+  await copiedPage.goto("/locks");
+  await expect(copiedPage).toHaveURL(/\/signin\?callbackUrl=%2Flocks/);
+  // The new one works.
+  expect((await page.request.get("/api/health")).status()).toBe(200);
+  await Promise.all([copied.close(), context.close()]);
 });
 
 test.describe("callbackUrl", () => {
@@ -281,11 +363,16 @@ test.describe("security headers", () => {
   });
 
   test("the console runs under its CSP: no violations while pages render charts and poll", async ({ page }) => {
+    const csp = (await page.request.get("/")).headers()["content-security-policy"] ?? "";
+    // Inline <style> elements need the page's nonce; only style attributes (React's style={…}) stay allowed.
+    expect(csp).toMatch(/style-src 'self' 'nonce-[^']+'(;|$)/);
+    expect(csp).not.toMatch(/style-src [^;]*'unsafe-inline'/);
     const violations: string[] = [];
     page.on("console", (message) => {
       if (/content security policy|refused to (execute|load|apply|connect)/i.test(message.text())) violations.push(message.text());
     });
-    page.on("pageerror", (error) => violations.push(`page error: ${error.message}`));
+    const pageErrors: string[] = [];
+    page.on("pageerror", (error) => pageErrors.push(error.message));
     await page.addInitScript(() => {
       document.addEventListener("securitypolicyviolation", (event) => console.error(`Content Security Policy violation: ${event.violatedDirective} ${event.blockedURI}`));
     });
@@ -298,6 +385,13 @@ test.describe("security headers", () => {
     for (const path of ["/locks", "/events"]) {
       await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: path === "/locks" ? "Leases" : "Events" }).click();
       await expect(page).toHaveURL(new RegExp(`${path}$`));
+      await page.waitForLoadState("load");
+    }
+    // A script the policy blocked would show up as an error of the page.
+    expect(pageErrors).toEqual([]);
+    // Full loads too: the server's HTML carries the style attributes and <style> elements the policy judges.
+    for (const path of ["/", "/locks", "/events", "/advice", "/audit", "/tokens"]) {
+      await page.goto(path);
       await page.waitForLoadState("load");
     }
     expect(violations).toEqual([]);

@@ -17,7 +17,7 @@ import { createFencedDownstream, type FencedDownstream } from "../test/support/s
 import { spawnWorker, stopAllWorkers } from "../test/support/worker-process";
 import { scopedAxe } from "./support/axe";
 import { CAROL_GROUPS, getStackFacts, setIdpGroups } from "./support/control";
-import { BASE_URL, PG_STORE, type StackFacts } from "./support/harness";
+import { BASE_URL, ISSUER_URL, PG_STORE, type StackFacts } from "./support/harness";
 import { signInThroughIdp } from "./support/sign-in";
 
 test.describe.configure({ mode: "serial" });
@@ -151,11 +151,11 @@ test("operator force-releases a held lease: the holder's signal aborts, its fenc
     expect(released, JSON.stringify(entries)).toBeTruthy();
     expect(released!.leaseId).toBe(leaseId);
     expect(released!.reason).toBe(REASON);
-    expect(released!.actorId).toBe("alice");
+    expect(released!.actorId).toBe(`${ISSUER_URL}#alice`);
 
     // The lease's own event list shows the force-release, with who and why.
     const forced = page.getByRole("region", { name: "Events of this resource" }).locator("tr", { hasText: "force-released" });
-    await expect(forced).toContainText("by alice@example.test");
+    await expect(forced).toContainText(`by ${ISSUER_URL}#alice`);
     await expect(forced).toContainText(REASON);
     await outcome.getByRole("link", { name: "See the audit entry" }).click();
     await expect(page).toHaveURL(/\/audit\?/);
@@ -211,7 +211,7 @@ test("roles revoked at the IdP: the next force-release is refused without signin
     await expect(page.getByTestId("user-name")).toHaveText("carol");
     // carol may not read the audit log any more either; alice can.
     const entry = (await auditEntries(alicePage.request, resource)).find((e) => e.outcome === "denied_role");
-    expect(entry?.actorId).toBe("carol");
+    expect(entry?.actorId).toBe(`${ISSUER_URL}#carol`);
     expect(entry?.leaseId).toBe(lease.leaseId);
   } finally {
     await setIdpGroups("carol", CAROL_GROUPS);
@@ -312,7 +312,7 @@ test("viewer: the control is disabled with the reason, and a hand-made POST is r
     expect(await response.json()).toMatchObject({ ok: false, outcome: "refused", code: "forbidden" });
     expect((await store.get(resource))?.leaseId).toBe(lease.leaseId);
     const entry = (await auditEntries(page.request, resource)).find((e) => e.outcome === "denied_role");
-    expect(entry?.actorId).toBe("bob");
+    expect(entry?.actorId).toBe(`${ISSUER_URL}#bob`);
     expect(entry?.leaseId).toBe(lease.leaseId);
     // Text Postgres would change (a lone surrogate) or refuse (NUL): still audited, and the chain verifies past it on /audit.
     let lastId = 0;

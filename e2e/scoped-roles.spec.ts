@@ -12,7 +12,7 @@ import { TokenStore } from "../lib/api/tokens";
 import { PostgresLeaseStore } from "../lib/lease/postgres/store";
 import type { Lease } from "../lib/lease/types";
 import { getStackFacts, setIdpGroups } from "./support/control";
-import { BASE_URL, PG_STORE, type StackFacts } from "./support/harness";
+import { BASE_URL, ISSUER_URL, PG_STORE, type StackFacts } from "./support/harness";
 import { signInThroughIdp } from "./support/sign-in";
 
 test.describe.configure({ mode: "serial" });
@@ -199,7 +199,7 @@ test("a forged force-release of another tenant's lease is refused and audited; t
   );
   expect(rows).toHaveLength(2);
   for (const row of rows) {
-    expect(row).toMatchObject({ outcome: "denied_role", actor_sub: "dave", lease_id: other.leaseId });
+    expect(row).toMatchObject({ outcome: "denied_role", actor_sub: `${ISSUER_URL}#dave`, lease_id: other.leaseId });
     expect(row.detail).toContain("outside the operator scope (tenant_1:*)");
   }
   // …which dave himself cannot read: the audit list keeps to his tenant too.
@@ -236,8 +236,8 @@ test("a stale form after the role changed: the force-release it sends is judged 
     await expect(page.getByRole("alert").filter({ hasText: "Not allowed — nothing was released." })).toBeVisible();
     expect((await store.get(OTHER))?.leaseId).toBe(other.leaseId);
     const { rows } = await pool.query<{ outcome: string; detail: string }>(
-      `SELECT outcome, detail FROM "${facts.audit.schema}".audit_log WHERE resource = $1 AND actor_sub = 'dave' ORDER BY id DESC LIMIT 1`,
-      [OTHER],
+      `SELECT outcome, detail FROM "${facts.audit.schema}".audit_log WHERE resource = $1 AND actor_sub = $2 ORDER BY id DESC LIMIT 1`,
+      [OTHER, `${ISSUER_URL}#dave`],
     );
     expect(rows[0]?.outcome).toBe("denied_role");
     // His refused attempts on OTHER are in the log, but not in his view of it, nor in its exports.
@@ -292,7 +292,7 @@ test("API tokens: dave sees only tenant_1's, cannot create or revoke another ten
       [forgedName],
     );
     expect(createRows.rows).toEqual([
-      { action: "token_create", outcome: "denied_role", actor_sub: "dave", detail: `prefixes tenant_2:e2e-scoped-${RUN}: outside the operator scope (tenant_1:*)` },
+      { action: "token_create", outcome: "denied_role", actor_sub: `${ISSUER_URL}#dave`, detail: `prefixes tenant_2:e2e-scoped-${RUN}: outside the operator scope (tenant_1:*)` },
     ]);
 
     // Revoking another tenant's token answers as an unknown id; the token stays live; the attempt is audited.
@@ -306,7 +306,7 @@ test("API tokens: dave sees only tenant_1's, cannot create or revoke another ten
       `SELECT outcome, actor_sub, detail FROM "${facts.audit.schema}".audit_log WHERE action = 'token_revoke' AND resource = $1`,
       [theirs.record.name],
     );
-    expect(revokeRows.rows).toEqual([{ outcome: "not_found", actor_sub: "dave", detail: `token ${theirs.record.id} is outside the operator scope (tenant_1:*)` }]);
+    expect(revokeRows.rows).toEqual([{ outcome: "not_found", actor_sub: `${ISSUER_URL}#dave`, detail: `token ${theirs.record.id} is outside the operator scope (tenant_1:*)` }]);
 
     // His own tenant, through the form: it starts from his scope and says so.
     const ownName = `e2e-${RUN}-own`;
@@ -320,7 +320,7 @@ test("API tokens: dave sees only tenant_1's, cannot create or revoke another ten
     await expect(page.getByRole("region", { name: /created — copy it now/ })).toBeVisible();
     created.push(ownName);
     await expect(page.getByRole("row").filter({ hasText: ownName })).toContainText(`tenant_1:e2e-scoped-${RUN}:`);
-    expect((await tokens.getByName(ownName))?.createdBy).toContain("dave");
+    expect((await tokens.getByName(ownName))?.createdBy).toBe(`${ISSUER_URL}#dave`);
   } finally {
     for (const name of [mine.record.name, theirs.record.name, both.record.name, ...created]) await tokens.revoke(name).catch(() => undefined);
   }

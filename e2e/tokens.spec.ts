@@ -12,7 +12,7 @@ import { buildApiServer } from "../lib/api/server";
 import { TokenStore } from "../lib/api/tokens";
 import { PostgresLeaseStore } from "../lib/lease/postgres/store";
 import { getStackFacts } from "./support/control";
-import { BASE_URL, PG_STORE } from "./support/harness";
+import { BASE_URL, ISSUER_URL, PG_STORE } from "./support/harness";
 
 test.describe.configure({ mode: "serial" });
 
@@ -116,8 +116,8 @@ test("operator creates a token (shown once), a worker uses it, the operator revo
     // Both changes are in the audit log, with the operator as actor and no secret.
     const entries = await tokenEntries(page.request, name);
     expect(entries.map((e) => [e.action, e.outcome, e.actorId])).toEqual([
-      ["token_create", "created", "alice"],
-      ["token_revoke", "revoked", "alice"],
+      ["token_create", "created", `${ISSUER_URL}#alice`],
+      ["token_revoke", "revoked", `${ISSUER_URL}#alice`],
     ]);
     expect(JSON.stringify(entries)).not.toContain(secret);
     // And /audit shows them under the token-change filter.
@@ -182,5 +182,5 @@ test("viewer: creating is disabled with the reason, and hand-made POSTs are refu
   const list = (await (await page.request.get("/api/tokens")).json()) as { items: Array<{ name: string }> };
   expect(list.items.map((t) => t.name)).not.toContain(name);
   const entries = await tokenEntries(page.request, name);
-  expect(entries.map((e) => [e.action, e.outcome, e.actorId])).toEqual([["token_create", "denied_role", "bob"]]);
+  expect(entries.map((e) => [e.action, e.outcome, e.actorId])).toEqual([["token_create", "denied_role", `${ISSUER_URL}#bob`]]);
 });

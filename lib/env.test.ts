@@ -79,9 +79,11 @@ describe("production refusals (NODE_ENV=production)", () => {
     }
   });
 
-  it("refuses the demo client secret unless LEASEWATCH_DEMO=1", () => {
+  it("refuses the demo client secret for an issuer that is not on this machine, even with LEASEWATCH_DEMO=1", () => {
     expect(() => parseAuthEnv({ ...PRODUCTION, OIDC_CLIENT_SECRET: DEMO_CLIENT_SECRET })).toThrow(/OIDC_CLIENT_SECRET is the public demo secret/);
-    expect(() => parseAuthEnv({ ...PRODUCTION, OIDC_CLIENT_SECRET: DEMO_CLIENT_SECRET, LEASEWATCH_DEMO: "1" })).not.toThrow();
+    expect(() => parseAuthEnv({ ...PRODUCTION, OIDC_CLIENT_SECRET: DEMO_CLIENT_SECRET, LEASEWATCH_DEMO: "1" })).toThrow(/OIDC_CLIENT_SECRET is the public demo secret/);
+    // The local demo (loopback IdP, flag set) keeps its secret.
+    expect(() => parseAuthEnv({ ...PRODUCTION, OIDC_ISSUER: "https://127.0.0.1:4400", OIDC_CLIENT_SECRET: DEMO_CLIENT_SECRET, LEASEWATCH_DEMO: "1" })).not.toThrow();
   });
 
   it("refuses an unset LEASEWATCH_ROLE_MAP, even in the demo", () => {

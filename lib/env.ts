@@ -152,8 +152,9 @@ export function findProductionRefusals(c: { issuer: string; consoleUrl: string; 
   if (isLoopbackHost(issuer.hostname) && !c.isDemo) {
     refusals.push("OIDC_ISSUER points at this machine (the demo IdP?); use your organisation's identity provider, or set LEASEWATCH_DEMO=1 for the demo");
   }
-  if (c.clientSecret === DEMO_CLIENT_SECRET && !c.isDemo) {
-    refusals.push("OIDC_CLIENT_SECRET is the public demo secret; register the console with your IdP and use its secret");
+  // The demo secret is public: with an IdP anywhere but this machine, anyone could pose as the console.
+  if (c.clientSecret === DEMO_CLIENT_SECRET && !isLocalDemo(issuer)) {
+    refusals.push("OIDC_CLIENT_SECRET is the public demo secret; register the console with your IdP and set OIDC_CLIENT_SECRET to its secret");
   }
   if (!c.hasRoleMap) {
     refusals.push(`LEASEWATCH_ROLE_MAP must be set explicitly (which IdP groups are operators and viewers), e.g. "${DEFAULT_ROLE_MAP}"`);

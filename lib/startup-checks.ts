@@ -1,10 +1,12 @@
 /**
  * Configuration checks at server start (called from instrumentation.ts, Node.js
- * runtime only). Problems are logged in plain words. In production a sign-in or
- * METRICS_TOKEN problem stops the server: it must not serve with an http:// URL,
- * the demo IdP or secret, an unset role map, or a guessable scrape token.
+ * runtime only). Problems are logged in plain words. In production a sign-in,
+ * METRICS_TOKEN or audit key problem stops the server: it must not serve with an
+ * http:// URL, the demo IdP or secret, the demo audit key, an unset role map, or a
+ * guessable scrape token.
  * Elsewhere the pages show a reference to the logged problem instead.
  */
+import { assertNoDemoAuditKeyInProduction } from "@/lib/audit/config";
 import { parseStoresConfig } from "@/lib/console/config";
 import { readMetricsToken } from "@/lib/console/metrics-token";
 import { parseTrustedProxy } from "@/lib/auth/client-address";
@@ -18,6 +20,7 @@ export function findStartupProblems(env: NodeJS.ProcessEnv = process.env): { pro
     { check: () => parseAuthEnv(env), isFatalInProduction: true },
     { check: () => readMetricsToken(env), isFatalInProduction: true },
     { check: () => parseTrustedProxy(env), isFatalInProduction: true },
+    { check: () => assertNoDemoAuditKeyInProduction(env), isFatalInProduction: true },
   ];
   for (const { check, isFatalInProduction } of checks) {
     try {

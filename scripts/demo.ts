@@ -134,7 +134,8 @@ function printWelcome(stack: RunningStack, prometheus: PrometheusSetup, api: { u
       const access = mapGroupsToAccess(user.groups, roleMap);
       const role = getPrimaryRole(access.roles);
       const scope = role ? scopeForPermission(access, "leases:read") : null;
-      return `    ${login.padEnd(8)} ${role ?? "no access"}${scope && scope.kind === "prefixes" ? ` (only ${describeScope(scope)})` : ""}`;
+      const unverified = user.emailVerified ? "" : ` (email ${user.email} unverified: shown and recorded as ${login})`;
+      return `    ${login.padEnd(8)} ${role ?? "no access"}${scope && scope.kind === "prefixes" ? ` (only ${describeScope(scope)})` : ""}${unverified}`;
     })
     .join("\n");
   say(`

@@ -11,6 +11,10 @@
  *
  *   carol    groups ["leasewatch-operators"]  → operator (the browser tests take her
  *                                                groups away; alice stays an operator)
+ *   eve      groups ["leasewatch-operators"]  → operator whose account claims alice's
+ *                                                email, unverified: she is still eve
+ *
+ * Every user's email is verified (`email_verified: true`) except eve's.
  *
  * DEMO ONLY: its development login form accepts ANY password for these users.
  * Never point a real deployment at it; use your organisation's IdP instead. It
@@ -37,15 +41,19 @@ export interface DemoUser {
   sub: string;
   name: string;
   email: string;
+  /** The IdP's `email_verified` claim. */
+  emailVerified: boolean;
   groups: string[];
 }
 
 export const DEMO_USERS: Record<string, DemoUser> = {
-  alice: { sub: "alice", name: "alice", email: "alice@example.test", groups: ["leasewatch-operators"] },
-  bob: { sub: "bob", name: "bob", email: "bob@example.test", groups: ["leasewatch-viewers"] },
-  mallory: { sub: "mallory", name: "mallory", email: "mallory@example.test", groups: ["contractors"] },
-  carol: { sub: "carol", name: "carol", email: "carol@example.test", groups: ["leasewatch-operators"] },
-  dave: { sub: "dave", name: "dave", email: "dave@example.test", groups: ["team-billing"] },
+  alice: { sub: "alice", name: "alice", email: "alice@example.test", emailVerified: true, groups: ["leasewatch-operators"] },
+  bob: { sub: "bob", name: "bob", email: "bob@example.test", emailVerified: true, groups: ["leasewatch-viewers"] },
+  mallory: { sub: "mallory", name: "mallory", email: "mallory@example.test", emailVerified: true, groups: ["contractors"] },
+  carol: { sub: "carol", name: "carol", email: "carol@example.test", emailVerified: true, groups: ["leasewatch-operators"] },
+  dave: { sub: "dave", name: "dave", email: "dave@example.test", emailVerified: true, groups: ["team-billing"] },
+  // Any IdP that lets users type their own address can say this; the console must not take it as alice.
+  eve: { sub: "eve", name: "eve", email: "alice@example.test", emailVerified: false, groups: ["leasewatch-operators"] },
 };
 
 export class DemoIdpRefusedError extends Error {
@@ -139,14 +147,15 @@ export async function startOidcProvider(options: OidcProviderOptions): Promise<R
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed("refresh_token"),
     // The same refresh token stays valid, so two console requests refreshing at once do not invalidate each other.
     rotateRefreshToken: () => false,
-    features: { devInteractions: { enabled: true } },
+    // revocation: the console revokes a session's tokens at sign-out (RFC 7009).
+    features: { devInteractions: { enabled: true }, revocation: { enabled: true } },
     async findAccount(_ctx, id) {
       const user = users.get(id);
       if (!user) return undefined;
       return {
         accountId: user.sub,
         async claims() {
-          return { sub: user.sub, name: user.name, preferred_username: user.sub, email: user.email, email_verified: true, groups: user.groups };
+          return { sub: user.sub, name: user.name, preferred_username: user.sub, email: user.email, email_verified: user.emailVerified, groups: user.groups };
         },
       };
     },

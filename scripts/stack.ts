@@ -19,11 +19,11 @@ import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseStoresConfig, ConfigError, type TStoreConfig } from "../lib/console/config";
 import { DEMO_ROLE_MAP, parseAuthEnv, EnvError } from "../lib/env";
-import { AuditConfigError, parseAuditConfig } from "../lib/audit/config";
+import { AuditConfigError, DEMO_AUDIT_KEY, parseAuditConfig } from "../lib/audit/config";
 import { DEFAULT_CLIENT_ID, DEFAULT_CLIENT_SECRET, DEMO_USERS, startOidcProvider, type RunningOidcProvider } from "./oidc-provider";
 
-/** The demo's audit chain key: local data only, never for a real deployment. */
-export const DEMO_AUDIT_KEY = "leasewatch-demo-audit-key-local-only-000000";
+/** The demo's audit chain key: local data only, never for a real deployment (production refuses it off loopback). */
+export { DEMO_AUDIT_KEY };
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const NEXT_BIN = path.join(ROOT, "node_modules", ".bin", "next");

@@ -13,6 +13,7 @@ import { useAuditQuery } from "@/lib/console/queries/audit/audit-query";
 import type { AuditEntryView, AuditView } from "@/lib/console/views";
 import { AuditFilters } from "./audit-filters";
 import { AUDIT_ACTION_LABELS, AuditOutcomeBadge } from "./audit-outcome-badge";
+import { ActorName } from "./actor-name";
 
 const FILTER_KEYS = ["actor", "prefix", "resource", "store", "action", "outcome", "window", "from", "to"] as const;
 const EXPORT_LINK = "rounded-md border border-zinc-300 px-2.5 py-1 text-sm font-medium hover:bg-zinc-100 dark:border-zinc-700 dark:hover:bg-zinc-800";
@@ -70,7 +71,7 @@ export function AuditClient({ search, initialData }: { search: string; initialDa
         {view.items.length === 0 ? (
           hasFilters ? (
             <EmptyState title="No audit entry matches these filters" action={<Link className="underline" href="/audit">Clear the filters</Link>}>
-              Actor matches the email or subject exactly; prefix matches the start of the resource name.
+              Actor matches a verified email or the stable id (issuer#subject) exactly; prefix matches the start of the resource name.
             </EmptyState>
           ) : (
             <EmptyState title="Nothing has been audited yet">
@@ -137,8 +138,8 @@ function AuditTable({ items, marked }: { items: AuditEntryView[]; marked: string
                 </span>
               ) : null}
             </Td>
-            <Td mono className="max-w-36 truncate" title={`${entry.actorEmail ?? ""} ${entry.actorId} · roles: ${entry.actorRoles.join(", ") || "none"}`}>
-              {entry.actorEmail ?? entry.actorId}
+            <Td mono className="max-w-44">
+              <ActorName id={entry.actorId} email={entry.actorEmail} roles={entry.actorRoles} />
             </Td>
             <Td mono className="max-w-48" title={entry.resource ?? undefined}>
               {isTokenAction(entry.action) ? (

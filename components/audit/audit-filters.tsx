@@ -10,7 +10,7 @@ export function AuditFilters({ values }: { values: URLSearchParams }) {
   return (
     <Form action="/audit" className="flex flex-wrap items-end gap-3 rounded-lg border border-zinc-200 bg-white p-3 dark:border-zinc-800 dark:bg-zinc-900/40">
       <div className="w-52">
-        <label htmlFor="a-actor" className={LABEL}>Actor (email or id)</label>
+        <label htmlFor="a-actor" className={LABEL}>Actor (verified email or id)</label>
         <input id="a-actor" name="actor" defaultValue={values.get("actor") ?? ""} placeholder="alice@example.com" className={`${FIELD} font-mono`} />
       </div>
       <div className="w-56">

@@ -5,6 +5,7 @@ import { RelativeTime } from "@/components/ui/relative-time";
 import { buildQuery } from "@/lib/console/links";
 import { useLeaseAuditQuery } from "@/lib/console/queries/audit/audit-query";
 import { AuditOutcomeBadge } from "@/components/audit/audit-outcome-badge";
+import { ActorName } from "@/components/audit/actor-name";
 
 /** Force-release attempts on this resource (the audit log's entries for it), newest first. */
 export function ReleaseHistory({ store, resource, isPaused }: { store: string; resource: string; isPaused: boolean }) {
@@ -49,8 +50,8 @@ export function ReleaseHistory({ store, resource, isPaused }: { store: string; r
                 <Td>
                   <AuditOutcomeBadge outcome={entry.outcome} />
                 </Td>
-                <Td mono className="max-w-44 truncate" title={entry.actorEmail ?? entry.actorId}>
-                  {entry.actorEmail ?? entry.actorId}
+                <Td mono className="max-w-44">
+                  <ActorName id={entry.actorId} email={entry.actorEmail} />
                 </Td>
                 <Td mono className="max-w-32 truncate" title={entry.leaseId ?? undefined}>
                   {entry.leaseId ?? "—"}

@@ -12,7 +12,7 @@ export function UserMenu({ session }: { session: AppSession }) {
   const scope = scopeForPermission(user, "leases:read");
   return (
     <div className="flex items-center gap-2 text-sm" aria-label="Signed-in user">
-      <span className="max-w-48 truncate font-medium" title={user.email ?? user.id} data-testid="user-name">
+      <span className="max-w-48 truncate font-medium" title={user.email ? `${user.email} · ${user.id}` : user.id} data-testid="user-name">
         {user.name ?? user.email ?? user.id}
       </span>
       {role ? (

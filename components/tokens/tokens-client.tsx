@@ -12,6 +12,7 @@ import { PRIMARY_BUTTON, tokenAuditHref, type TokenAccess } from "./access";
 import { CreateTokenForm } from "./create-token-form";
 import { NewTokenSecret } from "./new-token-secret";
 import { RevokeTokenDialog } from "./revoke-token-dialog";
+import { subjectOfIdentity } from "@/lib/auth/identity";
 
 const STATE_STYLE: Record<ApiTokenState, { tone: Tone; title: string }> = {
   live: { tone: "green", title: "Accepted by the lock API until it expires" },
@@ -195,7 +196,7 @@ function TokenTable({ tokens, access, onRevoke }: { tokens: ApiTokenView[]; acce
             <Td>
               <RelativeTime value={token.createdAt} />
               <span className="block max-w-40 truncate font-mono text-[11px] text-zinc-600 dark:text-zinc-400" title={token.createdBy}>
-                by {token.createdBy}
+                by {subjectOfIdentity(token.createdBy) ?? token.createdBy}
               </span>
             </Td>
             <Td>

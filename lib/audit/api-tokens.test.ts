@@ -34,7 +34,7 @@ describe("API token changes in the audit log", () => {
     const outcome = await createTokenAudited({ actor: ALICE, request: REQUEST, token: scope("billing") }, deps);
     if (outcome.outcome !== "created") throw new Error(`expected created, got ${outcome.outcome}`);
     expect(outcome.token).toMatch(/^lwk_/);
-    expect(outcome.record.createdBy).toBe(ALICE.email);
+    expect(outcome.record.createdBy).toBe(ALICE.id);
     expect((await reader.authenticate(outcome.token))?.name).toBe("billing");
 
     const [entry, ...others] = await entriesFor("billing");

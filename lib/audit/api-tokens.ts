@@ -19,7 +19,7 @@ import { SCOPE_ALL, describeScope, prefixesOutsideScope, type ViewerScope } from
 import { TokenStore, type ApiToken, type TNewToken } from "@/lib/api/tokens";
 import type { AuditOutcome } from "./chain";
 import { isSameDatabase } from "./config";
-import { actorLabel, type AuditActor, type RequestMeta } from "./force-release";
+import { recordedActor, type AuditActor, type RequestMeta } from "./force-release";
 import type { AuditDraft, AuditLog } from "./log";
 import { auditText } from "./text";
 
@@ -184,7 +184,7 @@ export async function createTokenAudited(
   const { audit, tokens } = opened;
   try {
     return await audit.inChain(async (tx) => {
-      const created = await tokens.create({ ...req.token, createdBy: actorLabel(req.actor) }, tx.db);
+      const created = await tokens.create({ ...req.token, createdBy: recordedActor(req.actor) }, tx.db);
       const entry = await tx.append(tokenDraft(req.actor, req.request, "token_create", created.record.name, "created", describeToken(created.record)));
       if (!entry) throw new Error("audit entry was not written");
       return { outcome: "created", auditId: entry.id, token: created.token, record: created.record } as const;

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { parseStoresConfig, type TStoreConfig } from "@/lib/console/config";
+import { isLoopbackHost } from "@/lib/env";
 import { SCHEMA_PATTERN } from "@/lib/lease/postgres/sql";
 
 /**
@@ -13,6 +14,8 @@ import { SCHEMA_PATTERN } from "@/lib/lease/postgres/sql";
  */
 export const DEFAULT_AUDIT_SCHEMA = "leasewatch_console";
 export const MIN_AUDIT_KEY_LENGTH = 32;
+/** The demo's chain key (scripts/stack.ts): public, so it proves nothing outside the local demo. */
+export const DEMO_AUDIT_KEY = "leasewatch-demo-audit-key-local-only-000000";
 
 export class AuditConfigError extends Error {
   constructor(message: string) {
@@ -69,6 +72,20 @@ export function parseAuditLocation(env: Env = process.env, stores?: readonly TSt
     throw new AuditConfigError("The audit log is not configured: set LEASEWATCH_AUDIT_URL (no Postgres store is configured to default to)");
   }
   return { url, schema: e.LEASEWATCH_AUDIT_SCHEMA ?? e.LEASEWATCH_CONSOLE_SCHEMA ?? DEFAULT_AUDIT_SCHEMA };
+}
+
+/**
+ * Production must not chain its audit log with the public demo key (anyone holding it
+ * can rewrite the log and re-forge the chain). Only the local demo may: LEASEWATCH_DEMO=1
+ * with the console and the IdP on this machine. Throws an AuditConfigError saying what to set.
+ */
+export function assertNoDemoAuditKeyInProduction(env: Env = process.env): void {
+  if (env.NODE_ENV !== "production" || env.LEASEWATCH_AUDIT_KEY !== DEMO_AUDIT_KEY) return;
+  const onThisMachine = (url: string | undefined) => url !== undefined && URL.canParse(url) && isLoopbackHost(new URL(url).hostname);
+  if (env.LEASEWATCH_DEMO === "1" && onThisMachine(env.NEXTAUTH_URL) && onThisMachine(env.OIDC_ISSUER)) return;
+  throw new AuditConfigError(
+    "Refusing to start in production: LEASEWATCH_AUDIT_KEY is the public demo key, so the audit chain would prove nothing; set LEASEWATCH_AUDIT_KEY to a secret of your own (e.g. `openssl rand -base64 48`)",
+  );
 }
 
 /** Parse the audit configuration or throw an AuditConfigError that says what to fix. Pure: no caching. */

@@ -155,10 +155,10 @@ describe("the console on its least-privilege role", () => {
       resource: held.lease.resource, leaseId: held.lease.leaseId, owner: held.lease.owner, task: held.lease.task, fencingToken: held.lease.fencingToken,
       reason: REASON, outcome: "requested", newHolder: null, ip: null, userAgent: null, resolvesId: null, detail: null,
     });
-    await expect(direct.query(`SELECT * FROM ${fn}($1, $2, $3, $4, $5, $6)`, [earlier!.id, leaseSchema, held.lease.resource, held.lease.leaseId, ALICE.email, REASON])).rejects.toThrow(
+    await expect(direct.query(`SELECT * FROM ${fn}($1, $2, $3, $4, $5, $6)`, [earlier!.id, leaseSchema, held.lease.resource, held.lease.leaseId, ALICE.id, REASON])).rejects.toThrow(
       /needs a matching requested audit entry/,
     );
-    await expect(direct.query(`SELECT * FROM ${fn}($1, $2, $3, $4, $5, $6)`, ["999999", leaseSchema, held.lease.resource, held.lease.leaseId, ALICE.email, REASON])).rejects.toThrow(
+    await expect(direct.query(`SELECT * FROM ${fn}($1, $2, $3, $4, $5, $6)`, ["999999", leaseSchema, held.lease.resource, held.lease.leaseId, ALICE.id, REASON])).rejects.toThrow(
       /needs a matching requested audit entry/,
     );
     expect((await fixture.store.get(held.lease.resource))?.leaseId).toBe(held.lease.leaseId);

@@ -47,7 +47,7 @@ describe("forceReleaseAudited, Postgres store in the audit log's database (one t
 
     const events = await pg.store.events({ resource: lease.resource, kinds: ["force_released"] });
     expect(events.items).toHaveLength(1);
-    expect(events.items[0]).toMatchObject({ actor: ALICE.email, reason: REASON, leaseId: lease.leaseId });
+    expect(events.items[0]).toMatchObject({ actor: ALICE.id, reason: REASON, leaseId: lease.leaseId });
 
     const entries = await entriesFor(audit, lease.resource);
     expect(entries.map((e) => e.outcome)).toEqual(["requested", "released"]);
@@ -179,7 +179,7 @@ describe("forceReleaseAudited, Redis store (requested, then the outcome)", () =>
       resource: lease.resource, leaseId: lease.leaseId, owner: lease.owner, task: lease.task, fencingToken: lease.fencingToken, reason: REASON,
       outcome: "requested", newHolder: null, ip: null, userAgent: null, resolvesId: null, detail: null,
     });
-    await redis.store.forceRelease({ resource: lease.resource, leaseId: lease.leaseId, actor: ALICE.email, reason: REASON });
+    await redis.store.forceRelease({ resource: lease.resource, leaseId: lease.leaseId, actor: ALICE.id, reason: REASON });
     // And one that died before releasing: its entry must say nothing was released.
     const unreleased = await audit.log.append({
       requestId: "req-crash-2", actorSub: ALICE.id, actorEmail: ALICE.email, actorRoles: ALICE.roles, action: "force_release", store: "redis-test",

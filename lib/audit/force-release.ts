@@ -16,6 +16,7 @@ import { z } from "zod";
 import type { Lease, LeaseStore } from "@/lib/lease/types";
 import { ZLeaseId, ZResource } from "@/lib/lease/validation";
 import type { TStoreConfig } from "@/lib/console/config";
+import { subjectOfIdentity } from "@/lib/auth/identity";
 import { DEFAULT_SCHEMA as DEFAULT_LEASE_SCHEMA } from "@/lib/lease/postgres/sql";
 import { withTimeout } from "@/lib/console/fan-out";
 import { toPublicStoreError } from "@/lib/console/public-error";
@@ -108,10 +109,10 @@ const ZForceReleaseRequest = z.strictObject({
   request: ZRequestMeta,
 });
 
-/** The actor as the store's event names it (and as force_release() checks it). */
-export function actorLabel(actor: { id: string; email: string | null }): string {
-  // Normalised as the entry stores actor_email / actor_sub, which force_release() compares it with.
-  return auditText(actor.email ?? actor.id, { maxBytes: 256 });
+/** The actor as the store's event names it (and as force_release() checks it): the stable id, never the email. */
+export function recordedActor(actor: { id: string }): string {
+  // Normalised as the entry stores actor_sub, which force_release() compares it with.
+  return auditText(actor.id, { maxBytes: 256 });
 }
 
 function firstError(error: unknown): unknown {
@@ -256,7 +257,7 @@ async function releaseInOneTransaction(audit: AuditLog, req: ForceReleaseRequest
         leaseSchema,
         resource: req.resource,
         leaseId: req.leaseId,
-        actor: actorLabel(req.actor),
+        actor: recordedActor(req.actor),
         reason: req.reason,
       });
       if (row.verdict === "ok") {
@@ -292,7 +293,7 @@ async function releaseInTwoSteps(audit: AuditLog, store: LeaseStore, req: ForceR
     let draft: AuditDraft;
     let result: ForceReleaseOutcome;
     try {
-      const released = await store.forceRelease({ resource: req.resource, leaseId: req.leaseId, actor: actorLabel(req.actor), reason: req.reason });
+      const released = await store.forceRelease({ resource: req.resource, leaseId: req.leaseId, actor: recordedActor(req.actor), reason: req.reason });
       if (released.released) {
         draft = { ...baseDraft(req, "released", shown), resolvesId: requested.id, detail: `store event ${released.event.id}` };
         result = { outcome: "released", auditId: "", lease: { owner: shown.owner, task: shown.task, fencingToken: shown.fencingToken } };
@@ -397,7 +398,8 @@ function entryDraft(e: AuditEntry): AuditDraft {
 }
 
 async function findForceReleasedEvent(store: LeaseStore, entry: AuditEntry) {
-  const actor = actorLabel({ id: entry.actorSub, email: entry.actorEmail });
+  // Entries written before stable ids carry the bare sub, and the store's event named the email (or that sub).
+  const actor = subjectOfIdentity(entry.actorSub) === null ? (entry.actorEmail ?? entry.actorSub) : recordedActor({ id: entry.actorSub });
   if (store.forceReleasedEvent && entry.leaseId !== null) {
     // A lease is force-released at most once: a record by someone else means this attempt released nothing.
     const recorded = await store.forceReleasedEvent({ resource: entry.resource, leaseId: entry.leaseId });

@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { buildLeaseStatements, buildMigrationStatements } from "@/lib/lease/postgres/sql";
 import { createSchemaInTransaction, inTransaction } from "@/lib/lease/postgres/transaction";
-import { auditLogTableSql, auditTokenActionsSql, forceReleaseFunctionSql, migrateLockKey, registerForceReleaseSql } from "./sql";
+import { auditLogTableSql, auditTokenActionsSql, forceReleaseActorIsSubjectSql, forceReleaseFunctionSql, migrateLockKey, registerForceReleaseSql } from "./sql";
 
 /**
  * The console's own schema (default `leasewatch_console`), versioned like the
@@ -19,6 +19,7 @@ export const AUDIT_MIGRATIONS: readonly AuditMigration[] = [
   { version: 1, name: "append-only, hash-chained audit_log", sql: auditLogTableSql },
   { version: 2, name: "force_release(): the console's one way to change lease state", sql: forceReleaseFunctionSql },
   { version: 3, name: "token create and revoke entries in the same log", sql: auditTokenActionsSql },
+  { version: 4, name: "force_release() records the actor's stable id", sql: forceReleaseActorIsSubjectSql },
 ];
 
 export interface AuditMigrateResult {

@@ -160,8 +160,21 @@ export function forceReleaseFunctionSql(schema: string): string {
       statement    text NOT NULL,
       updated_at   timestamptz NOT NULL DEFAULT clock_timestamp()
     );
+${forceReleaseFunction(a, "CREATE", "coalesce(req.actor_email, req.actor_sub)")}`;
+}
 
-    CREATE FUNCTION ${a}.force_release(p_request_id bigint, p_lease_schema text, p_resource text, p_lease_id text, p_actor text, p_reason text)
+/**
+ * Migration 4: force_release() takes the actor the store records as the requested
+ * entry's stable id (actor_sub: the IdP's subject with its issuer), never its email.
+ */
+export function forceReleaseActorIsSubjectSql(schema: string): string {
+  return forceReleaseFunction(quoteSchema(schema), "CREATE OR REPLACE", "req.actor_sub");
+}
+
+/** force_release() itself; `expectedActor` is the SQL expression p_actor must equal. */
+function forceReleaseFunction(a: string, create: "CREATE" | "CREATE OR REPLACE", expectedActor: string): string {
+  return `
+    ${create} FUNCTION ${a}.force_release(p_request_id bigint, p_lease_schema text, p_resource text, p_lease_id text, p_actor text, p_reason text)
     RETURNS TABLE (verdict text, l_lease_id text, l_owner text, l_task text, l_fencing_token text,
                    l_acquired_at timestamptz, l_expires_at timestamptz, e_id text, e_at timestamptz, e_hold_ms bigint)
     LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
@@ -177,7 +190,7 @@ export function forceReleaseFunctionSql(schema: string): string {
       IF NOT FOUND OR req.action <> 'force_release' OR req.outcome <> 'requested'
          OR req.resource <> p_resource OR req.lease_id IS DISTINCT FROM p_lease_id
          OR req.reason IS DISTINCT FROM p_reason
-         OR p_actor IS DISTINCT FROM coalesce(req.actor_email, req.actor_sub) THEN
+         OR p_actor IS DISTINCT FROM ${expectedActor} THEN
         RAISE EXCEPTION 'force_release needs a matching requested audit entry written in this transaction'
           USING ERRCODE = 'insufficient_privilege';
       END IF;

@@ -40,7 +40,7 @@ describe("console start-up resolves force-release entries a crash left open", ()
       resource: r.lease.resource, leaseId: r.lease.leaseId, owner: r.lease.owner, task: r.lease.task, fencingToken: r.lease.fencingToken,
       reason: "reason for the test", outcome: "requested", newHolder: null, ip: null, userAgent: null, resolvesId: null, detail: null,
     });
-    await redis.store.forceRelease({ resource: r.lease.resource, leaseId: r.lease.leaseId, actor: ALICE.email, reason: "reason for the test" });
+    await redis.store.forceRelease({ resource: r.lease.resource, leaseId: r.lease.leaseId, actor: ALICE.id, reason: "reason for the test" });
 
     const first = await startAuditHousekeeping({ graceMs: 0 });
     expect(first?.resolved).toEqual([{ id: requested!.id, outcome: "released" }]);

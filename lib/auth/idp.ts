@@ -2,7 +2,8 @@
  * Asking the identity provider about a signed-in user after sign-in: the groups
  * (userinfo with the session's access token), and a new access token from the
  * refresh token when the old one expired. Used to re-derive roles every few
- * minutes and, for force-release, right now.
+ * minutes and, for force-release, right now. And, at sign-out, telling the IdP
+ * to revoke the session's tokens (RFC 7009).
  */
 import { z } from "zod";
 import { readGroupsClaim } from "./roles";
@@ -12,7 +13,7 @@ const IDP_TIMEOUT_MS = 5_000;
 /** An access token this close to its expiry is refreshed first rather than risk a 401 mid-check. */
 const EXPIRY_MARGIN_MS = 10_000;
 
-const ZDiscovery = z.object({ token_endpoint: z.url(), userinfo_endpoint: z.url() });
+const ZDiscovery = z.object({ token_endpoint: z.url(), userinfo_endpoint: z.url(), revocation_endpoint: z.url().optional() });
 const ZTokenResponse = z.object({
   access_token: z.string().min(1),
   expires_in: z.number().optional(),
@@ -62,14 +63,18 @@ function discover(issuer: string): Promise<z.infer<typeof ZDiscovery>> {
   return found;
 }
 
+/** client_secret_basic (RFC 6749 §2.3.1: id and secret form-encoded first). */
+function basicAuth(config: IdpClientConfig): string {
+  return `Basic ${Buffer.from(`${encodeURIComponent(config.clientId)}:${encodeURIComponent(config.clientSecret)}`).toString("base64")}`;
+}
+
 async function refreshAccessToken(config: IdpClientConfig, refreshToken: string) {
   const { token_endpoint } = await discover(config.issuer);
-  const basic = Buffer.from(`${encodeURIComponent(config.clientId)}:${encodeURIComponent(config.clientSecret)}`).toString("base64");
   let response: Response;
   try {
     response = await fetch(token_endpoint, {
       method: "POST",
-      headers: { authorization: `Basic ${basic}`, "content-type": "application/x-www-form-urlencoded", accept: "application/json" },
+      headers: { authorization: basicAuth(config), "content-type": "application/x-www-form-urlencoded", accept: "application/json" },
       body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: refreshToken }),
       signal: AbortSignal.timeout(IDP_TIMEOUT_MS),
     });
@@ -108,6 +113,30 @@ async function readUserinfo(config: IdpClientConfig, accessToken: string): Promi
   const body = ZUserinfo.safeParse(await response.json().catch(() => null));
   if (!body.success) throw new IdpUnavailable("userinfo gave an unreadable answer");
   return body.data;
+}
+
+export type RevocationResult = { ok: true } | { ok: false; message: string };
+
+/**
+ * Asks the IdP to revoke a token (RFC 7009) at the revocation endpoint its discovery
+ * document names. Never throws: sign-out goes on whatever the IdP says, and the
+ * caller logs a failure. An IdP without a revocation endpoint is a failure to log too.
+ */
+export async function revokeTokenAtIdp(config: IdpClientConfig, token: string, hint: "refresh_token" | "access_token"): Promise<RevocationResult> {
+  try {
+    const { revocation_endpoint } = await discover(config.issuer);
+    if (!revocation_endpoint) return { ok: false, message: "the IdP's discovery document names no revocation_endpoint" };
+    const response = await fetch(revocation_endpoint, {
+      method: "POST",
+      headers: { authorization: basicAuth(config), "content-type": "application/x-www-form-urlencoded", accept: "application/json" },
+      body: new URLSearchParams({ token, token_type_hint: hint }),
+      signal: AbortSignal.timeout(IDP_TIMEOUT_MS),
+    });
+    // 200 also for a token the IdP no longer knows (RFC 7009 §2.2).
+    return response.ok ? { ok: true } : { ok: false, message: `revocation endpoint answered HTTP ${response.status}` };
+  } catch (error) {
+    return { ok: false, message: error instanceof Error ? error.message : String(error) };
+  }
 }
 
 /**

@@ -1,8 +1,11 @@
 import { randomUUID } from "node:crypto";
 import type { AuthOptions } from "next-auth";
+import { getToken } from "next-auth/jwt";
 import type { OAuthConfig } from "next-auth/providers/oauth";
+import { cookies } from "next/headers";
 import { getAuthEnv, type AuthEnv } from "@/lib/env";
 import { toSafeCallbackPath } from "./callback-url";
+import { verifiedEmailOf } from "./identity";
 import { mapGroupsToRoles, readGroupsClaim, type Role } from "./roles";
 import { recordSignIn, resolveSession, revokeSession } from "./session-state";
 
@@ -24,10 +27,12 @@ declare module "next-auth/jwt" {
     sid?: string;
     /** Sign-in time, ms since epoch: the absolute lifetime counts from here. */
     signedInAt?: number;
+    /** The issuer that vouched for `sub` (a person is `sub` at this issuer; see ./identity). */
+    issuer?: string;
   }
 }
 
-type OidcProfile = Record<string, unknown> & { sub: string; email?: string; name?: string; preferred_username?: string; auth_time?: number };
+type OidcProfile = Record<string, unknown> & { sub: string; name?: string; preferred_username?: string; auth_time?: number };
 
 function buildOidcProvider(env: AuthEnv): OAuthConfig<OidcProfile> {
   return {
@@ -44,10 +49,28 @@ function buildOidcProvider(env: AuthEnv): OAuthConfig<OidcProfile> {
       return {
         id: profile.sub,
         name: profile.name ?? profile.preferred_username ?? profile.sub,
-        email: profile.email ?? null,
+        // Only an address the IdP verified: an unverified one may be anybody's.
+        email: verifiedEmailOf(profile),
       };
     },
   };
+}
+
+/**
+ * The session id in the cookie this sign-in replaces (a re-authentication, or another
+ * sign-in in the same browser); null when there is none, or outside a request.
+ */
+async function readReplacedSessionId(env: AuthEnv): Promise<string | null> {
+  try {
+    const claims = await getToken({
+      req: { cookies: await cookies(), headers: {} } as unknown as Parameters<typeof getToken>[0]["req"],
+      secret: env.secret,
+      secureCookie: env.nextAuthUrl.startsWith("https://"),
+    });
+    return typeof claims?.sid === "string" ? claims.sid : null;
+  } catch {
+    return null;
+  }
 }
 
 /** next-auth options from the validated environment. Throws EnvError when sign-in is misconfigured. */
@@ -76,10 +99,12 @@ export function buildAuthOptions(env: AuthEnv): AuthOptions {
           const signedInAt = Date.now();
           const sid = randomUUID();
           const p = profile as OidcProfile;
+          const email = verifiedEmailOf(p);
+          const replaced = await readReplacedSessionId(env);
           await recordSignIn({
             id: sid,
             subject: p.sub,
-            email: typeof p.email === "string" ? p.email : null,
+            email,
             signedInAt: new Date(signedInAt),
             authTime: typeof p.auth_time === "number" ? new Date(p.auth_time * 1000) : null,
             expiresAt: new Date(signedInAt + env.sessionMaxAgeS * 1000),
@@ -88,7 +113,11 @@ export function buildAuthOptions(env: AuthEnv): AuthOptions {
             accessTokenExpiresAt: typeof account.expires_at === "number" ? new Date(account.expires_at * 1000) : null,
             refreshToken: account.refresh_token ?? null,
           });
-          return { sub: p.sub, name: token.name, email: token.email, sid, signedInAt };
+          // The session this one replaces ends now, so a copy of its cookie is worth nothing.
+          // Only here: its IdP tokens may belong to the same grant as the new ones, and
+          // revoking them at the IdP could end the new session as well.
+          if (replaced && replaced !== sid) await revokeSession(replaced, "replaced by a new sign-in", { atIdp: false });
+          return { sub: p.sub, issuer: env.issuer, name: token.name, email, sid, signedInAt };
         }
         // /api/auth/session: a revoked or expired session is no session (next-auth then clears the cookie).
         const resolved = await resolveSession(token);
@@ -97,8 +126,8 @@ export function buildAuthOptions(env: AuthEnv): AuthOptions {
       },
       async session({ session, token }) {
         const resolved = await resolveSession(token);
-        const roles = resolved.status === "ok" ? resolved.session.user.roles : [];
-        session.user = { id: token.sub ?? "", email: token.email ?? null, name: token.name ?? null, roles };
+        const user = resolved.status === "ok" ? resolved.session.user : null;
+        session.user = { id: user?.id ?? "", email: user?.email ?? null, name: user?.name ?? null, roles: user?.roles ?? [] };
         return session;
       },
     },

@@ -13,6 +13,12 @@ describe("security headers", () => {
     expect(buildContentSecurityPolicy({ nonce: "n", isHttps: true, isDev: false })).toContain("upgrade-insecure-requests");
   });
 
+  it("styles: this origin's files and nonce'd <style> elements; inline style attributes only", () => {
+    const csp = buildContentSecurityPolicy({ nonce: "abc123", isHttps: false, isDev: false });
+    expect(csp).toContain("style-src 'self' 'nonce-abc123';");
+    expect(csp).not.toMatch(/style-src [^;]*unsafe-inline/);
+  });
+
   it("a fresh, unguessable nonce per call", () => {
     const nonces = new Set(Array.from({ length: 100 }, () => createNonce()));
     expect(nonces.size).toBe(100);

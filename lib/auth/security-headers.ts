@@ -5,8 +5,10 @@
  * Scripts: only this origin's files plus inline scripts carrying the per-request
  * nonce (Next.js reads it from the request's CSP header and puts it on its own
  * inline scripts); 'strict-dynamic' lets those load the chunks they need.
- * Styles: 'unsafe-inline', because charts and layout set style attributes, which
- * a nonce cannot cover; CSS cannot run script, so the XSS guard is the script policy.
+ * Styles: this origin's stylesheets and <style> elements carrying the nonce; no
+ * other inline <style>. Style *attributes* in the server's HTML (React's style={…},
+ * e.g. chart and bar sizes) cannot carry a nonce, so `style-src-attr 'unsafe-inline'`
+ * allows those alone; a style attribute can restyle an element but not load or run anything.
  */
 
 export const NONCE_HEADER = "x-nonce";
@@ -21,7 +23,9 @@ export function buildContentSecurityPolicy(options: { nonce: string; isHttps: bo
   return [
     "default-src 'self'",
     `script-src 'self' 'nonce-${options.nonce}' 'strict-dynamic'${options.isDev ? " 'unsafe-eval'" : ""}`,
-    "style-src 'self' 'unsafe-inline'",
+    // The dev server injects <style> elements of its own for hot reload.
+    `style-src 'self' ${options.isDev ? "'unsafe-inline'" : `'nonce-${options.nonce}'`}`,
+    "style-src-attr 'unsafe-inline'",
     "img-src 'self' data: blob:",
     "font-src 'self'",
     "connect-src 'self'",

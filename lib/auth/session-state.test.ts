@@ -6,6 +6,8 @@ import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshPgSchema, TEST_DATABASE_URL } from "@/lib/lease/testing/isolation";
+import type { OAuthConfig } from "next-auth/providers/oauth";
+import { getAuthEnv } from "@/lib/env";
 import { startOidcProvider, type RunningOidcProvider } from "@/scripts/oidc-provider";
 
 const CLIENT_SECRET = "session-state-test-secret";
@@ -14,6 +16,7 @@ const schema = freshPgSchema();
 let idp: RunningOidcProvider;
 let state: typeof import("./session-state");
 let fresh: typeof import("./fresh");
+let authOptions: typeof import("./options");
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -27,7 +30,7 @@ async function freePort(): Promise<number> {
 }
 
 /** The authorization-code flow as a browser would run it, through the IdP's dev login form. */
-async function signInAtIdp(user: string): Promise<{ accessToken: string; refreshToken: string; expiresAt: Date; authTime: Date }> {
+async function signInAtIdp(user: string): Promise<{ accessToken: string; refreshToken: string; expiresAt: Date; authTime: Date; idTokenClaims: Record<string, unknown> }> {
   const jar = new Map<string, string>();
   const call = async (url: string, init: RequestInit = {}) => {
     const response = await fetch(url, {
@@ -76,7 +79,13 @@ async function signInAtIdp(user: string): Promise<{ accessToken: string; refresh
   });
   const body = (await token.json()) as { access_token: string; refresh_token: string; expires_in: number; id_token: string };
   const claims = JSON.parse(Buffer.from(body.id_token.split(".")[1]!, "base64url").toString()) as { auth_time: number };
-  return { accessToken: body.access_token, refreshToken: body.refresh_token, expiresAt: new Date(Date.now() + body.expires_in * 1000), authTime: new Date(claims.auth_time * 1000) };
+  return {
+    accessToken: body.access_token,
+    refreshToken: body.refresh_token,
+    expiresAt: new Date(Date.now() + body.expires_in * 1000),
+    authTime: new Date(claims.auth_time * 1000),
+    idTokenClaims: claims,
+  };
 }
 
 /** A signed-in session as the jwt callback records it; returns the cookie's claims. */
@@ -96,7 +105,7 @@ async function startSession(user: string, options: { signedInAt?: number; expire
     accessTokenExpiresAt: options.expiredAccessToken ? new Date(Date.now() - 1000) : tokens.expiresAt,
     refreshToken: tokens.refreshToken,
   });
-  return { sid, signedInAt, sub: user, name: user, email: `${user}@example.test` };
+  return { sid, signedInAt, sub: user, issuer: idp.issuer, name: user, email: `${user}@example.test` };
 }
 
 const rolesOf = async (claims: object, options: { fresh?: boolean } = {}) => {
@@ -120,6 +129,7 @@ beforeAll(async () => {
   });
   state = await import("./session-state");
   fresh = await import("./fresh");
+  authOptions = await import("./options");
 });
 
 afterAll(async () => {
@@ -144,6 +154,9 @@ describe("resolveSession", () => {
     expect(await rolesOf({ ...claims, sid: randomUUID() })).toBeNull();
     // A cookie from before session records (no sid) is no session either.
     expect(await rolesOf({ sub: "alice", signedInAt: Date.now() })).toBeNull();
+    // Nor one from another issuer, or without one.
+    expect(await rolesOf({ ...claims, issuer: "https://other-idp.example.test" })).toBeNull();
+    expect(await rolesOf({ ...claims, issuer: undefined })).toBeNull();
   });
 
   it("follows group changes at the IdP within the refresh interval, and at once for a fresh check", async () => {
@@ -184,6 +197,60 @@ describe("resolveSession", () => {
     } finally {
       await client.end();
     }
+  });
+});
+
+describe("ending a session", () => {
+  const refreshAtIdp = (refreshToken: string) =>
+    fetch(`${idp.issuer}/token`, {
+      method: "POST",
+      headers: { authorization: `Basic ${Buffer.from(`${idp.clientId}:${CLIENT_SECRET}`).toString("base64")}`, "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: refreshToken }).toString(),
+    });
+
+  it("sign-out revokes the session and its refresh token at the IdP (RFC 7009): the token mints nothing afterwards", async () => {
+    const claims = await startSession("alice");
+    const refreshToken = (await state.getSessionStore().get(claims.sid))!.refreshToken!;
+    expect((await refreshAtIdp(refreshToken)).status).toBe(200);
+
+    await state.revokeSession(claims.sid, "signed out");
+
+    expect(await rolesOf(claims)).toBeNull();
+    const refused = await refreshAtIdp(refreshToken);
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error?: string }).error).toBe("invalid_grant");
+  });
+});
+
+describe("who signed in", () => {
+  /** A sign-in as next-auth runs it: the jwt callback with the IdP's id token claims and tokens, then the cookie resolved. */
+  async function signInThroughCallback(user: string) {
+    const tokens = await signInAtIdp(user);
+    const options = authOptions.buildAuthOptions(getAuthEnv());
+    // next-auth maps the claims with the provider's profile() and starts the token from that user.
+    const provider = options.providers[0] as OAuthConfig<Record<string, unknown>>;
+    const profileUser = await provider.profile!(tokens.idTokenClaims, {});
+    const cookie = await options.callbacks!.jwt!({
+      token: { sub: profileUser.id, name: profileUser.name, email: profileUser.email },
+      user: profileUser,
+      account: { provider: "oidc", type: "oauth", providerAccountId: user, access_token: tokens.accessToken, refresh_token: tokens.refreshToken, expires_at: Math.floor(tokens.expiresAt.getTime() / 1000) },
+      profile: tokens.idTokenClaims,
+      trigger: "signIn",
+    });
+    const resolved = await state.resolveSession(cookie);
+    if (resolved.status !== "ok") throw new Error(`${user}: no session`);
+    return { claims: tokens.idTokenClaims, user: resolved.session.user };
+  }
+
+  it("is the IdP's sub with its issuer; an unverified email claim is nobody's label, even when it is another user's address", async () => {
+    const alice = await signInThroughCallback("alice");
+    expect(alice.claims).toMatchObject({ email: "alice@example.test", email_verified: true });
+    expect(alice.user).toMatchObject({ id: `${idp.issuer}#alice`, email: "alice@example.test", roles: ["operator"] });
+
+    // eve's IdP account claims alice's address, and the IdP says it never verified it.
+    const eve = await signInThroughCallback("eve");
+    expect(eve.claims).toMatchObject({ email: "alice@example.test", email_verified: false });
+    expect(eve.user).toMatchObject({ id: `${idp.issuer}#eve`, email: null, name: "eve", roles: ["operator"] });
   });
 });
 

@@ -8,20 +8,24 @@
  *   - absolute lifetime: `signedInAt + LEASEWATCH_SESSION_MAX_AGE`, however often
  *     next-auth re-issued the cookie;
  *   - the server-side record (lib/auth/session-store.ts) must exist and not be
- *     revoked — sign-out revokes it, so a copied cookie stops working;
+ *     revoked — sign-out revokes it (and its tokens at the IdP), and so does a
+ *     new sign-in in the same browser, so a copied cookie stops working;
  *   - groups are re-read from the IdP every LEASEWATCH_GROUPS_REFRESH seconds
  *     (always, for a fresh check) and mapped to roles with the current
  *     LEASEWATCH_ROLE_MAP on each request.
  */
 import { getAuthEnv, type AuthEnv } from "@/lib/env";
-import { lookUpGroups, type GroupsLookup } from "./idp";
+import { identityId } from "./identity";
+import { lookUpGroups, revokeTokenAtIdp, type GroupsLookup, type IdpClientConfig } from "./idp";
 import { mapGroupsToAccess, type Role, type RoleAccess } from "./roles";
 import { resolveConsoleDbConfig, SessionStore, type NewSessionRecord, type SessionRecord } from "./session-store";
 
 /** The signed-in user as pages and handlers see it. */
 export interface AppSession {
   user: {
+    /** The stable id: the IdP's `sub` with its issuer (./identity). What records name the person by. */
     id: string;
+    /** Only an address the IdP verified; a label, never an identity. */
     email: string | null;
     name: string | null;
     roles: Role[];
@@ -39,6 +43,7 @@ export interface SessionTokenClaims {
   sid?: unknown;
   signedInAt?: unknown;
   sub?: unknown;
+  issuer?: unknown;
   email?: unknown;
   name?: unknown;
 }
@@ -104,11 +109,15 @@ async function loadRecord(sid: string, bypassCache: boolean): Promise<SessionRec
 }
 
 /** One IdP round trip per session at a time, however many requests need it at once. */
+function idpClientOf(env: AuthEnv): IdpClientConfig {
+  return { issuer: env.issuer, clientId: env.clientId, clientSecret: env.clientSecret, groupsClaim: env.groupsClaim };
+}
+
 function lookUpGroupsOnce(env: AuthEnv, record: SessionRecord): Promise<GroupsLookup> {
   let pending = groupLookups.get(record.id);
   if (!pending) {
     pending = lookUpGroups(
-      { issuer: env.issuer, clientId: env.clientId, clientSecret: env.clientSecret, groupsClaim: env.groupsClaim },
+      idpClientOf(env),
       record.subject,
       { accessToken: record.accessToken, accessTokenExpiresAt: record.accessTokenExpiresAt, refreshToken: record.refreshToken },
     ).finally(() => groupLookups.delete(record.id));
@@ -137,6 +146,8 @@ const isUuid = (v: unknown): v is string => typeof v === "string" && /^[0-9a-f]{
 export async function resolveSession(claims: SessionTokenClaims | null, options: { fresh?: boolean; offline?: boolean } = {}): Promise<ResolvedSession> {
   if (!claims || !isUuid(claims.sid) || typeof claims.signedInAt !== "number" || typeof claims.sub !== "string") return { status: "signed_out" };
   const env = getAuthEnv();
+  // A `sub` means someone only at the issuer that said it (and a cookie without one predates verified-email labels).
+  if (claims.issuer !== env.issuer) return { status: "signed_out" };
   const now = Date.now();
   if (now >= claims.signedInAt + env.sessionMaxAgeS * 1000) return { status: "signed_out" };
 
@@ -172,7 +183,7 @@ export async function resolveSession(claims: SessionTokenClaims | null, options:
     } else if (lookup.reason === "grant_revoked") {
       // The IdP no longer stands behind this session (user disabled, grant withdrawn).
       console.warn(`[leasewatch] session of ${record.subject} ended: ${lookup.message}`);
-      await revokeSession(record.id, `idp: ${lookup.message}`);
+      await revokeSession(record.id, `idp: ${lookup.message}`, { atIdp: false });
       return { status: "signed_out" };
     } else {
       console.warn(`[leasewatch] could not re-read groups of ${record.subject} from the IdP: ${lookup.message}`);
@@ -188,7 +199,7 @@ export async function resolveSession(claims: SessionTokenClaims | null, options:
     ...(idpProblem !== undefined ? { idpProblem } : {}),
     session: {
       user: {
-        id: claims.sub,
+        id: identityId(env.issuer, claims.sub),
         email: typeof claims.email === "string" ? claims.email : null,
         name: typeof claims.name === "string" ? claims.name : null,
         roles,
@@ -205,9 +216,29 @@ export async function recordSignIn(record: NewSessionRecord): Promise<void> {
   await getSessionStore().create(record);
 }
 
-/** Ends a session on the server (sign-out). The cached copy in this process goes at once. */
-export async function revokeSession(sid: string, reason: string): Promise<void> {
+/**
+ * Ends a session on the server (sign-out). The cached copy in this process goes at once.
+ * `atIdp` (default): the IdP is then asked to revoke its refresh and access tokens too,
+ * so they cannot mint or read anything more; most IdPs end the grant behind them with
+ * it. A failure there is logged and the sign-out stands.
+ */
+export async function revokeSession(sid: string, reason: string, options: { atIdp?: boolean } = {}): Promise<void> {
   recordCache.delete(sid);
+  // Read before revoking: the revocation clears the tokens from the record.
+  const record = options.atIdp === false ? null : await getSessionStore().get(sid);
   await getSessionStore().revoke(sid, reason);
   recordCache.delete(sid);
+  if (!record || record.revokedAt !== null) return;
+  const idp = idpClientOf(getAuthEnv());
+  const tokens = [
+    ...(record.refreshToken ? [{ token: record.refreshToken, hint: "refresh_token" as const }] : []),
+    ...(record.accessToken ? [{ token: record.accessToken, hint: "access_token" as const }] : []),
+  ];
+  // Side by side: an IdP that does not answer holds the sign-out up for one timeout, not two.
+  await Promise.all(
+    tokens.map(async ({ token, hint }) => {
+      const result = await revokeTokenAtIdp(idp, token, hint);
+      if (!result.ok) console.warn(`[leasewatch] session of ${record.subject} ended here, but the IdP did not revoke its ${hint}: ${result.message}`);
+    }),
+  );
 }

@@ -55,5 +55,6 @@ export function auditDeps(log: AuditLog, targets: Record<string, AuditTarget | L
   };
 }
 
-export const ALICE = { id: "sub-alice", email: "alice@example.test", roles: ["operator"] };
+/** A signed-in operator as the console names them: the IdP's `sub` with its issuer, and the verified email. */
+export const ALICE = { id: "https://sso.example.test#alice", email: "alice@example.test", roles: ["operator"] };
 export const REQUEST = { requestId: "req-1", ip: "203.0.113.7", userAgent: "vitest" };
