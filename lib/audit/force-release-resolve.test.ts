@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { resolvePendingForceReleases } from "@/lib/audit/force-release";
+import { recordedActor, resolvePendingForceReleases } from "@/lib/audit/force-release";
 import { listAuditEntries } from "@/lib/audit/read";
 import { freshRedisNamespace, TEST_REDIS_URL, type FreshRedisNamespace } from "@/lib/lease/testing/isolation";
 import { buildBucketKeys } from "@/lib/lease/redis/keys";
@@ -52,13 +52,13 @@ describe("resolving an open force-release entry after the store's history was tr
     const kept = await acquire("resolve:kept");
     const byOther = await acquire("resolve:by-other");
     const requested = await appendRequested(released);
-    const forced = await store.forceRelease({ resource: released.resource, leaseId: released.leaseId, actor: ALICE.email, reason: REASON });
+    const forced = await store.forceRelease({ resource: released.resource, leaseId: released.leaseId, actor: recordedActor(ALICE), reason: REASON });
     if (!forced.released) throw new Error("test setup: force-release failed");
     // This process dies here. The next one died before calling the store at all.
     const unreleased = await appendRequested(kept);
     // And this one died before calling the store, while another operator force-released the lease.
     const preempted = await appendRequested(byOther);
-    await store.forceRelease({ resource: byOther.resource, leaseId: byOther.leaseId, actor: "bob@example.test", reason: REASON });
+    await store.forceRelease({ resource: byOther.resource, leaseId: byOther.leaseId, actor: "https://sso.example.test#bob", reason: REASON });
 
     // Workers go on (nobody projects) until the stream's backlog ceiling trims the oldest events.
     for (let i = 0; i < EVENTS_BACKLOG_FACTOR * CAP + 300; i += 50) {
