@@ -171,6 +171,38 @@ describe("fenced writes are keyed by store", () => {
     expect(await write("pg-main", PG_TOKEN, { key: "shared", scopeToStore: false })).toEqual({ accepted: false, seenToken: REDIS_TOKEN });
   });
 
+  it("refuses a write from a store of another kind under a name whose rows another kind wrote, and changes nothing", async () => {
+    await createFencedTable({ pool, table, history: true });
+    const [pgFixture, redisFixture] = [await createStoreFixture("postgres"), await createStoreFixture("redis")];
+    try {
+      // Two stores configured with one name: a Redis token (µs) would beat every Postgres one.
+      const asNamed = <S extends { name: string }>(store: S) => Object.assign(Object.create(store) as S, { name: "ledger-store" });
+      const [pgStore, redisStore] = [asNamed(pgFixture.store), asNamed(redisFixture.store)];
+      const pgLease = await pgStore.acquire({ resource: "tenant_1:ledger", owner: "pg", task: "t", ttlMs: 60_000 });
+      const redisLease = await redisStore.acquire({ resource: "tenant_1:ledger", owner: "redis", task: "t", ttlMs: 60_000 });
+      if (!pgLease.acquired || !redisLease.acquired) throw new Error("expected both acquires to succeed");
+      const write = (store: typeof pgStore, fencingToken: string) =>
+        fencedWrite({ ...base, storeName: undefined, pool, table, history: true, store, value: { fencingToken }, fencingToken });
+
+      expect(await write(pgStore, pgLease.lease.fencingToken)).toMatchObject({ accepted: true });
+      const mixed = await write(redisStore, redisLease.lease.fencingToken).then(
+        (r) => r,
+        (e: unknown) => e,
+      );
+      expect(mixed).toBeInstanceOf(LeaseError);
+      expect((mixed as LeaseError).code).toBe("misconfigured");
+      expect((mixed as LeaseError).message).toMatch(/postgres store named "ledger-store".*redis store/);
+      const { rows } = await pool.query<{ token: string }>(`SELECT fencing_token::text AS token FROM ${table}`);
+      expect(rows).toEqual([{ token: pgLease.lease.fencingToken }]);
+      expect((await readFencedHistory({ pool, table })).map((h) => h.fencingToken)).toEqual([pgLease.lease.fencingToken]);
+      // The kind that wrote first goes on.
+      expect(await write(pgStore, pgLease.lease.fencingToken)).toMatchObject({ accepted: true });
+    } finally {
+      await pgFixture.cleanup();
+      await redisFixture.cleanup();
+    }
+  });
+
   it("reads one store's history back under the keys its writers gave", async () => {
     await createFencedTable({ pool, table, history: true });
     // "_" would be a LIKE wildcard: pg_a's history must not pick up pgxa's rows.

@@ -30,7 +30,11 @@ import { MAX_BIGINT, ZFencingRejectionInput, ZFencingToken, ZLeaseId, ZOwner, ZR
  * `storeName` when no report is wanted) and, by default, the downstream row's key
  * is `<store name>/<key>`: each store fences its own rows. Store names cannot
  * contain "/", so the prefix is unambiguous. Pass `scopeToStore: false` only for a
- * downstream that one store alone will ever write.
+ * downstream that one store alone will ever write. Each row also records the kind of the
+ * store that wrote it (when `store` is given), and a write from a store of another kind under
+ * the same name is refused (LeaseError "misconfigured"): two stores configured with one name
+ * would otherwise compare tokens of different scales. A table created before that column
+ * existed gets it from createFencedTable (run it again; it is idempotent).
  *
  * ```ts
  * await createFencedTable({ pool, table: "billing.invoices_state" });
@@ -74,7 +78,7 @@ const ZKey = z
   .min(1, { error: "key must not be empty" })
   .max(1024, { error: "key must be at most 1024 characters" })
   .refine(isStorableText, { error: "key must not contain NUL characters or lone surrogates" });
-const ZStoreLike = z.custom<Pick<LeaseStore, "name" | "reportFencingRejection">>(
+const ZStoreLike = z.custom<Pick<LeaseStore, "name" | "reportFencingRejection"> & { kind?: string }>(
   (v) => typeof (v as LeaseStore | null)?.reportFencingRejection === "function" && typeof (v as LeaseStore | null)?.name === "string",
   { error: "store must be a LeaseStore" },
 );
@@ -163,8 +167,11 @@ export function buildCreateFencedTableSql(table: string, withHistory: boolean): 
       key text PRIMARY KEY,
       value jsonb NOT NULL,
       fencing_token bigint NOT NULL,
-      updated_at timestamptz NOT NULL DEFAULT clock_timestamp()
+      updated_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+      store_kind text
     )`,
+    // The kind of store whose tokens the row holds (null: written with storeName alone).
+    `ALTER TABLE ${t} ADD COLUMN IF NOT EXISTS store_kind text`,
   ];
   if (withHistory) {
     sql.push(`CREATE TABLE IF NOT EXISTS ${historyTable(table)} (
@@ -184,8 +191,9 @@ export function buildCreateFencedTableSql(table: string, withHistory: boolean): 
  * (GREATEST / CASE keep the newer token and its value), so RETURNING always
  * reports the row's current token: the one that actually won, read under the row
  * lock. A separate read of the table would see the statement's snapshot instead,
- * which under READ COMMITTED can be older than the row that refused us.
- * Params: $1 key, $2 value (json text), $3 token. Pure.
+ * which under READ COMMITTED can be older than the row that refused us. A write whose store
+ * kind differs from the row's changes nothing and is answered with the row's kind.
+ * Params: $1 key, $2 value (json text), $3 token, $4 store kind (null: unknown). Pure.
  */
 export function buildFencedWriteSql(table: string, withHistory: boolean): string {
   const t = quoteTable(table);
@@ -195,17 +203,23 @@ export function buildFencedWriteSql(table: string, withHistory: boolean): string
         SELECT key, value, fencing_token FROM written WHERE accepted
       )`
     : "";
+  const fresher = `t.fencing_token <= EXCLUDED.fencing_token AND ${SAME_KIND}`;
   return `WITH written AS (
-      INSERT INTO ${t} AS t (key, value, fencing_token, updated_at)
-      VALUES ($1, $2::jsonb, $3::bigint, clock_timestamp())
+      INSERT INTO ${t} AS t (key, value, fencing_token, updated_at, store_kind)
+      VALUES ($1, $2::jsonb, $3::bigint, clock_timestamp(), $4::text)
       ON CONFLICT (key) DO UPDATE
-        SET value = CASE WHEN t.fencing_token <= EXCLUDED.fencing_token THEN EXCLUDED.value ELSE t.value END,
-            updated_at = CASE WHEN t.fencing_token <= EXCLUDED.fencing_token THEN EXCLUDED.updated_at ELSE t.updated_at END,
-            fencing_token = GREATEST(t.fencing_token, EXCLUDED.fencing_token)
-      RETURNING t.key, t.value, t.fencing_token, t.fencing_token = $3::bigint AS accepted
+        SET value = CASE WHEN ${fresher} THEN EXCLUDED.value ELSE t.value END,
+            updated_at = CASE WHEN ${fresher} THEN EXCLUDED.updated_at ELSE t.updated_at END,
+            fencing_token = CASE WHEN ${SAME_KIND} THEN GREATEST(t.fencing_token, EXCLUDED.fencing_token) ELSE t.fencing_token END,
+            store_kind = COALESCE(t.store_kind, EXCLUDED.store_kind)
+      RETURNING t.key, t.value, t.fencing_token, t.store_kind,
+        t.fencing_token = $3::bigint AND ($4::text IS NULL OR t.store_kind = $4::text) AS accepted
     )${history}
-    SELECT accepted, fencing_token::text AS token FROM written`;
+    SELECT accepted, fencing_token::text AS token, store_kind FROM written`;
 }
+
+/** The row and the write come from the same kind of store, or one of them does not say. */
+const SAME_KIND = "(t.store_kind IS NULL OR EXCLUDED.store_kind IS NULL OR t.store_kind = EXCLUDED.store_kind)";
 
 /** Creates the fenced table (idempotent). Returns whether it had to be created. */
 export async function createFencedTable(options: CreateFencedTableOptions): Promise<{ table: string; created: boolean }> {
@@ -227,10 +241,18 @@ export async function fencedWrite(options: FencedWriteOptions): Promise<FencedWr
   // The refine above guarantees one of the two.
   const storeName = o.store?.name ?? o.storeName!;
   const key = o.scopeToStore === false ? o.key : fencedKey(storeName, o.key);
-  const params = [key, JSON.stringify(o.value), o.fencingToken];
-  const row = (await o.pool.query<{ accepted: boolean; token: string }>(sql, params)).rows[0];
+  const kind = o.store?.kind ?? null;
+  const params = [key, JSON.stringify(o.value), o.fencingToken, kind];
+  const row = (await o.pool.query<{ accepted: boolean; token: string; store_kind: string | null }>(sql, params)).rows[0];
   if (!row) throw new LeaseError(`fencedWrite: no answer for key "${key}" in ${o.table}`, "fencing_unknown");
   if (row.accepted) return { accepted: true, fencingToken: row.token };
+  if (kind !== null && row.store_kind !== null && row.store_kind !== kind) {
+    throw new LeaseError(
+      `fencedWrite: key "${key}" in ${o.table} holds tokens of a ${row.store_kind} store named "${storeName}", and this write comes from a ${kind} store ` +
+        "of the same name; tokens of different stores are not comparable, so give each store its own name",
+      "misconfigured",
+    );
+  }
 
   const rejected: FencedWriteResult = { accepted: false, seenToken: row.token };
   if (o.store) {

@@ -347,6 +347,14 @@ export interface GroupTotals {
   slack: GroupHistogram[];
 }
 
+/** A store setting that weakens a guarantee without breaking one, reported when the store first meets it. */
+export interface StoreWarning {
+  store: string;
+  /** no_persistence: a Redis server without an append-only file. */
+  code: "no_persistence";
+  message: string;
+}
+
 export interface StoreHealth {
   store: string;
   kind: StoreKind;

@@ -159,6 +159,9 @@ export class PostgresLeaseStore implements LeaseStore {
   private isClosed = false;
   private readonly statementTimeoutMs: number;
   private readonly statementNames = new Map<keyof LeaseStatements, string>();
+  /** The server settings acquire relies on were read and hold (see checkServer). */
+  private isServerChecked = false;
+  private serverCheck: Promise<void> | null = null;
 
   /**
    * Runs one of the fixed lease statements as a named prepared statement: each
@@ -196,6 +199,8 @@ export class PostgresLeaseStore implements LeaseStore {
   async migrate(): Promise<MigrateResult> {
     const result = await runMigrations(this.pool, this.schema);
     await this.maintainPartitions();
+    // Read here, so the first acquire sends only its own statement; a refusal is the acquire's to throw.
+    await this.checkServer().catch(() => undefined);
     return result;
   }
 
@@ -223,6 +228,7 @@ export class PostgresLeaseStore implements LeaseStore {
   async acquire(input: AcquireInput): Promise<AcquireResult> {
     const { resource, owner, task, ttlMs, leaseId: chosen } = parseAcquireInput(input);
     const leaseId = chosen ?? randomUUID();
+    if (!this.isServerChecked) await this.checkServer();
     for (let attempt = 0; attempt < MAX_ACQUIRE_ATTEMPTS; attempt++) {
       const { rows } = await this.run(chosen === undefined ? "acquire" : "acquireOnce", [resource, owner, task, ttlMs, leaseId]);
       const row = rows[0];
@@ -246,6 +252,46 @@ export class PostgresLeaseStore implements LeaseStore {
       };
     }
     throw new LeaseError(`acquire of "${resource}" kept meeting lapsed leases it could not see yet; try again`, "contention");
+  }
+
+  /**
+   * At migrate() or before the first grant, as the Redis store checks its eviction policy: refuses (LeaseError
+   * "misconfigured") a session whose `synchronous_commit` is off — a crash may then lose grants
+   * already answered and the sequence's advance past their tokens, so a resource could be
+   * granted twice and a token issued again — and a token sequence with CACHE > 1, which hands
+   * each session a range of its own, so tokens would no longer follow grant order. Read on one
+   * pooled session (the setting usually comes from the server, database or role). While refused,
+   * every acquire reads them again, so fixing the setting is enough.
+   */
+  private checkServer(): Promise<void> {
+    this.serverCheck ??= this.runServerCheck().finally(() => {
+      this.serverCheck = null;
+    });
+    return this.serverCheck;
+  }
+
+  private async runServerCheck(): Promise<void> {
+    const { rows } = await this.pool.query<{ synchronous_commit: string; cache_size: string | null }>(
+      `SELECT current_setting('synchronous_commit') AS synchronous_commit,
+              (SELECT cache_size::text FROM pg_sequences WHERE schemaname = $1 AND sequencename = 'lease_fencing_seq') AS cache_size`,
+      [this.schema],
+    );
+    const settings = rows[0];
+    if (settings?.synchronous_commit === "off") {
+      throw new LeaseError(
+        `postgres store "${this.name}": synchronous_commit is off, so a crash can lose grants already answered and reissue their fencing tokens; ` +
+          "set it to on for the store's database or role",
+        "misconfigured",
+      );
+    }
+    if (settings?.cache_size && Number(settings.cache_size) > 1) {
+      throw new LeaseError(
+        `postgres store "${this.name}": sequence ${this.schema}.lease_fencing_seq has CACHE ${settings.cache_size}, so tokens drawn by different sessions ` +
+          `are out of grant order; run ALTER SEQUENCE ${this.schema}.lease_fencing_seq CACHE 1`,
+        "misconfigured",
+      );
+    }
+    this.isServerChecked = true;
   }
 
   async renew(input: RenewInput): Promise<RenewResult> {

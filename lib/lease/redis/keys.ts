@@ -44,6 +44,8 @@
  *   <ns>:{b7}:stats:h:<hour>      hash of counters per epoch hour (~32 days)
  *   <ns>:{b7}:stats:d:<day>       hash of counters per epoch day, summed from a closed day's hours (62 days; stats.ts)
  *   <ns>:{b7}:holds:c<k> / open / classes   the hold index heldAt() reads (see held-at.ts)
+ *   <ns>:{b7}:buckets             the namespace's bucket count this bucket's locks are written with, no TTL:
+ *                                 set by a store's namespace check, compared by every acquire (namespace-check.ts)
  * Outside the buckets:
  *   <ns>:buckets                  the namespace's bucket count, set by the first store to use it, no TTL
  */
@@ -61,6 +63,8 @@ export interface BucketKeys {
   /** Lifetime histograms per prefix group (see above and group-totals.ts in the store). */
   groups: string;
   proj: string;
+  /** The bucket count this bucket's locks are written with (see namespace-check.ts). */
+  bucketCount: string;
 }
 
 export interface ResourceKeys extends BucketKeys {
@@ -97,9 +101,14 @@ export function bucketOf(resource: string, buckets: number): number {
   return hashResource(resource) % buckets;
 }
 
-/** Where a namespace records its bucket count (checked once per store, outside the scripts). */
+/** Where a namespace records its bucket count (see namespace-check.ts). */
 export function buildNamespaceBucketsKey(namespace: string): string {
   return `${namespace}:buckets`;
+}
+
+/** Where bucket `bucket` of a namespace records the bucket count its locks are written with. */
+export function buildBucketCountKey(namespace: string, bucket: number): string {
+  return `${namespace}:{b${bucket}}:buckets`;
 }
 
 export function buildBucketKeys(namespace: string, bucket: number): BucketKeys {
@@ -114,6 +123,7 @@ export function buildBucketKeys(namespace: string, bucket: number): BucketKeys {
     totals: `${base}totals`,
     groups: `${base}groups`,
     proj: `${base}proj`,
+    bucketCount: buildBucketCountKey(namespace, bucket),
   };
 }
 

@@ -275,7 +275,7 @@ describe("RedisLeaseStore on a throwaway server", () => {
     }
   });
 
-  it("keeps the hot path lean: the lock, the lease, the token, the expiry index, the totals and one event, no read model", async () => {
+  it("keeps the hot path lean: the bucket count, the lock, the lease, the token, the expiry index, the totals and one event, no read model", async () => {
     const admin = new Redis(server.url);
     const fresh = freshRedisNamespace(server.url);
     const store = new RedisLeaseStore({ name: "redis-lean", url: server.url, namespace: fresh.namespace, buckets: 1 });
@@ -290,8 +290,9 @@ describe("RedisLeaseStore on a throwaway server", () => {
       // Commands run inside the script count too; the admin's own CONFIG and INFO are left out.
       const own = (calls: Record<string, number>) => Object.fromEntries(Object.entries(calls).filter(([c]) => !c.startsWith("config") && c !== "info"));
       const acquire = own(await readCommandCalls(admin));
-      // xlen: the stream's cap is checked before the event is appended (it trims only past the cap).
-      expect(acquire).toEqual({ fcall: 1, time: 1, set: 2, hset: 1, zadd: 1, hincrby: 1, xlen: 1, xadd: 1 });
+      // get: the bucket's recorded bucket count; xlen: the stream's cap is checked before the event
+      // is appended (it trims only past the cap).
+      expect(acquire).toEqual({ fcall: 1, time: 1, get: 1, set: 2, hset: 1, zadd: 1, hincrby: 1, xlen: 1, xadd: 1 });
 
       await admin.config("RESETSTAT");
       expect((await store.release({ resource: "lean:1", leaseId: acquired.lease.leaseId })).released).toBe(true);

@@ -98,7 +98,7 @@ describe("RedisLeaseStore namespace", () => {
       );
       expect(refused).toBeInstanceOf(LeaseError);
       expect((refused as LeaseError).code).toBe("misconfigured");
-      expect((refused as LeaseError).message).toMatch(/uses 16 buckets, this store was given 8/);
+      expect((refused as LeaseError).message).toMatch(/uses 16 buckets \(recorded in \S+\), this store was given 8/);
     }
     await expect(other.list()).rejects.toThrow(/uses 16 buckets/);
     await expect(other.sweep()).rejects.toThrow(/uses 16 buckets/);
@@ -128,7 +128,7 @@ describe("RedisLeaseStore keys", () => {
     const keys = await scanKeys(store.client as Redis, fresh.namespace);
     expect(keys.length).toBeGreaterThan(0);
     const perResource = /^(lock|lease|ended|fence|evids):(.+)$/;
-    const perBucket = /^(idx|acq|names|events|events:(expired|lost|renew_failed|force_released|fencing_rejected|contended)|stats:[mhd]:\d+|slack:\d+|totals|groups|proj|holds:(open|classes|c\d+)|id[ot]:.+|l[ot]:.+|grants:\d+)$/;
+    const perBucket = /^(idx|acq|names|events|events:(expired|lost|renew_failed|force_released|fencing_rejected|contended)|stats:[mhd]:\d+|slack:\d+|totals|groups|proj|holds:(open|classes|c\d+)|id[ot]:.+|l[ot]:.+|grants:\d+|buckets)$/;
     const kinds = new Set<string>();
     // The one key outside the buckets: the namespace's bucket count.
     expect(keys).toContain(`${fresh.namespace}:buckets`);
@@ -149,7 +149,7 @@ describe("RedisLeaseStore keys", () => {
       }
     }
     // Every kind of key was produced, so each was checked above.
-    expect([...kinds].sort()).toEqual(["acq", "ended", "events", "events:<kind>", "evids", "fence", "grants", "groups", "holds", "ido", "idt", "idx", "lease", "lo", "lock", "lt", "names", "proj", "slack", "stats", "totals"]);
+    expect([...kinds].sort()).toEqual(["acq", "buckets", "ended", "events", "events:<kind>", "evids", "fence", "grants", "groups", "holds", "ido", "idt", "idx", "lease", "lo", "lock", "lt", "names", "proj", "slack", "stats", "totals"]);
   });
 });
 

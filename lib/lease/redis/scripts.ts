@@ -239,15 +239,23 @@ end
 
 /**
  * acquire. ARGV[3] owner, ARGV[4] task, ARGV[5] ttlMs, ARGV[6] new leaseId, ARGV[7] "1" when
- * the caller chose the lease id (it may be a repeat of an acquire whose lease has ended).
+ * the caller chose the lease id (it may be a repeat of an acquire whose lease has ended),
+ * ARGV[8] the store's bucket count; KEYS[8] the bucket's recorded count (buildBucketCountKey).
  * Returns ["acquired", tookOverExpired "1"|"0", token, acquiredAt, expiresAt],
- * ["held", holder leaseId, owner, task, token, expiresAt] or ["ended"].
+ * ["held", holder leaseId, owner, task, token, expiresAt], ["ended"] or ["buckets", recorded
+ * count or "" when none is recorded].
  */
 const ACQUIRE = defineScript(
   "acquire",
   `
 local c = resource_context()
 local owner, task, ttl, lease_id = ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+
+-- A store with another bucket count would lock this resource under another key. Locks are
+-- written only under the count this bucket records (set by the store's namespace check), so a
+-- mismatch, or no record after the keys were lost, is refused before anything is read or written.
+local bucket_count = redis.call('GET', KEYS[8])
+if bucket_count ~= ARGV[8] then return { 'buckets', bucket_count or '' } end
 
 -- A caller-chosen id that names a lease which ended (released, force-released, expired, or
 -- lapsed and not yet recorded) is a late repeat: granting it again would give one id two holds.

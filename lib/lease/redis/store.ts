@@ -35,6 +35,7 @@ import type {
   StatsBucket,
   StatsQuery,
   StoreHealth,
+  StoreWarning,
   TtlAdviceQuery,
   TtlAdviceReport,
 } from "../types";
@@ -74,7 +75,6 @@ import {
   buildEvidsKey,
   buildGrantsKey,
   buildKindStreamKey,
-  buildNamespaceBucketsKey,
   buildResourceKeys,
   buildResourceScriptKeys,
   buildForceReleasedKey,
@@ -83,6 +83,7 @@ import {
   type BucketKeys,
 } from "./keys";
 import { findUnservableRedisEventFilter } from "./event-filters";
+import { claimBucketCount, MAX_BUCKETS, readServerSettings, watchReconnects, type ServerSettings } from "./namespace-check";
 import { DEFAULT_READ_KEY_BUDGET, ReadBudget } from "./read-budget";
 import { pruneBucketHolds, readHeldAt, type HeldAtDeps } from "./held-at";
 import { listLeases } from "./list";
@@ -97,6 +98,8 @@ import { newHoldTally, newSlackTally } from "../group-totals";
 export const DEFAULT_NAMESPACE = "lw";
 export const DEFAULT_BUCKETS = 16;
 export const DEFAULT_EVENTS_MAX_LEN = 100_000;
+/** How often, at most, sweep() reads every master's maxmemory-policy again. */
+export const DEFAULT_MEMORY_POLICY_CHECK_MS = 10_000;
 /**
  * How many recent event ids each resource's history list keeps (the detail page's history).
  * The list is trimmed back to this once it is max(16, 1/16 of it) over, so it may briefly hold that many more.
@@ -169,12 +172,16 @@ export function parseRedisClusterUrl(url: string): { nodes: { host: string; port
  * `eventRetentionMaxMb` add a time and a memory bound, applied by sweep() off the hot path
  * and never to events not yet projected (retention.ts).
  *
- * Before its first operation the store checks, once: that the namespace was not set up with
- * another `buckets` (the first store records it in `<namespace>:buckets`; a mismatch would put
- * one resource's lock in two keys, so every operation is refused with a "misconfigured"
- * LeaseError), and that the server's `maxmemory-policy` is `noeviction`. Any other policy may
- * evict a lock key — the lease silently ends while its holder still works — so the store refuses
- * it unless `allowEvictingMemoryPolicy: true` says the caller accepts that.
+ * Before its first operation, and again after a reconnect or a new cluster node, the store
+ * checks that the namespace is not used with another `buckets` (namespace-check.ts: the count is
+ * recorded in `<namespace>:buckets` and beside each bucket's locks, and every acquire compares it
+ * in the same atomic step; a mismatch would put one resource's lock in two keys, so every
+ * operation is refused with a "misconfigured" LeaseError), and that every master's
+ * `maxmemory-policy` is `noeviction`. Any other policy may evict a lock key — the lease silently
+ * ends while its holder still works — so the store refuses operations while one does (read again
+ * by sweep() every `memoryPolicyCheckMs`), unless `allowEvictingMemoryPolicy: true` says the
+ * caller accepts that. A server without an append-only file is reported through `onWarning`
+ * (default: process.emitWarning), once per server.
  */
 export const ZRedisLeaseStoreOptions = z
   .strictObject({
@@ -192,13 +199,17 @@ export const ZRedisLeaseStoreOptions = z
       .string()
       .regex(/^[A-Za-z0-9_-]{1,32}$/, { error: "namespace must be 1-32 chars of A-Z, a-z, 0-9, '_' or '-'" })
       .default(DEFAULT_NAMESPACE),
-    buckets: z.number().int().min(1).max(1024, { error: "buckets must be between 1 and 1024" }).default(DEFAULT_BUCKETS),
+    buckets: z.number().int().min(1).max(MAX_BUCKETS, { error: `buckets must be between 1 and ${MAX_BUCKETS}` }).default(DEFAULT_BUCKETS),
     eventsMaxLen: z.number().int().min(1).max(100_000_000).default(DEFAULT_EVENTS_MAX_LEN),
     /** Raw events older than this many days are trimmed by sweep() (unset: only eventsMaxLen applies). */
     eventRetentionDays: z.number().int().min(1, { error: "eventRetentionDays must be at least 1" }).max(36_500).optional(),
     /** Memory budget, in MB, of the namespace's event streams; sweep() trims the oldest events to stay under it (unset: none). */
     eventRetentionMaxMb: z.number().int().min(1, { error: "eventRetentionMaxMb must be at least 1" }).max(1_000_000).optional(),
     allowEvictingMemoryPolicy: z.boolean().default(false),
+    /** How often, at most, sweep() reads every master's maxmemory-policy again (ms). */
+    memoryPolicyCheckMs: z.number().int().min(0).max(86_400_000).default(DEFAULT_MEMORY_POLICY_CHECK_MS),
+    /** Told about a setting that weakens a guarantee without breaking one (a server without persistence). */
+    onWarning: z.custom<(warning: StoreWarning) => void>((v) => typeof v === "function", { error: "onWarning must be a function" }).optional(),
     /** Keys and entries one read (list, events) may examine before it answers in part (`partial`). */
     readKeyBudget: z.number().int().min(1).max(100_000_000).default(DEFAULT_READ_KEY_BUDGET),
   })
@@ -255,12 +266,27 @@ export class RedisLeaseStore implements LeaseStore {
   private readonly projector: Projector;
   private lastConnectionError: string | undefined;
   private readonly allowEvictingMemoryPolicy: boolean;
+  private readonly memoryPolicyCheckMs: number;
+  private readonly onWarning: (warning: StoreWarning) => void;
+  /** Servers already warned about, per warning code. */
+  private readonly warned = new Set<string>();
   private readonly readKeyBudget: number;
+  /** Every check passed since the last reconnect: the operations' fast path. */
   private isNamespaceChecked = false;
+  private isBucketCountChecked = false;
+  /** A complete bucket count check passed once: later ones may leave out a master that does not answer (see claimBucketCount). */
+  private hasPassedBucketCountCheck = false;
+  /** Bumped by a reconnect or a new cluster node: a check that ran across one does not count. */
+  private checkEpoch = 0;
+  /** performance.now() of the last complete read of every master's memory policy. */
+  private memoryPolicyCheckedAt = Number.NEGATIVE_INFINITY;
+  /** Set while a master's policy may evict lock keys: every operation throws it until a later read finds none. */
+  private memoryPolicyRefusal: LeaseError | null = null;
+  private readonly stopWatchingReconnects: () => void;
   /** Days whose hour stats every bucket has compacted into a day hash (see compactClosedDays). */
   private readonly compactedDays = new Set<number>();
   private namespaceCheck: Promise<void> | null = null;
-  /** A check that failed for good (not for a connection error): every operation throws it. */
+  /** A bucket count mismatch (for good: not a connection error): every operation throws it. */
   private misconfiguration: LeaseError | null = null;
 
   constructor(options: TRedisLeaseStoreOptions) {
@@ -270,6 +296,8 @@ export class RedisLeaseStore implements LeaseStore {
     this.buckets = o.buckets;
     this.eventsMaxLen = o.eventsMaxLen;
     this.allowEvictingMemoryPolicy = o.allowEvictingMemoryPolicy;
+    this.memoryPolicyCheckMs = o.memoryPolicyCheckMs;
+    this.onWarning = o.onWarning ?? emitProcessWarning;
     this.readKeyBudget = o.readKeyBudget;
     this.evidsMaxLen = Math.min(o.eventsMaxLen, RESOURCE_EVENTS_MAX_LEN);
     this.retention = {
@@ -309,6 +337,13 @@ export class RedisLeaseStore implements LeaseStore {
         this.lastConnectionError = undefined;
       });
     }
+    // A server restarted empty, a failover or a new master: what was checked may no longer hold.
+    this.stopWatchingReconnects = watchReconnects(this.client, () => {
+      this.checkEpoch++;
+      this.isNamespaceChecked = false;
+      this.isBucketCountChecked = false;
+      this.memoryPolicyCheckedAt = Number.NEGATIVE_INFINITY;
+    });
     this.bucketKeys = Array.from({ length: this.buckets }, (_, b) => buildBucketKeys(this.namespace, b));
     this.ctx = { client: this.client, storeName: this.name, lastConnectionError: () => this.lastConnectionError };
     this.projector = new Projector(this.ctx, this.bucketKeys, { eventsMaxLen: this.eventsMaxLen, evidsMaxLen: this.evidsMaxLen });
@@ -317,8 +352,20 @@ export class RedisLeaseStore implements LeaseStore {
   async acquire(input: AcquireInput): Promise<AcquireResult> {
     const i = parseAcquireInput(input);
     const leaseId = i.leaseId ?? randomUUID();
-    const { reply } = await this.callResourceScript("acquire", i.resource, [i.owner, i.task, i.ttlMs, leaseId, i.leaseId === undefined ? "0" : "1"]);
-    const r = readScriptReply(reply, "acquire") as string[];
+    const args = [i.owner, i.task, i.ttlMs, leaseId, i.leaseId === undefined ? "0" : "1", this.buckets];
+    const bucketCountKey = (keys: BucketKeys) => [keys.bucketCount];
+    let r = readScriptReply((await this.callResourceScript("acquire", i.resource, args, bucketCountKey)).reply, "acquire") as string[];
+    if (r[0] === "buckets") {
+      // Refused before anything was written: record the count again (or learn of another) and send it once more.
+      const where = this.bucketKeys[bucketOf(i.resource, this.buckets)]!.bucketCount;
+      this.refuseOtherBucketCount(r[1]!, where);
+      this.invalidateChecks();
+      r = readScriptReply((await this.callResourceScript("acquire", i.resource, args, bucketCountKey)).reply, "acquire") as string[];
+      if (r[0] === "buckets") {
+        this.refuseOtherBucketCount(r[1]!, where);
+        throw new LeaseError(`redis store "${this.name}": acquire of "${i.resource}": its bucket records no bucket count (deleted meanwhile?)`, "store_error");
+      }
+    }
     if (r[0] === "ended") throw new LeaseError(`acquire of "${i.resource}" with lease id ${leaseId}: that lease has already ended`, "lease_ended");
     if (r[0] === "held") {
       // ["held", holder leaseId, owner, task, token, expiresAt]
@@ -483,6 +530,8 @@ export class RedisLeaseStore implements LeaseStore {
    * per lease, so no call does unbounded work), then brings the read models up to date.
    */
   async sweep(): Promise<{ expired: number }> {
+    // Off the hot path, so operations never wait for it: a master whose policy turned evicting is found here.
+    if (this.isNamespaceChecked && this.isMemoryPolicyCheckDue()) await this.checkServers("sweep");
     if (!this.isNamespaceChecked) await this.checkNamespace("sweep");
     let expired = 0;
     let pending = this.bucketKeys.map((_, bucket) => bucket);
@@ -775,6 +824,7 @@ export class RedisLeaseStore implements LeaseStore {
 
   /** Quits the connection only if this store created it; a caller's client stays theirs. */
   async close(): Promise<void> {
+    this.stopWatchingReconnects();
     if (!this.isOwnClient) return;
     try {
       await this.client.quit();
@@ -785,12 +835,13 @@ export class RedisLeaseStore implements LeaseStore {
   }
 
   /**
-   * The once-per-store check of the namespace's bucket count and the server's eviction policy
-   * (see the options). Concurrent first calls share one check; a connection error leaves it to
-   * the next call.
+   * The check of the namespace's bucket count and of the servers' eviction policy (see the
+   * options), before the first operation and again after a reconnect. Concurrent calls share one
+   * check; a connection error leaves it to the next call.
    */
   private async checkNamespace(operation: string): Promise<void> {
     if (this.misconfiguration) throw this.misconfiguration;
+    if (this.memoryPolicyRefusal && !this.isMemoryPolicyCheckDue()) throw this.memoryPolicyRefusal;
     this.namespaceCheck ??= this.runNamespaceCheck(operation).finally(() => {
       this.namespaceCheck = null;
     });
@@ -799,28 +850,80 @@ export class RedisLeaseStore implements LeaseStore {
 
   /** `operation`: the call that needs the check, named in a connection error. */
   private async runNamespaceCheck(operation: string): Promise<void> {
-    const [recorded, memoryInfo] = await execPipeline(this.ctx, operation, (p) => {
-      p.set(buildNamespaceBucketsKey(this.namespace), String(this.buckets), "NX", "GET");
-      p.info("memory");
-    });
-    const where = `redis store "${this.name}"`;
-    if (recorded !== null && recorded !== undefined && String(recorded) !== String(this.buckets)) {
-      this.misconfiguration = new LeaseError(
-        `${where}: namespace "${this.namespace}" uses ${String(recorded)} buckets, this store was given ${this.buckets}; ` +
-          "every process sharing a namespace must use the same buckets (or another namespace)",
-        "misconfigured",
-      );
-    }
-    const policy = /^maxmemory_policy:(\S+)/m.exec(String(memoryInfo))?.[1];
-    if (!this.misconfiguration && policy && policy !== "noeviction" && !this.allowEvictingMemoryPolicy) {
-      this.misconfiguration = new LeaseError(
-        `${where}: the server's maxmemory-policy is ${policy}, which can evict lock keys and end leases silently; ` +
-          "set it to noeviction, or pass allowEvictingMemoryPolicy: true to accept that",
-        "misconfigured",
-      );
-    }
-    if (this.misconfiguration) throw this.misconfiguration;
+    const epoch = this.checkEpoch;
+    const [conflict] = await Promise.all([
+      this.isBucketCountChecked ? null : claimBucketCount(this.ctx, this.namespace, this.buckets, operation, this.hasPassedBucketCountCheck),
+      this.checkServers(operation).catch((error: unknown) => {
+        // A refusal is thrown below, after a bucket count mismatch (which outlives it) is recorded.
+        if (!(error instanceof LeaseError && error === this.memoryPolicyRefusal)) throw error;
+      }),
+    ]);
+    if (conflict) this.refuseOtherBucketCount(conflict.recorded, conflict.where);
+    if (this.memoryPolicyRefusal) throw this.memoryPolicyRefusal;
+    // A reconnect during the check: what it read may be from before; the next call checks again.
+    if (epoch !== this.checkEpoch) return;
+    this.isBucketCountChecked = true;
+    this.hasPassedBucketCountCheck = true;
     this.isNamespaceChecked = true;
+  }
+
+  /** Sets and throws the misconfiguration of a namespace recorded with another bucket count (`where`: which record says so). */
+  private refuseOtherBucketCount(recorded: string, where: string): void {
+    if (recorded === "") return;
+    this.misconfiguration = new LeaseError(
+      `redis store "${this.name}": namespace "${this.namespace}" uses ${recorded} buckets (recorded in ${where}), this store was given ${this.buckets}; ` +
+        "every process sharing a namespace must use the same buckets (or another namespace)",
+      "misconfigured",
+    );
+    this.isNamespaceChecked = false;
+    throw this.misconfiguration;
+  }
+
+  /** The next operation checks the namespace and the servers again. */
+  private invalidateChecks(): void {
+    this.checkEpoch++;
+    this.isNamespaceChecked = false;
+    this.isBucketCountChecked = false;
+  }
+
+  private isMemoryPolicyCheckDue(): boolean {
+    return performance.now() - this.memoryPolicyCheckedAt >= this.memoryPolicyCheckMs;
+  }
+
+  /**
+   * Reads every master's eviction policy and persistence: refuses operations (throws, and every
+   * operation throws) while one may evict lock keys, lifts a refusal once none does, and warns
+   * once per server that runs without an append-only file.
+   */
+  private async checkServers(operation: string): Promise<void> {
+    const { servers, unreachable } = await readServerSettings(this.ctx, operation);
+    for (const server of servers) this.warnIfNotDurable(server);
+    const evicting = this.allowEvictingMemoryPolicy ? undefined : servers.find((s) => s.memoryPolicy !== null && s.memoryPolicy !== "noeviction");
+    // A master that did not answer is read again by the next sweep (and once it reconnects).
+    if (unreachable.length === 0) this.memoryPolicyCheckedAt = performance.now();
+    if (evicting) {
+      const where = servers.length > 1 ? `cluster master ${evicting.node}` : "the server";
+      this.memoryPolicyRefusal = new LeaseError(
+        `redis store "${this.name}": ${where}'s maxmemory-policy is ${evicting.memoryPolicy}, which can evict lock keys and end leases silently; ` +
+          "set it to noeviction (on every master), or pass allowEvictingMemoryPolicy: true to accept that",
+        "misconfigured",
+      );
+      this.isNamespaceChecked = false;
+      throw this.memoryPolicyRefusal;
+    }
+    this.memoryPolicyRefusal = null;
+  }
+
+  private warnIfNotDurable(server: ServerSettings): void {
+    if (server.isAppendOnly !== false || this.warned.has(`no_persistence ${server.node}`)) return;
+    this.warned.add(`no_persistence ${server.node}`);
+    this.onWarning({
+      store: this.name,
+      code: "no_persistence",
+      message:
+        `redis store "${this.name}": ${server.node} runs without an append-only file (appendonly no): a restart loses the leases and ` +
+        "fencing tokens written since its last snapshot, if it takes any, and tokens issued after such a loss are only as monotonic as that server's clock",
+    });
   }
 
   private isBucketStreamRead(q: EventQuery): boolean {
@@ -930,6 +1033,15 @@ export class RedisLeaseStore implements LeaseStore {
   private toEvents(bucket: number, events: unknown): LeaseEvent[] {
     return replyEventsToRaw(events).flatMap((r) => toLeaseEvent(this.name, bucket, r) ?? []);
   }
+}
+
+/** Warnings already emitted by this process: stores of one process on one server report it once. */
+const emittedWarnings = new Set<string>();
+
+function emitProcessWarning(warning: StoreWarning): void {
+  if (emittedWarnings.has(warning.message)) return;
+  emittedWarnings.add(warning.message);
+  process.emitWarning(warning.message, { type: "LeasewatchWarning", code: warning.code });
 }
 
 function toRefusal(reason: unknown): "not_owner" | "expired" {
