@@ -81,8 +81,8 @@ export interface AcquireInput {
    * (a retry after a lost reply, or the lock API's Idempotency-Key on another replica). While
    * that lease holds the resource, a repeat answers as the first did and records nothing; once
    * it has ended, a repeat throws LeaseError "lease_ended" instead of granting the id again
-   * (Postgres: for as long as its events are kept; Redis: for the lease's TTL plus a minute
-   * after it ended, unless another lease of the resource has ended since). Default: a new id.
+   * (Postgres: for as long as its events are kept; Redis: for at least a minute after that
+   * lease ended). Default: a new id.
    */
   leaseId?: string;
 }
@@ -104,6 +104,11 @@ export interface ReleaseInput {
   resource: string;
   leaseId: string;
 }
+/**
+ * A release of a lease that a release already ended (the same call sent again after its reply
+ * was lost, or a new one) answers as that release did, even if the resource changed hands since
+ * (Redis: for at least a minute after it; Postgres: while its event is kept).
+ */
 export type ReleaseResult =
   | { released: true; holdMs: number; event: LeaseEvent }
   | { released: false; reason: LeaseRefusal };

@@ -313,9 +313,17 @@ export class RedisLeaseStore implements LeaseStore {
   async acquire(input: AcquireInput): Promise<AcquireResult> {
     const i = parseAcquireInput(input);
     const leaseId = i.leaseId ?? randomUUID();
-    const { reply } = await this.callResourceScript("acquire", i.resource, [i.owner, i.task, i.ttlMs, leaseId, i.leaseId === undefined ? "0" : "1"]);
+    // The call id tells a resend of this call from another acquire with the same chosen lease id.
+    const callId = i.leaseId === undefined ? leaseId : randomUUID();
+    const { reply } = await this.callResourceScript("acquire", i.resource, [i.owner, i.task, i.ttlMs, leaseId, callId], leaseId);
     const r = readScriptReply(reply, "acquire") as string[];
-    if (r[0] === "ended") throw new LeaseError(`acquire of "${i.resource}" with lease id ${leaseId}: that lease has already ended`, "lease_ended");
+    if (r[0] === "ended") {
+      if (i.leaseId !== undefined) throw new LeaseError(`acquire of "${i.resource}" with lease id ${leaseId}: that lease has already ended`, "lease_ended");
+      throw new LeaseError(
+        `acquire of "${i.resource}": its reply was lost and the lease it granted lapsed before the call was sent again; not acquired, try again`,
+        "lease_ended",
+      );
+    }
     if (r[0] === "held") {
       // ["held", holder leaseId, owner, task, token, expiresAt]
       return {
@@ -345,7 +353,7 @@ export class RedisLeaseStore implements LeaseStore {
   async renew(input: RenewInput): Promise<RenewResult> {
     const i = parseRenewInput(input);
     const hour = Math.floor(Date.now() / SLACK_HOUR_MS);
-    const { reply } = await this.callResourceScript("renew", i.resource, [i.leaseId, i.ttlMs, slackGroupOf(i.resource)], (keys) => [
+    const { reply } = await this.callResourceScript("renew", i.resource, [i.leaseId, i.ttlMs, slackGroupOf(i.resource)], i.leaseId, (keys) => [
       buildSlackKey(keys, hour),
       keys.groups,
     ]);
@@ -357,7 +365,7 @@ export class RedisLeaseStore implements LeaseStore {
 
   async release(input: ReleaseInput): Promise<ReleaseResult> {
     const i = parseReleaseInput(input);
-    const { reply, bucket } = await this.callResourceScript("release", i.resource, [i.leaseId, randomUUID()]);
+    const { reply, bucket } = await this.callResourceScript("release", i.resource, [i.leaseId, randomUUID()], i.leaseId);
     // ["released", holdMs, event id, owner, task, token] | ["refused", reason, events]
     const r = readScriptReply(reply, "release");
     if (r[0] === "released") {
@@ -373,7 +381,7 @@ export class RedisLeaseStore implements LeaseStore {
 
   async forceRelease(input: ForceReleaseInput): Promise<ForceReleaseResult> {
     const i = parseOrThrow(ZForceReleaseInput, input, "forceRelease");
-    const { reply, bucket } = await this.callResourceScript("forceRelease", i.resource, [i.leaseId, i.actor, i.reason, randomUUID()]);
+    const { reply, bucket } = await this.callResourceScript("forceRelease", i.resource, [i.leaseId, i.actor, i.reason, randomUUID()], i.leaseId);
     // ["released", holdMs, lease fields, events] | ["lease_changed", current lease fields, events] | ["not_found", events]
     const r = readScriptReply(reply, "forceRelease");
     if (r[0] === "released") {
@@ -871,17 +879,21 @@ export class RedisLeaseStore implements LeaseStore {
     return [...resources];
   }
 
-  /** `moreKeys`: keys after the shared resource KEYS, for scripts that take more (renew's slack hash). */
+  /**
+   * `leaseId`: the lease id whose note the script reads and writes (KEYS[3]), when it names one.
+   * `moreKeys`: keys after the shared resource KEYS, for scripts that take more (renew's slack hash).
+   */
   private async callResourceScript(
     operation: LeaseOperation,
     resource: string,
     extra: readonly (string | number)[],
+    leaseId?: string,
     moreKeys?: (keys: BucketKeys) => string[],
   ) {
     if (!this.isNamespaceChecked) await this.checkNamespace(operation);
     const bucket = bucketOf(resource, this.buckets);
     const bucketKeys = this.bucketKeys[bucket]!;
-    const keys = buildResourceScriptKeys(bucketKeys, resource);
+    const keys = buildResourceScriptKeys(bucketKeys, resource, leaseId);
     if (moreKeys) keys.push(...moreKeys(bucketKeys));
     const reply = await callScript(this.ctx, LEASE_SCRIPTS[operation], keys, [resource, this.eventsMaxLen, ...extra]);
     return { reply, bucket };
