@@ -341,7 +341,9 @@ export class LeaseHandle {
   /** One release per handle; a failed send (store unreachable) may be tried again. */
   private sendRelease(): Promise<ReleaseResult> {
     this.releasing ??= this.enqueue(async () => {
-      const result = await this.ctx.store.release({ resource: this.resource, leaseId: this.leaseId });
+      // After a deadline loss the store records the end as an expiry: the holder could not keep it.
+      const input = this.lostReason === "deadline_passed" ? { resource: this.resource, leaseId: this.leaseId, afterDeadlineLoss: true } : { resource: this.resource, leaseId: this.leaseId };
+      const result = await this.ctx.store.release(input);
       this.ctx.emit({ type: "released", resource: this.resource, leaseId: this.leaseId, result });
       if (result.released) this.releaseResult = result;
       else this.markLost(result.reason);

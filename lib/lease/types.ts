@@ -103,6 +103,12 @@ export type RenewResult =
 export interface ReleaseInput {
   resource: string;
   leaseId: string;
+  /**
+   * The holder lost the lease to its local deadline and gives it back (withLease does): the end
+   * is recorded as `expired` (detail.recordedBy "release_after_deadline"), so the
+   * expired-to-released ratio counts it as the holder that could not keep its lease it is.
+   */
+  afterDeadlineLoss?: boolean;
 }
 /**
  * A release of a lease that a release already ended (the same call sent again after its reply

@@ -383,19 +383,20 @@ return { 'refused', reason, events }
 );
 
 /**
- * release. ARGV[3] leaseId, ARGV[4] call id (the same for a call sent again).
+ * release. ARGV[3] leaseId, ARGV[4] call id (the same for a call sent again), ARGV[5] "1" when
+ * the holder lost the lease to its local deadline: the end is then recorded as 'expired'.
  * A release of a lease that a release already ended (this call sent again after its reply was
  * lost, or a new call for the same lease id) answers as that release did, from the lease id's note.
  * A refused release counts itself in the totals ('release_refused:<reason>'): there is no event
  * for it, and only this branch does the extra write.
- * Returns ["released", holdMs, event id, owner, task, token] — the released event is the
- * rest of what the caller sent, so only this goes back (owner/task/token nil if unknown) —
- * or ["refused", reason, events].
+ * Returns ["released", holdMs, event id, owner, task, token, kind, detail] — the event is the
+ * rest of what the caller sent, so only this goes back (owner/task/token nil if unknown; kind
+ * 'released', or 'expired' with its detail after a deadline loss) — or ["refused", reason, events].
  */
 const RELEASE = defineScript(
   "release",
   `
-local lease_id, call_id = ARGV[3], ARGV[4]
+local lease_id, call_id, after_loss = ARGV[3], ARGV[4], ARGV[5] == '1'
 local c = resource_context(lease_id)
 local function refuse(reason, events)
   redis.call('HINCRBY', c.totals, 'release_refused:' .. reason, '1')
@@ -413,6 +414,11 @@ if v[1] == lease_id then
   }
   if redis.call('DEL', c.lock, c.lease) == 2 then
     local hold = math.max(0, NOW_MS - (tonumber(v[5]) or NOW_MS))
+    if after_loss then
+      local detail = cjson.encode({ renewals = tonumber(v[8]) or 0, recordedBy = 'release_after_deadline' })
+      local ev = end_lease(c, lease, 'expired', hold, 'none', nil, nil, call_id, nil, detail)
+      return { 'released', tostring(hold), ev[1], v[2], v[3], v[4], 'expired', detail }
+    end
     local ev = end_lease(c, lease, 'released', hold, 'none', nil, nil, call_id)
     return { 'released', tostring(hold), ev[1], v[2], v[3], v[4] }
   end

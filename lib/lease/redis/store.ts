@@ -365,14 +365,16 @@ export class RedisLeaseStore implements LeaseStore {
 
   async release(input: ReleaseInput): Promise<ReleaseResult> {
     const i = parseReleaseInput(input);
-    const { reply, bucket } = await this.callResourceScript("release", i.resource, [i.leaseId, randomUUID()], i.leaseId);
-    // ["released", holdMs, event id, owner, task, token] | ["refused", reason, events]
+    const { reply, bucket } = await this.callResourceScript("release", i.resource, [i.leaseId, randomUUID(), i.afterDeadlineLoss ? "1" : "0"], i.leaseId);
+    // ["released", holdMs, event id, owner, task, token, kind?, detail?] | ["refused", reason, events]
     const r = readScriptReply(reply, "release");
     if (r[0] === "released") {
-      const raw: RawEvent = { id: String(r[2]), kind: "released", resource: i.resource, leaseId: i.leaseId, holdMs: String(r[1]) };
+      const kind = r[6] === "expired" ? "expired" : "released";
+      const raw: RawEvent = { id: String(r[2]), kind, resource: i.resource, leaseId: i.leaseId, holdMs: String(r[1]) };
       if (typeof r[3] === "string") raw.owner = r[3];
       if (typeof r[4] === "string") raw.task = r[4];
       if (typeof r[5] === "string") raw.token = r[5];
+      if (typeof r[7] === "string") raw.detail = r[7];
       const event = toLeaseEvent(this.name, bucket, raw);
       if (event) return { released: true, holdMs: Number(r[1]), event };
     }
