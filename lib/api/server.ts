@@ -365,11 +365,14 @@ export function buildApiServer(options: ApiServerOptions): FastifyInstance {
       for (let attempt = 0; ; attempt++) {
         const result = await call(store.acquire({ resource: body.resource, owner, task: body.task, ttlMs, ...(leaseId ? { leaseId } : {}) }), "the acquire").catch((error: unknown) => {
           if (error instanceof LeaseError && error.code === "lease_ended") {
+            // Without a key the store chose the lease id: its own resend after a lost reply found
+            // the lease it granted lapsed. Not acquired, holder unknown: wait and try again.
+            if (!leaseId) return null;
             throw new ApiProblem("lease-not-held", "The lease this Idempotency-Key acquired has ended (released or expired); send a new key to acquire again.");
           }
           throw error;
         });
-        if (result.acquired) {
+        if (result?.acquired) {
           const lease = result.lease;
           return {
             acquired: true,
@@ -383,6 +386,7 @@ export function buildApiServer(options: ApiServerOptions): FastifyInstance {
         }
         const remaining = deadline - performance.now();
         if (remaining <= 0 || isGone() || closing) {
+          if (!result) return { acquired: false };
           return { acquired: false, holder: { owner: result.holder.owner, task: result.holder.task, expiresAt: result.holder.expiresAt.toISOString() } };
         }
         await new Promise((resolve) => setTimeout(resolve, computeBackoffDelay(DEFAULT_BACKOFF, attempt, remaining, Math.random)));

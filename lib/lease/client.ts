@@ -341,7 +341,9 @@ export class LeaseHandle {
   /** One release per handle; a failed send (store unreachable) may be tried again. */
   private sendRelease(): Promise<ReleaseResult> {
     this.releasing ??= this.enqueue(async () => {
-      const result = await this.ctx.store.release({ resource: this.resource, leaseId: this.leaseId });
+      // After a deadline loss the store records the end as an expiry: the holder could not keep it.
+      const input = this.lostReason === "deadline_passed" ? { resource: this.resource, leaseId: this.leaseId, afterDeadlineLoss: true } : { resource: this.resource, leaseId: this.leaseId };
+      const result = await this.ctx.store.release(input);
       this.ctx.emit({ type: "released", resource: this.resource, leaseId: this.leaseId, result });
       if (result.released) this.releaseResult = result;
       else this.markLost(result.reason);
@@ -630,8 +632,8 @@ export class LeaseClient {
       const sentAt = this.ctx.now();
       const result = await this.acquireOnce(resource, task, ttlMs);
       if (result === CONTENTION) {
-        // The store gave up after losing races with concurrent acquires: that is
-        // contention like any other, so it waits and tries again within waitMs.
+        // Not acquired, holder unknown (see acquireOnce): like contention, it waits and
+        // tries again within waitMs.
         const remainingMs = waitMs - (this.ctx.now() - startedAt);
         if (remainingMs <= 0) throw new AcquireTimeoutError(resource, waitMs);
         await sleepFor(computeBackoffDelay(this.backoff, attempt, remainingMs, this.ctx.random), signal);
@@ -655,12 +657,17 @@ export class LeaseClient {
     }
   }
 
-  /** One acquire; a store's `contention` error (it kept losing insert races) becomes CONTENTION. */
+  /**
+   * One acquire; a store's `contention` error (it kept losing insert races) becomes CONTENTION,
+   * and so does `lease_ended`: this client never chooses a lease id, so that is the store's own
+   * resend of an acquire whose reply was lost, finding that the lease it granted lapsed meanwhile.
+   * Not acquired, so it waits and tries again like any other refusal.
+   */
   private async acquireOnce(resource: string, task: string, ttlMs: number): Promise<AcquireResult | typeof CONTENTION> {
     try {
       return await this.store.acquire({ resource, owner: this.owner, task, ttlMs });
     } catch (error) {
-      if (error instanceof LeaseError && error.code === "contention") return CONTENTION;
+      if (error instanceof LeaseError && (error.code === "contention" || error.code === "lease_ended")) return CONTENTION;
       throw error;
     }
   }

@@ -81,8 +81,8 @@ export interface AcquireInput {
    * (a retry after a lost reply, or the lock API's Idempotency-Key on another replica). While
    * that lease holds the resource, a repeat answers as the first did and records nothing; once
    * it has ended, a repeat throws LeaseError "lease_ended" instead of granting the id again
-   * (Postgres: for as long as its events are kept; Redis: for the lease's TTL plus a minute
-   * after it ended, unless another lease of the resource has ended since). Default: a new id.
+   * (Postgres: for as long as its events are kept; Redis: for at least a minute after that
+   * lease ended). Default: a new id.
    */
   leaseId?: string;
 }
@@ -103,7 +103,18 @@ export type RenewResult =
 export interface ReleaseInput {
   resource: string;
   leaseId: string;
+  /**
+   * The holder lost the lease to its local deadline and gives it back (withLease does): the end
+   * is recorded as `expired` (detail.recordedBy "release_after_deadline"), so the
+   * expired-to-released ratio counts it as the holder that could not keep its lease it is.
+   */
+  afterDeadlineLoss?: boolean;
 }
+/**
+ * A release of a lease that a release already ended (the same call sent again after its reply
+ * was lost, or a new one) answers as that release did, even if the resource changed hands since
+ * (Redis: for at least a minute after it; Postgres: while its event is kept).
+ */
 export type ReleaseResult =
   | { released: true; holdMs: number; event: LeaseEvent }
   | { released: false; reason: LeaseRefusal };

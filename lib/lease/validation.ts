@@ -51,7 +51,7 @@ export const ZAcquireInput = z.strictObject({
   leaseId: z.uuid({ error: "leaseId must be a UUID" }).optional(),
 });
 export const ZRenewInput = z.strictObject({ resource: ZResource, leaseId: ZLeaseId, ttlMs: ZTtlMs });
-export const ZReleaseInput = z.strictObject({ resource: ZResource, leaseId: ZLeaseId });
+export const ZReleaseInput = z.strictObject({ resource: ZResource, leaseId: ZLeaseId, afterDeadlineLoss: z.boolean().optional() });
 export const ZForceReleaseInput = z.strictObject({
   resource: ZResource,
   leaseId: ZLeaseId,

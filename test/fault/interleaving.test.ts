@@ -2,20 +2,24 @@ import { Redis } from "ioredis";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LeaseClient } from "@/lib/lease/client";
-import { AcquireTimeoutError, LeaseLostError } from "@/lib/lease/errors";
+import { AcquireTimeoutError, LeaseError, LeaseLostError } from "@/lib/lease/errors";
+import { RedisLeaseStore } from "@/lib/lease/redis/store";
 import { fencedWrite, readFencedHistory } from "@/lib/lease/fencing";
 import { createRandom, sleep, TEST_DATABASE_URL } from "@/lib/lease/testing/isolation";
 import type { LeaseStore, StoreKind } from "@/lib/lease/types";
 import { findRepeatedEnds, findStaleWrites, findTokenOrderViolations, holdsOnRecord } from "@/test/support/history-checks";
 import { startPostgres, startRedis, stopAllServers, type ThrowawayServer } from "@/test/support/servers";
 import { checkConservation, collectEvents, countKinds, createFencedDownstream, createStoreFixture, type FencedDownstream, type StoreFixture } from "@/test/support/stores";
+import { startTcpProxy } from "@/test/support/tcp-proxy";
 
 /**
  * Randomised interleavings: several clients in one process take short leases on
  * a couple of resources, pause at random between every step (sometimes freezing
  * the whole process, like a long GC), write to a fenced downstream, and now and
  * then ignore their abort signal; meanwhile the store itself stalls at random
- * (Redis: CLIENT PAUSE; Postgres: SIGSTOP of the whole server). Both stores are
+ * (Redis: CLIENT PAUSE; Postgres: SIGSTOP of the whole server), and on Redis half the
+ * clients talk through a proxy that now and then throws a reply away, cuts the connection and
+ * holds the reconnect back, so calls are sent again after their first run. Both stores are
  * throwaway servers, so stalling them disturbs no other test.
  *
  * After every round, from the store's own events and the downstream's history:
@@ -49,6 +53,8 @@ interface StoreUnderTest {
   fixture: StoreFixture;
   /** Stalls the store for `ms` (every connection hangs, none is refused). */
   stall(ms: number): Promise<void>;
+  /** Redis: a store on the same namespace whose connection goes through a proxy that drops replies. */
+  dropping?: { store: LeaseStore; dropNextReply(reconnectDelayMs: number): Promise<void> };
   close(): Promise<void>;
 }
 
@@ -58,14 +64,19 @@ async function startStoreUnderTest(kind: StoreKind): Promise<StoreUnderTest> {
     const fixture = await createStoreFixture("redis", server.url);
     const admin = new Redis(server.url, { maxRetriesPerRequest: 1 });
     admin.on("error", () => undefined);
+    const proxy = await startTcpProxy({ port: server.port });
+    const proxied = new RedisLeaseStore({ name: fixture.store.name, url: proxy.url, namespace: (fixture.store as RedisLeaseStore).namespace });
     return {
       server,
       fixture,
       stall: async (ms) => {
         await admin.call("CLIENT", "PAUSE", String(ms), "ALL");
       },
+      dropping: { store: proxied, dropNextReply: (reconnectDelayMs) => proxy.dropNextReply({ reconnectDelayMs }) },
       close: async () => {
         admin.disconnect();
+        await proxied.close();
+        await proxy.close();
         await fixture.cleanup();
       },
     };
@@ -90,19 +101,21 @@ async function startStoreUnderTest(kind: StoreKind): Promise<StoreUnderTest> {
 interface RoundRecord {
   deadlineViolations: string[];
   unexpectedErrors: string[];
-  outcomes: Record<"ok" | "lost" | "timeout", number>;
+  /** unavailable: a call sent again after a lost reply lost its reply too (only where replies are dropped). */
+  outcomes: Record<"ok" | "lost" | "timeout" | "unavailable", number>;
   writes: { accepted: number; refused: number };
   zombieWrites: number;
   pastDeadlineYields: number;
   stalls: number;
   freezes: number;
+  droppedReplies: number;
 }
 
 async function runRound(options: { stores: LeaseStore[]; under: StoreUnderTest; pool: pg.Pool; table: string; prefix: string; seed: number }): Promise<RoundRecord> {
   const { stores, under, pool, table, prefix, seed } = options;
   const random = createRandom(seed);
   const between = (min: number, max: number) => min + Math.floor(random() * (max - min));
-  const record: RoundRecord = { deadlineViolations: [], unexpectedErrors: [], outcomes: { ok: 0, lost: 0, timeout: 0 }, writes: { accepted: 0, refused: 0 }, zombieWrites: 0, pastDeadlineYields: 0, stalls: 0, freezes: 0 };
+  const record: RoundRecord = { deadlineViolations: [], unexpectedErrors: [], outcomes: { ok: 0, lost: 0, timeout: 0, unavailable: 0 }, writes: { accepted: 0, refused: 0 }, zombieWrites: 0, pastDeadlineYields: 0, stalls: 0, freezes: 0, droppedReplies: 0 };
   const resources = Array.from({ length: RESOURCES }, (_, i) => `${prefix}:res${i}`);
   const endsAt = performance.now() + ROUND_MS;
 
@@ -112,6 +125,20 @@ async function runRound(options: { stores: LeaseStore[]; under: StoreUnderTest; 
       if (performance.now() >= endsAt) break;
       record.stalls += 1;
       await under.stall(between(30, 350));
+    }
+  })();
+
+  const dropping = under.dropping;
+  const dropper = (async () => {
+    if (!dropping) return;
+    while (performance.now() < endsAt) {
+      await sleep(between(100, 500));
+      // Armed until a reply comes through; a round that ends first leaves it armed for the next.
+      // Held back up to 600 ms: longer than the shortest TTL, so a grant can lapse before its resend.
+      const dropped = dropping.dropNextReply(between(0, 600)).then(() => {
+        record.droppedReplies += 1;
+      });
+      await Promise.race([dropped, sleep(Math.max(0, endsAt - performance.now()))]);
     }
   })();
 
@@ -192,12 +219,13 @@ async function runRound(options: { stores: LeaseStore[]; under: StoreUnderTest; 
       } catch (error) {
         if (error instanceof LeaseLostError) record.outcomes.lost += 1;
         else if (error instanceof AcquireTimeoutError) record.outcomes.timeout += 1;
+        else if (dropping && error instanceof LeaseError && error.code === "store_unavailable" && store === dropping.store) record.outcomes.unavailable += 1;
         else record.unexpectedErrors.push(`c${n} ${resource}: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`);
       }
     }
   };
 
-  await Promise.all([staller, ...Array.from({ length: CLIENTS }, (_, n) => clientLoop(n))]);
+  await Promise.all([staller, dropper, ...Array.from({ length: CLIENTS }, (_, n) => clientLoop(n))]);
   return record;
 }
 
@@ -225,9 +253,9 @@ describe.each(["redis", "postgres"] as const)("randomised interleavings (%s)", (
 
   it("holds every invariant after every round", { timeout: BUDGET_MS + 60_000 }, async () => {
     const { fixture } = under;
-    const stores = [fixture.store, fixture.open()];
+    const stores = [fixture.store, under.dropping?.store ?? fixture.open()];
     const startedAt = performance.now();
-    const totals = { rounds: 0, acquired: 0, expired: 0, lost: 0, zombieWrites: 0, pastDeadlineYields: 0, refused: 0, stale: 0, stalls: 0, freezes: 0 };
+    const totals = { rounds: 0, acquired: 0, expired: 0, lost: 0, zombieWrites: 0, pastDeadlineYields: 0, refused: 0, stale: 0, stalls: 0, freezes: 0, droppedReplies: 0 };
     for (let round = 0; round === 0 || performance.now() - startedAt < BUDGET_MS - ROUND_MS - MAX_TTL_MS; round++) {
       const seed = BASE_SEED + round;
       const prefix = `r${round}`;
@@ -242,6 +270,9 @@ describe.each(["redis", "postgres"] as const)("randomised interleavings (%s)", (
       await fixture.store.sweep();
       const events = await collectEvents(fixture.store, { prefix: `${prefix}:` });
       const holds = holdsOnRecord(events);
+      // A call sent again never grants a second time: one acquired event per lease id.
+      const granted = events.filter((e) => e.kind === "acquired").map((e) => e.leaseId);
+      expect(granted.filter((id, i) => granted.indexOf(id) !== i), `${failing}: lease ids granted twice`).toEqual([]);
       expect(findTokenOrderViolations(holds), `${failing}: tokens in acquisition order`).toEqual([]);
 
       const history = (await readFencedHistory({ pool, table: downstream.table, store: fixture.store })).filter((h) => h.key.startsWith(`${prefix}:`));
@@ -266,6 +297,7 @@ describe.each(["redis", "postgres"] as const)("randomised interleavings (%s)", (
       totals.stale += stale.length;
       totals.stalls += record.stalls;
       totals.freezes += record.freezes;
+      totals.droppedReplies += record.droppedReplies;
     }
     console.info(`${kind} interleavings, seed ${BASE_SEED}: ${JSON.stringify(totals)}`);
     // The run must have exercised what it claims to: takeovers after expiry, lost leases, refused stale writes, stalls.
@@ -274,5 +306,6 @@ describe.each(["redis", "postgres"] as const)("randomised interleavings (%s)", (
     expect(totals.lost, `seed ${BASE_SEED}`).toBeGreaterThan(0);
     expect(totals.refused, `seed ${BASE_SEED}`).toBeGreaterThan(0);
     expect(totals.stalls, `seed ${BASE_SEED}`).toBeGreaterThan(0);
+    if (under.dropping) expect(totals.droppedReplies, `seed ${BASE_SEED}`).toBeGreaterThan(0);
   });
 });

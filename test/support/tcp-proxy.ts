@@ -10,9 +10,11 @@ export interface TcpProxy {
   readonly url: string;
   /**
    * Arms the proxy: the next reply bytes from the server are thrown away and that
-   * connection is cut on both sides. Resolves when it happened.
+   * connection is cut on both sides. Resolves when it happened. `reconnectDelayMs`: a
+   * connection made within that long after the cut gets no bytes through until it has passed
+   * (a slow reconnect).
    */
-  dropNextReply(): Promise<void>;
+  dropNextReply(options?: { reconnectDelayMs?: number }): Promise<void>;
   /** Connections accepted so far (a reconnect adds one). */
   readonly connections: number;
   close(): Promise<void>;
@@ -22,6 +24,9 @@ export async function startTcpProxy(target: { host?: string; port: number }, sch
   const sockets = new Set<net.Socket>();
   let connections = 0;
   let armed: (() => void) | null = null;
+  let reconnectDelayMs = 0;
+  /** Until when (Date.now()) a new connection is held back. */
+  let heldUntil = 0;
 
   const server = net.createServer((downstream) => {
     connections += 1;
@@ -39,10 +44,16 @@ export async function startTcpProxy(target: { host?: string; port: number }, sch
     downstream.on("end", cut);
     upstream.on("end", cut);
     downstream.on("data", (chunk: Buffer) => upstream.write(chunk));
+    const holdMs = heldUntil - Date.now();
+    if (holdMs > 0) {
+      downstream.pause();
+      setTimeout(() => downstream.resume(), holdMs);
+    }
     upstream.on("data", (chunk: Buffer) => {
       if (armed) {
         const done = armed;
         armed = null;
+        heldUntil = Date.now() + reconnectDelayMs;
         cut();
         done();
         return;
@@ -64,8 +75,9 @@ export async function startTcpProxy(target: { host?: string; port: number }, sch
     get connections() {
       return connections;
     },
-    dropNextReply: () =>
+    dropNextReply: (options) =>
       new Promise<void>((resolve) => {
+        reconnectDelayMs = options?.reconnectDelayMs ?? 0;
         armed = resolve;
       }),
     close: async () => {

@@ -545,6 +545,67 @@ export const MIGRATIONS: readonly Migration[] = [
       `;
     },
   },
+  {
+    version: 15,
+    name: "release answers a repeat as the first; a release after a deadline loss is recorded as an expiry",
+    sql: (schema) => {
+      const s = quoteSchema(schema);
+      const heldMs = (later: string, earlier: string) => `round(extract(epoch FROM (${later} - ${earlier})) * 1000)::bigint`;
+      const lapsedDetail = (row: string, by: string) => `jsonb_build_object('renewals', ${row}.renewals, 'expiredAt', ${row}.expires_at, 'recordedBy', '${by}')`;
+      return `
+        -- lease_release of migration 10 (left for processes still calling it), and:
+        -- p_after_loss: the holder lost the lease to its local deadline; the end is recorded as
+        -- 'expired' (recordedBy 'release_after_deadline'), verdict 'ok', \`kind\` says which.
+        -- A release of a lease id that no longer holds, whose lease a release ended (this call sent
+        -- again after its reply was lost, or an earlier call by the same holder), answers 'ok' with
+        -- that release's event, even if the resource changed hands since. Only a refusal looks (the
+        -- indexed lease_id column), so a release costs the same.
+        CREATE FUNCTION ${s}.lease_release(p_resource text, p_lease_id text, p_after_loss boolean,
+          OUT verdict text, OUT id bigint, OUT at timestamptz, OUT owner text, OUT task text, OUT fencing_token bigint,
+          OUT hold_ms bigint, OUT renewals integer, OUT kind text)
+        LANGUAGE plpgsql AS $f$
+        #variable_conflict use_column
+        DECLARE
+          e record;
+          r record;
+        BEGIN
+          WITH d AS (
+            DELETE FROM ${s}.leases l WHERE l.resource = p_resource AND l.lease_id::text = p_lease_id
+            RETURNING l.*, clock_timestamp() AS now
+          ), ev AS (
+            INSERT INTO ${s}.lease_events AS x (at, kind, resource, lease_id, owner, task, fencing_token, hold_ms, detail)
+            SELECT d.now, CASE WHEN d.lapsed OR p_after_loss THEN 'expired' ELSE 'released' END, d.resource, d.lease_id, d.owner, d.task, d.fencing_token,
+                   CASE WHEN d.lapsed THEN ${heldMs("d.expires_at", "d.acquired_at")} ELSE ${heldMs("d.now", "d.acquired_at")} END,
+                   CASE WHEN d.lapsed THEN ${lapsedDetail("d", "release")}
+                        WHEN p_after_loss THEN jsonb_build_object('renewals', d.renewals, 'recordedBy', 'release_after_deadline')
+                        ELSE jsonb_build_object('renewals', d.renewals) END
+            FROM (SELECT d.*, d.expires_at <= d.now AS lapsed FROM d) d
+            RETURNING x.id, x.at, x.kind, x.owner, x.task, x.fencing_token, x.hold_ms
+          )
+          SELECT ev.*, d.renewals, d.expires_at <= d.now AS lapsed INTO e FROM ev, d;
+          IF e.kind IS NOT NULL AND NOT e.lapsed THEN
+            verdict := 'ok'; id := e.id; at := e.at; owner := e.owner; task := e.task; fencing_token := e.fencing_token;
+            hold_ms := e.hold_ms; renewals := e.renewals; kind := e.kind;
+            RETURN;
+          END IF;
+          IF e.kind IS NULL AND p_lease_id ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' THEN
+            SELECT x.id, x.at, x.owner, x.task, x.fencing_token, x.hold_ms, (x.detail->>'renewals')::integer AS renewals INTO r
+            FROM ${s}.lease_events x
+            WHERE x.lease_id = p_lease_id::uuid AND x.kind = 'released' AND x.resource = p_resource
+            LIMIT 1;
+            IF r.id IS NOT NULL THEN
+              verdict := 'ok'; id := r.id; at := r.at; owner := r.owner; task := r.task; fencing_token := r.fencing_token;
+              hold_ms := r.hold_ms; renewals := coalesce(r.renewals, 0); kind := 'released';
+              RETURN;
+            END IF;
+          END IF;
+          verdict := CASE WHEN e.kind = 'expired' THEN 'expired' ELSE 'not_owner' END;
+          INSERT INTO ${s}.lease_release_failures AS f (reason, n) VALUES (verdict, 1) ON CONFLICT (reason) DO UPDATE SET n = f.n + 1;
+        END
+        $f$;
+      `;
+    },
+  },
 ];
 
 export interface MigrateResult {

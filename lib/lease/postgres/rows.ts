@@ -88,7 +88,7 @@ export function toGrantedLease(store: string, resource: string, ttlMs: number, r
 }
 
 /**
- * The `released` event from the release statement's slim row (id, at, owner, task,
+ * The `released` event (or `expired`, after a deadline loss) from the release statement's slim row (id, at, owner, task,
  * fencing_token, hold_ms, renewals) plus what the caller presented: the same
  * LeaseEvent toEvent() builds from the stored row.
  */
@@ -97,14 +97,14 @@ export function toReleasedEvent(store: string, resource: string, leaseId: string
     id: asText(row.id),
     store,
     at: asDate(row.at),
-    kind: "released",
+    kind: row.kind === "expired" ? "expired" : "released",
     resource,
     leaseId,
     owner: asTextOrNull(row.owner),
     task: asTextOrNull(row.task),
     fencingToken: asTextOrNull(row.fencing_token),
     holdMs: Number(row.hold_ms),
-    detail: { renewals: Number(row.renewals) },
+    detail: row.kind === "expired" ? { renewals: Number(row.renewals), recordedBy: "release_after_deadline" } : { renewals: Number(row.renewals) },
   };
 }
 

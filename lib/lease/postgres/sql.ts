@@ -177,12 +177,13 @@ export function buildLeaseStatements(schema: string): LeaseStatements {
     SELECT st.verdict, u.expires_at, u.renewals FROM st LEFT JOIN upd u ON true`;
 
   /**
-   * $1 resource, $2 lease id (text). One call of the function migration 10 creates: verdict,
-   * and for 'ok' only what the caller does not already know of its `released` event (id, at,
-   * owner, task, fencing_token, hold_ms, renewals). A lapsed lease gets its `expired` recorded
-   * and the verdict 'expired'; refusals are counted in lease_release_failures.
+   * $1 resource, $2 lease id (text), $3 after a deadline loss. One call of the function migration
+   * 15 creates: verdict, and for 'ok' only what the caller does not already know of its event
+   * (id, at, owner, task, fencing_token, hold_ms, renewals, kind: 'released', or 'expired' after
+   * a deadline loss). A lapsed lease gets its `expired` recorded and the verdict 'expired';
+   * refusals are counted in lease_release_failures.
    */
-  const release = `SELECT * FROM ${s}.lease_release($1::text, $2::text)`;
+  const release = `SELECT * FROM ${s}.lease_release($1::text, $2::text, $3::boolean)`;
 
   /**
    * $1 resource, $2 lease id (text), $3 actor, $4 reason. Ends the lease only if

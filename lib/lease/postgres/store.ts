@@ -303,8 +303,8 @@ export class PostgresLeaseStore implements LeaseStore {
   }
 
   async release(input: ReleaseInput): Promise<ReleaseResult> {
-    const { resource, leaseId } = parseReleaseInput(input);
-    const { rows } = await this.run("release", [resource, leaseId]);
+    const { resource, leaseId, afterDeadlineLoss } = parseReleaseInput(input);
+    const { rows } = await this.run("release", [resource, leaseId, afterDeadlineLoss === true]);
     const row = rows[0]!;
     if (row.verdict === "ok" && hasColumn(row, "id")) {
       const event = toReleasedEvent(this.name, resource, leaseId, row);

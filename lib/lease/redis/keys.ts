@@ -9,7 +9,10 @@
  * Written by the operations themselves (the hot path, scripts.ts):
  *   <ns>:{b7}:lock:<resource>     string leaseId, PX ttl — the enforcement
  *   <ns>:{b7}:lease:<resource>    hash of lease metadata, no TTL (sweep needs it after the lock vanished)
- *   <ns>:{b7}:ended:<resource>    string: how the last lease ended (tells "expired" from "not_owner"), short TTL
+ *   <ns>:{b7}:note:<leaseId>:<resource>  string per lease id: how its acquire was answered ('held' from the grant,
+ *                                 or a refusal) and how it ended (tells "expired" from "not_owner", answers a call sent
+ *                                 again as the first); lives for the lease's TTL plus a minute after its grant, last
+ *                                 renewal or end (buildNoteKey)
  *   <ns>:{b7}:fence:<resource>    last fencing token, long TTL
  *   <ns>:{b7}:forced:<leaseId>    string: the force_released event that ended this lease (JSON), a year
  *                                 (forceReleasedEvent: an open audit entry is resolved from it, not from history)
@@ -70,7 +73,6 @@ export interface BucketKeys {
 export interface ResourceKeys extends BucketKeys {
   lock: string;
   lease: string;
-  ended: string;
   fence: string;
   evids: string;
 }
@@ -135,19 +137,27 @@ export function buildResourceKeys(namespace: string, buckets: number, resource: 
     bucket,
     lock: `${keys.base}lock:${resource}`,
     lease: `${keys.base}lease:${resource}`,
-    ended: `${keys.base}ended:${resource}`,
     fence: `${keys.base}fence:${resource}`,
     evids: `${keys.base}evids:${resource}`,
   };
 }
 
 /**
- * The KEYS of a resource script, in the order scripts.ts reads them: lock, lease, ended, fence,
- * idx, events, totals. Built straight from the bucket's keys: it runs on every operation.
+ * The note of lease id `leaseId` on `resource` (see scripts.ts). The script also compares the
+ * lease id stored in it, so a lease id containing ':' cannot read another resource's note.
  */
-export function buildResourceScriptKeys(keys: BucketKeys, resource: string): string[] {
+export function buildNoteKey(keys: BucketKeys, resource: string, leaseId: string): string {
+  return `${keys.base}note:${leaseId}:${resource}`;
+}
+
+/**
+ * The KEYS of a resource script, in the order scripts.ts reads them: lock, lease, note (of
+ * `leaseId`; a name never written when the call names no lease), fence, idx, events, totals.
+ * Built straight from the bucket's keys: it runs on every operation.
+ */
+export function buildResourceScriptKeys(keys: BucketKeys, resource: string, leaseId = ""): string[] {
   const base = keys.base;
-  return [`${base}lock:${resource}`, `${base}lease:${resource}`, `${base}ended:${resource}`, `${base}fence:${resource}`, keys.idx, keys.events, keys.totals];
+  return [`${base}lock:${resource}`, `${base}lease:${resource}`, buildNoteKey(keys, resource, leaseId), `${base}fence:${resource}`, keys.idx, keys.events, keys.totals];
 }
 
 /** The record of how lease `leaseId` was force-released (written by the forceRelease script). */

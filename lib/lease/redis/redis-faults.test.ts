@@ -2,6 +2,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startRedis, stopAllServers, type ThrowawayServer } from "@/test/support/servers";
 import { startTcpProxy } from "@/test/support/tcp-proxy";
+import { LeaseClient } from "../client";
 import { LeaseError } from "../errors";
 import { freshRedisNamespace, sleep } from "../testing/isolation";
 import { compareFencingTokens } from "../validation";
@@ -275,7 +276,7 @@ describe("RedisLeaseStore on a throwaway server", () => {
     }
   });
 
-  it("keeps the hot path lean: the bucket count, the lock, the lease, the token, the expiry index, the totals and one event, no read model", async () => {
+  it("keeps the hot path lean: the bucket count, the lock, the lease, the token, the expiry index, the totals, the lease id's note and one event, no read model", async () => {
     const admin = new Redis(server.url);
     const fresh = freshRedisNamespace(server.url);
     const store = new RedisLeaseStore({ name: "redis-lean", url: server.url, namespace: fresh.namespace, buckets: 1 });
@@ -290,9 +291,9 @@ describe("RedisLeaseStore on a throwaway server", () => {
       // Commands run inside the script count too; the admin's own CONFIG and INFO are left out.
       const own = (calls: Record<string, number>) => Object.fromEntries(Object.entries(calls).filter(([c]) => !c.startsWith("config") && c !== "info"));
       const acquire = own(await readCommandCalls(admin));
-      // get: the bucket's recorded bucket count; xlen: the stream's cap is checked before the event
-      // is appended (it trims only past the cap).
-      expect(acquire).toEqual({ fcall: 1, time: 1, get: 1, set: 2, hset: 1, zadd: 1, hincrby: 1, xlen: 1, xadd: 1 });
+      // get: the bucket's recorded bucket count and the lease id's note (a repeat?); one set writes
+      // the note (granted); xlen: the stream's cap is checked before the event is appended.
+      expect(acquire).toEqual({ fcall: 1, time: 1, get: 2, set: 3, hset: 1, zadd: 1, hincrby: 1, xlen: 1, xadd: 1 });
 
       await admin.config("RESETSTAT");
       expect((await store.release({ resource: "lean:1", leaseId: acquired.lease.leaseId })).released).toBe(true);
@@ -345,6 +346,142 @@ describe("RedisLeaseStore on a throwaway server", () => {
       await store.close();
       await admin.quit();
       await fresh.drop();
+    }
+  });
+});
+
+/**
+ * A call sent again by the store after its reply was lost, while the world moved on: the
+ * reconnect is held back (the proxy lets no byte through for a while) and meanwhile the first
+ * grant lapses, or another lease of the resource starts and ends.
+ */
+describe("RedisLeaseStore: a call resent after a lost reply answers as the first did", () => {
+  async function openThroughProxy() {
+    const proxy = await startTcpProxy({ port: server.port });
+    const fresh = freshRedisNamespace(server.url);
+    const store = new RedisLeaseStore({ name: "redis-resend", url: proxy.url, namespace: fresh.namespace });
+    // Checks and the other lease go through a direct connection, untouched by the proxy's faults.
+    const direct = new RedisLeaseStore({ name: "redis-resend", url: server.url, namespace: fresh.namespace });
+    await direct.client.function("LOAD", "REPLACE", LEASE_LIBRARY.code);
+    await store.get("warm-up"); // connected, checked and idle: the next reply is the call's own
+    const kindsOf = async (resource: string) => (await direct.events({ resource, order: "asc" })).items.map((e) => e.kind);
+    const close = async () => {
+      await store.close();
+      await direct.close();
+      await proxy.close();
+      await fresh.drop();
+    };
+    return { proxy, store, direct, kindsOf, close };
+  }
+
+  it("an acquire whose grant lapsed before it was resent is not granted again: not acquired, one acquired event, no expiry counted as a crash", async () => {
+    const t = await openThroughProxy();
+    try {
+      const dropped = t.proxy.dropNextReply({ reconnectDelayMs: 300 });
+      const outcome = await t.store.acquire({ resource: "resend:lapsed", owner: "a", task: "t", ttlMs: 100 }).then(
+        (result) => result,
+        (error: unknown) => error,
+      );
+      await dropped;
+      // Not a lease whose TTL already ran out while the reply was on its way, nor one taken over from itself.
+      expect(outcome).toBeInstanceOf(LeaseError);
+      expect((outcome as LeaseError).code).toBe("lease_ended");
+      await t.direct.sweep();
+      const kinds = await t.kindsOf("resend:lapsed");
+      expect(kinds.filter((k) => k === "acquired")).toHaveLength(1);
+      expect(kinds).not.toContain("expired");
+      const counts = await t.direct.lifetimeCounts();
+      expect(counts).toMatchObject({ acquired: 1, expired: 0, held: 0 });
+      expect(counts.acquired).toBe(counts.released + counts.expired + counts.force_released + counts.held);
+      // The resource is free for the next acquire.
+      expect((await t.store.acquire({ resource: "resend:lapsed", owner: "a", task: "t", ttlMs: 10_000 })).acquired).toBe(true);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it("LeaseClient takes an acquire whose grant lapsed before it was resent as not acquired and tries again within waitMs", async () => {
+    const t = await openThroughProxy();
+    const client = new LeaseClient(t.store, { owner: "worker" });
+    try {
+      const dropped = t.proxy.dropNextReply({ reconnectDelayMs: 300 });
+      const value = await client.withLease("resend:client", async ({ lease }) => lease.leaseId, { task: "t", ttlMs: 100, waitMs: 10_000 });
+      await dropped;
+      const events = (await t.direct.events({ resource: "resend:client", order: "asc" })).items;
+      expect(events.map((e) => e.kind)).toEqual(["acquired", "released", "acquired", "released"]);
+      // The work ran under the second lease, the one its acquire was told about.
+      expect(events[2]!.leaseId).toBe(value);
+      expect(events[1]).toMatchObject({ leaseId: events[0]!.leaseId, reason: "acquire_reply_lost" });
+    } finally {
+      await t.close();
+    }
+  });
+
+  it("a contended acquire resent after its reply was lost records contended once", async () => {
+    const t = await openThroughProxy();
+    try {
+      const holder = await t.direct.acquire({ resource: "resend:held", owner: "holder", task: "t", ttlMs: 60_000 });
+      if (!holder.acquired) throw new Error("expected to acquire resend:held");
+      const dropped = t.proxy.dropNextReply();
+      const refused = await t.store.acquire({ resource: "resend:held", owner: "b", task: "t", ttlMs: 10_000 });
+      await dropped;
+      expect(refused).toMatchObject({ acquired: false, holder: { leaseId: holder.lease.leaseId, owner: "holder" } });
+      expect(await t.kindsOf("resend:held")).toEqual(["acquired", "contended"]);
+      await t.direct.project();
+      const contended = (await t.direct.stats({ from: new Date(Date.now() - 7_200_000), to: new Date(Date.now() + 3_600_000), bucketMs: 3_600_000 }))
+        .reduce((sum, b) => sum + b.counts.contended, 0);
+      expect(contended).toBe(1);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it("a release resent after another lease of the resource started and ended says released, and withLease returns the work's value", async () => {
+    const t = await openThroughProxy();
+    const clientEvents: string[] = [];
+    const client = new LeaseClient(t.store, { owner: "worker", onEvent: (e) => clientEvents.push(e.type) });
+    try {
+      let dropped: Promise<void> | undefined;
+      const work = client.withLease(
+        "resend:release",
+        async () => {
+          // The next reply is the release's: the lease is fresh, no heartbeat is due for seconds.
+          dropped = t.proxy.dropNextReply({ reconnectDelayMs: 300 });
+          return "done";
+        },
+        { task: "t", ttlMs: 10_000 },
+      );
+      await eventually(async () => {
+        if (!dropped) throw new Error("not armed yet");
+      });
+      await dropped;
+      // While the release is waiting to be sent again, another lease comes and goes.
+      const other = await t.direct.acquire({ resource: "resend:release", owner: "other", task: "t", ttlMs: 10_000 });
+      if (!other.acquired) throw new Error("expected the other acquire to get the resource");
+      expect((await t.direct.release({ resource: "resend:release", leaseId: other.lease.leaseId })).released).toBe(true);
+      expect(await work).toBe("done");
+      expect(clientEvents).not.toContain("lost");
+      expect(await t.kindsOf("resend:release")).toEqual(["acquired", "released", "acquired", "released"]);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it("a release of a lease this caller's earlier release ended answers released, even after the resource changed hands", async () => {
+    const t = await openThroughProxy();
+    try {
+      const first = await t.store.acquire({ resource: "resend:again", owner: "a", task: "t", ttlMs: 10_000 });
+      if (!first.acquired) throw new Error("expected to acquire resend:again");
+      const released = await t.store.release({ resource: "resend:again", leaseId: first.lease.leaseId });
+      if (!released.released) throw new Error("expected the release to succeed");
+      const other = await t.direct.acquire({ resource: "resend:again", owner: "other", task: "t", ttlMs: 10_000 });
+      if (!other.acquired) throw new Error("expected the other acquire to get the resource");
+      expect((await t.direct.release({ resource: "resend:again", leaseId: other.lease.leaseId })).released).toBe(true);
+      // The caller sends its release again as a new call (say, its process restarted the step).
+      expect(await t.store.release({ resource: "resend:again", leaseId: first.lease.leaseId })).toEqual(released);
+      expect(await t.kindsOf("resend:again")).toEqual(["acquired", "released", "acquired", "released"]);
+    } finally {
+      await t.close();
     }
   });
 });

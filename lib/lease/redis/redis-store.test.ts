@@ -127,7 +127,8 @@ describe("RedisLeaseStore keys", () => {
 
     const keys = await scanKeys(store.client as Redis, fresh.namespace);
     expect(keys.length).toBeGreaterThan(0);
-    const perResource = /^(lock|lease|ended|fence|evids):(.+)$/;
+    // A lease id's note: note:<lease id (a UUID)>:<resource>.
+    const perResource = /^(lock|lease|note:[0-9a-f-]{36}|fence|evids):(.+)$/;
     const perBucket = /^(idx|acq|names|events|events:(expired|lost|renew_failed|force_released|fencing_rejected|contended)|stats:[mhd]:\d+|slack:\d+|totals|groups|proj|holds:(open|classes|c\d+)|id[ot]:.+|l[ot]:.+|grants:\d+|buckets)$/;
     const kinds = new Set<string>();
     // The one key outside the buckets: the namespace's bucket count.
@@ -140,7 +141,7 @@ describe("RedisLeaseStore keys", () => {
       const rest = match![2]!;
       const resourceKey = perResource.exec(rest);
       if (resourceKey) {
-        kinds.add(resourceKey[1]!);
+        kinds.add(resourceKey[1]!.split(":")[0]!);
         expect(resources).toContain(resourceKey[2]);
         expect(bucket, key).toBe(bucketOf(resourceKey[2]!, 8));
       } else {
@@ -149,7 +150,7 @@ describe("RedisLeaseStore keys", () => {
       }
     }
     // Every kind of key was produced, so each was checked above.
-    expect([...kinds].sort()).toEqual(["acq", "buckets", "ended", "events", "events:<kind>", "evids", "fence", "grants", "groups", "holds", "ido", "idt", "idx", "lease", "lo", "lock", "lt", "names", "proj", "slack", "stats", "totals"]);
+    expect([...kinds].sort()).toEqual(["acq", "buckets", "events", "events:<kind>", "evids", "fence", "grants", "groups", "holds", "ido", "idt", "idx", "lease", "lo", "lock", "lt", "names", "note", "proj", "slack", "stats", "totals"]);
   });
 });
 

@@ -40,7 +40,7 @@ export const FORCE_RELEASED_TTL_S = 31_536_000;
  * lease itself needs: the lock key, the lease hash, the fencing token, the bucket's expiry
  * index (sweep and `list` need it to find a lapsed lease, which is what makes the `expired`
  * event exactly-once), the durable lifetime counters conservation is checked against, a
- * short-lived note of how the last lease ended, and ONE event appended to the bucket's
+ * short-lived note per lease id (how its acquire was answered and how it ended), and ONE event appended to the bucket's
  * stream. Listing indexes, per-minute / per-hour rollups, per-kind streams and per-resource
  * history are read models derived from that stream off the hot path (projector.ts). No
  * function does unbounded work: sweep records one resource per call.
@@ -54,9 +54,11 @@ export const FORCE_RELEASED_TTL_S = 31_536_000;
  * the stream entry it was written as, with its id in front.
  *
  * Resource functions share (buildResourceScriptKeys in keys.ts):
- *   KEYS[1] lock  KEYS[2] lease  KEYS[3] ended  KEYS[4] fence  KEYS[5] idx  KEYS[6] events  KEYS[7] totals
+ *   KEYS[1] lock  KEYS[2] lease  KEYS[3] note  KEYS[4] fence  KEYS[5] idx  KEYS[6] events  KEYS[7] totals
  *   and, last of all (after any a script takes besides), KEYS[#KEYS] the bucket's projection cursor (proj)
  *   ARGV[1] resource  ARGV[2] eventsMaxLen  ARGV[3..] per script, documented on each.
+ * KEYS[3] is the note of the lease id the call names (acquire, renew, release, forceRelease;
+ * buildNoteKey): what lets a call sent again after its reply was lost answer as the first did.
  * renew takes two more: KEYS[8] the bucket's renewal-slack hash for the hour (buildSlackKey) and
  * KEYS[9] the bucket's lifetime per-group hash (`groups`).
  */
@@ -113,13 +115,16 @@ local function start(keys, args)
 end
 
 local FENCE_TTL_S = '${FENCE_TTL_S}'
-local ENDED_GRACE_MS = 60000
+-- How long a lease id's note outlives the lease's TTL (after its grant, last renewal or end),
+-- and how long a refused acquire's note lives: the window in which a repeat is answered as the first.
+local NOTE_GRACE_MS = 60000
 local EVENTS_BACKLOG_FACTOR = ${EVENTS_BACKLOG_FACTOR}
 
--- The keys and limits of one resource call (see the header of scripts.ts).
-local function resource_context()
+-- The keys and limits of one resource call (see the header of scripts.ts). \`note_lease\`: the
+-- lease id KEYS[3] is the note of (nil when the call names none).
+local function resource_context(note_lease)
   return {
-    lock = KEYS[1], lease = KEYS[2], ended = KEYS[3], fence = KEYS[4], idx = KEYS[5], events = KEYS[6], totals = KEYS[7],
+    lock = KEYS[1], lease = KEYS[2], note = KEYS[3], note_lease = note_lease, fence = KEYS[4], idx = KEYS[5], events = KEYS[6], totals = KEYS[7],
     proj = KEYS[#KEYS], resource = ARGV[1], events_max = tonumber(ARGV[2]),
   }
 end
@@ -175,29 +180,39 @@ local function append_event(c, ev)
   return ev
 end
 
--- The note of how a resource's last lease ended is one string (a SET … PX, not a hash and an
--- expiry): these fields, each followed by the unit separator (byte 31), which printable owner, task,
--- resource and JSON text never contain.
-local ENDED_FIELDS = { 'leaseId', 'how', 'owner', 'task', 'token', 'holdMs', 'eventId', 'callId', 'lease', 'event' }
+-- A lease id's note is one string (a SET … PX, not a hash and an expiry): these fields, each
+-- followed by the unit separator (byte 31), which printable owner, task, resource and JSON text
+-- never contain. \`how\`: 'held' (written by the grant; a note still 'held' while the lease no longer
+-- holds means it lapsed), 'released', 'expired', 'force_released', or 'contended' (a refused
+-- acquire: \`lease\` is its reply, for a repeat of that call).
+local NOTE_FIELDS = { 'leaseId', 'how', 'owner', 'task', 'token', 'holdMs', 'eventId', 'callId', 'lease', 'event' }
 
--- The note as a table; every field is '' when there is no note.
-local function read_ended(key)
-  local raw = redis.call('GET', key) or ''
+-- The note of \`lease_id\` as a table; every field is '' when there is none. The lease id is
+-- compared too: a key names its lease id and resource joined, which alone need not be unique.
+local function read_note(c, lease_id)
+  local raw = redis.call('GET', c.note) or ''
   local e, i = {}, 1
   for value in string.gmatch(raw, '([^\\31]*)\\31') do
-    e[ENDED_FIELDS[i]] = value
+    e[NOTE_FIELDS[i]] = value
     i = i + 1
   end
-  for _, field in ipairs(ENDED_FIELDS) do e[field] = e[field] or '' end
+  if e.leaseId ~= lease_id then e = {} end
+  for _, field in ipairs(NOTE_FIELDS) do e[field] = e[field] or '' end
   return e
 end
 
+local function write_note(c, note, ttl_ms)
+  redis.call('SET', c.note, table.concat(note, '\\31') .. '\\31', 'PX', tostring((tonumber(ttl_ms) or 0) + NOTE_GRACE_MS))
+end
+
 -- Ends the lease described by \`lease\`: drops its state and expiry index entry, records the
--- terminal event with holdMs, counts it in the durable totals, and remembers in <ended> how it
--- ended. That note lets a late renew/release by its holder get "expired" rather than
--- "not_owner" (and its renew_failed event still name the owner), and lets the same release or
--- force-release call (same \`call_id\`: sent again because its reply was lost) answer what it
--- did the first time instead of running again; another call for that lease id is refused as before.
+-- terminal event with holdMs, counts it in the durable totals, and, when the call names this
+-- lease id (KEYS[3]), notes how it ended. That note lets a late renew/release by its holder get
+-- "expired" rather than "not_owner" (and its renew_failed event still name the owner), a release
+-- sent again answer "released" even after the resource changed hands, and the same force-release
+-- call (same \`call_id\`: sent again because its reply was lost) answer what it did the first time.
+-- An end the call does not name (sweep, an acquire taking a lapsed lease over) leaves the grant's
+-- 'held' note, which says as much.
 -- \`lease_flat\`: the lease hash as HGETALL gave it, kept for a repeated force-release's reply.
 -- \`drop\`: which keys to delete — 'lock' (the lock key still holds this lease id: release,
 -- force-release; deleted with the lease hash), 'lease' (the lock's TTL already removed it, so it
@@ -219,12 +234,14 @@ local function end_lease(c, lease, kind, hold_ms, drop, actor, reason, call_id, 
   put(ev, 'detail', detail)
   append_event(c, ev)
   redis.call('HINCRBY', c.totals, kind, '1')
-  local note = { lease.leaseId, kind, lease.owner or '', lease.task or '', lease.token or '', hold, ev[1], call_id or '' }
-  if lease_flat then
-    note[9] = cjson.encode(lease_flat)
-    note[10] = cjson.encode(ev)
+  if lease.leaseId == c.note_lease then
+    local note = { lease.leaseId, kind, lease.owner or '', lease.task or '', lease.token or '', hold, ev[1], call_id or '' }
+    if lease_flat then
+      note[9] = cjson.encode(lease_flat)
+      note[10] = cjson.encode(ev)
+    end
+    write_note(c, note, lease.ttlMs)
   end
-  redis.call('SET', c.ended, table.concat(note, '\\31') .. '\\31', 'PX', tostring((tonumber(lease.ttlMs) or 0) + ENDED_GRACE_MS))
   return ev
 end
 
@@ -238,18 +255,20 @@ end
 `;
 
 /**
- * acquire. ARGV[3] owner, ARGV[4] task, ARGV[5] ttlMs, ARGV[6] new leaseId, ARGV[7] "1" when
- * the caller chose the lease id (it may be a repeat of an acquire whose lease has ended),
- * ARGV[8] the store's bucket count; KEYS[8] the bucket's recorded count (buildBucketCountKey).
+ * acquire. ARGV[3] owner, ARGV[4] task, ARGV[5] ttlMs, ARGV[6] new leaseId, ARGV[7] call id (the
+ * same for a call sent again; the lease id itself when the store chose it, a new one per call when
+ * the caller did), ARGV[8] the store's bucket count. KEYS[3] is the new lease id's note, KEYS[8]
+ * the bucket's recorded count (buildBucketCountKey).
  * Returns ["acquired", tookOverExpired "1"|"0", token, acquiredAt, expiresAt],
- * ["held", holder leaseId, owner, task, token, expiresAt], ["ended"] or ["buckets", recorded
- * count or "" when none is recorded].
+ * ["held", holder leaseId, owner, task, token, expiresAt], ["ended"] (this lease id was granted
+ * before and no longer holds: a repeat, never granted twice) or ["buckets", recorded count or ""
+ * when none is recorded].
  */
 const ACQUIRE = defineScript(
   "acquire",
   `
-local c = resource_context()
-local owner, task, ttl, lease_id = ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+local owner, task, ttl, lease_id, call_id = ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
+local c = resource_context(lease_id)
 
 -- A store with another bucket count would lock this resource under another key. Locks are
 -- written only under the count this bucket records (set by the store's namespace check), so a
@@ -257,10 +276,21 @@ local owner, task, ttl, lease_id = ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 local bucket_count = redis.call('GET', KEYS[8])
 if bucket_count ~= ARGV[8] then return { 'buckets', bucket_count or '' } end
 
--- A caller-chosen id that names a lease which ended (released, force-released, expired, or
--- lapsed and not yet recorded) is a late repeat: granting it again would give one id two holds.
-if ARGV[7] == '1' and redis.call('GET', c.lock) ~= lease_id
-  and (read_ended(c.ended).leaseId == lease_id or redis.call('HGET', c.lease, 'leaseId') == lease_id) then
+-- A repeat: the same call sent again after its reply was lost, or a caller-chosen id sent again.
+local note = read_note(c, lease_id)
+if note.how == 'contended' then
+  -- This very call was refused: the same answer, recorded once. Another call with this id is a new try.
+  if note.callId == call_id then return cjson.decode(note.lease) end
+elseif note.how ~= '' and redis.call('GET', c.lock) ~= lease_id then
+  -- Granted before and no longer holding (released, force-released, expired, or lapsed and not
+  -- yet recorded): granting it again would give one id two holds.
+  local lapsed = read_lease(c.lease)
+  if lapsed and lapsed.leaseId == lease_id and call_id == lease_id then
+    -- The store's own resend, so its caller never saw this lease: it ends here as given back
+    -- unused, not as an expiry (which reads as a holder that crashed).
+    local hold = math.max(0, (tonumber(lapsed.expiresAt) or NOW_MS) - (tonumber(lapsed.acquiredAt) or NOW_MS))
+    end_lease(c, lapsed, 'released', hold, 'lease', nil, 'acquire_reply_lost', call_id)
+  end
   return { 'ended' }
 end
 
@@ -281,7 +311,9 @@ if holder_id then
   put(ev, 'token', h[3])
   put(ev, 'detail', cjson.encode({ holderOwner = h[1] or nil, holderTask = h[2] or nil }))
   append_event(c, ev)
-  return { 'held', holder_id, h[1] or '', h[2] or '', h[3] or '0', expires }
+  local reply = { 'held', holder_id, h[1] or '', h[2] or '', h[3] or '0', expires }
+  write_note(c, { lease_id, 'contended', '', '', '', '', ev[1], call_id, cjson.encode(reply) }, 0)
+  return reply
 end
 
 -- The expiry index holds a resource exactly while a lease hash does (every function adds, removes
@@ -323,6 +355,8 @@ redis.call('HSET', c.lease,
 
 redis.call('HINCRBY', c.totals, 'acquired', '1')
 append_event(c, { '', 'kind', 'acquired', 'resource', c.resource, 'leaseId', lease_id, 'owner', owner, 'task', task, 'token', token })
+-- The grant's note: whatever ends this lease later, a repeat of this acquire finds it was granted.
+write_note(c, { lease_id, 'held', owner, task, token, '', '', call_id }, ttl)
 return { 'acquired', old and '1' or '0', token, NOW, expires }
 `,
 );
@@ -335,14 +369,16 @@ return { 'acquired', old and '1' or '0', token, NOW, expires }
 const RENEW = defineScript(
   "renew",
   `
-local c = resource_context()
 local lease_id, ttl = ARGV[3], ARGV[4]
+local c = resource_context(lease_id)
 
 local holder_id = redis.call('GET', c.lock)
 if holder_id == lease_id then
 ${RENEWAL_SLACK_LUA}
   local expires = tostring(NOW_MS + tonumber(ttl))
   redis.call('PEXPIRE', c.lock, ttl)
+  -- The grant's note lives as long as the lease (and a while after), however it ends.
+  redis.call('PEXPIRE', c.note, tostring(tonumber(ttl) + NOTE_GRACE_MS))
   redis.call('HSET', c.lease, 'expiresAt', expires, 'ttlMs', ttl, 'renewedAt', NOW)
   local renewals = redis.call('HINCRBY', c.lease, 'renewals', '1')
   redis.call('ZADD', c.idx, expires, c.resource)
@@ -364,11 +400,12 @@ if not holder_id then
   end
 end
 if not known then
-  local e = read_ended(c.ended)
-  if e.leaseId == lease_id then
+  local e = read_note(c, lease_id)
+  if e.how ~= '' and e.how ~= 'contended' then
     known = { owner = e.owner, task = e.task, token = e.token }
-    -- "expired" only while nobody else holds it; a new holder makes it "not_owner".
-    if e.how == 'expired' and not holder_id then reason = 'expired' end
+    -- "expired" (a note still 'held' means it lapsed) only while nobody else holds it; a new
+    -- holder makes it "not_owner".
+    if (e.how == 'expired' or e.how == 'held') and not holder_id then reason = 'expired' end
   end
 end
 known = known or {}
@@ -383,18 +420,21 @@ return { 'refused', reason, events }
 );
 
 /**
- * release. ARGV[3] leaseId, ARGV[4] call id (the same for a call sent again).
+ * release. ARGV[3] leaseId, ARGV[4] call id (the same for a call sent again), ARGV[5] "1" when
+ * the holder lost the lease to its local deadline: the end is then recorded as 'expired'.
+ * A release of a lease that a release already ended (this call sent again after its reply was
+ * lost, or a new call for the same lease id) answers as that release did, from the lease id's note.
  * A refused release counts itself in the totals ('release_refused:<reason>'): there is no event
  * for it, and only this branch does the extra write.
- * Returns ["released", holdMs, event id, owner, task, token] — the released event is the
- * rest of what the caller sent, so only this goes back (owner/task/token nil if unknown) —
- * or ["refused", reason, events].
+ * Returns ["released", holdMs, event id, owner, task, token, kind, detail] — the event is the
+ * rest of what the caller sent, so only this goes back (owner/task/token nil if unknown; kind
+ * 'released', or 'expired' with its detail after a deadline loss) — or ["refused", reason, events].
  */
 const RELEASE = defineScript(
   "release",
   `
-local c = resource_context()
-local lease_id, call_id = ARGV[3], ARGV[4]
+local lease_id, call_id, after_loss = ARGV[3], ARGV[4], ARGV[5] == '1'
+local c = resource_context(lease_id)
 local function refuse(reason, events)
   redis.call('HINCRBY', c.totals, 'release_refused:' .. reason, '1')
   return { 'refused', reason, events }
@@ -411,6 +451,11 @@ if v[1] == lease_id then
   }
   if redis.call('DEL', c.lock, c.lease) == 2 then
     local hold = math.max(0, NOW_MS - (tonumber(v[5]) or NOW_MS))
+    if after_loss then
+      local detail = cjson.encode({ renewals = tonumber(v[8]) or 0, recordedBy = 'release_after_deadline' })
+      local ev = end_lease(c, lease, 'expired', hold, 'none', nil, nil, call_id, nil, detail)
+      return { 'released', tostring(hold), ev[1], v[2], v[3], v[4], 'expired', detail }
+    end
     local ev = end_lease(c, lease, 'released', hold, 'none', nil, nil, call_id)
     return { 'released', tostring(hold), ev[1], v[2], v[3], v[4] }
   end
@@ -418,14 +463,15 @@ if v[1] == lease_id then
   return refuse('expired', { record_expiry(c, lease, 'release', 'none') })
 end
 
-local e = read_ended(c.ended)
-if e.leaseId == lease_id and e.how == 'released' and e.callId == call_id then
-  -- This very call released it already (sent again after its reply was lost): the same answer.
+local e = read_note(c, lease_id)
+if e.how == 'released' then
+  -- A release ended it already (this call, sent again after its reply was lost, or an earlier
+  -- one by the same holder): the same answer, even if the resource changed hands since.
   -- false (not nil, which would end the reply array) becomes a nil reply.
   local function opt(value) if value == '' then return false end return value end
   return { 'released', e.holdMs, e.eventId, opt(e.owner), opt(e.task), opt(e.token) }
 end
-if e.leaseId == lease_id and e.how == 'expired' and redis.call('EXISTS', c.lock) == 0 then
+if (e.how == 'expired' or e.how == 'held') and redis.call('EXISTS', c.lock) == 0 then
   return refuse('expired', {})
 end
 return refuse('not_owner', {})
@@ -441,8 +487,8 @@ return refuse('not_owner', {})
 const FORCE_RELEASE = defineScript(
   "forceRelease",
   `
-local c = resource_context()
 local lease_id, actor, reason, call_id = ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+local c = resource_context(lease_id)
 
 local holder_id = redis.call('GET', c.lock)
 if holder_id == lease_id then
@@ -456,8 +502,8 @@ if holder_id == lease_id then
   redis.call('SET', KEYS[8], cjson.encode(ev), 'EX', '${FORCE_RELEASED_TTL_S}')
   return { 'released', tostring(hold), flat, { ev } }
 end
-local e = read_ended(c.ended)
-if e.leaseId == lease_id and e.how == 'force_released' and e.callId == call_id and e.lease ~= '' and e.event ~= '' then
+local e = read_note(c, lease_id)
+if e.how == 'force_released' and e.callId == call_id and e.lease ~= '' and e.event ~= '' then
   -- This very call force-released it already (sent again after its reply was lost): the same answer.
   return { 'released', e.holdMs, cjson.decode(e.lease), { cjson.decode(e.event) } }
 end

@@ -352,21 +352,29 @@ export class RedisLeaseStore implements LeaseStore {
   async acquire(input: AcquireInput): Promise<AcquireResult> {
     const i = parseAcquireInput(input);
     const leaseId = i.leaseId ?? randomUUID();
-    const args = [i.owner, i.task, i.ttlMs, leaseId, i.leaseId === undefined ? "0" : "1", this.buckets];
+    // The call id tells a resend of this call from another acquire with the same chosen lease id.
+    const callId = i.leaseId === undefined ? leaseId : randomUUID();
+    const args = [i.owner, i.task, i.ttlMs, leaseId, callId, this.buckets];
     const bucketCountKey = (keys: BucketKeys) => [keys.bucketCount];
-    let r = readScriptReply((await this.callResourceScript("acquire", i.resource, args, bucketCountKey)).reply, "acquire") as string[];
+    let r = readScriptReply((await this.callResourceScript("acquire", i.resource, args, leaseId, bucketCountKey)).reply, "acquire") as string[];
     if (r[0] === "buckets") {
       // Refused before anything was written: record the count again (or learn of another) and send it once more.
       const where = this.bucketKeys[bucketOf(i.resource, this.buckets)]!.bucketCount;
       this.refuseOtherBucketCount(r[1]!, where);
       this.invalidateChecks();
-      r = readScriptReply((await this.callResourceScript("acquire", i.resource, args, bucketCountKey)).reply, "acquire") as string[];
+      r = readScriptReply((await this.callResourceScript("acquire", i.resource, args, leaseId, bucketCountKey)).reply, "acquire") as string[];
       if (r[0] === "buckets") {
         this.refuseOtherBucketCount(r[1]!, where);
         throw new LeaseError(`redis store "${this.name}": acquire of "${i.resource}": its bucket records no bucket count (deleted meanwhile?)`, "store_error");
       }
     }
-    if (r[0] === "ended") throw new LeaseError(`acquire of "${i.resource}" with lease id ${leaseId}: that lease has already ended`, "lease_ended");
+    if (r[0] === "ended") {
+      if (i.leaseId !== undefined) throw new LeaseError(`acquire of "${i.resource}" with lease id ${leaseId}: that lease has already ended`, "lease_ended");
+      throw new LeaseError(
+        `acquire of "${i.resource}": its reply was lost and the lease it granted lapsed before the call was sent again; not acquired, try again`,
+        "lease_ended",
+      );
+    }
     if (r[0] === "held") {
       // ["held", holder leaseId, owner, task, token, expiresAt]
       return {
@@ -396,7 +404,7 @@ export class RedisLeaseStore implements LeaseStore {
   async renew(input: RenewInput): Promise<RenewResult> {
     const i = parseRenewInput(input);
     const hour = Math.floor(Date.now() / SLACK_HOUR_MS);
-    const { reply } = await this.callResourceScript("renew", i.resource, [i.leaseId, i.ttlMs, slackGroupOf(i.resource)], (keys) => [
+    const { reply } = await this.callResourceScript("renew", i.resource, [i.leaseId, i.ttlMs, slackGroupOf(i.resource)], i.leaseId, (keys) => [
       buildSlackKey(keys, hour),
       keys.groups,
     ]);
@@ -408,14 +416,16 @@ export class RedisLeaseStore implements LeaseStore {
 
   async release(input: ReleaseInput): Promise<ReleaseResult> {
     const i = parseReleaseInput(input);
-    const { reply, bucket } = await this.callResourceScript("release", i.resource, [i.leaseId, randomUUID()]);
-    // ["released", holdMs, event id, owner, task, token] | ["refused", reason, events]
+    const { reply, bucket } = await this.callResourceScript("release", i.resource, [i.leaseId, randomUUID(), i.afterDeadlineLoss ? "1" : "0"], i.leaseId);
+    // ["released", holdMs, event id, owner, task, token, kind?, detail?] | ["refused", reason, events]
     const r = readScriptReply(reply, "release");
     if (r[0] === "released") {
-      const raw: RawEvent = { id: String(r[2]), kind: "released", resource: i.resource, leaseId: i.leaseId, holdMs: String(r[1]) };
+      const kind = r[6] === "expired" ? "expired" : "released";
+      const raw: RawEvent = { id: String(r[2]), kind, resource: i.resource, leaseId: i.leaseId, holdMs: String(r[1]) };
       if (typeof r[3] === "string") raw.owner = r[3];
       if (typeof r[4] === "string") raw.task = r[4];
       if (typeof r[5] === "string") raw.token = r[5];
+      if (typeof r[7] === "string") raw.detail = r[7];
       const event = toLeaseEvent(this.name, bucket, raw);
       if (event) return { released: true, holdMs: Number(r[1]), event };
     }
@@ -424,7 +434,7 @@ export class RedisLeaseStore implements LeaseStore {
 
   async forceRelease(input: ForceReleaseInput): Promise<ForceReleaseResult> {
     const i = parseOrThrow(ZForceReleaseInput, input, "forceRelease");
-    const { reply, bucket } = await this.callResourceScript("forceRelease", i.resource, [i.leaseId, i.actor, i.reason, randomUUID()], (keys) => [
+    const { reply, bucket } = await this.callResourceScript("forceRelease", i.resource, [i.leaseId, i.actor, i.reason, randomUUID()], i.leaseId, (keys) => [
       buildForceReleasedKey(keys, i.leaseId),
     ]);
     // ["released", holdMs, lease fields, events] | ["lease_changed", current lease fields, events] | ["not_found", events]
@@ -995,17 +1005,21 @@ export class RedisLeaseStore implements LeaseStore {
     return [...resources];
   }
 
-  /** `moreKeys`: keys after the shared resource KEYS, for scripts that take more (renew's slack hash). */
+  /**
+   * `leaseId`: the lease id whose note the script reads and writes (KEYS[3]), when it names one.
+   * `moreKeys`: keys after the shared resource KEYS, for scripts that take more (renew's slack hash).
+   */
   private async callResourceScript(
     operation: LeaseOperation,
     resource: string,
     extra: readonly (string | number)[],
+    leaseId?: string,
     moreKeys?: (keys: BucketKeys) => string[],
   ) {
     if (!this.isNamespaceChecked) await this.checkNamespace(operation);
     const bucket = bucketOf(resource, this.buckets);
     const bucketKeys = this.bucketKeys[bucket]!;
-    const keys = buildResourceScriptKeys(bucketKeys, resource);
+    const keys = buildResourceScriptKeys(bucketKeys, resource, leaseId);
     if (moreKeys) keys.push(...moreKeys(bucketKeys));
     keys.push(bucketKeys.proj);
     const reply = await callScript(this.ctx, LEASE_SCRIPTS[operation], keys, [resource, this.eventsMaxLen, ...extra]);

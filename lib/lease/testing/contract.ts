@@ -145,9 +145,26 @@ export function describeLeaseStoreContract(label: string, makeStore: MakeStore):
       expect(right.event).toMatchObject({ kind: "released", resource: r, leaseId: lease.leaseId, fencingToken: lease.fencingToken });
       expect(await store.get(r)).toBeNull();
 
+      // A release sent again (its reply lost, or the holder unsure) learns its release ran, even
+      // after another lease of the resource came and went; nothing is recorded twice.
+      const other = await mustAcquire(r, "owner-b");
+      expect((await store.release({ resource: r, leaseId: other.lease.leaseId })).released).toBe(true);
       const again = await store.release({ resource: r, leaseId: lease.leaseId });
-      expect(again.released).toBe(false);
-      expect((await allEvents({ resource: r, kinds: ["released"] })).length).toBe(1);
+      expect(again).toEqual(right);
+      expect((await allEvents({ resource: r, kinds: ["released"] })).length).toBe(2);
+    });
+
+    it("a release after the holder lost the lease to its local deadline ends it as an expiry, on the crash side of the expired-to-released ratio", async () => {
+      const r = res("release-after-loss");
+      const { lease } = await mustAcquire(r);
+      const before = await store.lifetimeTotals();
+      const ended = await store.release({ resource: r, leaseId: lease.leaseId, afterDeadlineLoss: true });
+      expect(ended).toMatchObject({ released: true, event: { kind: "expired", leaseId: lease.leaseId, fencingToken: lease.fencingToken } });
+      expect(await store.get(r)).toBeNull();
+      expect((await allEvents({ resource: r })).map((e) => e.kind).sort()).toEqual(["acquired", "expired"]);
+      const after = await store.lifetimeTotals();
+      expect(after.counts.expired - before.counts.expired).toBe(1);
+      expect(after.counts.released - before.counts.released).toBe(0);
     });
 
     it("renews on the store's clock; a wrong lease id is not_owner and recorded", async () => {
