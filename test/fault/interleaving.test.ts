@@ -19,8 +19,10 @@ import { startTcpProxy } from "@/test/support/tcp-proxy";
  * then ignore their abort signal; meanwhile the store itself stalls at random
  * (Redis: CLIENT PAUSE; Postgres: SIGSTOP of the whole server), and on Redis half the
  * clients talk through a proxy that now and then throws a reply away, cuts the connection and
- * holds the reconnect back, so calls are sent again after their first run. Both stores are
- * throwaway servers, so stalling them disturbs no other test.
+ * holds the reconnect back, so calls are sent again after their first run. Between rounds the
+ * server restarts now and then (Redis without persistence: every key is lost), and a resource
+ * taken once per round must get a higher token each time. Both stores are throwaway servers, so
+ * stalling and restarting them disturbs no other test.
  *
  * After every round, from the store's own events and the downstream's history:
  * tokens strictly increase per resource in acquisition order; no stale write is
@@ -96,6 +98,22 @@ async function startStoreUnderTest(kind: StoreKind): Promise<StoreUnderTest> {
     },
     close: () => fixture.cleanup(),
   };
+}
+
+/** Waits until every store answers again after a server restart (their clients reconnect on their own). */
+async function untilServing(stores: LeaseStore[]): Promise<void> {
+  const giveUpAt = performance.now() + 20_000;
+  for (const store of stores) {
+    for (;;) {
+      try {
+        await store.get("carried");
+        break;
+      } catch (error) {
+        if (performance.now() > giveUpAt) throw error;
+        await sleep(100);
+      }
+    }
+  }
 }
 
 interface RoundRecord {
@@ -255,7 +273,9 @@ describe.each(["redis", "postgres"] as const)("randomised interleavings (%s)", (
     const { fixture } = under;
     const stores = [fixture.store, under.dropping?.store ?? fixture.open()];
     const startedAt = performance.now();
-    const totals = { rounds: 0, acquired: 0, expired: 0, lost: 0, zombieWrites: 0, pastDeadlineYields: 0, refused: 0, stale: 0, stalls: 0, freezes: 0, droppedReplies: 0 };
+    // A resource taken once after every round, across the restarts: its tokens must keep rising.
+    let carriedToken = -1n;
+    const totals = { rounds: 0, restarts: 0, acquired: 0, expired: 0, lost: 0, zombieWrites: 0, pastDeadlineYields: 0, refused: 0, stale: 0, stalls: 0, freezes: 0, droppedReplies: 0 };
     for (let round = 0; round === 0 || performance.now() - startedAt < BUDGET_MS - ROUND_MS - MAX_TTL_MS; round++) {
       const seed = BASE_SEED + round;
       const prefix = `r${round}`;
@@ -298,6 +318,18 @@ describe.each(["redis", "postgres"] as const)("randomised interleavings (%s)", (
       totals.stalls += record.stalls;
       totals.freezes += record.freezes;
       totals.droppedReplies += record.droppedReplies;
+
+      const carried = await fixture.store.acquire({ resource: "carried", owner: "carrier", task: `round-${round}`, ttlMs: 5_000 });
+      if (!carried.acquired) throw new Error(`${failing}: the carried resource is held by ${carried.holder.owner}`);
+      expect(BigInt(carried.lease.fencingToken) > carriedToken, `${failing}: the carried resource's token after ${totals.restarts} restarts`).toBe(true);
+      carriedToken = BigInt(carried.lease.fencingToken);
+      await fixture.store.release({ resource: "carried", leaseId: carried.lease.leaseId });
+      // After round 0 and every other round after it, so the next round's carried token is checked across it.
+      if (round % 2 === 0) {
+        await under.server.restart();
+        totals.restarts += 1;
+        await untilServing(stores);
+      }
     }
     console.info(`${kind} interleavings, seed ${BASE_SEED}: ${JSON.stringify(totals)}`);
     // The run must have exercised what it claims to: takeovers after expiry, lost leases, refused stale writes, stalls.
@@ -307,5 +339,6 @@ describe.each(["redis", "postgres"] as const)("randomised interleavings (%s)", (
     expect(totals.refused, `seed ${BASE_SEED}`).toBeGreaterThan(0);
     expect(totals.stalls, `seed ${BASE_SEED}`).toBeGreaterThan(0);
     if (under.dropping) expect(totals.droppedReplies, `seed ${BASE_SEED}`).toBeGreaterThan(0);
+    expect(totals.restarts, `seed ${BASE_SEED}`).toBeGreaterThan(0);
   });
 });
