@@ -17,12 +17,12 @@
  * one transaction. Every refusal after sign-in is audited too. The secret is in
  * the create answer only: never logged, never in the audit entry.
  */
-import { getProcessAuditLog, getRefusalTally } from "@/lib/audit/context";
+import { getProcessAuditLog } from "@/lib/audit/context";
 import { createTokenAudited, recordTokenRefusal, revokeTokenAudited, tokenRefusalDraft, type TokenAuditAction, type TokenAuditDeps, type TokenRefusedOutcome } from "@/lib/audit/api-tokens";
 import type { AuditActor, RequestMeta } from "@/lib/audit/force-release";
 import { buildReauthUrl, checkFreshPermission } from "@/lib/auth/fresh";
 import { describeScope, type ViewerScope } from "@/lib/auth/scope";
-import { resolveRequestSession, scopeFor } from "@/lib/auth/session";
+import { scopeFor } from "@/lib/auth/session";
 import { resolveConsoleDbConfig } from "@/lib/auth/session-store";
 import { reshapeApiToken } from "@/lib/console/api-tokens";
 import { getStoreNames } from "@/lib/console/registry";
@@ -37,9 +37,8 @@ import {
   type TokenRefusalCode,
 } from "./api-token-schema";
 import { FORCE_RELEASE_MAX_AUTH_AGE_MS } from "./force-release-types";
-import { actorOf, issuesOf, readJsonBody, requestMeta, type ReleaseAnswer } from "./force-release";
-import { passAttemptGate } from "./attempt-gate";
-import { attemptAddressLimiter, tokenChangeLimiter } from "./rate-limit";
+import { actorOf, issuesOf, limitAuditedAttempt, readJsonBody, requestMeta, type ReleaseAnswer } from "./force-release";
+import { tokenChangeLimiter } from "./rate-limit";
 import { checkSameOrigin } from "./same-origin";
 
 export function tokenRefusal(code: TokenRefusalCode, message: string, extra: Partial<TokenRefusal> = {}): ReleaseAnswer<TokenRefusal> {
@@ -83,26 +82,14 @@ async function auditRefusal(
  * Null: go on with the checks.
  */
 async function limitBeforeChecks(request: Request, body: unknown, action: TokenAuditAction): Promise<ReleaseAnswer<TokenRefusal> | null> {
-  const known = await resolveRequestSession({ offline: true }).catch(() => null);
-  if (known?.status !== "ok") return null;
-  const actor = actorOf(known.session);
-  const meta = requestMeta(request);
-  // Cross-origin attempts (refused below anyway) have a bucket of their own, so another site cannot spend the user's.
-  const isSameOrigin = checkSameOrigin(request.headers, getAuthEnv().nextAuthUrl).ok;
-  const taken = passAttemptGate(
-    { perUser: tokenChangeLimiter, perAddress: attemptAddressLimiter, tally: getRefusalTally() },
-    {
-      action,
-      actorId: isSameOrigin ? actor.id : `${actor.id}\u0000cross-origin`,
-      ip: meta.ip,
-      cost: 1,
-      draft: (detail) => tokenRefusalDraft({ actor, request: meta, action, name: nameOf(body, action), outcome: "rate_limited", detail }),
-    },
-  );
-  if (taken.allowed) return null;
-  return tokenRefusal("rate_limited", `Too many token changes in a short time. Try again in ${taken.retryAfterSeconds} s. (The audit log counts this attempt.)`, {
-    retryAfterSeconds: taken.retryAfterSeconds,
+  const limited = await limitAuditedAttempt(request, {
+    action,
+    perUser: tokenChangeLimiter,
+    cost: 1,
+    draft: ({ actor, meta }, detail) => tokenRefusalDraft({ actor, request: meta, action, name: nameOf(body, action), outcome: "rate_limited", detail }),
   });
+  if (!limited) return null;
+  return tokenRefusal("rate_limited", `Too many token changes in a short time. Try again in ${limited.retryAfterSeconds} s. (The audit log counts this attempt.)`, limited);
 }
 
 /** Steps 1–3 for both routes: the refusal to send, or who is asking and the parsed body. */

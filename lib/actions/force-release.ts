@@ -20,6 +20,7 @@
 import { randomUUID } from "node:crypto";
 import { getRefusalTally } from "@/lib/audit/context";
 import { forceReleaseAudited, recordRefusedAttempt, refusedAttemptDraft, type AuditActor, type ForceReleaseOutcome, type RequestMeta } from "@/lib/audit/force-release";
+import type { AuditDraft } from "@/lib/audit/log";
 import { describeClientAddress } from "@/lib/auth/client-address";
 import { buildReauthUrl, checkFreshPermission } from "@/lib/auth/fresh";
 import { describeScope, isResourceInScope, type ViewerScope } from "@/lib/auth/scope";
@@ -42,7 +43,7 @@ import {
   type RefusalCode,
 } from "./force-release-schema";
 import { passAttemptGate } from "./attempt-gate";
-import { attemptAddressLimiter, forceReleaseLimiter } from "./rate-limit";
+import { attemptAddressLimiter, forceReleaseLimiter, type TokenBucketLimiter } from "./rate-limit";
 import { checkSameOrigin } from "./same-origin";
 
 /** Bodies are a few hundred bytes; anything much larger is not a form of ours. */
@@ -137,33 +138,44 @@ async function auditRefusal(
 }
 
 /**
- * The rate limit, per user and per address, taken before the IdP is asked or the
- * audit log written: who is asking comes from the session record alone. An
- * attempt over it is refused (429) and counted; each burst becomes one audit
- * entry with its count (lib/audit/refusal-tally). Null: go on with the checks.
+ * The rate limit every audited mutation takes first, per user and per address, before the IdP
+ * is asked or the audit log written: who is asking comes from the session record alone. An
+ * attempt over it is refused and counted; each burst becomes one audit entry with its count
+ * (lib/audit/refusal-tally). Null: go on with the checks (also when nobody is signed in: the
+ * checks after it answer that, and audit nothing).
  */
-async function limitBeforeChecks(request: Request, body: unknown, cost: number): Promise<ReleaseAnswer<Refusal> | null> {
+export async function limitAuditedAttempt(
+  request: Request,
+  attempt: { action: string; perUser: TokenBucketLimiter; cost: number; draft: (who: { actor: AuditActor; meta: RequestMeta }, detail: string) => AuditDraft },
+): Promise<{ retryAfterSeconds: number } | null> {
   const known = await resolveRequestSession({ offline: true }).catch(() => null);
-  // Nobody signed in (or the session cannot be read): the checks below answer that, and audit nothing.
   if (known?.status !== "ok") return null;
   const actor = actorOf(known.session);
   const meta = requestMeta(request);
   // Cross-origin attempts (refused below anyway) have a bucket of their own, so another site cannot spend the user's.
   const isSameOrigin = checkSameOrigin(request.headers, getAuthEnv().nextAuthUrl).ok;
   const taken = passAttemptGate(
-    { perUser: forceReleaseLimiter, perAddress: attemptAddressLimiter, tally: getRefusalTally() },
+    { perUser: attempt.perUser, perAddress: attemptAddressLimiter, tally: getRefusalTally() },
     {
-      action: "force_release",
+      action: attempt.action,
       actorId: isSameOrigin ? actor.id : `${actor.id}\u0000cross-origin`,
       ip: meta.ip,
-      cost,
-      draft: (detail) => refusedAttemptDraft({ actor, request: meta, ...contextOf(body), outcome: "rate_limited", detail }),
+      cost: attempt.cost,
+      draft: (detail) => attempt.draft({ actor, meta }, detail),
     },
   );
-  if (taken.allowed) return null;
-  return refusal("rate_limited", `Too many force-release attempts in a short time. Try again in ${taken.retryAfterSeconds} s. (The audit log counts this attempt.)`, {
-    retryAfterSeconds: taken.retryAfterSeconds,
+  return taken.allowed ? null : { retryAfterSeconds: taken.retryAfterSeconds };
+}
+
+async function limitBeforeChecks(request: Request, body: unknown, cost: number): Promise<ReleaseAnswer<Refusal> | null> {
+  const limited = await limitAuditedAttempt(request, {
+    action: "force_release",
+    perUser: forceReleaseLimiter,
+    cost,
+    draft: ({ actor, meta }, detail) => refusedAttemptDraft({ actor, request: meta, ...contextOf(body), outcome: "rate_limited", detail }),
   });
+  if (!limited) return null;
+  return refusal("rate_limited", `Too many force-release attempts in a short time. Try again in ${limited.retryAfterSeconds} s. (The audit log counts this attempt.)`, limited);
 }
 
 /**

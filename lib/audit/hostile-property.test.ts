@@ -9,21 +9,9 @@ import { createTokenAudited, recordTokenRefusal, revokeTokenAudited, tokenRefusa
 import { forceReleaseAudited, recordRefusedAttempt, refusedAttemptDraft, resolvePendingForceReleases } from "@/lib/audit/force-release";
 import { RefusalTally } from "@/lib/audit/refusal-tally";
 import { verifyAuditChain } from "@/lib/audit/verify";
-import { TEST_DATABASE_URL } from "@/lib/lease/testing/isolation";
+import { createRandom, TEST_DATABASE_URL } from "@/lib/lease/testing/isolation";
 import { auditDeps, createAuditFixture, type AuditFixture } from "@/test/support/audit";
 import { createStoreFixture, type StoreFixture } from "@/test/support/stores";
-
-/** mulberry32: small, seeded, good enough to spread inputs. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 // Pieces that have broken text handling somewhere: lone surrogates, NUL and other controls,
 // line ends, bidi and zero-width marks, emoji (pairs, ZWJ sequences, flags), combining marks, CJK, noncharacters.
@@ -72,7 +60,7 @@ describe("random Unicode through every audited path", () => {
     );
 
   it.each(BATCHES)("batch with seed %i: every attempt is recorded and the chain verifies", async (seed) => {
-    const rand = prng(seed);
+    const rand = createRandom(seed);
     const text = () => makeText(rand);
     const actor = () => ({ id: text(), email: rand() < 0.3 ? null : text(), roles: [text(), "operator"] });
     const request = () => ({ requestId: text(), ip: rand() < 0.5 ? null : text(), userAgent: text() });
