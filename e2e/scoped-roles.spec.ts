@@ -89,6 +89,9 @@ test("a tenant-scoped operator sees only their tenant on the leases, events and 
   // Asking for another tenant by prefix finds nothing rather than widening the scope.
   await page.goto("/locks?prefix=tenant_2:");
   await expect(page.getByRole("link", { name: /^tenant_2:/ })).toHaveCount(0);
+  // Bulk release there would read as "nothing overdue": the page says the prefix is outside the scope instead.
+  await expect(page.getByText("Bulk release is limited to your scope (tenant_1:*); tenant_2: is outside it.")).toBeVisible();
+  await expect(page.getByRole("button", { name: /Release lapsed & overdue/ })).toHaveCount(0);
 
   await page.goto(`/events?window=1h&owner=${OWNER}`);
   await expect(page.getByRole("link", { name: OWN }).first()).toBeVisible();

@@ -38,5 +38,5 @@ export default async function LeasesPage({ searchParams }: { searchParams: Promi
     : ({ canForceRelease: false, reason: "Force release needs the operator role." } as const);
   const search = toSearchString(params);
   const summary = <FacetSummary view="leases" search={search} initialData={facets.ok ? facets.view : undefined} />;
-  return <LeasesClient search={search} initialData={result.view} access={access} summary={summary} />;
+  return <LeasesClient search={search} initialData={result.view} access={access} releaseScope={scopeFor(session, "leases:force_release")} summary={summary} />;
 }

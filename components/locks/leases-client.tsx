@@ -16,6 +16,7 @@ import { EXPIRING_FRACTION } from "@/lib/lease/types";
 import { BulkReleaseDialog } from "@/components/release/bulk-release-dialog";
 import { RENEWAL_DUE_LABEL } from "./labels";
 import type { ForceReleaseAccess } from "@/components/release/access";
+import { bulkReleaseScopeNote, type ViewerScope } from "@/lib/auth/scope";
 import { LeaseFilters } from "./lease-filters";
 import { LeaseStatePill } from "./lease-state-pill";
 import { Pager } from "./pager";
@@ -29,7 +30,20 @@ function leaseKeysOf(view: LeasesView): string[] {
 }
 
 /** `summary`: the counts above the list (components/facets), rendered by the page. */
-export function LeasesClient({ search, initialData, access, summary }: { search: string; initialData: LeasesView; access: ForceReleaseAccess; summary?: React.ReactNode }) {
+export function LeasesClient({
+  search,
+  initialData,
+  access,
+  releaseScope,
+  summary,
+}: {
+  search: string;
+  initialData: LeasesView;
+  access: ForceReleaseAccess;
+  /** Where the viewer's operator role applies: bulk release is offered only inside it. */
+  releaseScope: ViewerScope;
+  summary?: React.ReactNode;
+}) {
   const [isBulkOpen, setBulkOpen] = useState(false);
   const refresh = useRefreshChoice();
   const query = useLeasesQuery(search, initialData, { paused: isBulkOpen, intervalMs: refresh.intervalMs });
@@ -54,7 +68,7 @@ export function LeasesClient({ search, initialData, access, summary }: { search:
           pointer on its way from the table to "N new leases — show" may find itself over them. */}
       <div {...held.pointerProps} className="space-y-4">
         {summary}
-        {view.mode === "current" ? <BulkReleaseBar access={access} prefix={prefix} onOpen={() => setBulkOpen(true)} /> : null}
+        {view.mode === "current" ? <BulkReleaseBar access={access} scope={releaseScope} prefix={prefix} onOpen={() => setBulkOpen(true)} /> : null}
         <StoreReadProblems stores={view.stores} />
         <PartialReadNotice stores={view.stores} noun={view.mode === "expired" ? "expiries" : "leases"} />
         <div className="space-y-1">
@@ -84,8 +98,20 @@ export function LeasesClient({ search, initialData, access, summary }: { search:
   );
 }
 
-/** Bulk release of lapsed and overdue leases: only under a prefix, only for operators (others see why not). */
-function BulkReleaseBar({ access, prefix, onOpen }: { access: ForceReleaseAccess; prefix: string; onOpen: () => void }) {
+/**
+ * Bulk release of lapsed and overdue leases: only under a prefix, only for operators (others see why not).
+ * Under a prefix outside the operator's scope there is no button at all, only a note saying so: the
+ * candidates are read within the scope, so the dialog would report "nothing to release".
+ */
+function BulkReleaseBar({ access, scope, prefix, onOpen }: { access: ForceReleaseAccess; scope: ViewerScope; prefix: string; onOpen: () => void }) {
+  const scopeNote = access.canForceRelease && prefix ? bulkReleaseScopeNote(scope, prefix) : null;
+  if (scopeNote) {
+    return (
+      <p className="text-right text-xs text-zinc-600 dark:text-zinc-400" data-testid="bulk-release-scope-note">
+        {scopeNote}
+      </p>
+    );
+  }
   const whyNot = !access.canForceRelease ? access.reason : !prefix ? "Filter by a prefix first: bulk release applies to one prefix at a time." : null;
   return (
     <div className="flex items-center justify-end gap-3">
@@ -192,7 +218,7 @@ function LeaseRow({ lease, browserNow, offsetMs }: { lease: LeaseView; browserNo
   return (
     <Tr rowKey={`${lease.store}/${lease.resource}`}>
       <Td mono className="max-w-80 truncate" title={lease.resource}>
-        <Link href={leaseHref(lease.store, lease.resource)} className="text-sky-700 underline-offset-2 hover:underline dark:text-sky-300">
+        <Link href={leaseHref(lease.store, lease.resource)} className="text-sky-700 underline-offset-4 hover:underline dark:text-sky-300">
           {lease.resource}
         </Link>
       </Td>
@@ -241,7 +267,7 @@ function ExpiredLeasesTable({ items }: { items: EndedLeaseView[] }) {
         {items.map((e) => (
           <Tr key={`${e.store}\u0000${e.eventId}`} rowKey={`${e.store}/${e.eventId}`}>
             <Td mono className="max-w-[28rem] truncate" title={e.resource}>
-              <Link href={leaseHref(e.store, e.resource)} className="text-sky-700 underline-offset-2 hover:underline dark:text-sky-300">
+              <Link href={leaseHref(e.store, e.resource)} className="text-sky-700 underline-offset-4 hover:underline dark:text-sky-300">
                 {e.resource}
               </Link>
             </Td>

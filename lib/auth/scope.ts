@@ -64,6 +64,17 @@ export function readPrefixes(scope: ViewerScope, requested: string | undefined):
   return scope.prefixes.filter((p) => p.startsWith(requested));
 }
 
+/**
+ * Why bulk release under `prefix` is not offered to an operator with `scope`, or null when
+ * every resource under the prefix is inside the scope. Candidates are read within the scope,
+ * so a prefix outside it (or broader than it) would otherwise read as "nothing overdue".
+ */
+export function bulkReleaseScopeNote(scope: ViewerScope, prefix: string): string | null {
+  if (isResourceInScope(scope, prefix)) return null;
+  const isBroader = scope.kind === "prefixes" && scope.prefixes.some((p) => p.startsWith(prefix));
+  return `Bulk release is limited to your scope (${describeScope(scope)}); ${prefix} ${isBroader ? "reaches beyond" : "is outside"} it.`;
+}
+
 /** For display: "everything" or "tenant_1:*, tenant_2:*". */
 export function describeScope(scope: ViewerScope): string {
   if (scope.kind === "all") return "everything";
