@@ -147,7 +147,7 @@ function AuditTable({ items, marked }: { items: AuditEntryView[]; marked: string
                   {entry.resource || "—"}
                 </Link>
               ) : entry.store && entry.resource ? (
-                <Link href={leaseHref(entry.store, entry.resource)} className="block truncate text-sky-700 underline-offset-2 hover:underline dark:text-sky-300">
+                <Link href={leaseHref(entry.store, entry.resource)} className="block truncate text-sky-700 underline-offset-4 hover:underline dark:text-sky-300">
                   {entry.resource}
                 </Link>
               ) : (

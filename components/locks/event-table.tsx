@@ -74,7 +74,7 @@ export function EventTable({ events, showResource = true, clockOffsetMs = 0, cap
                 </Td>
                 {showResource ? (
                   <Td mono className="max-w-64 truncate" title={e.resource}>
-                    <Link href={leaseHref(e.store, e.resource)} className="text-sky-700 underline-offset-2 hover:underline dark:text-sky-300">
+                    <Link href={leaseHref(e.store, e.resource)} className="text-sky-700 underline-offset-4 hover:underline dark:text-sky-300">
                       {e.resource}
                     </Link>
                   </Td>

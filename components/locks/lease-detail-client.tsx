@@ -253,7 +253,7 @@ function ElsewhereNote({ resource, elsewhere }: { resource: string; elsewhere: r
       {elsewhere.map((e, i) => (
         <span key={e.store}>
           {i > 0 ? ", " : null}
-          <Link href={leaseHref(e.store, resource)} className="font-mono font-medium underline underline-offset-2">
+          <Link href={leaseHref(e.store, resource)} className="font-mono font-medium underline underline-offset-4">
             {e.store}
           </Link>{" "}
           ({e.isHeld ? "held now" : "has history"})

@@ -7,7 +7,7 @@ import type { ContentionTrend, PrefixCount, ResourceCount } from "@/lib/console/
 import { Sparkline } from "@/components/charts/sparkline";
 import { cx } from "@/components/ui/cx";
 
-const LINK = "text-sky-700 underline-offset-2 hover:underline dark:text-sky-300";
+const LINK = "text-sky-700 underline-offset-4 hover:underline dark:text-sky-300";
 
 function NoFailedAcquires() {
   return (

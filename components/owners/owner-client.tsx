@@ -116,7 +116,7 @@ export function OwnerClient({ search, initialData }: { search: string; initialDa
               {view.held.map((lease) => (
                 <Tr key={`${lease.store}\u0000${lease.resource}`}>
                   <Td mono className="max-w-96 truncate" title={lease.resource}>
-                    <Link href={leaseHref(lease.store, lease.resource)} className="text-sky-700 underline-offset-2 hover:underline dark:text-sky-300">
+                    <Link href={leaseHref(lease.store, lease.resource)} className="text-sky-700 underline-offset-4 hover:underline dark:text-sky-300">
                       {lease.resource}
                     </Link>
                   </Td>

@@ -47,7 +47,7 @@ export function PastLeasesTable({ items, at }: { items: readonly PastLeaseView[]
             <Tr key={`${h.store}/${h.leaseId}`}>
               <Td mono>{h.store}</Td>
               <Td mono>
-                <Link href={`${leaseHref(h.store, h.resource)}?at=${encodeURIComponent(at)}`} className="underline underline-offset-2">
+                <Link href={`${leaseHref(h.store, h.resource)}?at=${encodeURIComponent(at)}`} className="underline underline-offset-4">
                   {h.resource}
                 </Link>
               </Td>

@@ -216,7 +216,7 @@ function BulkResults({ results }: { results: BulkLeaseOutcome[] }) {
             {results.map(({ store, resource, result }) => (
               <Tr key={`${store}\u0000${resource}`}>
                 <Td mono className="max-w-64 truncate" title={resource}>
-                  <Link href={leaseHref(store, resource)} className="text-sky-700 hover:underline dark:text-sky-300">
+                  <Link href={leaseHref(store, resource)} className="text-sky-700 underline-offset-4 hover:underline dark:text-sky-300">
                     {resource}
                   </Link>
                 </Td>

@@ -15,7 +15,7 @@ export const MONO = "font-mono text-[12px] tabular-nums";
 
 /** A name in a cell that links to its filtered view: quieter than the row's main link, still underlined. */
 export const CELL_LINK =
-  "underline decoration-zinc-400 decoration-dotted underline-offset-2 hover:text-sky-700 hover:decoration-solid dark:decoration-zinc-500 dark:hover:text-sky-300";
+  "underline decoration-zinc-400 decoration-dotted underline-offset-4 hover:text-sky-700 hover:decoration-solid dark:decoration-zinc-500 dark:hover:text-sky-300";
 
 export function DataTable({ caption, className, children }: { caption?: string; className?: string; children: React.ReactNode }) {
   return (
