@@ -8,7 +8,7 @@
  *      the workload generator with a few hours of backfilled history, and the
  *      console as a production build (built first when missing or stale).
  *   4. The lock API (`npm run api`) on API_PORT (default 8787), with a fresh token for
- *      the tenant prefix `demo:` printed once (the README's curl flow uses it).
+ *      the tenant prefix `demo:` printed once (the lock API docs' curl flow uses it).
  *   5. Runs until Ctrl-C, then stops everything — child processes by process group.
  *      It runs under `node --import tsx` (package.json), not the tsx CLI: the CLI relays a
  *      Ctrl-C to its child and SIGKILLs it unless the child acknowledges within 30 ms, which a

@@ -20,11 +20,11 @@ import { createTokenAudited, revokeTokenAudited } from "@/lib/audit/api-tokens";
 
 const REASON = "holder is gone, clearing the stuck lease";
 
-it("ops/console-role.sql and the README give the generated SQL with the default names", () => {
+it("ops/console-role.sql and the configuration docs give the generated SQL with the default names", () => {
   const file = readFileSync(path.resolve(__dirname, "../../ops/console-role.sql"), "utf8");
   expect(file).toBe(consoleRoleSql());
-  const readme = readFileSync(path.resolve(__dirname, "../../README.md"), "utf8");
-  expect(readme).toContain(consoleRoleSql().trimEnd());
+  const docs = readFileSync(path.resolve(__dirname, "../../docs/configuration.md"), "utf8");
+  expect(docs).toContain(consoleRoleSql().trimEnd());
 });
 
 describe("the console on its least-privilege role", () => {

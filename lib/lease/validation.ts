@@ -2,7 +2,7 @@ import { z } from "zod";
 import { LeaseError } from "./errors";
 import { LEASE_EVENT_KINDS } from "./types";
 
-/** Accepted ranges (documented in README). */
+/** Accepted ranges (documented in docs/library.md). */
 export const MIN_TTL_MS = 100;
 export const MAX_TTL_MS = 24 * 60 * 60 * 1000;
 export const MAX_RESOURCE_BYTES = 512;

@@ -13,7 +13,7 @@ afterAll(stopAllServers);
 
 /**
  * After a restart that lost every key, a Redis token is floored by the server's clock alone.
- * What the README promises for that case: the store warns when a server runs without an
+ * What docs/library.md promises for that case: the store warns when a server runs without an
  * append-only file, and tokens after such a loss are only as monotonic as the server's clock.
  */
 describe("a Redis without persistence, restarted empty with its clock set back", () => {
