@@ -4,20 +4,15 @@
  * repeat is refused instead of granting the same id a second time.
  */
 import { randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sleep } from "@/lib/lease/testing/isolation";
-import { collectEvents, createStoreFixture, type StoreFixture } from "@/test/support/stores";
+import { describe, expect, it } from "vitest";
+import { sleep } from "./testing/isolation";
+import { collectEvents } from "@/test/support/stores";
+import { setUpStoreFixture } from "@/test/support/store-suite";
 import { LeaseError } from "./errors";
 
 for (const kind of ["postgres", "redis"] as const) {
   describe(`acquire with a chosen lease id (${kind})`, () => {
-    let fixture: StoreFixture;
-    beforeAll(async () => {
-      fixture = await createStoreFixture(kind);
-    });
-    afterAll(async () => {
-      await fixture?.cleanup();
-    });
+    const fixture = setUpStoreFixture(kind);
 
     it("a repeat while it holds answers with the same lease and records one acquire", async () => {
       const resource = `chosen:${randomUUID()}`;

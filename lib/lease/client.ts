@@ -1,7 +1,9 @@
+import type { MeterProvider, TracerProvider } from "@opentelemetry/api";
 import { z } from "zod";
 import { DEFAULT_BACKOFF, computeBackoffDelay, jitterAround, type BackoffPolicy } from "./backoff";
 import { AcquireTimeoutError, LeaseError, LeaseLostError } from "./errors";
-import type { AcquireResult, Lease, LeaseHolder, LeaseStore, LostInput, ReleaseResult, RenewResult } from "./types";
+import { LeaseTelemetry, type HeldLeaseTelemetry } from "./telemetry";
+import type { AcquireResult, Lease, LeaseHolder, LeaseStore, LockStore, LostInput, ReleaseResult, RenewResult } from "./types";
 import { MAX_TTL_MS, ZOwner, ZResource, ZTask, ZTtlMs, parseOrThrow } from "./validation";
 
 /**
@@ -52,6 +54,8 @@ export const MAX_RENEW_RETRY_MS = 1_000;
 export const DEFAULT_SWEEP_EVERY_MS = 10_000;
 /** How long withLease waits for the best-effort `lost` report before returning. */
 export const REPORT_LOST_WAIT_MS = 2_000;
+/** How long close() lets aborted work wind down before releasing its lease under it. */
+export const DEFAULT_CLOSE_GRACE_MS = 5_000;
 
 /**
  * The local deadline for a lease whose acquire/renew request was sent at `sentAt`
@@ -98,6 +102,15 @@ export interface LeaseClientOptions {
   backoff?: BackoffPolicy;
   /** Observe what the client does (renewals, losses, background errors). */
   onEvent?: (event: LeaseClientEvent) => void;
+  /** OpenTelemetry metrics (see telemetry.ts). Default: the global meter provider. */
+  meterProvider?: MeterProvider;
+  /** OpenTelemetry spans. Default: the global tracer provider. */
+  tracerProvider?: TracerProvider;
+  /**
+   * The prefix-group attribute: `:`-segments kept (1–3, default 2) and distinct groups named
+   * (default 20, the rest "other"); false records no telemetry at all.
+   */
+  telemetry?: { prefixDepth?: number; maxGroups?: number } | false;
 }
 
 export interface WithLeaseOptions {
@@ -127,6 +140,17 @@ export interface LeaseContext {
 
 export type AcquireOptions = Omit<WithLeaseOptions, "signal"> & { signal?: AbortSignal };
 
+export interface CloseOptions {
+  /** How long aborted `withLease` work may take to return before its lease is released under it. Default 5000. */
+  graceMs?: number;
+}
+
+/** What close() did: the withLease runs it aborted, and the leases it released itself (the rest were released by their runs). */
+export interface CloseResult {
+  aborted: number;
+  released: number;
+}
+
 function isFunction(value: unknown): boolean {
   return typeof value === "function";
 }
@@ -143,7 +167,13 @@ const ZClientOptions = z.strictObject({
     .refine((b) => b.capMs >= b.baseMs, { error: "backoff.capMs must be >= backoff.baseMs" })
     .optional(),
   onEvent: z.custom<(event: LeaseClientEvent) => void>(isFunction, { error: "onEvent must be a function" }).optional(),
+  meterProvider: z.custom<MeterProvider>((v) => isFunction((v as MeterProvider | null)?.getMeter), { error: "meterProvider must be an OpenTelemetry MeterProvider" }).optional(),
+  tracerProvider: z.custom<TracerProvider>((v) => isFunction((v as TracerProvider | null)?.getTracer), { error: "tracerProvider must be an OpenTelemetry TracerProvider" }).optional(),
+  telemetry: z
+    .union([z.literal(false), z.strictObject({ prefixDepth: z.number().int().min(1).max(3).optional(), maxGroups: z.number().int().min(1).max(200).optional() })])
+    .optional(),
 });
+const ZCloseOptions = z.strictObject({ graceMs: ZMs.optional() });
 const ZWithLeaseOptions = z.strictObject({
   task: ZTask,
   ttlMs: ZTtlMs,
@@ -152,11 +182,12 @@ const ZWithLeaseOptions = z.strictObject({
 });
 
 interface ClientContext {
-  store: LeaseStore;
+  store: LockStore;
   now: () => number;
   clockDriftMargin: number;
   random: () => number;
   emit: (event: LeaseClientEvent) => void;
+  telemetry: LeaseTelemetry;
 }
 
 /** Resolves after `ms`, or rejects with the signal's reason when it aborts first. */
@@ -224,6 +255,8 @@ export class LeaseHandle {
   private queue: Promise<unknown> = Promise.resolve();
   private readonly background: Array<Promise<unknown>> = [];
   private readonly lostListeners = new Set<(error: LeaseLostError) => void>();
+  /** @internal active count, hold time and the hold span of this lease */
+  readonly telemetry: HeldLeaseTelemetry;
 
   /** @internal created by LeaseClient */
   constructor(
@@ -235,6 +268,7 @@ export class LeaseHandle {
     this.sentAt = sentAt;
     this.lastRenewSentAt = sentAt;
     this.deadline = computeLocalDeadline(sentAt, lease.ttlMs, ctx.clockDriftMargin);
+    this.telemetry = ctx.telemetry.leaseStarted(lease, sentAt);
   }
 
   get resource(): string {
@@ -294,14 +328,19 @@ export class LeaseHandle {
       this.assertUsable(false);
       const sentAt = this.ctx.now();
       this.lastRenewSentAt = sentAt;
-      const reply = this.ctx.store
-        .renew({ resource: this.resource, leaseId: this.leaseId, ttlMs: this.lease.ttlMs })
+      const reply = this.ctx.telemetry
+        .storeCall("renew", this.resource, () => this.ctx.store.renew({ resource: this.resource, leaseId: this.leaseId, ttlMs: this.lease.ttlMs }), renewOutcome, this.telemetry.parentContext)
         .then((result) => this.applyRenew(result, sentAt));
       // A renew hung on a half-open connection must not hold the next attempt back until
       // the deadline: past one heartbeat period it counts as failed. Its answer, should it
       // still come, is applied all the same (the deadline is timed from its own send).
       const timeoutMs = Math.max(MIN_SAFETY_MARGIN_MS, this.lease.ttlMs * HEARTBEAT_FRACTION);
-      return settleOrThrow(reply, timeoutMs, () => new LeaseError(`renew of "${this.resource}" did not answer within ${Math.round(timeoutMs)} ms`, "renew_timeout"));
+      const settled = settleOrThrow(reply, timeoutMs, () => new LeaseError(`renew of "${this.resource}" did not answer within ${Math.round(timeoutMs)} ms`, "renew_timeout"));
+      settled.then(
+        (result) => this.ctx.telemetry.recordRenewal(this.resource, renewOutcome(result)),
+        (error: unknown) => this.ctx.telemetry.recordRenewal(this.resource, error instanceof LeaseError && error.code === "renew_timeout" ? "timeout" : "error"),
+      );
+      return settled;
     });
   }
 
@@ -316,6 +355,10 @@ export class LeaseHandle {
       // the work was already told to stop, and we never un-lose a lease. The
       // release queued by the loss runs after this renew and ends the extension.
       if (!this.lostReason) {
+        // Slack: the share of the TTL left on the validity this renew extends (its start is the
+        // deadline plus the margin, less the TTL), measured when the reply arrived.
+        const margin = Math.max(MIN_SAFETY_MARGIN_MS, this.lease.ttlMs * this.ctx.clockDriftMargin);
+        this.ctx.telemetry.recordRenewalSlack(this.resource, (this.deadline + margin - this.ctx.now()) / this.lease.ttlMs);
         this.deadline = Math.max(this.deadline, computeLocalDeadline(sentAt, this.lease.ttlMs, this.ctx.clockDriftMargin));
         this.ctx.emit({ type: "renewed", resource: this.resource, leaseId: this.leaseId, expiresAt: result.expiresAt, renewals: result.renewals });
       }
@@ -343,10 +386,12 @@ export class LeaseHandle {
     this.releasing ??= this.enqueue(async () => {
       // After a deadline loss the store records the end as an expiry: the holder could not keep it.
       const input = this.lostReason === "deadline_passed" ? { resource: this.resource, leaseId: this.leaseId, afterDeadlineLoss: true } : { resource: this.resource, leaseId: this.leaseId };
-      const result = await this.ctx.store.release(input);
+      const result = await this.ctx.telemetry.storeCall("release", this.resource, () => this.ctx.store.release(input), releaseOutcome, this.telemetry.parentContext);
       this.ctx.emit({ type: "released", resource: this.resource, leaseId: this.leaseId, result });
-      if (result.released) this.releaseResult = result;
-      else this.markLost(result.reason);
+      if (result.released) {
+        this.releaseResult = result;
+        this.telemetry.end("released", this.ctx.now());
+      } else this.markLost(result.reason);
       return result;
     }).catch((error: unknown) => {
       this.releasing = null;
@@ -372,6 +417,7 @@ export class LeaseHandle {
   markLost(reason: LostReason): boolean {
     if (this.lostReason || this.releaseResult?.released) return false;
     this.lostReason = reason;
+    this.telemetry.lost(reason, this.ctx.now());
     this.ctx.emit({ type: "lost", resource: this.resource, leaseId: this.leaseId, reason });
     const error = new LeaseLostError(this.resource, reason);
     for (const listener of this.lostListeners) listener(error);
@@ -502,15 +548,22 @@ class Heartbeat {
  * }, { task: "run-4411", ttlMs: 10_000, waitMs: 30_000 });
  * ```
  */
-export class LeaseClient {
-  readonly store: LeaseStore;
+export class LeaseClient<S extends LockStore = LeaseStore> {
+  /** The store as given (the client itself uses only its lock: LockStore). */
+  readonly store: S;
   readonly owner: string;
   private readonly ctx: ClientContext;
   private readonly sweepEveryMs: number;
   private readonly backoff: BackoffPolicy;
   private lastSweepAt = Number.NEGATIVE_INFINITY;
+  /** Aborted by close(): waiting acquires stop, running work is told to stop. */
+  private readonly closing = new AbortController();
+  /** withLease runs in progress, for close(). */
+  private readonly running = new Set<WithLeaseRun>();
+  /** Leases acquired and not yet known released or lost (acquire() handles included), for close(). */
+  private readonly held = new Set<LeaseHandle>();
 
-  constructor(store: LeaseStore, options: LeaseClientOptions) {
+  constructor(store: S, options: LeaseClientOptions) {
     if (!store || typeof store.acquire !== "function") throw new LeaseError("LeaseClient: a LeaseStore is required");
     const opts = parseOrThrow(ZClientOptions, options, "LeaseClient");
     this.store = store;
@@ -518,7 +571,13 @@ export class LeaseClient {
     this.sweepEveryMs = opts.sweepEveryMs ?? DEFAULT_SWEEP_EVERY_MS;
     this.backoff = opts.backoff ?? DEFAULT_BACKOFF;
     const onEvent = opts.onEvent;
+    const telemetry = new LeaseTelemetry(store, {
+      meterProvider: opts.meterProvider,
+      tracerProvider: opts.tracerProvider,
+      ...(opts.telemetry === false ? { enabled: false } : opts.telemetry),
+    });
     this.ctx = {
+      telemetry,
       store,
       now: opts.now ?? (() => performance.now()),
       clockDriftMargin: opts.clockDriftMargin ?? DEFAULT_CLOCK_DRIFT_MARGIN,
@@ -548,6 +607,8 @@ export class LeaseClient {
    * - fn rejected, lease fine → fn's error; a failing release never masks it.
    * - fn resolved but release threw (store unreachable) → fn's value; the lease
    *   lapses on its TTL, and a `release_error` client event is emitted.
+   * - close() aborted the signal → fn's outcome; if fn was still running when close()
+   *   released the lease under it, a `client_closed` LeaseError even if fn resolved.
    * Throws LeaseError for bad input before touching the store; AcquireTimeoutError
    * when `waitMs` ran out.
    */
@@ -562,6 +623,11 @@ export class LeaseClient {
     const onCallerAbort = () => work.abort(opts.signal?.reason);
     opts.signal?.addEventListener("abort", onCallerAbort, { once: true });
     const heartbeat = new Heartbeat(handle, this.ctx);
+    // Before the heartbeat starts: its renewals are the hold span's children.
+    handle.telemetry.startHold();
+    let markDone!: () => void;
+    const run: WithLeaseRun = { handle, work, heartbeat, done: new Promise<void>((resolve) => (markDone = resolve)), isReleasedUnderIt: false };
+    this.running.add(run);
     // The reply may arrive after the local deadline (slow store, paused process):
     // then the work must not start at all, whatever the timers say.
     const checkDeadline = () => {
@@ -581,7 +647,7 @@ export class LeaseClient {
     try {
       const lostBeforeStart = handle.lostError;
       if (lostBeforeStart) throw lostBeforeStart;
-      outcome = { ok: true, value: await fn(context) };
+      outcome = { ok: true, value: await handle.telemetry.run(() => fn(context)) };
     } catch (error) {
       outcome = { ok: false, error };
     } finally {
@@ -599,13 +665,20 @@ export class LeaseClient {
         await handle.release();
       } catch (error) {
         this.ctx.emit({ type: "release_error", resource: handle.resource, leaseId: handle.leaseId, error });
+        handle.telemetry.end("release_failed", this.ctx.now());
       }
     }
     await handle.settleLostReport(REPORT_LOST_WAIT_MS);
+    handle.telemetry.endHold();
+    this.running.delete(run);
+    this.held.delete(handle);
+    markDone();
 
     const lost = handle.lostError;
     if (outcome.ok) {
       if (lost) throw lost;
+      // Like work after a loss: it may have overlapped the next holder.
+      if (run.isReleasedUnderIt) throw work.signal.reason;
       return outcome.value;
     }
     if (lost && isCausedByAbort(outcome.error)) throw lost;
@@ -622,11 +695,69 @@ export class LeaseClient {
     return this.acquireWithin(validResource, opts);
   }
 
+  /**
+   * Stops this client for a shutdown: no new acquires (waiting ones stop with a `client_closed`
+   * LeaseError), every running `withLease` has its signal aborted with that error, gets `graceMs`
+   * to return (releasing its lease as usual), and then every lease still held, acquire()'s
+   * included, is released by lease id, so none is left to run out its TTL and record an
+   * expiry. Does not close the store, which the caller may share. Calling it again waits again.
+   */
+  async close(options: CloseOptions = {}): Promise<CloseResult> {
+    const { graceMs = DEFAULT_CLOSE_GRACE_MS } = parseOrThrow(ZCloseOptions, options, "close");
+    const reason = new LeaseError("the lease client is closing", "client_closed");
+    if (!this.closing.signal.aborted) this.closing.abort(reason);
+    const runs = [...this.running];
+    for (const run of runs) run.work.abort(reason);
+    if (runs.length > 0) await settleWithin(Promise.all(runs.map((run) => run.done)), graceMs);
+    // Work that ignored its signal: stop renewing and release under it (by id, so never another holder's lease).
+    for (const run of this.running) {
+      run.heartbeat.stop();
+      run.isReleasedUnderIt = true;
+    }
+    const stillHeld = [...this.held].filter((handle) => !handle.isLost && !handle.isReleased);
+    const results = await Promise.all(
+      stillHeld.map((handle) =>
+        handle.release().then(
+          (result) => result.released,
+          (error: unknown) => {
+            this.ctx.emit({ type: "release_error", resource: handle.resource, leaseId: handle.leaseId, error });
+            return false;
+          },
+        ),
+      ),
+    );
+    for (const handle of stillHeld) if (handle.isReleased || handle.isLost) this.held.delete(handle);
+    return { aborted: runs.length, released: results.filter(Boolean).length };
+  }
+
+  /** acquireUntil, with the whole wait recorded as `leasewatch.lease.acquire.duration`. */
   private async acquireWithin(resource: string, opts: z.output<typeof ZWithLeaseOptions>): Promise<LeaseHandle> {
-    const { task, ttlMs, signal } = opts;
-    const waitMs = opts.waitMs ?? 0;
-    signal?.throwIfAborted();
+    const loading = this.ctx.telemetry.ready();
+    if (loading) await loading;
     const startedAt = this.ctx.now();
+    let outcome: "granted" | "timeout" | "aborted" | "error" = "error";
+    try {
+      const handle = await this.acquireUntil(resource, opts, startedAt);
+      outcome = "granted";
+      return handle;
+    } catch (error) {
+      outcome = error instanceof AcquireTimeoutError ? "timeout" : opts.signal?.aborted || this.closing.signal.aborted ? "aborted" : "error";
+      throw error;
+    } finally {
+      this.ctx.telemetry.recordAcquireWait(resource, (this.ctx.now() - startedAt) / 1000, outcome);
+    }
+  }
+
+  private async acquireUntil(resource: string, opts: z.output<typeof ZWithLeaseOptions>, startedAt: number): Promise<LeaseHandle> {
+    const { task, ttlMs } = opts;
+    const waitMs = opts.waitMs ?? 0;
+    const signal = opts.signal ? AbortSignal.any([opts.signal, this.closing.signal]) : this.closing.signal;
+    signal.throwIfAborted();
+    // Handles the caller released or lost since are no longer close()'s to release, nor ones a whole
+    // TTL past their local deadline (dropped without a release): the store has expired those.
+    for (const handle of this.held) {
+      if (handle.isReleased || handle.isLost || handle.remainingMs() < -handle.lease.ttlMs) this.held.delete(handle);
+    }
     for (let attempt = 0; ; attempt++) {
       // Taken BEFORE sending: the local deadline must not include our own latency.
       const sentAt = this.ctx.now();
@@ -642,11 +773,12 @@ export class LeaseClient {
       if (result.acquired) {
         const handle = new LeaseHandle(this.ctx, result.lease, sentAt);
         this.ctx.emit({ type: "acquired", lease: result.lease, attempts: attempt + 1 });
-        if (signal?.aborted) {
+        if (signal.aborted) {
           // The caller gave up while the request was in flight: give it back.
           await handle.release().catch(() => undefined);
           signal.throwIfAborted();
         }
+        this.held.add(handle);
         return handle;
       }
       this.ctx.emit({ type: "contended", resource, holder: result.holder, attempt });
@@ -665,7 +797,7 @@ export class LeaseClient {
    */
   private async acquireOnce(resource: string, task: string, ttlMs: number): Promise<AcquireResult | typeof CONTENTION> {
     try {
-      return await this.store.acquire({ resource, owner: this.owner, task, ttlMs });
+      return await this.ctx.telemetry.storeCall("acquire", resource, () => this.store.acquire({ resource, owner: this.owner, task, ttlMs }), acquireOutcome);
     } catch (error) {
       if (error instanceof LeaseError && (error.code === "contention" || error.code === "lease_ended")) return CONTENTION;
       throw error;
@@ -688,6 +820,20 @@ export class LeaseClient {
 }
 
 const CONTENTION = Symbol("contention");
+
+const acquireOutcome = (result: AcquireResult) => (result.acquired ? "granted" : "contended");
+const renewOutcome = (result: RenewResult) => (result.renewed ? "renewed" : result.reason);
+const releaseOutcome = (result: ReleaseResult) => (result.released ? "released" : result.reason);
+
+/** One withLease in progress, as close() sees it. */
+interface WithLeaseRun {
+  handle: LeaseHandle;
+  work: AbortController;
+  heartbeat: Heartbeat;
+  done: Promise<void>;
+  /** close() released the lease while fn was still running: its result is suspect. */
+  isReleasedUnderIt: boolean;
+}
 
 /** fn gave up because we aborted its signal (or rethrew our LeaseLostError). */
 function isCausedByAbort(error: unknown): boolean {

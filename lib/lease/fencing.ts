@@ -1,8 +1,10 @@
+import type { MeterProvider, TracerProvider } from "@opentelemetry/api";
 import type { QueryResultRow } from "pg";
 import { z } from "zod";
 import { LeaseError } from "./errors";
+import { LeaseTelemetry } from "./telemetry";
 import type { LeaseEvent, LeaseStore } from "./types";
-import { MAX_BIGINT, ZFencingRejectionInput, ZFencingToken, ZLeaseId, ZOwner, ZResource, ZStoreName, ZTask, parseOrThrow } from "./validation";
+import { MAX_BIGINT, ZFencingRejectionInput, ZFencingToken, ZLeaseId, ZOwner, ZResource, ZStoreName, ZTask, parseOrThrow, SQL_QUALIFIED_NAME } from "./validation";
 
 /**
  * Fencing for a Postgres-backed downstream.
@@ -49,10 +51,7 @@ export interface Queryable {
   query<R extends QueryResultRow = QueryResultRow>(text: string, values?: unknown[]): Promise<{ rows: R[]; rowCount: number | null }>;
 }
 
-const IDENT = "[a-z_][a-z0-9_]{0,62}";
-const TABLE_NAME = new RegExp(`^(?:${IDENT}\\.)?${IDENT}$`);
-
-const ZTableName = z.string().regex(TABLE_NAME, {
+const ZTableName = z.string().regex(SQL_QUALIFIED_NAME, {
   error: "table must be [schema.]name of lowercase letters, digits and '_' (max 63 each)",
 });
 const ZQueryable = z.custom<Queryable>((v) => typeof (v as Queryable | null)?.query === "function", {
@@ -111,6 +110,9 @@ const ZFencedWriteFields = z.strictObject({
   owner: ZOwner.optional(),
   task: ZTask.optional(),
   leaseId: ZLeaseId.optional(),
+  /** OpenTelemetry (the `lease.fenced_write` span, round trip and rejections). Default: the global providers. */
+  meterProvider: z.custom<MeterProvider>((v) => typeof (v as MeterProvider | null)?.getMeter === "function", { error: "meterProvider must be an OpenTelemetry MeterProvider" }).optional(),
+  tracerProvider: z.custom<TracerProvider>((v) => typeof (v as TracerProvider | null)?.getTracer === "function", { error: "tracerProvider must be an OpenTelemetry TracerProvider" }).optional(),
 });
 const ZFencedWrite = ZFencedWriteFields.superRefine((o, ctx) => {
   if (!o.store && !o.storeName) {
@@ -243,7 +245,12 @@ export async function fencedWrite(options: FencedWriteOptions): Promise<FencedWr
   const key = o.scopeToStore === false ? o.key : fencedKey(storeName, o.key);
   const kind = o.store?.kind ?? null;
   const params = [key, JSON.stringify(o.value), o.fencingToken, kind];
-  const row = (await o.pool.query<{ accepted: boolean; token: string; store_kind: string | null }>(sql, params)).rows[0];
+  const telemetry = new LeaseTelemetry(o.store ?? { name: storeName }, { meterProvider: o.meterProvider, tracerProvider: o.tracerProvider });
+  const loading = telemetry.ready();
+  if (loading) await loading;
+  const query = () => o.pool.query<{ accepted: boolean; token: string; store_kind: string | null }>(sql, params);
+  const reply = await telemetry.storeCall("fenced_write", o.resource, query, (r) => (r.rows[0]?.accepted ? "accepted" : "rejected"));
+  const row = reply.rows[0];
   if (!row) throw new LeaseError(`fencedWrite: no answer for key "${key}" in ${o.table}`, "fencing_unknown");
   if (row.accepted) return { accepted: true, fencingToken: row.token };
   if (kind !== null && row.store_kind !== null && row.store_kind !== kind) {
@@ -254,6 +261,7 @@ export async function fencedWrite(options: FencedWriteOptions): Promise<FencedWr
     );
   }
 
+  telemetry.recordFencingRejection(o.resource);
   const rejected: FencedWriteResult = { accepted: false, seenToken: row.token };
   if (o.store) {
     try {

@@ -392,21 +392,60 @@ export interface UnservableFilter {
   message: string;
 }
 
-export interface LeaseStore {
+export interface PrefixStatsQuery {
+  prefix: string;
+  from: Date;
+  to: Date;
+  /** Hour or day buckets (per-group counts are kept per hour). */
+  bucketMs: 3_600_000 | 86_400_000;
+  signal?: AbortSignal;
+}
+
+export interface PrefixStats {
+  buckets: StatsBucket[];
+  /**
+   * The group rollups are complete from this instant on (null: for all the history the store
+   * has): a store that kept events before it started counting per group does not have them there.
+   */
+  coveredFrom: Date | null;
+}
+
+/** A store's connections right now, for pool gauges. */
+export interface ConnectionUsage {
+  /** Connections busy with a query or with commands awaiting replies. */
+  used: number;
+  idle: number;
+  /** Most connections the store may open. */
+  max: number;
+  /** Requests waiting for a connection (pg), or commands queued while disconnected (Redis). */
+  pending: number;
+}
+
+/** What every part of a store carries: its configured name and its kind. */
+export interface StoreIdentity {
   readonly name: string;
   readonly kind: StoreKind;
+}
+
+/** The lock itself: taking, keeping and giving back leases, and the store's upkeep. */
+export interface LockStore extends StoreIdentity {
   acquire(input: AcquireInput): Promise<AcquireResult>;
   renew(input: RenewInput): Promise<RenewResult>;
   release(input: ReleaseInput): Promise<ReleaseResult>;
   forceRelease(input: ForceReleaseInput): Promise<ForceReleaseResult>;
-  /**
-   * The `force_released` event that ended this lease, from the store's own record of the
-   * force-release rather than its event history (which a store may trim before anyone reads it);
-   * null when the lease was not force-released. Stores without such a record omit it: their
-   * history is searched instead (events()).
-   */
-  forceReleasedEvent?(query: ForceReleasedQuery): Promise<LeaseEvent | null>;
   get(resource: string, options?: ReadSignal): Promise<Lease | null>;
+  /** Records `expired` for leases whose TTL the store already enforced. Returns how many. */
+  sweep(): Promise<{ expired: number }>;
+  reportFencingRejection(input: FencingRejectionInput): Promise<LeaseEvent>;
+  reportLost(input: LostInput): Promise<LeaseEvent>;
+  health(): Promise<StoreHealth>;
+  close(): Promise<void>;
+  /** Connection use right now (null once closed); stores without a pool of their own omit it. */
+  connectionUsage?(): ConnectionUsage | null;
+}
+
+/** What the store recorded: the current leases as a list, the event history and the past rebuilt from it. */
+export interface LeaseHistory extends StoreIdentity {
   list(query?: ListQuery): Promise<LeasePage>;
   events(query?: EventQuery): Promise<Page<LeaseEvent>>;
   /**
@@ -418,11 +457,25 @@ export interface LeaseStore {
   heldAt(query: HeldAtQuery): Promise<HeldAtResult>;
   /** What raw event history the store keeps (stores without a retention boundary omit it). */
   eventRetention?(options?: ReadSignal): Promise<EventRetention>;
-  /** Records `expired` for leases whose TTL the store already enforced. Returns how many. */
-  sweep(): Promise<{ expired: number }>;
-  reportFencingRejection(input: FencingRejectionInput): Promise<LeaseEvent>;
-  reportLost(input: LostInput): Promise<LeaseEvent>;
+  /**
+   * The `force_released` event that ended this lease, from the store's own record of the
+   * force-release rather than its event history (which a store may trim before anyone reads it);
+   * null when the lease was not force-released. Stores without such a record omit it: their
+   * history is searched instead (events()).
+   */
+  forceReleasedEvent?(query: ForceReleasedQuery): Promise<LeaseEvent | null>;
+}
+
+/** Counts and measurements kept from the events (rollups and durable totals), for charts, metrics and advice. */
+export interface LeaseAnalytics extends StoreIdentity {
   stats(query: StatsQuery): Promise<StatsBucket[]>;
+  /**
+   * Hour or day buckets of the events under a prefix, from the hourly per-group rollups (see
+   * prefix-groups.ts): counts per kind, the hold histogram and contention per 3-segment name.
+   * Renewals are not counted per group (`renewed` stays 0). Only for prefixes the groups answer
+   * exactly (isPrefixServedByGroups); stores without such rollups omit it.
+   */
+  prefixStats?(query: PrefixStatsQuery): Promise<PrefixStats>;
   /** Number of leases currently stored (held or lapsed-unswept). */
   countActive(options?: ReadSignal): Promise<number>;
   lifetimeTotals(options?: ReadSignal): Promise<LifetimeTotals>;
@@ -432,9 +485,10 @@ export interface LeaseStore {
   renewalSlack(query: RenewalSlackQuery): Promise<RenewalSlackRow[]>;
   /** TTL advice from the store's measurements (advice only: nothing changes a TTL). */
   ttlAdvice(query?: TtlAdviceQuery): Promise<TtlAdviceReport>;
-  health(): Promise<StoreHealth>;
-  close(): Promise<void>;
 }
+
+/** A whole store: the lock, its history and its analytics (what the console and the lock API read). */
+export interface LeaseStore extends LockStore, LeaseHistory, LeaseAnalytics {}
 
 /**
  * Hold-duration histogram bucket upper bounds (ms). Log-ish spacing so p50..p99

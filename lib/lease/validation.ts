@@ -2,6 +2,16 @@ import { z } from "zod";
 import { LeaseError } from "./errors";
 import { LEASE_EVENT_KINDS } from "./types";
 
+/**
+ * A name Leasewatch writes into SQL itself (a schema, a table, a role): lower-case letters,
+ * digits and `_`, at most 63 (Postgres's limit), so it is checked here and then double-quoted.
+ */
+export const SQL_IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
+/** `[schema.]name`, each part an SQL_IDENTIFIER. */
+export const SQL_QUALIFIED_NAME = new RegExp(`^(?:${SQL_IDENTIFIER.source.slice(1, -1)}\\.)?${SQL_IDENTIFIER.source.slice(1, -1)}$`);
+/** A zod string that must be an SQL_IDENTIFIER; `what` names it in the error (e.g. "LEASEWATCH_CONSOLE_SCHEMA"). */
+export const zSqlIdentifier = (what: string) => z.string().regex(SQL_IDENTIFIER, { error: `${what} must be a lower-case SQL identifier: a-z, 0-9, _ (max 63)` });
+
 /** Accepted ranges (documented in docs/library.md). */
 export const MIN_TTL_MS = 100;
 export const MAX_TTL_MS = 24 * 60 * 60 * 1000;
@@ -118,6 +128,13 @@ export const ZStatsQuery = z.strictObject({
   to: z.date(),
   bucketMs: z.union([z.literal(60_000), z.literal(3_600_000), z.literal(86_400_000)]),
   prefixDepth: z.number().int().min(1).max(3).optional(),
+  signal: ZSignal,
+});
+export const ZPrefixStatsQuery = z.strictObject({
+  prefix: ZPrefix,
+  from: z.date(),
+  to: z.date(),
+  bucketMs: z.union([z.literal(3_600_000), z.literal(86_400_000)], { error: "bucketMs must be an hour or a day (group counts are kept per hour)" }),
   signal: ZSignal,
 });
 export const ZGroupTotalsQuery = z.strictObject({

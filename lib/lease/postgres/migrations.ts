@@ -1,8 +1,9 @@
 import type pg from "pg";
 import { HOLD_HISTOGRAM_BOUNDS_MS, SLACK_BUCKET_COUNT } from "../types";
 import { TOP_PREFIXES_PER_BUCKET } from "./rollups";
-import { KIND_CHECK, COUNTER_COLUMNS, PARTITION_DAYS_AHEAD, SLACK_SHARDS, buildDayRollupStatements, buildHoldSpansInsert, buildMigrationStatements, quoteSchema } from "./sql";
+import { KIND_CHECK, COUNTER_COLUMNS, PARTITION_DAYS_AHEAD, SLACK_SHARDS, buildDayRollupStatements, buildGroupRollupStatements, buildHoldSpansInsert, buildMigrationStatements, quoteSchema } from "./sql";
 import { inTransaction } from "./transaction";
+import { internalLockKey } from "./lock-keys";
 
 /**
  * Versioned schema changes, applied in order and recorded in `schema_migrations`.
@@ -606,6 +607,35 @@ export const MIGRATIONS: readonly Migration[] = [
       `;
     },
   },
+  {
+    version: 16,
+    name: "hourly counts per prefix group",
+    sql: (schema) => {
+      const s = quoteSchema(schema);
+      const counters = COUNTER_COLUMNS.map((c) => `${c} bigint NOT NULL DEFAULT 0`).join(",\n          ");
+      const groups = buildGroupRollupStatements(schema);
+      return `
+        -- A prefix view over days reads these instead of the events (prefix-groups.ts): one row per
+        -- hour and group that had events, recomputed by the rollup refresh like the hour rollups.
+        CREATE TABLE ${s}.lease_group_stats_hour (
+          bucket_start   timestamptz NOT NULL,
+          grp            text COLLATE "C" NOT NULL,
+          ${counters},
+          hold_histogram bigint[] NOT NULL CHECK (cardinality(hold_histogram) = ${HISTOGRAM_SIZE}),
+          hold_ms_sum    bigint NOT NULL DEFAULT 0,
+          PRIMARY KEY (bucket_start, grp)
+        );
+        -- From when the rows are complete: the events already dropped by retention are not in them.
+        CREATE TABLE ${s}.lease_group_stats_state (
+          id           boolean PRIMARY KEY DEFAULT true CHECK (id),
+          covered_from timestamptz
+        );
+        INSERT INTO ${s}.lease_group_stats_state (covered_from) SELECT dropped_until FROM ${s}.lease_event_retention
+          UNION ALL SELECT NULL WHERE NOT EXISTS (SELECT 1 FROM ${s}.lease_event_retention) LIMIT 1;
+        ${groups.refreshGroupHours.replace("$1::timestamptz", "'-infinity'::timestamptz")};
+      `;
+    },
+  },
 ];
 
 export interface MigrateResult {
@@ -623,19 +653,69 @@ export interface MigrateResult {
 export async function runMigrations(pool: pg.Pool, schema: string, migrations: readonly Migration[] = MIGRATIONS): Promise<MigrateResult> {
   const sql = buildMigrationStatements(schema);
   return inTransaction(pool, async (client) => {
-    await client.query(sql.lock, [`leasewatch.migrate:${schema}`]);
+    await client.query(sql.lock, [internalLockKey("migrate", schema)]);
     await client.query(sql.createSchema);
     await client.query(sql.createLedger);
-    const done = await client.query<{ version: number }>(sql.appliedVersions);
-    const have = new Set(done.rows.map((r) => r.version));
-    const applied: number[] = [];
-    for (const migration of [...migrations].sort((a, b) => a.version - b.version)) {
-      if (have.has(migration.version)) continue;
-      await client.query(migration.sql(schema));
-      await client.query(sql.recordVersion, [migration.version, migration.name]);
-      applied.push(migration.version);
-      have.add(migration.version);
-    }
-    return { applied, version: Math.max(0, ...have) };
+    return applyPendingMigrations(client, sql, migrations, schema);
   });
+}
+
+/** What a ledger has applied of a migration list, and what it still lacks. */
+export interface MigrationStatus {
+  /** The highest version applied (0: none). */
+  version: number;
+  pending: Array<{ version: number; name: string }>;
+}
+
+/**
+ * Reads what a ledger (`appliedVersions`, e.g. buildMigrationStatements(schema).appliedVersions)
+ * has applied of `migrations`, changing nothing: a schema or ledger that does not exist yet has
+ * applied nothing.
+ */
+export async function readMigrationStatus(db: Pick<pg.Pool, "query">, appliedVersions: string, migrations: readonly Migration[]): Promise<MigrationStatus> {
+  const have = await db.query<{ version: number }>(appliedVersions).then(
+    (r) => new Set(r.rows.map((row) => row.version)),
+    (error: unknown) => {
+      // 42P01 undefined_table, 3F000 invalid_schema_name: never migrated.
+      const code = (error as { code?: string }).code;
+      if (code === "42P01" || code === "3F000") return new Set<number>();
+      throw error;
+    },
+  );
+  return { version: Math.max(0, ...have), pending: pendingOf(migrations, have).map(({ version, name }) => ({ version, name })) };
+}
+
+/** The migrations a ledger that has applied `have` still lacks, in version order. */
+function pendingOf<M extends Migration>(migrations: readonly M[], have: ReadonlySet<number>): M[] {
+  return [...migrations].sort((a, b) => a.version - b.version).filter((m) => !have.has(m.version));
+}
+
+/** Where a migration list records what it applied (`buildMigrationStatements` gives a schema's `schema_migrations`). */
+export interface MigrationLedger {
+  appliedVersions: string;
+  /** $1 version, $2 name. */
+  recordVersion: string;
+}
+
+/**
+ * Inside a migrating transaction that holds its lock and has its ledger: applies, in version
+ * order, each migration the ledger has not recorded, and records it. `schemaArgument` is what
+ * every migration's `sql` is called with.
+ */
+export async function applyPendingMigrations(
+  client: pg.ClientBase,
+  ledger: MigrationLedger,
+  migrations: readonly Migration[],
+  schemaArgument: string,
+): Promise<MigrateResult> {
+  const done = await client.query<{ version: number }>(ledger.appliedVersions);
+  const have = new Set(done.rows.map((r) => r.version));
+  const applied: number[] = [];
+  for (const migration of pendingOf(migrations, have)) {
+    await client.query(migration.sql(schemaArgument));
+    await client.query(ledger.recordVersion, [migration.version, migration.name]);
+    applied.push(migration.version);
+    have.add(migration.version);
+  }
+  return { applied, version: Math.max(0, ...have) };
 }

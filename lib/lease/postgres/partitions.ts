@@ -2,6 +2,7 @@ import type pg from "pg";
 import { ROLLUP_SAFETY_MARGIN_MS } from "./rollups";
 import { buildDropPartition, buildPartitionStatements, DAILY_PARTITION_PATTERN, PARTITION_DAYS_AHEAD } from "./sql";
 import { inTransaction } from "./transaction";
+import { internalLockKey } from "./lock-keys";
 
 /**
  * Upkeep of the daily lease_events partitions (migration 8):
@@ -61,7 +62,7 @@ const utcDay = (t: Date) => t.toISOString().slice(0, 10);
 export async function maintainPartitions(pool: pg.Pool, schema: string, retentionDays: number): Promise<PartitionMaintenanceResult> {
   const sql = buildPartitionStatements(schema);
   const head = await inTransaction(pool, async (client) => {
-    const begin = await client.query<{ locked: boolean; now: Date; refreshed_at: Date | null }>(sql.begin, [`leasewatch.partitions:${schema}`]);
+    const begin = await client.query<{ locked: boolean; now: Date; refreshed_at: Date | null }>(sql.begin, [internalLockKey("partitions", schema)]);
     const row = begin.rows[0]!;
     if (!row.locked) return null;
     await client.query(`SET LOCAL lock_timeout = '${LOCK_TIMEOUT}'`);

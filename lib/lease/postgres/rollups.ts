@@ -1,11 +1,14 @@
 import type pg from "pg";
 import { LeaseError } from "../errors";
-import { HOLD_HISTOGRAM_BOUNDS_MS, type CounterKind, type GroupTotals, type LifetimeTotals, type StatsBucket } from "../types";
+import { HOLD_HISTOGRAM_BOUNDS_MS, type CounterKind, type GroupTotals, type LifetimeTotals, type PrefixStats, type StatsBucket } from "../types";
+import { emptyStatsBucket, isPrefixServedByGroups, PREFIX_GROUP_DEPTH } from "../prefix-groups";
 import { groupDepthFor, newHoldTally, newSlackTally } from "../group-totals";
 import { buildGroupStatements } from "./group-sql";
-import { parseOrThrow, ZStatsQuery } from "../validation";
-import { buildLifetimeTotalsQuery, buildReleaseFailuresQuery, buildRollupStatements, buildStatsContentionByBucketQuery, buildStatsCountersQuery, COUNTER_COLUMNS, type RollupUnit } from "./sql";
+import { parseOrThrow, ZPrefixStatsQuery, ZStatsQuery } from "../validation";
+import { prefixUpperBound } from "./rows";
+import { buildGroupRollupStatements, buildLifetimeTotalsQuery, buildReleaseFailuresQuery, buildRollupStatements, buildStatsContentionByBucketQuery, buildStatsCountersQuery, COUNTER_COLUMNS, type RollupUnit } from "./sql";
 import { inTransaction } from "./transaction";
+import { internalLockKey } from "./lock-keys";
 
 /**
  * Stats come from per-minute, per-hour and per-day rollup tables, rebuilt from lease_events
@@ -51,7 +54,7 @@ export async function refreshRollups(pool: pg.Pool, schema: string, since?: Date
   const sql = buildRollupStatements(schema);
   return inTransaction(pool, async (client) => {
     const head = await client.query<{ locked: boolean; now: Date; refreshed_at: Date | null; first_at: Date | null; dropped_until: Date | null }>(sql.begin, [
-      `leasewatch.rollup:${schema}`,
+      internalLockKey("rollup", schema),
     ]);
     const row = head.rows[0]!;
     // Another refresh holds the lock; it covers the same ground (nothing was written here).
@@ -70,6 +73,9 @@ export async function refreshRollups(pool: pg.Pool, schema: string, since?: Date
     await client.query(sql.clearMinuteContention, [from]);
     await client.query(sql.refreshMinuteContention, [from, TOP_PREFIXES_PER_BUCKET]);
     await client.query(sql.refreshHourCounters, [hourFrom]);
+    const groups = buildGroupRollupStatements(schema);
+    await client.query(groups.clearGroupHours, [hourFrom]);
+    await client.query(groups.refreshGroupHours, [hourFrom]);
     await client.query(sql.clearHourContention, [hourFrom]);
     await client.query(sql.refreshHourContention, [hourFrom, TOP_PREFIXES_PER_BUCKET]);
     await client.query(sql.refreshDayCounters, [dayFrom]);
@@ -185,6 +191,52 @@ export async function readStats(pool: pg.PoolClient, schema: string, query: unkn
     if (bucket) bucket.contendedByPrefix = row.prefixes;
   }
   return [...buckets.values()];
+}
+
+/**
+ * Hour or day buckets of the events under a prefix the prefix groups answer exactly: the group
+ * hour rows up to the last refresh's final hour, raw events under the prefix after it (an index
+ * range on resource, at most an hour or so of them).
+ */
+export async function readPrefixStats(client: pg.PoolClient, schema: string, query: unknown): Promise<PrefixStats> {
+  const q = parseOrThrow(ZPrefixStatsQuery, query, "prefixStats");
+  if (!isPrefixServedByGroups(q.prefix)) throw new LeaseError(`prefixStats: "${q.prefix}" is deeper than the prefix groups (${PREFIX_GROUP_DEPTH} segments)`);
+  if (Number.isNaN(q.from.getTime()) || Number.isNaN(q.to.getTime())) throw new LeaseError("prefixStats: from and to must be valid dates");
+  if (q.to.getTime() <= q.from.getTime()) throw new LeaseError("prefixStats: to must be after from");
+  const unit = q.bucketMs === DAY_MS ? "day" : "hour";
+  const fromMs = floorTo(q.from.getTime(), q.bucketMs);
+  const toMs = ceilTo(q.to.getTime(), q.bucketMs);
+  if ((toMs - fromMs) / q.bucketMs > MAX_STATS_BUCKETS) throw new LeaseError(`prefixStats: at most ${MAX_STATS_BUCKETS} buckets`);
+  const sql = buildRollupStatements(schema);
+  const groups = buildGroupRollupStatements(schema);
+  const [state, covered] = await Promise.all([client.query<{ refreshed_at: Date }>(sql.readRefreshedAt), client.query<{ covered_from: Date | null }>(groups.readCoveredFrom)]);
+  const refreshedAt = state.rows[0]?.refreshed_at;
+  const finalUntil = refreshedAt ? floorTo(refreshedAt.getTime(), MINUTE_MS) - ROLLUP_SAFETY_MARGIN_MS : fromMs;
+  const hourCut = clamp(floorTo(finalUntil, HOUR_MS), fromMs, toMs);
+  const params = [new Date(fromMs), new Date(hourCut), new Date(toMs), q.prefix, prefixUpperBound(q.prefix)];
+  const [counters, contention] = await Promise.all([
+    client.query<Record<string, unknown>>(groups.readPrefixCounters(unit), params),
+    client.query<{ bucket_start: Date; name: string; n: string }>(groups.readPrefixContention(unit), params),
+  ]);
+  const buckets = new Map<number, StatsBucket>();
+  for (let t = fromMs; t < toMs; t += q.bucketMs) buckets.set(t, emptyStatsBucket(t));
+  for (const row of counters.rows) {
+    const bucket = buckets.get((row.bucket_start as Date).getTime());
+    if (!bucket) continue;
+    for (const kind of COUNTER_COLUMNS) bucket.counts[kind] += Number(row[kind] ?? 0);
+    // Renewals are counted per store, not per group: unknown here, as the view says.
+    bucket.counts.renewed = 0;
+    const histogram = (row.hold_histogram as Array<string | number> | null) ?? [];
+    histogram.forEach((n, i) => {
+      if (i < bucket.holdHistogram.length) bucket.holdHistogram[i] = (bucket.holdHistogram[i] ?? 0) + Number(n);
+    });
+    bucket.holdMsSum += Number(row.hold_ms_sum ?? 0);
+  }
+  for (const row of contention.rows) {
+    const bucket = buckets.get(row.bucket_start.getTime());
+    if (bucket) bucket.contendedByPrefix[row.name] = (bucket.contendedByPrefix[row.name] ?? 0) + Number(row.n);
+  }
+  return { buckets: [...buckets.values()], coveredFrom: covered.rows[0]?.covered_from ?? null };
 }
 
 /**

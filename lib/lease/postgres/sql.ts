@@ -24,10 +24,12 @@
  *   row writes its `expired` event, and only one statement can hold the row lock
  *   and still see it lapsed.
  */
+import { PREFIX_GROUP_DEPTH } from "../prefix-groups";
 import { HOLD_HISTOGRAM_BOUNDS_MS, EXPIRING_FRACTION, OVERDUE_FRACTION, LEASE_EVENT_KINDS, SLACK_BUCKET_COUNT, TERMINAL_EVENT_KINDS } from "../types";
+import { SQL_IDENTIFIER } from "../validation";
 
 /** Schema names: lower-case identifiers, so quoting needs no escaping. */
-export const SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
+export const SCHEMA_PATTERN = SQL_IDENTIFIER;
 export const DEFAULT_SCHEMA = "leasewatch";
 
 export function quoteSchema(schema: string): string {
@@ -672,6 +674,60 @@ export function buildRollupStatements(schema: string): RollupStatements {
       INSERT INTO ${s}.lease_rollup_state (id, refreshed_at) VALUES (true, $1::timestamptz)
       ON CONFLICT (id) DO UPDATE SET refreshed_at = EXCLUDED.refreshed_at`,
     readRefreshedAt: `SELECT refreshed_at FROM ${s}.lease_rollup_state`,
+  };
+}
+
+/** A resource's prefix group (prefix-groups.ts) in SQL: two segments and ":" when it has more, else itself. */
+const GROUP_OF = (column: string) =>
+  `CASE WHEN cardinality(string_to_array(${column}, ':')) > ${PREFIX_GROUP_DEPTH} THEN ${prefixOf(column, String(PREFIX_GROUP_DEPTH))} || ':' ELSE ${column} END`;
+
+export interface GroupRollupStatements {
+  /** $1 from (hour-aligned). Drops the group rows of the hours from $1 on (recomputed next). */
+  clearGroupHours: string;
+  /** $1 from (hour-aligned). Counts every event from $1 on per hour and prefix group. */
+  refreshGroupHours: string;
+  /**
+   * Buckets under a prefix: group rows of the hours in [$1, $2) whose group starts with the
+   * prefix, and raw events in [$2, $3) under it; the prefix as a byte-order range, $4 to $5
+   * (null: no upper bound), like every prefix filter. Rows come back per source; the caller sums them.
+   */
+  readPrefixCounters: (unit: "hour" | "day") => string;
+  /** Contention per 3-segment name under the prefix: the hour contention rollups, [$1, $2), and raw events [$2, $3); $4, $5 as above. */
+  readPrefixContention: (unit: "hour" | "day") => string;
+  readCoveredFrom: string;
+}
+
+export function buildGroupRollupStatements(schema: string): GroupRollupStatements {
+  const s = quoteSchema(schema);
+  const columns = [...COUNTER_COLUMNS, "hold_histogram", "hold_ms_sum"].map((c) => `m.${c}`).join(", ");
+  return {
+    clearGroupHours: `DELETE FROM ${s}.lease_group_stats_hour WHERE bucket_start >= $1::timestamptz`,
+    refreshGroupHours: `
+      INSERT INTO ${s}.lease_group_stats_hour (bucket_start, grp, ${[...COUNTER_COLUMNS, "hold_histogram", "hold_ms_sum"].join(", ")})
+      SELECT date_bin(${UNIT.hour}, e.at, ${EPOCH}) AS bucket_start, ${GROUP_OF("e.resource")} AS grp,
+      ${RAW_AGGREGATES}
+      FROM ${RAW_WITH_BUCKET(s, "ev.at >= $1::timestamptz")}
+      GROUP BY 1, 2`,
+    readPrefixCounters: (unit) => `
+      SELECT date_bin(${UNIT[unit]}, m.bucket_start, ${EPOCH}) AS bucket_start, ${columns}
+      FROM ${s}.lease_group_stats_hour m
+      WHERE m.bucket_start >= $1::timestamptz AND m.bucket_start < $2::timestamptz AND m.grp >= $4::text AND ($5::text IS NULL OR m.grp < $5::text)
+      UNION ALL
+      SELECT date_bin(${UNIT[unit]}, e.at, ${EPOCH}) AS bucket_start,
+      ${RAW_AGGREGATES}
+      FROM ${RAW_WITH_BUCKET(s, "ev.at >= $2::timestamptz AND ev.at < $3::timestamptz AND ev.resource >= $4::text AND ($5::text IS NULL OR ev.resource < $5::text)")}
+      GROUP BY 1`,
+    readPrefixContention: (unit) => `
+      SELECT date_bin(${UNIT[unit]}, c.bucket_start, ${EPOCH}) AS bucket_start, c.prefix AS name, sum(c.contended)::bigint AS n
+      FROM ${s}.lease_contention_hour c
+      WHERE c.depth = 3 AND c.bucket_start >= $1::timestamptz AND c.bucket_start < $2::timestamptz AND c.prefix >= $4::text AND ($5::text IS NULL OR c.prefix < $5::text)
+      GROUP BY 1, 2
+      UNION ALL
+      SELECT date_bin(${UNIT[unit]}, e.at, ${EPOCH}) AS bucket_start, ${prefixOf("e.resource", "3")} AS name, count(*)::bigint AS n
+      FROM ${s}.lease_events e
+      WHERE e.kind = 'contended' AND e.at >= $2::timestamptz AND e.at < $3::timestamptz AND e.resource >= $4::text AND ($5::text IS NULL OR e.resource < $5::text)
+      GROUP BY 1, 2`,
+    readCoveredFrom: `SELECT covered_from FROM ${s}.lease_group_stats_state`,
   };
 }
 

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from "node:crypto";
-import pg from "pg";
+import type pg from "pg";
 import { z } from "zod";
 import { LeaseError } from "../errors";
 import { parseAcquireInput, parseReleaseInput, parseRenewInput } from "../input-fast-path";
@@ -30,11 +30,14 @@ import type {
   LifetimeTotals,
   RenewalSlackQuery,
   RenewalSlackRow,
+  PrefixStats,
+  PrefixStatsQuery,
   StatsBucket,
   StatsQuery,
   StoreHealth,
   TtlAdviceQuery,
   TtlAdviceReport,
+  ConnectionUsage,
 } from "../types";
 import {
   buildTtlAdviceReport,
@@ -62,10 +65,11 @@ import {
   ZStoreName,
 } from "../validation";
 import { readHeldAt } from "./held-at";
-import { runMigrations, type MigrateResult } from "./migrations";
+import { MIGRATIONS, readMigrationStatus, runMigrations, type MigrateResult, type MigrationStatus } from "./migrations";
 import { readBounded, DEFAULT_STATEMENT_TIMEOUT_MS } from "./bounded-read";
+import { loadPg } from "./driver";
 import { maintainPartitions, readDroppedUntil, type PartitionMaintenanceResult } from "./partitions";
-import { readGroupTotals, readLifetimeTotals, readStats, refreshRollups, type RefreshRollupsResult } from "./rollups";
+import { readGroupTotals, readLifetimeTotals, readPrefixStats, readStats, refreshRollups, type RefreshRollupsResult } from "./rollups";
 import {
   decodeEventCursor,
   decodeListCursor,
@@ -79,7 +83,7 @@ import {
   toReleasedEvent,
   uuidOrNull,
 } from "./rows";
-import { buildEventsQuery, buildLeaseStatements, buildListMatchCountQuery, buildListQuery, DEFAULT_SCHEMA, LIST_GATHER_MAX, SCHEMA_PATTERN, type LeaseStatements } from "./sql";
+import { buildEventsQuery, buildMigrationStatements, buildLeaseStatements, buildListMatchCountQuery, buildListQuery, DEFAULT_SCHEMA, LIST_GATHER_MAX, SCHEMA_PATTERN, type LeaseStatements } from "./sql";
 
 export interface PostgresLeaseStoreOptions {
   /** Store name shown in the console and stamped on every lease and event. */
@@ -97,6 +101,14 @@ export interface PostgresLeaseStoreOptions {
    * maintainPartitions(), once the stats rollups hold them. 0 or unset keeps every event.
    */
   eventRetentionDays?: number;
+  /**
+   * "transaction": the connection string points at a pooler in transaction mode (PgBouncer,
+   * RDS Proxy), so consecutive statements may run on different server sessions. The store
+   * then sends no named prepared statements (a session would miss them, or already hold
+   * them under the same name) and keeps no state in a session beyond one transaction.
+   * Default: a direct connection, where the lease statements are prepared once per session.
+   */
+  pooler?: "transaction";
 }
 
 const isPoolLike = (v: unknown): v is pg.Pool =>
@@ -110,6 +122,7 @@ const ZPostgresLeaseStoreOptions = z
     schema: z.string().regex(SCHEMA_PATTERN, { error: "schema must be a lower-case identifier: a-z, 0-9, _ (max 63)" }).optional(),
     statementTimeoutMs: z.number().int().min(1).max(600_000, { error: "statementTimeoutMs must be at most 600000 (10 minutes)" }).optional(),
     eventRetentionDays: z.number().int().min(0, { error: "eventRetentionDays must be 0 (keep everything) or more" }).max(36_500).optional(),
+    pooler: z.literal("transaction", { error: 'pooler must be "transaction" (or left out for a direct connection)' }).optional(),
   })
   .refine((o) => (o.connectionString === undefined) !== (o.pool === undefined), {
     error: "give exactly one of connectionString or pool",
@@ -159,6 +172,8 @@ export class PostgresLeaseStore implements LeaseStore {
   private isClosed = false;
   private readonly statementTimeoutMs: number;
   private readonly statementNames = new Map<keyof LeaseStatements, string>();
+  /** Behind a transaction pooler statements go unnamed: parsed on every call, but valid on any server session. */
+  private readonly isBehindPooler: boolean;
   /** The server settings acquire relies on were read and hold (see checkServer). */
   private isServerChecked = false;
   private serverCheck: Promise<void> | null = null;
@@ -170,6 +185,7 @@ export class PostgresLeaseStore implements LeaseStore {
    */
   private run(statement: keyof LeaseStatements, values: unknown[], db: pg.Pool | pg.PoolClient = this.pool): Promise<pg.QueryResult> {
     const text = this.sql[statement];
+    if (this.isBehindPooler) return db.query(text, values);
     let name = this.statementNames.get(statement);
     if (name === undefined) {
       name = `lw_${statement}_${createHash("sha1").update(text).digest("hex").slice(0, 16)}`;
@@ -188,11 +204,12 @@ export class PostgresLeaseStore implements LeaseStore {
     this.name = o.name;
     this.schema = o.schema ?? DEFAULT_SCHEMA;
     this.ownsPool = o.pool === undefined;
-    this.pool = o.pool ?? new pg.Pool({ connectionString: o.connectionString, max: 10, connectionTimeoutMillis: 5_000 });
+    this.pool = o.pool ?? new (loadPg().Pool)({ connectionString: o.connectionString, max: 10, connectionTimeoutMillis: 5_000 });
     this.pool.on("error", this.onPoolError);
     this.sql = buildLeaseStatements(this.schema);
     this.statementTimeoutMs = o.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
     this.eventRetentionDays = o.eventRetentionDays ?? 0;
+    this.isBehindPooler = o.pooler === "transaction";
   }
 
   /** Creates or upgrades the schema, then prepares the event partitions. Returns the versions applied by this call. */
@@ -202,6 +219,11 @@ export class PostgresLeaseStore implements LeaseStore {
     // Read here, so the first acquire sends only its own statement; a refusal is the acquire's to throw.
     await this.checkServer().catch(() => undefined);
     return result;
+  }
+
+  /** What migrate() would apply, read without changing anything. */
+  migrationStatus(): Promise<MigrationStatus> {
+    return readMigrationStatus(this.pool, buildMigrationStatements(this.schema).appliedVersions, MIGRATIONS);
   }
 
   /**
@@ -485,6 +507,12 @@ export class PostgresLeaseStore implements LeaseStore {
     return this.read("stats", signal, (client) => readStats(client, this.schema, rest));
   }
 
+  /** Events under a prefix per hour or day, from the per-group hour rollups (rollups.ts). */
+  prefixStats(query: PrefixStatsQuery): Promise<PrefixStats> {
+    const { signal, ...rest } = query;
+    return this.read("stats", signal, (client) => readPrefixStats(client, this.schema, rest));
+  }
+
   lifetimeTotals(options: ReadSignal = {}): Promise<LifetimeTotals> {
     return this.read("totals", options.signal, (client) => readLifetimeTotals(client, this.schema));
   }
@@ -573,6 +601,13 @@ export class PostgresLeaseStore implements LeaseStore {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** The pool's connections: pg's own counts, read on demand (pool gauges). */
+  connectionUsage(): ConnectionUsage | null {
+    if (this.isClosed) return null;
+    const { totalCount, idleCount, waitingCount } = this.pool;
+    return { used: totalCount - idleCount, idle: idleCount, max: this.pool.options.max ?? 10, pending: waitingCount };
   }
 
   /** Ends the pool if this store created it; a pool passed in stays open for its owner. */

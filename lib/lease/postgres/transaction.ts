@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { quoteSchema } from "./sql";
+import { internalLockKey } from "./lock-keys";
 
 /**
  * Runs `work` in one transaction on a pooled client: COMMIT when it returns,
@@ -31,6 +32,6 @@ export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClie
  * held until the transaction ends, when the schema is committed.
  */
 export async function createSchemaInTransaction(client: pg.ClientBase, schema: string): Promise<void> {
-  await client.query("SELECT pg_advisory_xact_lock(hashtext($1::text))", [`leasewatch.create-schema:${schema}`]);
+  await client.query("SELECT pg_advisory_xact_lock(hashtext($1::text))", [internalLockKey("create-schema", schema)]);
   await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteSchema(schema)}`);
 }

@@ -137,7 +137,8 @@ describe("RedisLeaseStore on a Redis Cluster", () => {
           resources,
           ttlMs,
           waitMs: 1_000,
-          durationMs: 15_000,
+          // An upper bound: the workers are told to stop once the reshard is over (SIGUSR2).
+          durationMs: 180_000,
           writeEveryMs: 15,
           writesPerHold: 3,
           pause: { probability: 0.15, minMs: ttlMs + 100, maxMs: ttlMs * 3 },
@@ -148,7 +149,10 @@ describe("RedisLeaseStore on a Redis Cluster", () => {
       );
       let exitedCount = 0;
       for (const w of workers) void w.exited.then(() => (exitedCount += 1));
-      await sleep(1_000);
+      const acceptedWrites = () => workers.flatMap((w) => w.linesOf("write")).filter((l) => l.accepted === true).length;
+      // The move starts once the workers contend (their first fenced write is in), however long
+      // they took to start: the slots then hold their keys.
+      await expect.poll(acceptedWrites, { timeout: 60_000, interval: 50 }).toBeGreaterThan(0);
       const [from, to] = [cluster.masters[0]!, cluster.masters[1]!];
       await cluster.reshard(from, to, movedSlots);
       // The move ended while the workers still contended, and took the resources' keys with it.
@@ -156,6 +160,10 @@ describe("RedisLeaseStore on a Redis Cluster", () => {
       const target = new Redis(to.url);
       expect(await target.call("CLUSTER", "COUNTKEYSINSLOT", String(slotOfResource(resources[0]!)))).toBeGreaterThan(0);
       target.disconnect();
+      // A little more contention on the new owner of the slots, then the workers finish their holds and exit.
+      const atMove = acceptedWrites();
+      await expect.poll(acceptedWrites, { timeout: 60_000, interval: 50 }).toBeGreaterThanOrEqual(Math.max(atMove + 10, 21));
+      for (const w of workers) w.signal("SIGUSR2");
       const exits = await Promise.all(workers.map((w) => w.exited));
       await cluster.waitUntilOk();
 
@@ -190,7 +198,7 @@ describe("RedisLeaseStore on a Redis Cluster", () => {
       await dropNamespace(namespace);
       await downstream.drop();
     }
-  }, 60_000);
+  }, 240_000);
 
   it("when a master is killed (-9) its leases are lost with it, tokens never go backwards, and the fence refuses the old holder", async () => {
     const namespace = freshNamespace();

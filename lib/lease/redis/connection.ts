@@ -1,4 +1,4 @@
-import { Cluster, type ChainableCommander, type Redis } from "ioredis";
+import type { Cluster, ChainableCommander, Redis } from "ioredis";
 import { LeaseError } from "../errors";
 import { clusterSlotOf } from "./keys";
 import { LEASE_LIBRARY, type LeaseScript } from "./scripts";
@@ -7,7 +7,8 @@ import { LEASE_LIBRARY, type LeaseScript } from "./scripts";
 export type RedisClient = Redis | Cluster;
 
 export function isCluster(client: RedisClient): client is Cluster {
-  return client instanceof Cluster || (client as { isCluster?: boolean }).isCluster === true;
+  // ioredis marks its Cluster clients; a property check, unlike instanceof, needs no ioredis import here.
+  return (client as { isCluster?: boolean }).isCluster === true;
 }
 
 /** What the read and write paths need from the store: the client and how to name failures. */

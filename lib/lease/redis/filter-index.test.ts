@@ -16,8 +16,8 @@ const store = new RedisLeaseStore({ name: "redis-index", url: TEST_REDIS_URL, na
 const keys = buildBucketKeys(fresh.namespace, 0);
 const OWNERS = ["w1", "w2", "w3"];
 const TASKS = ["t1", "t2"];
-// More than one read's catch-up (READ_CATCH_UP_ROUNDS batches) can index.
-const EVENTS = 6 * PROJECT_BATCH + 123;
+// More than one read's catch-up (READ_CATCH_UP_ROUNDS, 16 batches) can index.
+const EVENTS = 24 * PROJECT_BATCH + 123;
 
 afterAll(async () => {
   await store.close();

@@ -44,7 +44,8 @@
  *   <ns>:{b7}:grants:<day>        hash 'l:<leaseId>' / 't:<token>' → resource, per epoch day of the event (15 days):
  *                                 where a lease id or token filter finds its resource's history
  *   <ns>:{b7}:stats:m:<minute>    hash of counters per epoch minute (~48 h)
- *   <ns>:{b7}:stats:h:<hour>      hash of counters per epoch hour (~32 days)
+ *   <ns>:{b7}:stats:h:<hour>      hash of counters per epoch hour (~32 days); also per prefix group (prefix-groups.ts)
+ *                                 'g|<kind>|<group>' and 'gh|<hold bucket>|<group>', counted since 'groups' (ms) in proj
  *   <ns>:{b7}:stats:d:<day>       hash of counters per epoch day, summed from a closed day's hours (62 days; stats.ts)
  *   <ns>:{b7}:holds:c<k> / open / classes   the hold index heldAt() reads (see held-at.ts)
  *   <ns>:{b7}:buckets             the namespace's bucket count this bucket's locks are written with, no TTL:

@@ -1,5 +1,6 @@
 import { GROUP_TOTALS_DEPTH } from "../group-totals";
 import { holdBucketIndex } from "../histogram";
+import { prefixGroupOf } from "../prefix-groups";
 import { resourcePrefix } from "../validation";
 import { parseStreamId, streamEntryToRaw, type RawEvent } from "./codec";
 import { callScript, execPipeline, parseTimeReply, type RedisContext } from "./connection";
@@ -38,7 +39,7 @@ import { EVIDS_TTL_S, HOUR_TTL_S, INDEXED_EVENT_KINDS, LEASE_SCRIPTS, MINUTE_TTL
  * reach the history, rollups or hold index; the durable totals the hot path counts and the lease
  * state do not depend on them. The listings (acq, names and the live owner / task zsets) are then
  * rebuilt from the lease state: the batch that finds the gap starts a walk of the bucket's expiry
- * index (`idx`: every lease hash), whose ZSCAN position is 'relist' in `<bucket>proj`, PROJECT_BATCH
+ * index (`idx`: every lease hash), whose ZSCAN position is 'relist' in `<bucket>proj`, REBUILD_BATCH
  * leases per bucket per project() call (like the live backfill below, not in a read's catch-up);
  * the relist script lists each lease whose hash still holds the lease id read. Replaying the
  * retained events on top gives the same listings, so the walk and the batches may interleave.
@@ -56,7 +57,7 @@ import { EVIDS_TTL_S, HOUR_TTL_S, INDEXED_EVENT_KINDS, LEASE_SCRIPTS, MINUTE_TTL
  * The live-lease owner / task zsets (keys.ts: lo, lt) follow the acquired and ended events of each
  * batch, in stream order. A namespace whose leases were acquired before they existed (an upgrade,
  * or leases seeded with the cursor set) has no 'live' marker in `<bucket>proj`: the projector
- * then walks the bucket's `names` zset in byte order, PROJECT_BATCH resources per bucket per
+ * then walks the bucket's `names` zset in byte order, REBUILD_BATCH resources per bucket per
  * project() call (not in the catch-up a read does first: reads do not pay for it), and adds
  * each lease whose hash still holds the lease id it read (the indexLive script checks that
  * atomically, so a lease ended meanwhile is not added back). The walk's position is 'live'
@@ -65,8 +66,19 @@ import { EVIDS_TTL_S, HOUR_TTL_S, INDEXED_EVENT_KINDS, LEASE_SCRIPTS, MINUTE_TTL
  * report itself caught up.
  */
 
-/** Stream entries read and applied per bucket per script call: bounds each call. */
-export const PROJECT_BATCH = 1_000;
+/**
+ * Stream entries read and applied per bucket per script call. Each call holds the server for its
+ * whole batch (every other client's command waits behind it), so the batch is kept small enough
+ * that the stall stays well under a millisecond on an idle server; a call takes more rounds instead.
+ */
+export const PROJECT_BATCH = 250;
+/**
+ * Leases per bucket per project() call of the live-zset backfill and the listings' rebuild: walks
+ * that run once after an upgrade or a gap, one batch per call, so they keep the larger batch.
+ */
+export const REBUILD_BATCH = 1_000;
+/** Rounds (batches per bucket) one project() call takes by default: 8,000 events per bucket, about a second of a busy bucket. */
+export const PROJECT_ROUNDS = 32;
 /** How often the console and the sweeper project: a read model lags its stream by at most about this. */
 export const PROJECTION_INTERVAL_MS = 1_000;
 
@@ -86,6 +98,25 @@ const HOT_PATH_TOTAL_KINDS = new Set(["acquired", "released", "expired", "force_
 export const KIND_STREAM_KINDS: readonly string[] = [...INDEXED_EVENT_KINDS, "contended"];
 const INDEXED_KINDS = new Set<string>(KIND_STREAM_KINDS);
 const DAY_MS = 86_400_000;
+/** The field of a bucket's projection hash holding since when its hour stats count per prefix group (ms). */
+export const PREFIX_GROUPS_FIELD = "groups";
+
+/**
+ * Per prefix group (prefix-groups.ts), in the hour's stats hash only: `g|<kind>|<group>` counts and,
+ * for terminal events, `gh|<hold bucket>|<group>`. Day hashes sum them with every other field.
+ */
+export function addGroupCounts(
+  hourKey: string,
+  kind: string,
+  resource: string,
+  holdMs: string | number | undefined,
+  count: (key: string, field: string, n: number) => void,
+): void {
+  const group = prefixGroupOf(resource);
+  count(hourKey, `g|${kind}|${group}`, 1);
+  if (TERMINAL_KINDS.has(kind)) count(hourKey, `gh|${holdBucketIndex(Number(holdMs ?? 0))}|${group}`, 1);
+}
+
 /** Contention is counted per 3-segment prefix; shallower depths are sums over it, done on read. */
 const CONTENTION_PREFIX_DEPTH = 3;
 
@@ -113,13 +144,18 @@ class BatchWrites {
   }
 
   add(command: string, key: string, ...args: (string | number)[]): void {
+    this.args.push(args.length, command, this.indexOf(key), ...args);
+  }
+
+  /** The key's index in KEYS (1-based), added if new. */
+  indexOf(key: string): number {
     let index = this.keyIndex.get(key);
     if (index === undefined) {
       this.keys.push(key);
       index = this.keys.length;
       this.keyIndex.set(key, index);
     }
-    this.args.push(args.length, command, index, ...args);
+    return index;
   }
 }
 
@@ -161,7 +197,7 @@ export class Projector {
    * (which starts after it, so it sees every event written before the call was made).
    * `backfill: false` (reads catching up) skips the live-zset backfill batch (see the header).
    */
-  project(maxRounds = 8, options: { backfill?: boolean } = {}): Promise<ProjectResult> {
+  project(maxRounds = PROJECT_ROUNDS, options: { backfill?: boolean } = {}): Promise<ProjectResult> {
     const backfill = options.backfill ?? true;
     if (!this.inFlight) {
       this.inFlight = this.run(maxRounds, backfill).finally(() => {
@@ -232,7 +268,7 @@ export class Projector {
       p.time();
       for (const s of pending) {
         const keys = this.bucketKeys[s.bucket]!;
-        p.hmget(keys.proj, "last", "renewed", "ids", "live", "relist", "gap");
+        p.hmget(keys.proj, "last", "renewed", "ids", "live", "relist", "gap", PREFIX_GROUPS_FIELD);
         p.hget(keys.totals, "renewed");
         // From the cursor inclusive: its entry missing means events after it were trimmed unprojected.
         p.xrange(keys.events, s.cursor || "-", "+", "COUNT", PROJECT_BATCH + 1);
@@ -240,11 +276,16 @@ export class Projector {
     });
     const nowMs = parseTimeReply(replies[0]);
     const calls: Promise<number>[] = [];
+    const applies: Array<() => Promise<number>> = [];
     const lagging: BucketState[] = [];
     const unlisted: BucketState[] = [];
     const relisting: BucketState[] = [];
+    const groupMarks: Array<{ bucket: number; fromMs: number }> = [];
     pending.forEach((s, i) => {
-      const [last, renewedApplied, ids, live, relist, gap] = (replies[1 + 3 * i] as (string | null)[]) ?? [];
+      const [last, renewedApplied, ids, live, relist, gap, groupsFrom] = (replies[1 + 3 * i] as (string | null)[]) ?? [];
+      // Per-group counts start with the first event this projector folds: before it, a bucket that
+      // had already projected events has none for them (read by prefixStats as its coverage).
+      if (groupsFrom == null) groupMarks.push({ bucket: s.bucket, fromMs: last ? parseStreamId(last).ms + 1 : 0 });
       const renewed = (replies[2 + 3 * i] as string | null) ?? "0";
       let entries = (replies[3 + 3 * i] as [string, string[]][] | null) ?? [];
       const stored = last ?? "";
@@ -277,8 +318,15 @@ export class Projector {
         if (isIndexed) s.isDone = true;
         return;
       }
-      calls.push(this.apply(s, entries, nowMs, isIndexed, isGap));
+      applies.push(() => this.apply(s, entries, nowMs, isIndexed, isGap));
     });
+    if (groupMarks.length > 0) {
+      await execPipeline(this.ctx, "project", (p) => {
+        for (const m of groupMarks) p.hsetnx(this.bucketKeys[m.bucket]!.proj, PREFIX_GROUPS_FIELD, m.fromMs);
+      });
+    }
+    // Started only now, after the marks: a mark that fails leaves no batch running unawaited.
+    calls.push(...applies.map((apply) => apply()));
     if (lagging.length > 0) calls.push(this.indexHistory(lagging, nowMs));
     if (unlisted.length > 0) calls.push(this.indexLive(unlisted));
     if (relisting.length > 0) calls.push(this.relist(relisting));
@@ -324,14 +372,14 @@ export class Projector {
 
   /**
    * One backfill batch per bucket of the live owner / task zsets (see the header): the next
-   * PROJECT_BATCH names after the bucket's 'live' position, their acq scores and lease hashes, then
+   * REBUILD_BATCH names after the bucket's 'live' position, their acq scores and lease hashes, then
    * the indexLive script adds those still held by the lease id read. Returns 0 (no events applied).
    */
   private async indexLive(unlisted: BucketState[]): Promise<number> {
     const pages = (await execPipeline(this.ctx, "project", (p) => {
       for (const s of unlisted) {
         const from = s.live.startsWith("r:") ? `(${s.live.slice(2)}` : "-";
-        p.zrangebylex(this.bucketKeys[s.bucket]!.names, from, "+", "LIMIT", 0, PROJECT_BATCH);
+        p.zrangebylex(this.bucketKeys[s.bucket]!.names, from, "+", "LIMIT", 0, REBUILD_BATCH);
       }
     })) as string[][];
     const withNames = unlisted.map((s, i) => ({ s, names: pages[i] ?? [] }));
@@ -348,7 +396,7 @@ export class Projector {
       withNames.map(async ({ s, names }) => {
         const keys = this.bucketKeys[s.bucket]!;
         const scriptKeys = [keys.proj];
-        const args: (string | number)[] = [s.live, names.length < PROJECT_BATCH ? LIVE_INDEX_DONE : `r:${names.at(-1)!}`];
+        const args: (string | number)[] = [s.live, names.length < REBUILD_BATCH ? LIVE_INDEX_DONE : `r:${names.at(-1)!}`];
         if (names.length > 0) {
           const scores = (details[at++] as (string | null)[] | null) ?? [];
           for (let j = 0; j < names.length; j++) {
@@ -374,7 +422,7 @@ export class Projector {
    */
   private async relist(relisting: BucketState[]): Promise<number> {
     const pages = (await execPipeline(this.ctx, "project", (p) => {
-      for (const s of relisting) p.zscan(this.bucketKeys[s.bucket]!.idx, s.relist, "COUNT", PROJECT_BATCH);
+      for (const s of relisting) p.zscan(this.bucketKeys[s.bucket]!.idx, s.relist, "COUNT", REBUILD_BATCH);
     })) as [string, string[]][];
     const withNames = relisting.map((s, i) => {
       const [next, flat] = pages[i] ?? ["0", []];
@@ -414,18 +462,18 @@ export class Projector {
 
   /**
    * The event's entry in its owner's and its task's id streams: its own id and its kind (so a kind
-   * filter beside the owner or task is applied before any entry is fetched). `touched` collects
-   * the streams, to be given their expiry once per batch.
+   * filter beside the owner or task is applied before any entry is fetched). One `IDS` write adds
+   * both (see the project script): most of a batch's writes are these, and each argument costs on
+   * both ends. `touched` collects the streams, to be given their expiry once per batch.
    */
   private addIdStreamWrites(writes: BatchWrites, touched: Set<string>, keys: BucketKeys, id: string, raw: RawEvent): void {
-    for (const field of ["owner", "task"] as const) {
-      const value = raw[field];
-      if (!value) continue;
-      const key = buildIdStreamKey(keys, field, value);
-      // Capped like the bucket stream: an id stream never needs more entries than its bucket stream keeps.
-      writes.add("XADD", key, "MAXLEN", "~", this.options.eventsMaxLen, id, "k", raw.kind!);
-      touched.add(key);
-    }
+    const streams = [raw.owner && buildIdStreamKey(keys, "owner", raw.owner), raw.task && buildIdStreamKey(keys, "task", raw.task)].filter(
+      (key): key is string => !!key,
+    );
+    if (streams.length === 0) return;
+    for (const key of streams) touched.add(key);
+    // Capped like the bucket stream: an id stream never needs more entries than its bucket stream keeps.
+    writes.add("IDS", streams[0]!, streams[1] === undefined ? 0 : writes.indexOf(streams[1]), this.options.eventsMaxLen, id, raw.kind!);
   }
 
   /**
@@ -521,6 +569,7 @@ export class Projector {
           if (kind === "contended") count(key, `cp:${resourcePrefix(resource, CONTENTION_PREFIX_DEPTH)}`, 1);
         }
       }
+      addGroupCounts(statsKeys[1]!, kind, resource, raw.holdMs, count);
       // The listing zsets follow each resource's last acquire or end in the batch.
       if (kind === "acquired") listed.set(resource, ms);
       else if (TERMINAL_KINDS.has(kind)) listed.set(resource, null);

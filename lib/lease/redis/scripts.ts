@@ -170,12 +170,15 @@ end
 -- The id's ms part is the event time: we ask for <NOW>-*; if the stream's last id is already
 -- ahead (the clock stepped back), Redis refuses it and we take the next id instead, so ids stay
 -- ordered. pcall, because a refused command inside call() would abort the call half-written.
+-- The cap is checked by the first event of each millisecond in the bucket (sequence 0), not by
+-- every event: a busy bucket checks once a millisecond, a quiet one on every event, and the
+-- stream passes the cap by at most the events of one millisecond (the cap is approximate anyway).
 local function append_event(c, ev)
-  trim_events(c)
   local id = redis.pcall('XADD', c.events, NOW .. '-*', unpack(ev, 2))
   if type(id) ~= 'string' then
     id = redis.call('XADD', c.events, '*', unpack(ev, 2))
   end
+  if string.sub(id, -2) == '-0' then trim_events(c) end
   ev[1] = id
   return ev
 end
@@ -586,7 +589,8 @@ return { 'expired', { record_expiry(c, lease, 'sweep') } }
  * ARGV[1] the cursor the batch was read after ("" for none, "*" for a batch that leaves it alone),
  * ARGV[2] the batch's last stream id ("" moves nothing), ARGV[3] / ARGV[4] the same for the
  * owner / task id-stream cursor (`ids`: "*" / "" when the batch does not index them), ARGV[5..]
- * the writes, each `argc, command, key index, arg, …` (argc counts what follows the index).
+ * the writes, each `argc, command, key index, arg, …` (argc counts what follows the index); command
+ * `IDS` is an event's two id-stream entries: `4, IDS, owner stream index, task stream index (0: none), cap, id, kind`.
  * The cursor checks make it idempotent: a batch read after a cursor that moved on (another
  * projector applied it first, or this is a replay) changes nothing. Bounded by the batch size.
  * Returns ["applied", renewals added] or ["stale", current cursor].
@@ -597,20 +601,28 @@ const PROJECT = defineScript(
 local cursor = redis.call('HMGET', KEYS[1], 'last', 'renewed', 'ids')
 if ARGV[1] ~= '*' and (cursor[1] or '') ~= ARGV[1] then return { 'stale', cursor[1] or '' } end
 if ARGV[3] ~= '*' and (cursor[3] or '') ~= ARGV[3] then return { 'stale', cursor[1] or '' } end
-local WRITES = { ZADD = true, ZREM = true, HINCRBY = true, HSET = true, HDEL = true, SADD = true, LPUSH = true, LTRIM = true, EXPIRE = true, XADD = true }
+local WRITES = { ZADD = true, ZREM = true, HINCRBY = true, HSET = true, HDEL = true, SADD = true, LPUSH = true, LTRIM = true, EXPIRE = true, XADD = true, IDS = true }
 local i = 5
 while i <= #ARGV do
   local argc = tonumber(ARGV[i])
   local command, key = ARGV[i + 1], KEYS[tonumber(ARGV[i + 2])]
   if not WRITES[command] or not key then return redis.error_reply('project: bad write at ' .. i) end
-  local args = {}
-  for j = 1, argc do args[j] = ARGV[i + 2 + j] end
-  if command == 'XADD' then
-    -- A per-kind copy or an id-stream entry under the event's own id: an id already there (such a
-    -- stream is never ahead of its bucket stream otherwise) means it was written before, so pcall and move on.
-    redis.pcall('XADD', key, unpack(args))
+  if command == 'IDS' then
+    -- An event's entries in its owner's and its task's id streams (KEYS[idx], KEYS[other idx] —
+    -- 0 for none): under the event's own id, holding its kind, capped. pcall as for a per-kind copy below.
+    local other, cap, id, kind = KEYS[tonumber(ARGV[i + 3])], ARGV[i + 4], ARGV[i + 5], ARGV[i + 6]
+    redis.pcall('XADD', key, 'MAXLEN', '~', cap, id, 'k', kind)
+    if other then redis.pcall('XADD', other, 'MAXLEN', '~', cap, id, 'k', kind) end
   else
-    redis.call(command, key, unpack(args))
+    local args = {}
+    for j = 1, argc do args[j] = ARGV[i + 2 + j] end
+    if command == 'XADD' then
+      -- A per-kind copy under the event's own id: an id already there (such a stream is never
+      -- ahead of its bucket stream otherwise) means it was written before, so pcall and move on.
+      redis.pcall('XADD', key, unpack(args))
+    else
+      redis.call(command, key, unpack(args))
+    end
   end
   i = i + 3 + argc
 end

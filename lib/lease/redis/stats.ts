@@ -1,5 +1,6 @@
 import { LeaseError } from "../errors";
 import { HOLD_HISTOGRAM_BOUNDS_MS, LEASE_EVENT_KINDS, type CounterKind, type StatsBucket, type StatsQuery } from "../types";
+import { isGroupUnder } from "../prefix-groups";
 import { resourcePrefix } from "../validation";
 import { execPipeline, type RedisContext } from "./connection";
 import { buildStatsKey, type BucketKeys } from "./keys";
@@ -52,7 +53,13 @@ const HGETALL_FLAT = "HGETALL";
  * (today, or a closed day not compacted yet) is summed from its hour hashes instead, in a
  * second round trip, for the days whose hours may still exist.
  */
-export async function readStats(ctx: RedisContext, bucketKeys: readonly BucketKeys[], query: StatsQuery, nowMs = Date.now()): Promise<StatsBucket[]> {
+export async function readStats(
+  ctx: RedisContext,
+  bucketKeys: readonly BucketKeys[],
+  query: StatsQuery,
+  nowMs = Date.now(),
+  prefix?: string,
+): Promise<StatsBucket[]> {
   const unit = query.bucketMs === DAY_MS ? "d" : query.bucketMs === HOUR_MS ? "h" : "m";
   const depth = query.prefixDepth ?? DEFAULT_PREFIX_DEPTH;
   const first = Math.floor(query.from.getTime() / query.bucketMs);
@@ -73,6 +80,8 @@ export async function readStats(ctx: RedisContext, bucketKeys: readonly BucketKe
   }
 
   const prefixes = new Map<string, string>();
+  // Under a prefix: only the per-group fields of the groups under it (and its contention names).
+  const addFlatHash = prefix === undefined ? addStoreHash : (bucket: StatsBucket, reply: unknown) => addPrefixHash(bucket, reply, prefix);
   const replies = await execPipeline(ctx, "stats", (p) => {
     for (let index = first; index <= last; index++) {
       for (const keys of bucketKeys) p.call(HGETALL_FLAT, buildStatsKey(keys, unit, index));
@@ -186,7 +195,7 @@ function isEmptyFlat(reply: unknown): boolean {
 }
 
 /** `prefixes` remembers each contention field's prefix at `depth` for the read: the same few recur in every hash. */
-function addFlatHash(bucket: StatsBucket, reply: unknown, depth: number, prefixes: Map<string, string>): void {
+function addStoreHash(bucket: StatsBucket, reply: unknown, depth: number, prefixes: Map<string, string>): void {
   if (!Array.isArray(reply)) return;
   for (let i = 0; i + 1 < reply.length; i += 2) addField(bucket, String(reply[i]), Number(reply[i + 1]), depth, prefixes);
 }
@@ -213,6 +222,33 @@ function addField(bucket: StatsBucket, field: string, value: number, depth: numb
     if (terminal) {
       bucket.counts[terminal[1] as CounterKind] += value;
       addToHistogram(bucket, Number(terminal[2]), value);
+    }
+  }
+}
+
+/**
+ * The fields of one hash that count resources under `prefix`: `g|<kind>|<group>` and
+ * `gh|<hold bucket>|<group>` of the groups under it (projector.ts, prefix-groups.ts), and
+ * contention per 3-segment name (`cp:<name>`) for the names under it.
+ */
+function addPrefixHash(bucket: StatsBucket, reply: unknown, prefix: string): void {
+  if (!Array.isArray(reply)) return;
+  for (let i = 0; i + 1 < reply.length; i += 2) {
+    const field = String(reply[i]);
+    const value = Number(reply[i + 1]);
+    if (!Number.isFinite(value)) continue;
+    if (field.startsWith("g|")) {
+      const bar = field.indexOf("|", 2);
+      if (bar === -1 || !isGroupUnder(field.slice(bar + 1), prefix)) continue;
+      const kind = field.slice(2, bar);
+      if (Object.hasOwn(bucket.counts, kind)) bucket.counts[kind as CounterKind] += value;
+    } else if (field.startsWith("gh|")) {
+      const bar = field.indexOf("|", 3);
+      if (bar === -1 || !isGroupUnder(field.slice(bar + 1), prefix)) continue;
+      addToHistogram(bucket, Number(field.slice(3, bar)), value);
+    } else if (field.startsWith(CONTENDED_FIELD)) {
+      const name = field.slice(CONTENDED_FIELD.length);
+      if (name.startsWith(prefix)) bucket.contendedByPrefix[name] = (bucket.contendedByPrefix[name] ?? 0) + value;
     }
   }
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { Cluster, Redis, type ChainableCommander, type ClusterOptions } from "ioredis";
+import type { ChainableCommander, ClusterOptions, Redis } from "ioredis";
 import { z } from "zod";
 import { LeaseError } from "../errors";
 import { parseAcquireInput, parseReleaseInput, parseRenewInput } from "../input-fast-path";
@@ -32,12 +32,15 @@ import type {
   LifetimeTotals,
   RenewalSlackQuery,
   RenewalSlackRow,
+  PrefixStats,
+  PrefixStatsQuery,
   StatsBucket,
   StatsQuery,
   StoreHealth,
   StoreWarning,
   TtlAdviceQuery,
   TtlAdviceReport,
+  ConnectionUsage,
 } from "../types";
 import { SLACK_BUCKET_COUNT, type LeaseEventKind } from "../types";
 import {
@@ -63,9 +66,11 @@ import {
   ZListQuery,
   ZLostInput,
   ZResource,
+  ZPrefixStatsQuery,
   ZStatsQuery,
   ZStoreName,
 } from "../validation";
+import { isPrefixServedByGroups, PREFIX_GROUP_DEPTH } from "../prefix-groups";
 import { pairsToRecord, readScriptReply, replyEventsToRaw, toLease, toLeaseEvent, type RawEvent, type RawLease } from "./codec";
 import { callScript, execPipeline, isCluster, parseTimeReply, RedisStoreError, rejectUnansweredOnClose, type RedisClient, type RedisContext } from "./connection";
 import { readEvents, type EventSourcePlan } from "./events";
@@ -87,13 +92,14 @@ import { claimBucketCount, MAX_BUCKETS, readServerSettings, watchReconnects, typ
 import { DEFAULT_READ_KEY_BUDGET, ReadBudget } from "./read-budget";
 import { pruneBucketHolds, readHeldAt, type HeldAtDeps } from "./held-at";
 import { listLeases } from "./list";
-import { KIND_STREAM_KINDS, Projector, type ProjectResult } from "./projector";
+import { KIND_STREAM_KINDS, PREFIX_GROUPS_FIELD, Projector, type ProjectResult } from "./projector";
 import { trimEventStreams, type RetentionPolicy, type TrimResult } from "./retention";
 import { EVIDS_TTL_S, LEASE_SCRIPTS, type LeaseOperation } from "./scripts";
 import { compactClosedDays, hasDaysToCompact, readStats, type CompactResult } from "./stats";
 import { addTotalsHash, emptyLifetimeTotals } from "./totals";
 import { addGroupsHash } from "./group-totals";
 import { newHoldTally, newSlackTally } from "../group-totals";
+import { loadIoredis } from "./driver";
 
 export const DEFAULT_NAMESPACE = "lw";
 export const DEFAULT_BUCKETS = 16;
@@ -111,10 +117,11 @@ export const ADVICE_EVENTS_CAP = 50_000;
 const ADVICE_EVENT_KINDS: readonly LeaseEventKind[] = ["released", "expired", "force_released", "renew_failed"];
 const SLACK_HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
+const HOUR_MS = 3_600_000;
 /** Due leases read per bucket per sweep round (each is recorded by a script call of its own). */
 export const SWEEP_BATCH = 500;
-/** Batches per bucket a read of a read model projects first, at most (so a read stays bounded). */
-const READ_CATCH_UP_ROUNDS = 4;
+/** Batches per bucket a read of a read model projects first, at most (so a read stays bounded): 4,000 events. */
+const READ_CATCH_UP_ROUNDS = 16;
 
 /** See RedisLeaseStore.lifetimeCounts. */
 export interface LifetimeCounts {
@@ -313,7 +320,7 @@ export class RedisLeaseStore implements LeaseStore {
       const seeds = clusterUrl?.nodes ?? o.cluster?.nodes;
       if (seeds) {
         const given = o.cluster?.options ?? {};
-        const cluster = new Cluster(seeds, {
+        const cluster = new (loadIoredis().Cluster)(seeds, {
           ...given,
           // Commands wait while the slot map is refreshed (failover, reshard), bounded by the per-node settings.
           enableOfflineQueue: true,
@@ -323,7 +330,7 @@ export class RedisLeaseStore implements LeaseStore {
         cluster.on("+node", (node: Redis) => rejectUnansweredOnClose(node));
         this.client = cluster;
       } else {
-        const client = new Redis(o.url!, CLIENT_OPTIONS);
+        const client = new (loadIoredis().Redis)(o.url!, CLIENT_OPTIONS);
         rejectUnansweredOnClose(client);
         this.client = client;
       }
@@ -642,6 +649,35 @@ export class RedisLeaseStore implements LeaseStore {
     return this.recordOneEvent("reportLost", i.resource, [i.leaseId, i.owner, i.task, i.fencingToken, i.reason]);
   }
 
+  /**
+   * Events under a prefix per hour or day, from the `g|` / `gh|` fields of the hour (and day) stats
+   * hashes (projector.ts). Covered from the latest moment any bucket started counting per group,
+   * rounded up to its hour: that hour's hash holds events of before too.
+   */
+  async prefixStats(query: PrefixStatsQuery): Promise<PrefixStats> {
+    const q = parseOrThrow(ZPrefixStatsQuery, query, "prefixStats");
+    if (!isPrefixServedByGroups(q.prefix)) throw new LeaseError(`prefixStats: "${q.prefix}" is deeper than the prefix groups (${PREFIX_GROUP_DEPTH} segments)`);
+    if (!this.isNamespaceChecked) await this.checkNamespace("prefixStats");
+    q.signal?.throwIfAborted();
+    if (q.from.getTime() > q.to.getTime()) throw new LeaseError("prefixStats: from must not be after to");
+    const projected = await this.projector.project(READ_CATCH_UP_ROUNDS, { backfill: false });
+    const marks = await execPipeline(this.ctx, "prefixStats", (p) => {
+      p.time();
+      for (const keys of this.bucketKeys) p.hget(keys.proj, PREFIX_GROUPS_FIELD);
+    });
+    const nowMs = parseTimeReply(marks[0]);
+    let coveredFromMs = 0;
+    for (const mark of marks.slice(1)) {
+      // No mark yet: nothing projected since this version counts per group; events projected from now on are.
+      const fromMs = mark == null ? nowMs : Number(mark);
+      if (fromMs > 0) coveredFromMs = Math.max(coveredFromMs, Math.ceil(fromMs / HOUR_MS) * HOUR_MS);
+    }
+    q.signal?.throwIfAborted();
+    if (q.bucketMs === DAY_MS && projected.isCaughtUp) await compactClosedDays(this.ctx, this.bucketKeys, nowMs, this.compactedDays);
+    const buckets = await readStats(this.ctx, this.bucketKeys, { from: q.from, to: q.to, bucketMs: q.bucketMs }, nowMs, q.prefix);
+    return { buckets, coveredFrom: coveredFromMs > 0 ? new Date(coveredFromMs) : null };
+  }
+
   async stats(query: StatsQuery): Promise<StatsBucket[]> {
     const q = parseOrThrow(ZStatsQuery, query, "stats");
     if (!this.isNamespaceChecked) await this.checkNamespace("stats");
@@ -832,6 +868,29 @@ export class RedisLeaseStore implements LeaseStore {
     }
   }
 
+  /**
+   * The connection (each master's, on a cluster): used while commands await replies, idle
+   * when ready with none; pending counts commands queued while disconnected. Read from
+   * ioredis's own queues, on demand (pool gauges).
+   */
+  connectionUsage(): ConnectionUsage | null {
+    const connections = isCluster(this.client) ? this.client.nodes("master") : [this.client];
+    let used = 0;
+    let idle = 0;
+    let pending = 0;
+    for (const connection of connections) {
+      // offlineQueue is not in ioredis's typings; it is where commands wait for a connection.
+      const queues = connection as unknown as { commandQueue?: { length: number }; offlineQueue?: { length: number } };
+      const inFlight = queues.commandQueue?.length ?? 0;
+      pending += queues.offlineQueue?.length ?? 0;
+      if (connection.status !== "ready") continue;
+      if (inFlight > 0) used++;
+      else idle++;
+    }
+    if (this.client.status === "end") return null;
+    return { used, idle, max: connections.length, pending };
+  }
+
   /** Quits the connection only if this store created it; a caller's client stays theirs. */
   async close(): Promise<void> {
     this.stopWatchingReconnects();
@@ -852,10 +911,26 @@ export class RedisLeaseStore implements LeaseStore {
   private async checkNamespace(operation: string): Promise<void> {
     if (this.misconfiguration) throw this.misconfiguration;
     if (this.memoryPolicyRefusal && !this.isMemoryPolicyCheckDue()) throw this.memoryPolicyRefusal;
-    this.namespaceCheck ??= this.runNamespaceCheck(operation).finally(() => {
+    this.namespaceCheck ??= this.runNamespaceCheckThroughReshard(operation).finally(() => {
       this.namespaceCheck = null;
     });
     await this.namespaceCheck;
+  }
+
+  /**
+   * The check reads keys on every master; on a cluster in the middle of a reshard a read can meet a
+   * slot that is moving (MOVED, ASK, TRYAGAIN, or a pipeline whose keys a moved slot now splits).
+   * That says nothing about the namespace: the check runs again once ioredis has the new slot map.
+   */
+  private async runNamespaceCheckThroughReshard(operation: string): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.runNamespaceCheck(operation);
+      } catch (error) {
+        if (attempt >= NAMESPACE_CHECK_RESHARD_RETRIES || !isSlotMovingError(error)) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 25 * 2 ** attempt));
+      }
+    }
   }
 
   /** `operation`: the call that needs the check, named in a connection error. */
@@ -1051,6 +1126,17 @@ export class RedisLeaseStore implements LeaseStore {
 
 /** Warnings already emitted by this process: stores of one process on one server report it once. */
 const emittedWarnings = new Set<string>();
+
+/** Tries of the namespace check that meets a moving slot (25 ms, doubling: about 1.5 s in all). */
+const NAMESPACE_CHECK_RESHARD_RETRIES = 6;
+
+/** A reply that only says a slot is moving between masters (its message, or its cause's). */
+function isSlotMovingError(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    if (/^(MOVED|ASK|TRYAGAIN) |same slots allocation group|CLUSTERDOWN/m.test(e.message) || /: (MOVED|ASK|TRYAGAIN) /.test(e.message)) return true;
+  }
+  return false;
+}
 
 function emitProcessWarning(warning: StoreWarning): void {
   if (emittedWarnings.has(warning.message)) return;

@@ -3,7 +3,7 @@
  * and a fenced downstream's history of accepted writes. Each returns the
  * violations it found, so a failing test prints what went wrong.
  */
-import { TERMINAL_EVENT_KINDS, type LeaseEvent } from "@/lib/lease/types";
+import { TERMINAL_EVENT_KINDS, type LeaseEvent } from "../types";
 
 /** One hold of a resource, as the store's events tell it. */
 export interface HoldOnRecord {

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { Redis } from "ioredis";
-import pg from "pg";
+import { loadPg } from "../postgres/driver";
+import { loadIoredis } from "../redis/driver";
 
 /**
  * Test isolation: every test gets its own Postgres schema and its own Redis key
@@ -30,7 +30,7 @@ export function freshPgSchema(connectionString: string = TEST_DATABASE_URL): Fre
     async drop() {
       // The name is ours and matches a fixed pattern, so quoting it is safe.
       if (!TEST_SCHEMA_PATTERN.test(schema)) throw new Error(`refusing to drop unexpected schema ${schema}`);
-      const client = new pg.Client({ connectionString });
+      const client = new (loadPg().Client)({ connectionString });
       client.on("error", () => {});
       await client.connect();
       try {
@@ -59,7 +59,7 @@ export function freshRedisNamespace(url: string = TEST_REDIS_URL): FreshRedisNam
     url,
     async drop() {
       if (!TEST_NAMESPACE_PATTERN.test(namespace)) throw new Error(`refusing to delete unexpected namespace ${namespace}`);
-      const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 2 });
+      const redis = new (loadIoredis().Redis)(url, { lazyConnect: true, maxRetriesPerRequest: 2 });
       redis.on("error", () => {});
       await redis.connect();
       let deleted = 0;
