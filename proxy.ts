@@ -1,6 +1,6 @@
 import { getToken } from "next-auth/jwt";
 import { NextResponse, type NextRequest } from "next/server";
-import { isLeasePageOutOfScope } from "@/lib/auth/lease-page-scope";
+import { isLeasePageOutOfScope } from "@/lib/console/leases/lease-page-scope";
 import {
   ASSET_CSP,
   buildContentSecurityPolicy,
@@ -20,14 +20,15 @@ import {
  *     checks the session (and role) itself — this proxy is not the security boundary.
  *     API routes answer 401 JSON on their own;
  *   - a lease page for a resource outside the signed-in viewer's scope answers 404
- *     before it starts streaming (lib/auth/lease-page-scope.ts).
+ *     before it starts streaming (lib/console/leases/lease-page-scope.ts).
  */
 
 const SIGNIN_PATH = "/signin";
 // Mirrors REQUEST_PATH_HEADER in lib/auth/session.ts (the proxy stays free of server-only imports).
 const REQUEST_PATH_HEADER = "x-leasewatch-path";
 const ASSET_PATH = /^\/(_next\/static|_next\/image|favicon\.ico|robots\.txt)/;
-const NO_SIGN_IN_NEEDED = /^\/(api\/|signin(\/|$))/;
+// API routes answer 401 themselves; /livez and /readyz are public probes (status only).
+const NO_SIGN_IN_NEEDED = /^\/(api\/|signin(\/|$)|livez$|readyz$)/;
 /** A path no route matches, so rendering it is Next.js's own 404. */
 const NOT_FOUND_PATH = "/_leasewatch/not-found";
 

@@ -1,26 +1,35 @@
 /**
- * `npm run api`: the lock API server (lib/api). Stops on SIGTERM/SIGINT after the
- * requests in flight have been answered (Fastify's close waits for them; new ones get 503).
+ * `npm run api` (`node dist/api.js` when built): the lock API server (lib/api). On SIGTERM/SIGINT
+ * it stops accepting connections, answers the requests in flight (waiting acquires stop waiting
+ * and answer; a request on a kept-alive connection gets 503) and closes its pools, within
+ * LEASEWATCH_SHUTDOWN_GRACE_MS (lib/server/shutdown.ts). OpenTelemetry starts first when OTEL_*
+ * settings ask for it (lib/server/telemetry-sdk.ts).
  */
 import { parseApiConfig } from "../lib/api/config";
 import { startApiServer } from "../lib/api/start";
+import { parseShutdownGraceMs, stopOnSignals } from "../lib/server/shutdown";
+import { describeTelemetry, startTelemetry } from "../lib/server/telemetry-sdk";
+import { initLogger } from "../lib/log/logger";
+
+const log = initLogger("api");
 
 async function main(): Promise<void> {
-  const api = await startApiServer(parseApiConfig());
-  // Always printed, whatever the log level: scripts and the benchmark wait for it.
-  console.log(`[api] listening at ${api.url}`);
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    api.app.log.info({ signal }, "stopping: finishing requests in flight");
-    api.close().then(() => process.exit(0), () => process.exit(1));
-  };
-  process.on("SIGTERM", () => stop("SIGTERM"));
-  process.on("SIGINT", () => stop("SIGINT"));
+  const graceMs = parseShutdownGraceMs();
+  const config = parseApiConfig();
+  const telemetry = await startTelemetry("leasewatch-api");
+  const api = await startApiServer(config);
+  api.app.log.info(describeTelemetry(telemetry));
+  // Logged at info, or at the configured level when that is above info: scripts and the benchmark wait for it.
+  const at = (["fatal", "error", "warn"] as const).find((level) => level === api.app.log.level) ?? "info";
+  api.app.log[at]({ url: api.url }, `listening at ${api.url}`);
+  stopOnSignals({
+    graceMs,
+    stop: () => api.close().then(() => telemetry?.shutdown()),
+    log: (message) => api.app.log.info(message),
+  });
 }
 
 main().catch((error: unknown) => {
-  console.error(`[api] ${error instanceof Error ? error.message : String(error)}`);
+  log.fatal({ error: error instanceof Error ? error.message : String(error) }, "could not start");
   process.exit(1);
 });

@@ -1,9 +1,9 @@
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { verifyAuditChain } from "@/lib/audit/verify";
-import { parseStoresConfig } from "@/lib/console/config";
-import { PostgresLeaseStore } from "@/lib/lease/postgres/store";
-import { freshPgSchema, TEST_DATABASE_URL } from "@/lib/lease/testing/isolation";
+import { parseStoresConfig } from "@/lib/server/store-config";
+import { PostgresLeaseStore } from "@leasewatch/lease";
+import { freshPgSchema, TEST_DATABASE_URL } from "@leasewatch/lease/testing";
 import { startDemoApi } from "./demo-api";
 
 /** `npm run demo` prints a lock API token; like every token, its creation is in the audit log. */

@@ -5,7 +5,8 @@ import { DEFAULT_MAX_CONCURRENT, DEFAULT_RATE_PER_SEC } from "@/lib/api/tokens";
 import { createTokenAudited } from "@/lib/audit/api-tokens";
 import { parseAuditConfig } from "@/lib/audit/config";
 import { AuditLog } from "@/lib/audit/log";
-import type { TStoreConfig } from "@/lib/console/config";
+import type { TStoreConfig } from "@/lib/server/store-config";
+import { loggerOptions } from "@/lib/log/logger";
 
 /**
  * The lock API, with a token for `demo:` valid for a day; a new one each run (a token is shown once).
@@ -22,7 +23,7 @@ export async function startDemoApi(options: {
   const config = parseApiConfig(env);
   const auditConfig = parseAuditConfig(env, stores);
   const audit = new AuditLog({ connectionString: auditConfig.url, schema: auditConfig.schema, key: auditConfig.key });
-  const api = await startApiServer({ ...config, port }, { logger: { level: "warn" } });
+  const api = await startApiServer({ ...config, port }, { logger: loggerOptions("api", "warn") });
   try {
     await audit.migrate();
     const outcome = await createTokenAudited(

@@ -23,6 +23,8 @@
  * (a random one when unset); the demo writes it and a Prometheus config that scrapes both
  * (with ops/alerts.yml) to
  * <tmpdir>/leasewatch-demo/ and prints how to start Prometheus with them.
+ * The workload's workers export their OpenTelemetry metrics with the Prometheus exporter on
+ * 127.0.0.1:DEMO_WORKER_METRICS_PORT (default 9464), scraped by that Prometheus config too.
  * DEMO_BACKFILL_HOURS (default 6) and DEMO_INTENSITY (default 1) shape the workload; it
  * only loads stores on this machine unless DEMO_ALLOW_REMOTE=1.
  */
@@ -33,9 +35,9 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
-import { PostgresLeaseStore } from "@/lib/lease/postgres/store";
-import { ConfigError, parseStoresConfig, type TStoreConfig } from "@/lib/console/config";
-import { DEMO_ROLE_MAP, EnvError } from "@/lib/env";
+import { PostgresLeaseStore } from "@leasewatch/lease";
+import { ConfigError, parseStoresConfig, type TStoreConfig } from "@/lib/server/store-config";
+import { DEMO_ROLE_MAP, EnvError } from "@/lib/auth/env";
 import { getPrimaryRole, mapGroupsToAccess, parseRoleMap, scopeForPermission } from "@/lib/auth/roles";
 import { describeScope } from "@/lib/auth/scope";
 import { AuditConfigError } from "@/lib/audit/config";
@@ -43,6 +45,7 @@ import { startRedisCluster, stopAllServers } from "./throwaway-servers";
 import { DEMO_USERS } from "./oidc-provider";
 import { setWorkloadStarter, startStack, type RunningStack } from "./stack";
 import { startWorkload, type Workload } from "./workload";
+import { startWorkerMetrics } from "./workload/metrics-exporter";
 import type { RunningApi } from "@/lib/api/start";
 import { startDemoApi } from "./demo-api";
 
@@ -54,6 +57,7 @@ const ZDemoEnv = z.object({
   PORT: z.coerce.number().int().min(1).max(65_535).default(3000),
   OIDC_PORT: z.coerce.number().int().min(1).max(65_535).default(4400),
   API_PORT: z.coerce.number().int().min(1).max(65_535).default(8787),
+  DEMO_WORKER_METRICS_PORT: z.coerce.number().int().min(1).max(65_535).default(9464),
   DEMO_BACKFILL_HOURS: z.coerce.number().min(0).max(48).default(6),
   DEMO_INTENSITY: z.coerce.number().min(0.25).max(4).default(1),
   /** The workload refuses stores that are not on this machine unless this is "1". */
@@ -99,7 +103,7 @@ interface PrometheusSetup {
  * The token file and a prometheus.yml that scrapes this console's /api/metrics and the lock API's /metrics with it and
  * loads the example alert rules: `prometheus --config.file=…` is all a newcomer has to run.
  */
-function writePrometheusSetup(consoleUrl: string, apiUrl: string, token: string): PrometheusSetup {
+function writePrometheusSetup(consoleUrl: string, apiUrl: string, token: string, workerMetricsUrl: string): PrometheusSetup {
   const dir = path.join(os.tmpdir(), "leasewatch-demo");
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const tokenPath = path.join(dir, "metrics-token");
@@ -121,13 +125,16 @@ function writePrometheusSetup(consoleUrl: string, apiUrl: string, token: string)
       "    metrics_path: /metrics",
       `    authorization: { type: Bearer, credentials_file: ${JSON.stringify(tokenPath)} }`,
       `    static_configs: [{ targets: [${JSON.stringify(new URL(apiUrl).host)}] }]`,
+      "  - job_name: leasewatch-workers",
+      "    metrics_path: /metrics",
+      `    static_configs: [{ targets: [${JSON.stringify(new URL(workerMetricsUrl).host)}] }]`,
       "",
     ].join("\n"),
   );
   return { token, configPath, dataDir: path.join(dir, "prometheus-data") };
 }
 
-function printWelcome(stack: RunningStack, prometheus: PrometheusSetup, api: { url: string; token: string }): void {
+function printWelcome(stack: RunningStack, prometheus: PrometheusSetup, api: { url: string; token: string }, workerMetricsUrl: string): void {
   const roleMap = parseRoleMap(process.env.LEASEWATCH_ROLE_MAP || DEMO_ROLE_MAP);
   const users = Object.entries(DEMO_USERS)
     .map(([login, user]) => {
@@ -161,6 +168,8 @@ ${users.replace(/^/gm, "  │")}
   │
   │ A workload is running: healthy holders, slow renewers, crashing
   │ holders, hot-spot contention, stale writers hitting fencing.
+  │ Workers' metrics:    ${workerMetricsUrl}
+  │   (OpenTelemetry, Prometheus exporter: acquire wait, renewals, losses, pool use)
   │ Press Ctrl-C to stop everything.
   └───────────────────────────────────────────────────────────────
 `);
@@ -182,9 +191,11 @@ async function main(): Promise<void> {
   await migrateStores(stores);
 
   let workload: Workload | undefined;
+  const workerMetrics = await startWorkerMetrics({ port: env.DEMO_WORKER_METRICS_PORT });
   setWorkloadStarter(async (options) => {
     workload = await startWorkload({
       stores: options.stores,
+      meterProvider: workerMetrics.meterProvider,
       backfillHours: env.DEMO_BACKFILL_HOURS,
       intensity: env.DEMO_INTENSITY,
       allowRemote: env.DEMO_ALLOW_REMOTE === "1",
@@ -202,9 +213,10 @@ async function main(): Promise<void> {
     demoApi = await startDemoApi({ port: env.API_PORT, env: { ...process.env, LEASEWATCH_AUDIT_KEY: stack.env.LEASEWATCH_AUDIT_KEY }, stores: stack.stores });
   } catch (error) {
     await stack.stop();
+    await workerMetrics.stop();
     throw error;
   }
-  printWelcome(stack, writePrometheusSetup(stack.url, demoApi.api.url, metricsToken), { url: demoApi.api.url, token: demoApi.token });
+  printWelcome(stack, writePrometheusSetup(stack.url, demoApi.api.url, metricsToken, workerMetrics.url), { url: demoApi.api.url, token: demoApi.token }, workerMetrics.url);
 
   let stoppingSince: number | undefined;
   const shutdown = (signal: string) => {
@@ -222,6 +234,7 @@ async function main(): Promise<void> {
     demoApi.api
       .close()
       .then(() => stack.stop())
+      .then(() => workerMetrics.stop())
       .then(() => stopAllServers())
       .then(() => {
         if (stats) {

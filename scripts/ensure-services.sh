@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes sure everything the tests and the demo need is present and running:
 # PostgreSQL, Redis, their server binaries (for the fault tests' throwaway
-# instances), Chromium for Playwright, promtool for the alert rule tests and a C compiler for the
+# instances), PgBouncer (the transaction-pooler tests start their own), Chromium for Playwright, promtool for the alert rule tests and a C compiler for the
 # time-of-day tests' clock shim. Idempotent; installs with apt when
 # something is missing and we are root. Honours DATABASE_URL / REDIS_URL.
 set -euo pipefail
@@ -44,6 +44,10 @@ if ! port_open "$PG_HOST" "$PG_PORT"; then
   port_open "$PG_HOST" "$PG_PORT" || { log "PostgreSQL not reachable at $PG_HOST:$PG_PORT"; exit 1; }
 fi
 log "PostgreSQL reachable at $PG_HOST:$PG_PORT"
+
+# --- PgBouncer: the tests start throwaway ones in front of the local PostgreSQL ----
+command -v pgbouncer >/dev/null || apt_install pgbouncer
+log "PgBouncer: $(pgbouncer --version | head -1)"
 
 # --- Redis ----------------------------------------------------------------------
 command -v redis-server >/dev/null || apt_install redis-server

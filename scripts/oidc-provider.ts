@@ -31,7 +31,7 @@
 import { randomBytes } from "node:crypto";
 import type { Server } from "node:http";
 import { pathToFileURL } from "node:url";
-import { DEMO_CLIENT_SECRET } from "../lib/env";
+import { DEMO_CLIENT_SECRET } from "../lib/auth/env";
 
 export const DEFAULT_OIDC_PORT = 4400;
 export const DEFAULT_CLIENT_ID = "leasewatch-console";

@@ -12,15 +12,19 @@
  * CLI: `tsx scripts/stack.ts [--port 3000] [--oidc-port 4400] [--workload] [--no-build]`.
  * Stores come from LEASEWATCH_STORES (default: local Postgres and Redis).
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { parseStoresConfig, ConfigError, type TStoreConfig } from "../lib/console/config";
-import { DEMO_ROLE_MAP, parseAuthEnv, EnvError } from "../lib/env";
+import { parseStoresConfig, ConfigError, type TStoreConfig } from "../lib/server/store-config";
+import { DEMO_ROLE_MAP, parseAuthEnv, EnvError } from "../lib/auth/env";
 import { AuditConfigError, DEMO_AUDIT_KEY, parseAuditConfig } from "../lib/audit/config";
+import { observedHistorySchema } from "../lib/observed/runtime";
+import { startObservers } from "../lib/server/observers";
 import { DEFAULT_CLIENT_ID, DEFAULT_CLIENT_SECRET, DEMO_USERS, startOidcProvider, type RunningOidcProvider } from "./oidc-provider";
+import { demoObservedConfig, startObservedWorkload } from "./workload/observed";
+import { spawnGroup, stopGroup } from "./process-group";
 
 /** The demo's audit chain key: local data only, never for a real deployment (production refuses it off loopback). */
 export { DEMO_AUDIT_KEY };
@@ -109,61 +113,15 @@ export function isBuildStale(): boolean {
   return BUILD_INPUTS.some((input) => newestMtime(path.join(ROOT, input)) > built);
 }
 
-const groups = new Set<ChildProcess>();
-
-function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
-  try {
-    process.kill(-child.pid, signal);
-  } catch {
-    // already gone
-  }
-}
-
-// Last resort: a crash of this process must not leave a console server behind.
-process.once("exit", () => {
-  for (const child of groups) killGroup(child, "SIGKILL");
-});
-
-function spawnGroup(command: string, args: string[], env: NodeJS.ProcessEnv, log: (line: string) => void, prefix: string) {
-  const child = spawn(command, args, { cwd: ROOT, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
-  groups.add(child);
-  child.once("exit", () => groups.delete(child));
-  let tail = "";
-  const onData = (chunk: Buffer) => {
-    const text = chunk.toString();
-    tail = (tail + text).slice(-4000);
-    for (const line of text.split("\n")) if (line.trim()) log(`${prefix} ${line}`);
-  };
-  child.stdout?.on("data", onData);
-  child.stderr?.on("data", onData);
-  return { child, tail: () => tail };
-}
-
-function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(false), timeoutMs);
-    child.once("exit", () => {
-      clearTimeout(timer);
-      resolve(true);
-    });
-  });
-}
-
-async function stopGroup(child: ChildProcess): Promise<void> {
-  killGroup(child, "SIGTERM");
-  if (!(await waitForExit(child, STOP_TIMEOUT_MS))) {
-    killGroup(child, "SIGKILL");
-    await waitForExit(child, STOP_TIMEOUT_MS);
-  }
+function spawnLogged(command: string, args: string[], env: NodeJS.ProcessEnv, log: (line: string) => void, prefix: string) {
+  return spawnGroup(command, args, { cwd: ROOT, env, onLine: (line) => log(`${prefix} ${line}`) });
 }
 
 async function runBuild(env: NodeJS.ProcessEnv, log: (line: string) => void): Promise<void> {
   log("[stack] building the console (next build)…");
-  const { child, tail } = spawnGroup(NEXT_BIN, ["build"], env, log, "[build]");
+  const { child, logs } = spawnLogged(NEXT_BIN, ["build"], env, log, "[build]");
   const code: number | null = await new Promise((resolve) => child.once("exit", (c) => resolve(c)));
-  if (code !== 0) throw new Error(`next build failed (exit ${code}):\n${tail()}`);
+  if (code !== 0) throw new Error(`next build failed (exit ${code}):\n${logs()}`);
 }
 
 async function waitForHttp(url: string, child: ChildProcess, tail: () => string): Promise<void> {
@@ -216,6 +174,17 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
 
   // Configuration problems are reported here, plainly, before anything starts.
   const stores = parseStoresConfig(childEnv);
+  // With the workload, the demo also observes the locks its own observed workload takes
+  // (advisory locks, ShedLock, redlock), unless observed stores are configured already.
+  const pgStore = stores.find((s) => s.kind === "postgres");
+  const redisStore = stores.find((s) => s.kind === "redis" && !s.url.startsWith("redis+cluster://"));
+  const observeDemo = options.workload === true && !consoleEnv.LEASEWATCH_OBSERVED && pgStore !== undefined && redisStore !== undefined;
+  // The demo's ShedLock table sits beside the observed history (a schema of the run's own in the browser tests).
+  const demoShedlockTable = `${observedHistorySchema(childEnv)}_demo.shedlock`;
+  if (observeDemo) {
+    consoleEnv.LEASEWATCH_OBSERVED = JSON.stringify(demoObservedConfig(pgStore.url, redisStore.url, demoShedlockTable));
+    consoleEnv.LEASEWATCH_OBSERVE_INTERVAL_MS ||= "2000";
+  }
   parseAuthEnv(childEnv);
   parseAuditConfig(childEnv, stores);
 
@@ -249,6 +218,12 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
         stops.push(() => workload.stop());
         isWorkloadRunning = true;
         log(`[stack] workload running on ${stores.map((s) => s.name).join(", ")}`);
+        if (observeDemo) {
+          const observedWorkload = await startObservedWorkload({ pgUrl: pgStore.url, redisUrl: redisStore.url, shedlockTable: demoShedlockTable, log });
+          stops.push(() => observedWorkload.stop());
+          const observers = await startObservers({ env: childEnv, log });
+          if (observers) stops.push(() => observers.stop());
+        }
       } else {
         log("[stack] workload generator not available; starting without it");
       }
@@ -256,9 +231,9 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
 
     // Idle keep-alive connections are closed after 65 s, not Node's 5 s: a client (a proxy, a
     // browser, a test's request context) reusing one just as the server closes it gets ECONNRESET.
-    const server = spawnGroup(NEXT_BIN, ["start", "--port", String(port), "--hostname", "127.0.0.1", "--keepAliveTimeout", String(KEEP_ALIVE_TIMEOUT_MS)], childEnv, log, "[console]");
-    stops.push(() => stopGroup(server.child));
-    await waitForHttp(`${url}/signin`, server.child, server.tail);
+    const server = spawnLogged(NEXT_BIN, ["start", "--port", String(port), "--hostname", "127.0.0.1", "--keepAliveTimeout", String(KEEP_ALIVE_TIMEOUT_MS)], childEnv, log, "[console]");
+    stops.push(() => stopGroup(server.child, "SIGTERM", STOP_TIMEOUT_MS));
+    await waitForHttp(`${url}/signin`, server.child, server.logs);
     log(`[stack] console ready at ${url}`);
 
     return { url, issuer, env: consoleEnv, stores, isWorkloadRunning, idp, consolePid: server.child.pid, stop };

@@ -1,6 +1,6 @@
 /**
- * Throwaway real servers: a redis-server, a Redis Cluster or a PostgreSQL
- * postmaster on free loopback ports, which a fault test may stop, kill -9 or
+ * Throwaway real servers: a redis-server, a Redis Cluster, a PostgreSQL
+ * postmaster or a PgBouncer in front of one, on free loopback ports, which a fault test may stop, kill -9 or
  * restart without touching the shared instances on 5432/6379. The demo
  * (DEMO_REDIS_CLUSTER=1) and the lease bench start their Redis Cluster here too.
  *
@@ -8,13 +8,14 @@
  * group, so no backend or child survives. Everything started here is stopped by
  * `stopAllServers()` (call it in afterAll) and, as a last resort, on process exit.
  */
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { execFileSync, type ChildProcess } from "node:child_process";
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
-import { sleep } from "@/lib/lease/testing/isolation";
+import { sleep } from "@leasewatch/lease/testing";
+import { killGroupSync, spawnGroup, stopGroup, waitForExit } from "./process-group";
 
 export interface ThrowawayServer {
   readonly kind: "redis" | "postgres";
@@ -36,18 +37,8 @@ export interface ThrowawayServer {
 const READY_TIMEOUT_MS = 20_000;
 const STOP_TIMEOUT_MS = 10_000;
 
-const running = new Set<ChildProcess>();
 const cleanups = new Set<() => Promise<void>>();
 const dataDirs = new Set<string>();
-
-function killGroupSync(child: ChildProcess, signal: NodeJS.Signals): void {
-  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
-  try {
-    process.kill(-child.pid, signal);
-  } catch {
-    // Group already gone.
-  }
-}
 
 /** Child pids of `pid`, read from /proc (Linux). */
 function listChildPids(pid: number): number[] {
@@ -84,11 +75,33 @@ function signalTreeSync(child: ChildProcess, signal: NodeJS.Signals): void {
   }
 }
 
-// Last resort: never leave a server behind when the test process exits.
+// Last resort: never leave data behind when the test process exits (process-group.ts kills the servers).
 process.once("exit", () => {
-  for (const child of running) killGroupSync(child, "SIGKILL");
   for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
 });
+
+/** Registers `cleanup` for stopAllServers(); returns it made to run once, whoever calls it first. */
+function addCleanup(cleanup: () => Promise<void>): () => Promise<void> {
+  const once = async () => {
+    if (!cleanups.delete(once)) return;
+    await cleanup();
+  };
+  cleanups.add(once);
+  return once;
+}
+
+/** A temporary directory for a server's data, owned by `owner` when given; removed on exit at the latest. */
+function makeDataDir(prefix: string, owner?: { uid: number; gid: number }): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
+  dataDirs.add(dir);
+  if (owner) chownSync(dir, owner.uid, owner.gid);
+  return dir;
+}
+
+function removeDataDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+  dataDirs.delete(dir);
+}
 
 /** Stops every server started by this process and removes their data. */
 export async function stopAllServers(): Promise<void> {
@@ -108,17 +121,6 @@ export async function findFreePort(): Promise<number> {
   });
 }
 
-function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(false), timeoutMs);
-    child.once("exit", () => {
-      clearTimeout(timer);
-      resolve(true);
-    });
-  });
-}
-
 async function waitUntil(what: string, check: () => Promise<boolean>, child: () => ChildProcess | null, logs: () => string): Promise<void> {
   const deadline = Date.now() + READY_TIMEOUT_MS;
   while (Date.now() < deadline) {
@@ -128,29 +130,6 @@ async function waitUntil(what: string, check: () => Promise<boolean>, child: () 
     await sleep(50);
   }
   throw new Error(`${what} not ready within ${READY_TIMEOUT_MS} ms:\n${logs()}`);
-}
-
-/** Spawns in its own process group and keeps the last lines of output for error messages. */
-function spawnGroup(command: string, args: string[], options: { uid?: number; gid?: number; cwd?: string; env?: NodeJS.ProcessEnv } = {}) {
-  const child = spawn(command, args, { detached: true, stdio: ["ignore", "pipe", "pipe"], ...options });
-  let output = "";
-  const keep = (chunk: Buffer) => {
-    output = (output + chunk.toString()).slice(-4000);
-  };
-  child.stdout?.on("data", keep);
-  child.stderr?.on("data", keep);
-  running.add(child);
-  child.once("exit", () => running.delete(child));
-  return { child, logs: () => output };
-}
-
-async function stopGroup(child: ChildProcess | null, signal: NodeJS.Signals): Promise<void> {
-  if (!child) return;
-  killGroupSync(child, signal);
-  if (!(await waitForExit(child, STOP_TIMEOUT_MS))) {
-    killGroupSync(child, "SIGKILL");
-    await waitForExit(child, STOP_TIMEOUT_MS);
-  }
 }
 
 /** Sends PING over a raw socket; true on +PONG. */
@@ -168,53 +147,85 @@ function pingRedis(port: number): Promise<boolean> {
   });
 }
 
-/**
- * redis-server on a free port, no persistence: a restart loses every key. `env` is added to
- * the server's environment (a clock shim, for instance).
- */
-export async function startRedis(options: { env?: Record<string, string> } = {}): Promise<ThrowawayServer> {
-  const port = await findFreePort();
-  let proc: { child: ChildProcess; logs: () => string } | null = null;
+type ServerProcess = ReturnType<typeof spawnGroup>;
 
+/**
+ * A ThrowawayServer around the process `spawnServer` starts, ready once `isReady` answers;
+ * a restart spawns it again on the same port. `signal` reaches the whole server (its group,
+ * or more); `stop` and `kill9` end it gracefully or not.
+ */
+async function superviseServer(options: {
+  kind: ThrowawayServer["kind"];
+  port: number;
+  url: string;
+  /** Names the server in start-up errors. */
+  what: string;
+  spawnServer: () => ServerProcess;
+  isReady: () => Promise<boolean>;
+  signal: (child: ChildProcess, signal: NodeJS.Signals) => void;
+  stop: (child: ChildProcess) => Promise<void>;
+  kill9: (child: ChildProcess) => Promise<void>;
+}): Promise<ThrowawayServer> {
+  let proc: ServerProcess | null = null;
   const launch = async () => {
-    proc = spawnGroup("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no"], {
-      env: { ...process.env, ...options.env },
-    });
-    const current = proc;
-    await waitUntil(`redis-server :${port}`, () => pingRedis(port), () => current.child, current.logs);
+    const current = (proc = options.spawnServer());
+    await waitUntil(options.what, options.isReady, () => current.child, current.logs);
   };
   const isUp = () => proc !== null && proc.child.exitCode === null && proc.child.signalCode === null;
-
   await launch();
   const server: ThrowawayServer = {
-    kind: "redis",
-    port,
-    url: `redis://127.0.0.1:${port}`,
+    kind: options.kind,
+    port: options.port,
+    url: options.url,
     get isRunning() {
       return isUp();
     },
     stop: async () => {
-      await stopGroup(proc?.child ?? null, "SIGTERM");
+      if (proc) await options.stop(proc.child);
     },
     kill9: async () => {
-      await stopGroup(proc?.child ?? null, "SIGKILL");
+      if (proc) await options.kill9(proc.child);
     },
     pause: () => {
-      if (proc) killGroupSync(proc.child, "SIGSTOP");
+      if (proc) options.signal(proc.child, "SIGSTOP");
     },
     resume: () => {
-      if (proc) killGroupSync(proc.child, "SIGCONT");
+      if (proc) options.signal(proc.child, "SIGCONT");
     },
     restart: async () => {
       if (isUp()) await server.stop();
       await launch();
     },
   };
-  const cleanup = async () => {
-    cleanups.delete(cleanup);
-    await server.kill9();
-  };
-  cleanups.add(cleanup);
+  return server;
+}
+
+/**
+ * A redis-server on `port` with `args` added, no persistence: a restart loses every key.
+ * `env` is read at every (re)start, so a test can change it before a restart.
+ */
+function superviseRedis(what: string, port: number, args: string[], env?: () => NodeJS.ProcessEnv): Promise<ThrowawayServer> {
+  return superviseServer({
+    kind: "redis",
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    what: `${what} :${port}`,
+    spawnServer: () => spawnGroup("redis-server", ["--port", String(port), "--bind", "127.0.0.1", ...args, "--save", "", "--appendonly", "no", "--daemonize", "no"], env ? { env: env() } : {}),
+    isReady: () => pingRedis(port),
+    signal: killGroupSync,
+    stop: (child) => stopGroup(child, "SIGTERM", STOP_TIMEOUT_MS),
+    kill9: (child) => stopGroup(child, "SIGKILL", STOP_TIMEOUT_MS),
+  });
+}
+
+/**
+ * redis-server on a free port, no persistence: a restart loses every key. `env` is added to
+ * the server's environment (a clock shim, for instance) each time it starts: what the caller
+ * changes in it before a restart applies to the restarted server.
+ */
+export async function startRedis(options: { env?: Record<string, string> } = {}): Promise<ThrowawayServer> {
+  const server = await superviseRedis("redis-server", await findFreePort(), [], () => ({ ...process.env, ...options.env }));
+  addCleanup(() => server.kill9());
   return server;
 }
 
@@ -246,52 +257,19 @@ function redisCli(args: string[]): Promise<string> {
  * other masters keep serving their slots while one is down.
  */
 export async function startRedisCluster(masters = 3): Promise<ThrowawayCluster> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), "lw-cluster-"));
-  dataDirs.add(dir);
+  const dir = makeDataDir("lw-cluster-");
   const nodes: ThrowawayServer[] = [];
   for (let i = 0; i < masters; i++) {
     const port = await findFreePort();
     const busPort = await findFreePort();
-    let proc: { child: ChildProcess; logs: () => string } | null = null;
-    const launch = async () => {
-      proc = spawnGroup("redis-server", [
-        "--port", String(port),
-        "--cluster-port", String(busPort),
-        "--bind", "127.0.0.1",
-        "--cluster-enabled", "yes",
-        "--cluster-config-file", path.join(dir, `nodes-${port}.conf`),
-        "--cluster-node-timeout", "2000",
-        "--cluster-require-full-coverage", "no",
-        "--dir", dir,
-        "--save", "",
-        "--appendonly", "no",
-        "--daemonize", "no",
-      ]);
-      const current = proc;
-      await waitUntil(`redis-server (cluster) :${port}`, () => pingRedis(port), () => current.child, current.logs);
-    };
-    const isUp = () => proc !== null && proc.child.exitCode === null && proc.child.signalCode === null;
-    await launch();
-    const server: ThrowawayServer = {
-      kind: "redis",
-      port,
-      url: `redis://127.0.0.1:${port}`,
-      get isRunning() {
-        return isUp();
-      },
-      stop: async () => stopGroup(proc?.child ?? null, "SIGTERM"),
-      kill9: async () => stopGroup(proc?.child ?? null, "SIGKILL"),
-      pause: () => {
-        if (proc) killGroupSync(proc.child, "SIGSTOP");
-      },
-      resume: () => {
-        if (proc) killGroupSync(proc.child, "SIGCONT");
-      },
-      restart: async () => {
-        if (isUp()) await server.stop();
-        await launch();
-      },
-    };
+    const server = await superviseRedis("redis-server (cluster)", port, [
+      "--cluster-port", String(busPort),
+      "--cluster-enabled", "yes",
+      "--cluster-config-file", path.join(dir, `nodes-${port}.conf`),
+      "--cluster-node-timeout", "2000",
+      "--cluster-require-full-coverage", "no",
+      "--dir", dir,
+    ]);
     nodes.push(server);
   }
   const addresses = nodes.map((n) => `127.0.0.1:${n.port}`);
@@ -324,13 +302,10 @@ export async function startRedisCluster(masters = 3): Promise<ThrowawayCluster> 
     },
   };
   await cluster.waitUntilOk();
-  const cleanup = async () => {
-    cleanups.delete(cleanup);
+  addCleanup(async () => {
     await Promise.all(nodes.map((n) => n.kill9()));
-    rmSync(dir, { recursive: true, force: true });
-    dataDirs.delete(dir);
-  };
-  cleanups.add(cleanup);
+    removeDataDir(dir);
+  });
   return cluster;
 }
 
@@ -374,13 +349,12 @@ async function canQuery(url: string): Promise<boolean> {
  * `runuser -u postgres --`, but with the postmaster itself as the process-group
  * leader, so a group kill reaches every backend.
  */
-export async function startPostgres(): Promise<ThrowawayServer> {
+/** `settings`: extra server settings (`-c name=value`), e.g. a larger max_locks_per_transaction. */
+export async function startPostgres(options: { settings?: Record<string, string> } = {}): Promise<ThrowawayServer> {
   const bin = findPostgresBinDir();
   const user = postgresUser();
   const port = await findFreePort();
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), "lw-pg-"));
-  dataDirs.add(dataDir);
-  if (user) chownSync(dataDir, user.uid, user.gid);
+  const dataDir = makeDataDir("lw-pg-", user);
   execFileSync(path.join(bin, "initdb"), ["-D", dataDir, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync", "--no-instructions"], {
     stdio: "pipe",
     cwd: dataDir,
@@ -388,57 +362,95 @@ export async function startPostgres(): Promise<ThrowawayServer> {
   });
 
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
-  let proc: { child: ChildProcess; logs: () => string } | null = null;
-  const launch = async () => {
-    const args = ["-D", dataDir, "-p", String(port), "-k", dataDir, "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "max_connections=100"];
-    proc = spawnGroup(path.join(bin, "postgres"), args, { cwd: dataDir, ...(user ?? {}) });
-    const current = proc;
-    await waitUntil(`postgres :${port}`, () => canQuery(url), () => current.child, current.logs);
-  };
-  const isUp = () => proc !== null && proc.child.exitCode === null && proc.child.signalCode === null;
-
-  await launch();
-  const server: ThrowawayServer = {
+  const settings = Object.entries(options.settings ?? {}).flatMap(([name, value]) => ["-c", `${name}=${value}`]);
+  const server = await superviseServer({
     kind: "postgres",
     port,
     url,
-    get isRunning() {
-      return isUp();
-    },
+    what: `postgres :${port}`,
+    spawnServer: () =>
+      spawnGroup(path.join(bin, "postgres"), ["-D", dataDir, "-p", String(port), "-k", dataDir, "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "max_connections=100", ...settings], {
+        cwd: dataDir,
+        ...(user ?? {}),
+      }),
+    isReady: () => canQuery(url),
+    signal: signalTreeSync,
     // SIGINT to the postmaster = fast shutdown (rolls back open transactions,
     // disconnects clients); the postmaster then stops its backends itself.
-    stop: async () => {
-      const child = proc?.child ?? null;
-      if (!child || !isUp() || child.pid === undefined) return;
+    stop: async (child) => {
+      if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
       process.kill(child.pid, "SIGINT");
       if (!(await waitForExit(child, STOP_TIMEOUT_MS))) {
         signalTreeSync(child, "SIGKILL");
         await waitForExit(child, STOP_TIMEOUT_MS);
       }
     },
-    kill9: async () => {
-      const child = proc?.child ?? null;
-      if (!child) return;
+    kill9: async (child) => {
       signalTreeSync(child, "SIGKILL");
       await waitForExit(child, STOP_TIMEOUT_MS);
     },
-    pause: () => {
-      if (proc) signalTreeSync(proc.child, "SIGSTOP");
-    },
-    resume: () => {
-      if (proc) signalTreeSync(proc.child, "SIGCONT");
-    },
-    restart: async () => {
-      if (isUp()) await server.stop();
-      await launch();
-    },
-  };
-  const cleanup = async () => {
-    cleanups.delete(cleanup);
+  });
+  addCleanup(async () => {
     await server.kill9();
-    rmSync(dataDir, { recursive: true, force: true });
-    dataDirs.delete(dataDir);
-  };
-  cleanups.add(cleanup);
+    removeDataDir(dataDir);
+  });
   return server;
+}
+
+export interface ThrowawayPooler {
+  readonly port: number;
+  /** Connection string through the pooler, same user and database as the target. */
+  readonly url: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * PgBouncer in transaction pooling mode on a free port, in front of `targetUrl`: each
+ * transaction (each statement outside one) may run on a different server connection,
+ * as behind PgBouncer in production or RDS Proxy. `auth_type = any` (trusted loopback,
+ * like the test servers). Runs as the `postgres` user when we are root (PgBouncer refuses root).
+ */
+export async function startPgBouncer(targetUrl: string, options: { poolSize?: number } = {}): Promise<ThrowawayPooler> {
+  const target = new URL(targetUrl);
+  const user = postgresUser();
+  const port = await findFreePort();
+  const dir = makeDataDir("lw-pgbouncer-", user);
+  const targetUser = decodeURIComponent(target.username || "postgres");
+  const configFile = path.join(dir, "pgbouncer.ini");
+  writeFileSync(
+    configFile,
+    [
+      "[databases]",
+      `* = host=${target.hostname || "127.0.0.1"} port=${target.port || "5432"} user=${targetUser}`,
+      "[pgbouncer]",
+      "listen_addr = 127.0.0.1",
+      `listen_port = ${port}`,
+      "unix_socket_dir =",
+      "auth_type = any",
+      "pool_mode = transaction",
+      `default_pool_size = ${options.poolSize ?? 2}`,
+      "max_client_conn = 500",
+      // PgBouncer 1.21+ can track protocol-level prepared statements; 0 keeps the classic behaviour.
+      ...(pgBouncerVersion() >= 1.21 ? ["max_prepared_statements = 0"] : []),
+      "ignore_startup_parameters = extra_float_digits,options",
+      "",
+    ].join("\n"),
+  );
+  if (user) chownSync(configFile, user.uid, user.gid);
+  const proc = spawnGroup("pgbouncer", [configFile], { cwd: dir, ...(user ?? {}) });
+  const url = `postgres://${encodeURIComponent(targetUser)}@127.0.0.1:${port}${target.pathname || "/postgres"}`;
+  await waitUntil(`pgbouncer :${port}`, () => canQuery(url), () => proc.child, proc.logs);
+  const stop = addCleanup(async () => {
+    await stopGroup(proc.child, "SIGKILL", STOP_TIMEOUT_MS);
+    removeDataDir(dir);
+  });
+  return { port, url, stop };
+}
+
+/** `pgbouncer --version` as major.minor (1.18 → 1.18); throws when PgBouncer is not installed. */
+function pgBouncerVersion(): number {
+  const out = execFileSync("pgbouncer", ["--version"]).toString();
+  const match = /PgBouncer (\d+)\.(\d+)/.exec(out);
+  if (!match) throw new Error(`unexpected pgbouncer --version output: ${out}`);
+  return Number(match[1]) + Number(match[2]) / 100;
 }

@@ -3,7 +3,7 @@ import http from "node:http";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TokenStore, TOKEN_PREFIX } from "@/lib/api/tokens";
-import { freshPgSchema, TEST_DATABASE_URL } from "@/lib/lease/testing/isolation";
+import { freshPgSchema, TEST_DATABASE_URL } from "@leasewatch/lease/testing";
 import { startApiFixture, type ApiFixture } from "@/test/support/api-server";
 
 const randomBearer = () => TOKEN_PREFIX + randomBytes(32).toString("base64url");

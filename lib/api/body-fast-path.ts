@@ -6,7 +6,7 @@
  * this only ever accepts what the schema accepts, returns the same value (keys in the schema's
  * order: the Idempotency-Key fingerprint is its JSON), and every error message is the schema's.
  */
-import { MAX_NAME_BYTES, MAX_RESOURCE_BYTES, MAX_TTL_MS, MIN_TTL_MS } from "@/lib/lease/validation";
+import { MAX_NAME_BYTES, MAX_RESOURCE_BYTES, MAX_TTL_MS, MIN_TTL_MS } from "@leasewatch/lease";
 import { MAX_WAIT_MS, type TAcquireBody } from "./schemas";
 
 // Printable ASCII that neither starts nor ends with a space passes every rule of the schema's text

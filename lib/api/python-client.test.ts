@@ -4,8 +4,8 @@ import path from "node:path";
 import { createInterface } from "node:readline";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createFencedTable, fencedWrite } from "@/lib/lease/fencing";
-import { freshPgSchema, sleep, TEST_DATABASE_URL, type FreshPgSchema } from "@/lib/lease/testing/isolation";
+import { createFencedTable, fencedWrite } from "@leasewatch/lease";
+import { freshPgSchema, type FreshPgSchema, sleep, TEST_DATABASE_URL } from "@leasewatch/lease/testing";
 import { collectEvents } from "@/test/support/stores";
 import { startApiFixture, type ApiFixture } from "@/test/support/api-server";
 

@@ -4,28 +4,17 @@
  * that issued them.
  */
 import { randomUUID } from "node:crypto";
-import type { AddressInfo } from "node:net";
-import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { LeaseStore } from "@/lib/lease/types";
 import { collectEvents } from "@/test/support/stores";
 import { startApiFixture, type ApiFixture } from "@/test/support/api-server";
-import { buildApiServer } from "./server";
 
 let api: ApiFixture;
-let replicaB: FastifyInstance;
-let urlB: string;
+let replicaB: { url: string; close(): Promise<void> };
 let token: string;
 
 beforeAll(async () => {
   api = await startApiFixture();
-  const stores = new Map<string, LeaseStore>([
-    [api.pg.spec.name, api.pg.store],
-    [api.redis.spec.name, api.redis.store],
-  ]);
-  replicaB = buildApiServer({ stores, tokens: api.tokens, handleKey: api.handleKey, logger: false });
-  await replicaB.listen({ port: 0, host: "127.0.0.1" });
-  urlB = `http://127.0.0.1:${(replicaB.server.address() as AddressInfo).port}`;
+  replicaB = await api.startReplica();
   token = await api.createToken({ prefixes: ["rep:"] });
 });
 afterAll(async () => {
@@ -34,7 +23,7 @@ afterAll(async () => {
 });
 
 async function callB(bearer: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
-  const response = await fetch(urlB + path, {
+  const response = await fetch(replicaB.url + path, {
     method,
     headers: { authorization: `Bearer ${bearer}`, ...(body !== undefined ? { "content-type": "application/json" } : {}), ...headers },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),

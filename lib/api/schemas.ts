@@ -3,7 +3,8 @@
  * generate `/v1/openapi.json` (openapi.ts), so the document cannot drift.
  */
 import { z } from "zod";
-import { MAX_TTL_MS, MIN_TTL_MS, ZFencingToken, ZOwner, ZResource, ZStoreName, ZTask } from "@/lib/lease/validation";
+import { MAX_TTL_MS, MIN_TTL_MS } from "@leasewatch/lease";
+import { ZFencingToken, ZOwner, ZResource, ZStoreName, ZTask } from "@leasewatch/lease/internal";
 
 export const MAX_WAIT_MS = 30_000;
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { compareFencingTokens } from "@/lib/lease/validation";
-import { sleep } from "@/lib/lease/testing/isolation";
+import { compareFencingTokens } from "@leasewatch/lease";
+import { sleep } from "@leasewatch/lease/testing";
 import { collectEvents } from "@/test/support/stores";
 import { buildApiServer } from "@/lib/api/server";
 import { startApiFixture, type ApiFixture } from "@/test/support/api-server";
@@ -220,6 +220,7 @@ describe("requests and tokens", () => {
 
   it("serves health, readiness and metrics by route and status", async () => {
     expect((await api.call(null, "GET", "/healthz")).status).toBe(200);
+    expect((await api.call(null, "GET", "/livez")).status).toBe(200);
     const ready = await api.call(null, "GET", "/readyz");
     expect(ready.body).toMatchObject({ ready: true, tokens: true });
     const metrics = await (await fetch(`${api.url}/metrics`, { headers: { authorization: `Bearer ${api.metricsToken}` } })).text();

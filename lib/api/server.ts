@@ -4,18 +4,19 @@
  * authenticates; scope.ts decides what a token may see; limits.ts rations it.
  */
 import { createHmac, randomUUID } from "node:crypto";
-import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from "fastify";
 import { Counter, Histogram, Registry } from "prom-client";
 import type { z } from "zod";
 import type { TrustProxy } from "@/lib/auth/client-address";
 import { FailureLimiter } from "@/lib/auth/failure-limiter";
-import { isSameToken } from "@/lib/console/metrics-token";
-import { LeaseError } from "@/lib/lease/errors";
-import type { Lease, LeaseStore } from "@/lib/lease/types";
-import { computeBackoffDelay, DEFAULT_BACKOFF } from "@/lib/lease/backoff";
+import { isSameToken } from "@/lib/server/metrics-token";
+import { instrumentStore, type Lease, LeaseError, type LeaseStore, type LockStore } from "@leasewatch/lease";
+import { loggerOptions } from "@/lib/log/logger";
+import { computeBackoffDelay, DEFAULT_BACKOFF } from "@leasewatch/lease/internal";
 import { HandleCodec } from "./handle";
 import { acquireBodyFastPath } from "./body-fast-path";
 import { TokenLimiter } from "./limits";
+import { traceRequests } from "./tracing";
 import { buildOpenApiDocument } from "./openapi";
 import { ApiProblem, notFound, problemBody } from "./problem";
 import {
@@ -57,8 +58,8 @@ export interface ApiServerOptions {
   /** HMAC key for lease handles (≥ 32 bytes); replicas must share it. */
   handleKey: Buffer;
   storeTimeoutMs?: number;
-  /** pino options, or false for no logs (tests). */
-  logger?: boolean | Record<string, unknown>;
+  /** pino options (default: the shared ones of lib/log/logger.ts at info), or false for no logs (tests). */
+  logger?: FastifyServerOptions["logger"];
   /** Which peers' X-Forwarded-For is believed (TRUSTED_PROXY, lib/auth/client-address.ts); none by default. */
   trustProxy?: TrustProxy;
   /** What a Prometheus scrape of /metrics sends as its bearer (METRICS_TOKEN); unset, /metrics is refused. */
@@ -133,14 +134,15 @@ type AcquireReply = Record<string, unknown>;
 /**
  * One line per request, with its id (the logger's reqId). Answers a client or the server
  * got wrong (4xx, 5xx) are logged at info; successful ones at debug, since at info a line
- * per lock call costs more than the call. The path is logged only up to 256 characters.
+ * per lock call costs more than the call. The path is logged only up to 256 characters; a failed
+ * request's headers are logged too, with credentials redacted (lib/log/logger.ts).
  */
 function logCompletion(request: FastifyRequest, status: number, route: string, elapsedMs: number): void {
   const isFailure = status >= 400;
   // pino has isLevelEnabled; the no-op logger (logger: false) does not, and logs nothing anyway.
   if (!isFailure && !(request.log as { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled?.("debug")) return;
   const line = { method: request.method, route, url: request.url.length <= 256 ? request.url : undefined, statusCode: status, responseTimeMs: Math.round(elapsedMs * 1000) / 1000 };
-  if (isFailure) request.log.info(line, "request failed");
+  if (isFailure) request.log.info({ ...line, headers: request.headers }, "request failed");
   else request.log.debug(line, "request completed");
 }
 
@@ -167,7 +169,7 @@ export function buildApiServer(options: ApiServerOptions): FastifyInstance {
   });
 
   const app = Fastify({
-    logger: options.logger ?? { level: "info" },
+    logger: options.logger ?? loggerOptions("api"),
     bodyLimit: BODY_LIMIT_BYTES,
     // Handles and resources (≤ 512 bytes, percent-encoded) are longer than the default 100.
     routerOptions: { maxParamLength: 8192 },
@@ -187,12 +189,15 @@ export function buildApiServer(options: ApiServerOptions): FastifyInstance {
   app.decorateRequest("apiToken", null);
   app.decorateRequest("leaveSlot", null);
   app.decorateRequest("isClientGone", false);
+  traceRequests(app);
+  // Store calls become `lease.*` spans under the request's span (no-op without an SDK).
+  const stores: ReadonlyMap<string, LeaseStore> = new Map([...options.stores].map(([name, store]) => [name, instrumentStore(store)]));
 
   const call = <T>(promise: Promise<T>, what: string) => withTimeout(promise, storeTimeoutMs, what);
 
   function storeFor(token: ApiToken, name: string | undefined): LeaseStore {
     const chosen = chooseStore(token, name);
-    const store = chosen ? options.stores.get(chosen) : undefined;
+    const store = chosen ? stores.get(chosen) : undefined;
     if (!store) throw notFound();
     return store;
   }
@@ -295,10 +300,13 @@ export function buildApiServer(options: ApiServerOptions): FastifyInstance {
     return request.apiToken;
   };
 
-  app.get("/healthz", async () => ({ ok: true }));
+  // /livez is the probe name the console and the sweeper share; /healthz stays for existing probes.
+  const live = async () => ({ ok: true });
+  app.get("/livez", live);
+  app.get("/healthz", live);
   app.get("/readyz", async (_request, reply) => {
     const checks = await Promise.all(
-      [...options.stores.values()].map(async (store) => {
+      [...stores.values()].map(async (store) => {
         const health = await withTimeout(store.health(), storeTimeoutMs, "health").catch(() => ({ ok: false }));
         return [store.name, health.ok] as const;
       }),
@@ -354,7 +362,7 @@ export function buildApiServer(options: ApiServerOptions): FastifyInstance {
 
     /** `leaseId`: the id a keyed acquire asks for (idempotentLeaseId); the store answers its repeats. */
     async function acquire(token: ApiToken, body: TAcquireBody, request: FastifyRequest, leaseId?: string): Promise<AcquireReply> {
-      const store = storeFor(token, body.store);
+      const store: LockStore = storeFor(token, body.store);
       if (!canSeeResource(token, body.resource)) throw notFound();
       const ttlMs = body.ttlMs ?? Math.round((body.ttlSeconds ?? 0) * 1000);
       const owner = recordedOwner(token, body.ownerId);
@@ -398,13 +406,13 @@ export function buildApiServer(options: ApiServerOptions): FastifyInstance {
     }
 
     /** The handle's lease, if the handle is authentic, was issued to this token and is inside its tenant; otherwise 404. */
-    function leaseFromHandle(token: ApiToken, raw: unknown) {
+    function leaseFromHandle(token: ApiToken, raw: unknown): { handle: string; payload: NonNullable<ReturnType<typeof handles.decode>>; store: LockStore } {
       // The schema's rule for a handle (1-4096 characters), checked without it when it holds.
       const handle = typeof raw === "string" && raw.length >= 1 && raw.length <= 4096 ? raw : parse(ZHandleParams, { leaseId: raw }, "lease handle").leaseId;
       const payload = handles.decode(handle);
       // Only the token that acquired the lease may use its handle; to any other it is unknown.
       if (!payload || payload.tokenId !== token.id || !canSeeResource(token, payload.resource) || !token.stores.includes(payload.store)) throw notFound();
-      const store = options.stores.get(payload.store);
+      const store = stores.get(payload.store);
       if (!store) throw notFound();
       return { handle, payload, store };
     }
@@ -439,7 +447,7 @@ export function buildApiServer(options: ApiServerOptions): FastifyInstance {
       const token = tokenOf(request);
       requireAction(token, "report");
       const body = parse(ZFencingReportBody, request.body, "fencing rejection");
-      const store = storeFor(token, body.store);
+      const store: LockStore = storeFor(token, body.store);
       if (!canSeeResource(token, body.resource)) throw notFound();
       const event = await call(
         store.reportFencingRejection({ resource: body.resource, fencingToken: body.fencingToken, seenToken: body.seenToken, by: `token:${token.name}/${body.by}`.slice(0, 256) }),
@@ -467,7 +475,7 @@ export function buildApiServer(options: ApiServerOptions): FastifyInstance {
       requireAction(token, "read");
       const { resource } = parse(ZResourceParams, { resource: (request.params as { leaseId?: unknown }).leaseId }, "resource");
       const query = parse(ZStoreQuery, request.query, "query");
-      const store = storeFor(token, query.store);
+      const store: LockStore = storeFor(token, query.store);
       if (!canSeeResource(token, resource)) throw notFound();
       const lease = await call(store.get(resource), "the read");
       // Same answer as outside the tenant: "not held" and "not yours" must look alike.

@@ -1,10 +1,14 @@
 /** Starts the API server from its parsed config; shared by `npm run api` and the demo. */
-import type { FastifyInstance } from "fastify";
-import { createStore } from "@/lib/console/registry";
-import type { LeaseStore } from "@/lib/lease/types";
+import type { FastifyInstance, FastifyServerOptions } from "fastify";
+import { createStore } from "@/lib/server/store-registry";
+import type { LeaseStore } from "@leasewatch/lease";
+import { loggerOptions } from "@/lib/log/logger";
 import type { ApiConfig } from "./config";
 import { buildApiServer } from "./server";
 import { TokenStore } from "./tokens";
+
+/** While closing, connections that finished their last request are closed this often. */
+const IDLE_SWEEP_MS = 100;
 
 export interface RunningApi {
   app: FastifyInstance;
@@ -14,9 +18,9 @@ export interface RunningApi {
   close(): Promise<void>;
 }
 
-export async function startApiServer(config: ApiConfig, options: { logger?: boolean | Record<string, unknown> } = {}): Promise<RunningApi> {
+export async function startApiServer(config: ApiConfig, options: { logger?: FastifyServerOptions["logger"] } = {}): Promise<RunningApi> {
   const stores = new Map<string, LeaseStore>(config.stores.map((c) => [c.name, createStore(c)]));
-  const tokens = new TokenStore({ url: config.tokenDb.url, schema: config.tokenDb.schema });
+  const tokens = new TokenStore({ url: config.tokenDb.url, schema: config.tokenDb.schema, ...(config.tokenDb.pooler ? { pooler: config.tokenDb.pooler } : {}) });
   const closeStores = async () => {
     await Promise.all([...stores.values()].map((s) => s.close().catch(() => {})));
     await tokens.close();
@@ -28,7 +32,7 @@ export async function startApiServer(config: ApiConfig, options: { logger?: bool
       tokens,
       handleKey: config.handleKey,
       storeTimeoutMs: config.storeTimeoutMs,
-      logger: options.logger ?? { level: config.logLevel },
+      logger: options.logger ?? loggerOptions("api", config.logLevel),
       metricsToken: config.metricsToken,
       trustProxy: config.trustProxy,
     });
@@ -43,7 +47,15 @@ export async function startApiServer(config: ApiConfig, options: { logger?: bool
       url: `http://${config.host}:${port}`,
       tokens,
       close: async () => {
-        await app.close();
+        const closed = app.close();
+        // Fastify closes the connections idle when it starts closing; a connection whose request was
+        // in flight then goes idle (keep-alive) and would hold the close until its keep-alive timeout.
+        const closeIdle = setInterval(() => app.server.closeIdleConnections(), IDLE_SWEEP_MS);
+        try {
+          await closed;
+        } finally {
+          clearInterval(closeIdle);
+        }
         await closeStores();
       },
     };

@@ -15,8 +15,8 @@
 import { hash, randomBytes, randomUUID } from "node:crypto";
 import pg from "pg";
 import { z } from "zod";
-import { createSchemaInTransaction } from "@/lib/lease/postgres/transaction";
-import { ZStoreName } from "@/lib/lease/validation";
+import { ConsoleTableStore, readConsoleTablesStatus } from "@/lib/server/console-tables";
+import { internalLockKey, ZStoreName, zSqlIdentifier, type MigrationStatus } from "@leasewatch/lease/internal";
 
 export const API_ACTIONS = ["acquire", "renew", "release", "read", "report"] as const;
 export type ApiAction = (typeof API_ACTIONS)[number];
@@ -37,7 +37,7 @@ export const TOKEN_PREFIX = "lwk_";
 export const DEFAULT_RATE_PER_SEC = 200;
 export const DEFAULT_MAX_CONCURRENT = 32;
 
-const ZSchemaName = z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, { error: "schema must be a lower-case SQL identifier" });
+const ZSchemaName = zSqlIdentifier("schema");
 
 /** A tenant prefix: printable, non-empty, bounded like a resource. */
 export const ZTenantPrefix = z
@@ -187,62 +187,26 @@ class LruCache<V> {
 /** A pool or one transaction's connection. */
 export type Queryable = Pick<pg.Pool | pg.PoolClient, "query">;
 
-export class TokenStore {
-  private readonly pool: pg.Pool;
-  private readonly ownsPool: boolean;
+const TOKENS_LEDGER = "api_tokens_migrations";
+
+/** What the token table's migrations would apply in `schema`, read without changing anything. */
+export function tokenTablesStatus(pool: pg.Pool, schema: string): Promise<MigrationStatus> {
+  return readConsoleTablesStatus(pool, { schema: ZSchemaName.parse(schema), ledger: TOKENS_LEDGER, migrations: MIGRATIONS });
+}
+
+export class TokenStore extends ConsoleTableStore {
   private readonly s: string;
-  private migrated: Promise<void> | undefined;
   private readonly cache = new LruCache<{ token: ApiToken; at: number }>(MAX_CACHED);
   /** Bearer hashes that matched no row, with when that was asked. */
   private readonly unknown = new LruCache<number>(MAX_CACHED);
   /** Lookups in flight by token hash: concurrent requests with the same bearer share one query. */
   private readonly lookups = new Map<string, Promise<ApiToken | null>>();
 
-  constructor(private readonly options: { schema: string; url?: string; pool?: pg.Pool }) {
-    this.s = `"${ZSchemaName.parse(options.schema)}"`;
-    this.ownsPool = options.pool === undefined;
-    this.pool = options.pool ?? new pg.Pool({ connectionString: options.url, max: 4, connectionTimeoutMillis: 5_000, statement_timeout: 5_000 });
-    // A database restart must not crash the server; the failing query reports it.
-    this.pool.on("error", () => {});
-  }
-
-  /** Creates the table on first use, under an advisory lock of its own and a ledger of its own. */
-  migrate(): Promise<void> {
-    this.migrated ??= this.runMigrations().catch((error: unknown) => {
-      this.migrated = undefined;
-      throw error;
-    });
-    return this.migrated;
-  }
-
-  private async runMigrations(): Promise<void> {
-    const s = this.s;
-    const current = await this.pool
-      .query<{ version: number }>(`SELECT max(version) AS version FROM ${s}.api_tokens_migrations`)
-      .then((r) => r.rows[0]?.version ?? 0)
-      .catch(() => 0);
-    const latest = Math.max(...MIGRATIONS.map((m) => m.version));
-    if (current >= latest) return;
-    const client = await this.pool.connect();
-    try {
-      await client.query("BEGIN");
-      await client.query("SELECT pg_advisory_xact_lock(hashtext($1::text))", [`leasewatch.api-tokens.migrate:${this.options.schema}`]);
-      await createSchemaInTransaction(client, this.options.schema);
-      await client.query(`CREATE TABLE IF NOT EXISTS ${s}.api_tokens_migrations (
-        version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT clock_timestamp())`);
-      const done = new Set((await client.query<{ version: number }>(`SELECT version FROM ${s}.api_tokens_migrations`)).rows.map((r) => r.version));
-      for (const migration of MIGRATIONS) {
-        if (done.has(migration.version)) continue;
-        await client.query(migration.sql(s));
-        await client.query(`INSERT INTO ${s}.api_tokens_migrations (version, name) VALUES ($1::int, $2::text)`, [migration.version, migration.name]);
-      }
-      await client.query("COMMIT");
-    } catch (error) {
-      await client.query("ROLLBACK").catch(() => {});
-      throw error;
-    } finally {
-      client.release();
-    }
+  /** Creates the table on first use (migrate()), under an advisory lock of its own and a ledger of its own. */
+  constructor(options: { schema: string; url?: string; pool?: pg.Pool; pooler?: "transaction" }) {
+    const schema = ZSchemaName.parse(options.schema);
+    super({ ...options, schema }, { ledger: TOKENS_LEDGER, lockKey: internalLockKey("api-tokens.migrate", schema), migrations: MIGRATIONS });
+    this.s = `"${schema}"`;
   }
 
   /**
@@ -363,18 +327,5 @@ export class TokenStore {
     })().finally(() => this.lookups.delete(key));
     this.lookups.set(key, lookup);
     return lookup;
-  }
-
-  async health(): Promise<boolean> {
-    try {
-      await this.pool.query("SELECT 1");
-      return true;
-    } catch {
-      return false;
-    }
-  }
-
-  async close(): Promise<void> {
-    if (this.ownsPool) await this.pool.end();
   }
 }

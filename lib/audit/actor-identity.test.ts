@@ -2,13 +2,10 @@
  * Who did it, as the records say: the person's stable id (the IdP's `sub` with its
  * issuer), never an email the IdP did not verify. Real Postgres store and audit log.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { forceReleaseAudited, resolvePendingForceReleases } from "@/lib/audit/force-release";
 import { listAuditEntries } from "@/lib/audit/read";
-import { TEST_DATABASE_URL } from "@/lib/lease/testing/isolation";
-import type { LeaseStore } from "@/lib/lease/types";
-import { REQUEST, auditDeps, createAuditFixture, type AuditFixture } from "@/test/support/audit";
-import { createStoreFixture, type StoreFixture } from "@/test/support/stores";
+import { REQUEST, auditDeps, auditTargetInAuditDatabase, setUpAuditedStore, acquireHeldLease } from "@/test/support/audit";
 
 const ISSUER = "https://sso.example.test";
 const ALICE = { id: `${ISSUER}#alice`, email: "alice@example.test", roles: ["operator"] };
@@ -16,31 +13,15 @@ const ALICE = { id: `${ISSUER}#alice`, email: "alice@example.test", roles: ["ope
 const EVE = { id: `${ISSUER}#eve`, email: null, roles: ["operator"] };
 const REASON = "stuck after the deploy, holder pod is gone";
 
-async function acquire(store: LeaseStore, resource: string) {
-  const r = await store.acquire({ resource, owner: "worker-1", task: "run-1", ttlMs: 60_000 });
-  if (!r.acquired) throw new Error("test setup: acquire failed");
-  return r.lease;
-}
-
 describe("the actor of a force-release", () => {
-  let pg: StoreFixture;
-  let audit: AuditFixture;
-  beforeAll(async () => {
-    pg = await createStoreFixture("postgres");
-    if (pg.spec.kind !== "postgres") throw new Error("unreachable");
-    audit = await createAuditFixture([pg.spec.schema]);
-  });
-  afterAll(async () => {
-    await audit?.cleanup();
-    await pg?.cleanup();
-  });
+  const { store: pg, audit } = setUpAuditedStore("postgres", { registerSchema: true });
   // Same database as the audit log: the release runs through the log's force_release() function.
   const deps = () =>
     auditDeps(audit.log, {
-      "pg-test": { store: pg.store, config: { name: "pg-test", kind: "postgres" as const, url: TEST_DATABASE_URL, schema: pg.spec.kind === "postgres" ? pg.spec.schema : undefined } },
+      "pg-test": auditTargetInAuditDatabase("pg-test", pg),
     });
   const release = async (actor: typeof ALICE | typeof EVE, resource: string) => {
-    const lease = await acquire(pg.store, resource);
+    const lease = await acquireHeldLease(pg.store, resource);
     const result = await forceReleaseAudited({ actor, store: "pg-test", resource, leaseId: lease.leaseId, reason: REASON, request: REQUEST }, deps());
     expect(result.outcome).toBe("released");
     const events = await pg.store.events({ resource, kinds: ["force_released"] });
@@ -62,7 +43,7 @@ describe("the actor of a force-release", () => {
 
   it("entries from before stable ids (an email as the actor) stay readable, filterable and resolvable", async () => {
     // A crashed process left a `requested` entry written as the console used to: bare sub, email as the store's actor.
-    const lease = await acquire(pg.store, "actor:legacy");
+    const lease = await acquireHeldLease(pg.store, "actor:legacy");
     await pg.store.forceRelease({ resource: lease.resource, leaseId: lease.leaseId, actor: "alice@example.test", reason: REASON });
     await audit.log.append({
       requestId: "req-legacy", actorSub: "alice", actorEmail: "alice@example.test", actorRoles: ["operator"], action: "force_release", store: "pg-test",

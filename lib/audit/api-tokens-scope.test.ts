@@ -8,15 +8,36 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TokenStore } from "@/lib/api/tokens";
 import { createTokenAudited, revokeTokenAudited, type TokenAuditDeps } from "@/lib/audit/api-tokens";
-import { listAuditEntries } from "@/lib/audit/read";
 import { SCOPE_ALL, prefixesOutsideScope, scopeOf } from "@/lib/auth/scope";
-import { listApiTokenViews } from "@/lib/console/api-tokens";
-import { ALICE, REQUEST, createAuditFixture, type AuditFixture } from "@/test/support/audit";
+import { listApiTokenViews } from "@/lib/console/tokens/list-tokens";
+import { ALICE, REQUEST, createAuditFixture, type AuditFixture, auditEntriesFor } from "@/test/support/audit";
 
 const DAVE = { id: "dave", email: "dave@example.test", roles: ["operator"] };
 const TENANT_1 = scopeOf(["tenant_1:"]);
 const IN_30_DAYS = () => new Date(Date.now() + 30 * 86_400_000);
 const token = (name: string, prefixes: string[]) => ({ name, prefixes, stores: ["pg-main"], actions: ["acquire" as const, "release" as const], expiresAt: IN_30_DAYS() });
+
+const SHARED_READER = Symbol.for("leasewatch.console.api-tokens");
+
+/**
+ * Points the console's token read model at `audit`'s schema, as the console's environment would
+ * (the shared reader of an earlier schema is dropped so a fresh one finds it). The returned
+ * function closes that reader and puts the environment back.
+ */
+function pointConsoleAt(audit: AuditFixture): () => Promise<void> {
+  const saved = { LEASEWATCH_AUDIT_URL: process.env.LEASEWATCH_AUDIT_URL, LEASEWATCH_CONSOLE_SCHEMA: process.env.LEASEWATCH_CONSOLE_SCHEMA };
+  const shared = globalThis as Record<symbol, TokenStore | undefined>;
+  process.env.LEASEWATCH_AUDIT_URL = audit.url;
+  process.env.LEASEWATCH_CONSOLE_SCHEMA = audit.schema;
+  delete shared[SHARED_READER];
+  return async () => {
+    await shared[SHARED_READER]?.close();
+    for (const [key, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    }
+  };
+}
 
 describe("which token prefixes lie within a scope", () => {
   it("a narrower prefix is inside; a shorter one, the empty one or a look-alike tenant is not", () => {
@@ -31,30 +52,20 @@ describe("API tokens for a tenant-scoped operator", () => {
   let audit: AuditFixture;
   let deps: TokenAuditDeps;
   let reader: TokenStore;
-  const saved = { url: process.env.LEASEWATCH_AUDIT_URL, schema: process.env.LEASEWATCH_CONSOLE_SCHEMA };
+  let restoreConsole: () => Promise<void> = async () => {};
 
   beforeAll(async () => {
     audit = await createAuditFixture();
     deps = { getAuditLog: async () => audit.log, tokenDb: { url: audit.url, schema: audit.schema } };
     reader = new TokenStore({ url: audit.url, schema: audit.schema });
     // The console's read model finds the tokens table as the console does: from its environment.
-    process.env.LEASEWATCH_AUDIT_URL = audit.url;
-    process.env.LEASEWATCH_CONSOLE_SCHEMA = audit.schema;
+    restoreConsole = pointConsoleAt(audit);
   });
   afterAll(async () => {
-    const shared = (globalThis as Record<symbol, TokenStore | undefined>)[Symbol.for("leasewatch.console.api-tokens")];
-    await shared?.close();
-    for (const [key, value] of [["LEASEWATCH_AUDIT_URL", saved.url], ["LEASEWATCH_CONSOLE_SCHEMA", saved.schema]] as const) {
-      if (value === undefined) delete process.env[key];
-      else process.env[key] = value;
-    }
+    await restoreConsole();
     await reader?.close();
     await audit?.cleanup();
   });
-
-  async function entriesFor(name: string) {
-    return (await listAuditEntries({ resource: name, limit: 100 }, audit.log)).items.reverse();
-  }
 
   it("create: a token reaching another tenant is refused, nothing is stored, and the refusal is audited with the scope", async () => {
     const other = await createTokenAudited({ actor: DAVE, request: REQUEST, token: token("dave-other", ["tenant_2:"]), scope: TENANT_1 }, deps);
@@ -66,17 +77,17 @@ describe("API tokens for a tenant-scoped operator", () => {
     const names = (await reader.list()).map((t) => t.name);
     expect(names).not.toContain("dave-other");
     expect(names).not.toContain("dave-broad");
-    expect(await entriesFor("dave-other")).toMatchObject([
+    expect(await auditEntriesFor(audit.log, "dave-other")).toMatchObject([
       { action: "token_create", outcome: "denied_role", actorSub: "dave", detail: "prefixes tenant_2: outside the operator scope (tenant_1:*)" },
     ]);
-    expect(await entriesFor("dave-broad")).toMatchObject([{ action: "token_create", outcome: "denied_role", detail: "prefixes tenant_ outside the operator scope (tenant_1:*)" }]);
+    expect(await auditEntriesFor(audit.log, "dave-broad")).toMatchObject([{ action: "token_create", outcome: "denied_role", detail: "prefixes tenant_ outside the operator scope (tenant_1:*)" }]);
   });
 
   it("create: a token within the scope is created as usual", async () => {
     const own = await createTokenAudited({ actor: DAVE, request: REQUEST, token: token("dave-billing", ["tenant_1:billing:", "tenant_1:"]), scope: TENANT_1 }, deps);
     if (own.outcome !== "created") throw new Error(`expected created, got ${own.outcome}`);
     expect(own.record.prefixes).toEqual(["tenant_1:billing:", "tenant_1:"]);
-    expect(await entriesFor("dave-billing")).toMatchObject([{ action: "token_create", outcome: "created", actorSub: "dave" }]);
+    expect(await auditEntriesFor(audit.log, "dave-billing")).toMatchObject([{ action: "token_create", outcome: "created", actorSub: "dave" }]);
   });
 
   it("revoke: another tenant's token, or one that also reaches another tenant, answers as not found, stays live, and the attempt is audited", async () => {
@@ -93,12 +104,12 @@ describe("API tokens for a tenant-scoped operator", () => {
     const byName = await revokeTokenAudited({ actor: DAVE, request: REQUEST, token: { name: "t2-workers" }, scope: TENANT_1 }, deps);
     expect(byName).toMatchObject({ outcome: "not_found", record: null });
 
-    expect((await entriesFor("t2-workers")).map((e) => [e.action, e.outcome, e.actorSub, e.detail])).toEqual([
+    expect((await auditEntriesFor(audit.log, "t2-workers")).map((e) => [e.action, e.outcome, e.actorSub, e.detail])).toEqual([
       ["token_create", "created", ALICE.id, expect.any(String)],
       ["token_revoke", "not_found", "dave", `token ${foreign.record.id} is outside the operator scope (tenant_1:*)`],
       ["token_revoke", "not_found", "dave", `token ${foreign.record.id} is outside the operator scope (tenant_1:*)`],
     ]);
-    expect((await entriesFor("t1-and-t2")).map((e) => e.outcome)).toEqual(["created", "not_found"]);
+    expect((await auditEntriesFor(audit.log, "t1-and-t2")).map((e) => e.outcome)).toEqual(["created", "not_found"]);
   });
 
   it("revoke: their own tenant's token is revoked", async () => {
@@ -120,7 +131,7 @@ describe("API tokens for a tenant-scoped operator", () => {
 
 describe("the token list of a scoped viewer when the table holds more than 1000 tokens", () => {
   let audit: AuditFixture;
-  const saved = { url: process.env.LEASEWATCH_AUDIT_URL, schema: process.env.LEASEWATCH_CONSOLE_SCHEMA };
+  let restoreConsole: () => Promise<void> = async () => {};
 
   beforeAll(async () => {
     audit = await createAuditFixture();
@@ -138,18 +149,10 @@ describe("the token list of a scoped viewer when the table holds more than 1000 
     await audit.admin.query(
       `INSERT INTO "${audit.schema}".api_tokens (id, name, token_hash, prefixes, stores, actions, rate_per_sec, max_concurrent, created_by, created_at, expires_at) VALUES ${rows.join(",")}`,
     );
-    process.env.LEASEWATCH_AUDIT_URL = audit.url;
-    process.env.LEASEWATCH_CONSOLE_SCHEMA = audit.schema;
-    // The reader the suite above closed: a fresh one finds this schema.
-    delete (globalThis as Record<symbol, TokenStore | undefined>)[Symbol.for("leasewatch.console.api-tokens")];
+    restoreConsole = pointConsoleAt(audit);
   });
   afterAll(async () => {
-    const shared = (globalThis as Record<symbol, TokenStore | undefined>)[Symbol.for("leasewatch.console.api-tokens")];
-    await shared?.close();
-    for (const [key, value] of [["LEASEWATCH_AUDIT_URL", saved.url], ["LEASEWATCH_CONSOLE_SCHEMA", saved.schema]] as const) {
-      if (value === undefined) delete process.env[key];
-      else process.env[key] = value;
-    }
+    await restoreConsole();
     await audit?.cleanup();
   });
 

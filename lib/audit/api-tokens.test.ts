@@ -2,10 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashToken, TokenStore } from "@/lib/api/tokens";
 import { createTokenAudited, recordTokenRefusal, revokeTokenAudited, type TokenAuditDeps } from "@/lib/audit/api-tokens";
 import { AuditLog } from "@/lib/audit/log";
-import { listAuditEntries } from "@/lib/audit/read";
 import { verifyAuditChain } from "@/lib/audit/verify";
-import { TEST_DATABASE_URL } from "@/lib/lease/testing/isolation";
-import { ALICE, REQUEST, createAuditFixture, type AuditFixture } from "@/test/support/audit";
+import { TEST_DATABASE_URL } from "@leasewatch/lease/testing";
+import { ALICE, REQUEST, createAuditFixture, type AuditFixture, auditEntriesFor } from "@/test/support/audit";
 
 const IN_30_DAYS = () => new Date(Date.now() + 30 * 86_400_000);
 const scope = (name: string) => ({ name, prefixes: ["tenant_1:"], stores: ["pg-main"], actions: ["acquire" as const, "release" as const], expiresAt: IN_30_DAYS() });
@@ -26,10 +25,6 @@ describe("API token changes in the audit log", () => {
     await audit?.cleanup();
   });
 
-  async function entriesFor(name: string) {
-    return (await listAuditEntries({ resource: name, limit: 100 }, audit.log)).items.reverse();
-  }
-
   it("create: the token works, its entry names the actor and scope, and neither the secret nor its hash is in the log", async () => {
     const outcome = await createTokenAudited({ actor: ALICE, request: REQUEST, token: scope("billing") }, deps);
     if (outcome.outcome !== "created") throw new Error(`expected created, got ${outcome.outcome}`);
@@ -37,7 +32,7 @@ describe("API token changes in the audit log", () => {
     expect(outcome.record.createdBy).toBe(ALICE.id);
     expect((await reader.authenticate(outcome.token))?.name).toBe("billing");
 
-    const [entry, ...others] = await entriesFor("billing");
+    const [entry, ...others] = await auditEntriesFor(audit.log, "billing");
     expect(others).toEqual([]);
     expect(entry).toMatchObject({ id: outcome.auditId, action: "token_create", outcome: "created", actorSub: ALICE.id, actorEmail: ALICE.email, store: "", resource: "billing", requestId: REQUEST.requestId });
     expect(entry?.detail).toContain(outcome.record.id);
@@ -55,7 +50,7 @@ describe("API token changes in the audit log", () => {
     expect(outcome.outcome).toBe("name_taken");
     const tokens = (await reader.list()).filter((t) => t.name === "billing");
     expect(tokens.map((t) => t.prefixes)).toEqual([["tenant_1:"]]);
-    expect((await entriesFor("billing")).map((e) => [e.action, e.outcome])).toEqual([
+    expect((await auditEntriesFor(audit.log, "billing")).map((e) => [e.action, e.outcome])).toEqual([
       ["token_create", "created"],
       ["token_create", "invalid_input"],
     ]);
@@ -73,19 +68,19 @@ describe("API token changes in the audit log", () => {
     const unknown = await revokeTokenAudited({ actor: ALICE, request: REQUEST, token: { name: "never-created" } }, deps);
     expect(unknown).toMatchObject({ outcome: "not_found", record: null });
 
-    expect((await entriesFor("exports")).map((e) => [e.action, e.outcome])).toEqual([
+    expect((await auditEntriesFor(audit.log, "exports")).map((e) => [e.action, e.outcome])).toEqual([
       ["token_create", "created"],
       ["token_revoke", "revoked"],
       ["token_revoke", "not_found"],
     ]);
-    expect((await entriesFor("never-created")).map((e) => e.detail)).toEqual(["no token has this name"]);
+    expect((await auditEntriesFor(audit.log, "never-created")).map((e) => e.detail)).toEqual(["no token has this name"]);
   });
 
   it("a refused attempt is recorded with the actor and why", async () => {
     const bob = { id: "sub-bob", email: "bob@example.test", roles: ["viewer"] };
     const recorded = await recordTokenRefusal({ actor: bob, request: REQUEST, action: "token_create", name: "sneaky", outcome: "denied_role", detail: "needs tokens:manage" }, deps);
     expect("auditId" in recorded).toBe(true);
-    expect(await entriesFor("sneaky")).toMatchObject([{ action: "token_create", outcome: "denied_role", actorSub: "sub-bob", actorRoles: ["viewer"], detail: "needs tokens:manage" }]);
+    expect(await auditEntriesFor(audit.log, "sneaky")).toMatchObject([{ action: "token_create", outcome: "denied_role", actorSub: "sub-bob", actorRoles: ["viewer"], detail: "needs tokens:manage" }]);
     expect((await reader.list()).some((t) => t.name === "sneaky")).toBe(false);
   });
 

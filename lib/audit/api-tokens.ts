@@ -20,8 +20,10 @@ import { TokenStore, type ApiToken, type TNewToken } from "@/lib/api/tokens";
 import type { AuditOutcome } from "./chain";
 import { isSameDatabase } from "./config";
 import { recordedActor, type AuditActor, type RequestMeta } from "./force-release";
-import type { AuditDraft, AuditLog } from "./log";
+import type { AuditLog } from "./log";
+import type { AuditDraft } from "./entry";
 import { auditText } from "./text";
+import { getLogger } from "@/lib/log/logger";
 
 export type TokenAuditAction = "token_create" | "token_revoke";
 export type TokenRefusedOutcome = "denied_role" | "reauth_required" | "rate_limited" | "invalid_input";
@@ -60,7 +62,7 @@ function errorText(error: unknown): string {
 }
 
 function unavailable(error: unknown): AuditUnavailable {
-  console.error(`[leasewatch] audit log unavailable for a token change: ${errorText(error)}`);
+  getLogger("audit").error({ error: errorText(error) }, "audit log unavailable: token change refused");
   return { ...UNAVAILABLE };
 }
 

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ChainWatcher } from "@/lib/audit/chain-status";
-import type { AuditDraft } from "@/lib/audit/log";
-import { ALICE, createAuditFixture, type AuditFixture } from "@/test/support/audit";
+import type { AuditDraft } from "@/lib/audit/entry";
+import { ALICE, setUpAuditLog } from "@/test/support/audit";
 
 function draft(n: number): AuditDraft {
   return {
@@ -12,13 +12,7 @@ function draft(n: number): AuditDraft {
 }
 
 describe("the chain state /audit shows", () => {
-  let audit: AuditFixture;
-  beforeAll(async () => {
-    audit = await createAuditFixture();
-  });
-  afterAll(async () => {
-    await audit?.cleanup();
-  });
+  const audit = setUpAuditLog();
 
   it("verifies what was appended since the last look, and keeps naming a broken entry after later good ones", async () => {
     const watcher = new ChainWatcher((options) => audit.log.verifyChain(options), { maxAgeMs: 0 });

@@ -2,7 +2,8 @@ import { execFile } from "node:child_process";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AuditLog, type AuditDraft } from "@/lib/audit/log";
+import { AuditLog } from "@/lib/audit/log";
+import { type AuditDraft } from "@/lib/audit/entry";
 import { canonicalJson } from "@/lib/audit/chain";
 import { ALICE, createAuditFixture, type AuditFixture } from "@/test/support/audit";
 

@@ -1,5 +1,5 @@
 import { createHmac } from "node:crypto";
-import { AUDIT_ACTIONS, AUDIT_OUTCOMES, type AuditAction, type AuditOutcome } from "@/lib/console/views";
+import { AUDIT_ACTIONS, AUDIT_OUTCOMES, type AuditAction, type AuditOutcome } from "./vocabulary";
 
 /**
  * The audit log's HMAC chain. Each entry's hash is HMAC(key, prev_hash ||
@@ -13,7 +13,6 @@ import { AUDIT_ACTIONS, AUDIT_OUTCOMES, type AuditAction, type AuditOutcome } fr
 /** prev_hash of the first entry. */
 export const GENESIS_HASH = "0".repeat(64);
 
-// One list for the log and the pages that filter by it (views.ts is safe to import in the browser).
 export { AUDIT_ACTIONS, AUDIT_OUTCOMES, type AuditAction, type AuditOutcome };
 
 /** The holder a `lease_changed` entry found instead of the lease shown. */

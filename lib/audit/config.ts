@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { parseStoresConfig, type TStoreConfig } from "@/lib/console/config";
-import { isLoopbackHost } from "@/lib/env";
-import { SCHEMA_PATTERN } from "@/lib/lease/postgres/sql";
+import { parseStoresConfig, type TStoreConfig } from "@/lib/server/store-config";
+import { isLoopbackHost } from "@/lib/auth/env";
+import { SCHEMA_PATTERN } from "@leasewatch/lease/internal";
 
 /**
  * Where the audit log lives and how it is chained, from the environment:
@@ -27,6 +27,8 @@ export class AuditConfigError extends Error {
 export interface AuditLocation {
   url: string;
   schema: string;
+  /** "transaction" when `url` is a pooler in transaction mode (see lib/server/console-db-pool.ts). */
+  pooler?: "transaction";
 }
 export interface AuditConfig extends AuditLocation {
   key: string;
@@ -37,6 +39,7 @@ const ZAuditEnv = z.object({
     .string()
     .regex(/^postgres(ql)?:\/\//, { error: "LEASEWATCH_AUDIT_URL must be a postgres:// URL" })
     .optional(),
+  LEASEWATCH_AUDIT_POOLER: z.literal("transaction", { error: 'LEASEWATCH_AUDIT_POOLER must be "transaction" (or unset for a direct connection)' }).optional(),
   LEASEWATCH_AUDIT_SCHEMA: z
     .string()
     .regex(SCHEMA_PATTERN, { error: "LEASEWATCH_AUDIT_SCHEMA must be a lower-case identifier: a-z, 0-9, _ (max 63)" })
@@ -67,11 +70,14 @@ function parseOrThrow<T>(schema: z.ZodType<T>, env: Env): T {
 /** Where the audit log lives (what a migration needs; no key). */
 export function parseAuditLocation(env: Env = process.env, stores?: readonly TStoreConfig[]): AuditLocation {
   const e = parseOrThrow(ZAuditEnv, env);
-  const url = e.LEASEWATCH_AUDIT_URL ?? (stores ?? parseStoresConfig(env as NodeJS.ProcessEnv)).find((s) => s.kind === "postgres")?.url;
+  const firstPostgres = e.LEASEWATCH_AUDIT_URL ? undefined : (stores ?? parseStoresConfig(env as NodeJS.ProcessEnv)).find((s) => s.kind === "postgres");
+  const url = e.LEASEWATCH_AUDIT_URL ?? firstPostgres?.url;
   if (url === undefined) {
     throw new AuditConfigError("The audit log is not configured: set LEASEWATCH_AUDIT_URL (no Postgres store is configured to default to)");
   }
-  return { url, schema: e.LEASEWATCH_AUDIT_SCHEMA ?? e.LEASEWATCH_CONSOLE_SCHEMA ?? DEFAULT_AUDIT_SCHEMA };
+  // With the first store's database, the way that store reaches it (through its pooler, if it has one).
+  const pooler = e.LEASEWATCH_AUDIT_URL ? e.LEASEWATCH_AUDIT_POOLER : firstPostgres?.kind === "postgres" ? firstPostgres.pooler : undefined;
+  return { url, schema: e.LEASEWATCH_AUDIT_SCHEMA ?? e.LEASEWATCH_CONSOLE_SCHEMA ?? DEFAULT_AUDIT_SCHEMA, ...(pooler ? { pooler } : {}) };
 }
 
 /**

@@ -5,12 +5,10 @@
  * which releases only against a `requested` audit entry of the same transaction.
  * Run it as the role that migrated the schemas, after `npm run migrate`.
  */
-import { quoteSchema } from "@/lib/lease/postgres/sql";
+import { DEFAULT_SCHEMA as DEFAULT_LEASE_SCHEMA, quoteSchema, SQL_IDENTIFIER } from "@leasewatch/lease/internal";
 import { DEFAULT_AUDIT_SCHEMA } from "./config";
-import { DEFAULT_SCHEMA as DEFAULT_LEASE_SCHEMA } from "@/lib/lease/postgres/sql";
 
 export const DEFAULT_CONSOLE_ROLE = "leasewatch_console";
-const ROLE_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
 
 export interface ConsoleRoleOptions {
   role?: string;
@@ -24,7 +22,7 @@ export interface ConsoleRoleOptions {
 
 export function consoleRoleSql(options: ConsoleRoleOptions = {}): string {
   const role = options.role ?? DEFAULT_CONSOLE_ROLE;
-  if (!ROLE_PATTERN.test(role)) throw new Error(`invalid role name ${JSON.stringify(role)}`);
+  if (!SQL_IDENTIFIER.test(role)) throw new Error(`invalid role name ${JSON.stringify(role)}`);
   const r = `"${role}"`;
   const a = quoteSchema(options.auditSchema ?? DEFAULT_AUDIT_SCHEMA);
   const c = quoteSchema(options.sessionsSchema ?? options.auditSchema ?? DEFAULT_AUDIT_SCHEMA);

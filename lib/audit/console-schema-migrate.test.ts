@@ -2,7 +2,7 @@ import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { TokenStore } from "@/lib/api/tokens";
 import { SessionStore } from "@/lib/auth/session-store";
-import { freshPgSchema, TEST_DATABASE_URL, type FreshPgSchema } from "@/lib/lease/testing/isolation";
+import { freshPgSchema, type FreshPgSchema, TEST_DATABASE_URL } from "@leasewatch/lease/testing";
 import { runAuditMigrations } from "./migrations";
 
 /**

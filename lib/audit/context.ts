@@ -1,15 +1,19 @@
 /**
  * Server-only: the console's process-wide audit log, built once from the
- * environment (./config.ts) and the configured stores (lib/console/registry).
+ * environment (./config.ts) and the configured stores (lib/server/store-registry.ts).
  * With LEASEWATCH_MIGRATE=1 the console creates or upgrades the audit schema
  * itself on first use; otherwise it expects a migration run by a role that may
  * (`npm run migrate`), which is what a least-privilege console needs.
  */
-import { parseStoresConfig } from "@/lib/console/config";
-import { getStoreEntries, isMigrateEnabled } from "@/lib/console/registry";
-import { DEFAULT_SCHEMA as DEFAULT_LEASE_SCHEMA } from "@/lib/lease/postgres/sql";
+import pg from "pg";
+import { parseObservedConfig } from "@/lib/observed/config";
+import { readRecordAfter } from "@/lib/observed/observer";
+import { observedHistorySchema } from "@/lib/observed/runtime";
+import { parseStoresConfig } from "@/lib/server/store-config";
+import { getStoreEntries, isMigrateEnabled } from "@/lib/server/store-registry";
+import { DEFAULT_SCHEMA as DEFAULT_LEASE_SCHEMA } from "@leasewatch/lease/internal";
 import { isSameDatabase, parseAuditConfig } from "./config";
-import { resolvePendingForceReleases, DEFAULT_PENDING_GRACE_MS, type AuditDeps, type ResolveResult } from "./force-release";
+import type { AuditDeps, ObservedReleaseDeps } from "./deps";
 import { AuditLog } from "./log";
 import { RefusalTally } from "./refusal-tally";
 import { ChainWatcher, type ChainStatus } from "./chain-status";
@@ -38,7 +42,7 @@ function processAudit(): ProcessAudit {
   if (!g[GLOBAL_KEY]) {
     // Throws AuditConfigError with what to fix; nothing is cached on failure.
     const config = parseAuditConfig();
-    g[GLOBAL_KEY] = { log: new AuditLog({ connectionString: config.url, schema: config.schema, key: config.key }), ready: null };
+    g[GLOBAL_KEY] = { log: new AuditLog({ connectionString: config.url, schema: config.schema, key: config.key, ...(config.pooler ? { pooler: config.pooler } : {}) }), ready: null };
   }
   return g[GLOBAL_KEY];
 }
@@ -80,27 +84,28 @@ export function defaultAuditDeps(): AuditDeps {
   };
 }
 
+const HISTORY_KEY = Symbol.for("leasewatch.audit.observed-history");
+
 /**
- * At console start-up: give entries a crashed process left `requested` their
- * outcome. Entries younger than the grace period may still be in flight in
- * another replica, so a second pass runs once that has passed. Resolves with
- * the first pass (never rejects: problems are logged).
+ * The observed force-release's dependencies: the configured observed stores, and
+ * the observer's record (kept in the audit log's database) for resolving entries
+ * a crash left open.
  */
-export function startAuditHousekeeping(options: { graceMs?: number } = {}): Promise<ResolveResult | null> {
-  const graceMs = options.graceMs ?? DEFAULT_PENDING_GRACE_MS;
-  const run = () =>
-    resolvePendingForceReleases({ ...defaultAuditDeps(), pendingGraceMs: graceMs })
-      .then((result) => {
-        if (result.resolved.length > 0) console.info(`[leasewatch] audit: recorded the outcome of ${result.resolved.length} open force-release entries`);
-        if (result.open.length > 0) console.warn(`[leasewatch] audit: ${result.open.length} force-release entries stay open (their store is not answering)`);
-        return result;
-      })
-      .catch((error: unknown) => {
-        console.error(`[leasewatch] audit: resolving open entries failed: ${error instanceof Error ? error.message : String(error)}`);
-        return null;
-      });
-  setTimeout(() => void run(), graceMs + 1_000).unref();
-  return run();
+export function defaultObservedReleaseDeps(env: NodeJS.ProcessEnv = process.env): ObservedReleaseDeps {
+  const configs = parseObservedConfig(env);
+  return {
+    getAuditLog: getProcessAuditLog,
+    getObserved: (name) => configs.find((c) => c.name === name),
+    readRecordAfter: (query) => {
+      const g = globalThis as typeof globalThis & { [HISTORY_KEY]?: pg.Pool };
+      if (!g[HISTORY_KEY]) {
+        const pool = new pg.Pool({ connectionString: parseAuditConfig(env).url, max: 1, application_name: "leasewatch-console", statement_timeout: 4_000 });
+        pool.on("error", () => {});
+        g[HISTORY_KEY] = pool;
+      }
+      return readRecordAfter(g[HISTORY_KEY], observedHistorySchema(env), query);
+    },
+  };
 }
 
 /** Closes the process-wide audit log (tests, and scripts that end). */
@@ -109,5 +114,7 @@ export async function closeProcessAuditLog(): Promise<void> {
   const audit = g[GLOBAL_KEY];
   delete g[GLOBAL_KEY];
   delete (g as { [WATCHER_KEY]?: unknown })[WATCHER_KEY];
-  await audit?.log.close();
+  const history = (g as { [HISTORY_KEY]?: pg.Pool })[HISTORY_KEY];
+  delete (g as { [HISTORY_KEY]?: unknown })[HISTORY_KEY];
+  await Promise.all([audit?.log.close(), history?.end()]);
 }

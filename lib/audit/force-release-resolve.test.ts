@@ -1,11 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { recordedActor, resolvePendingForceReleases } from "@/lib/audit/force-release";
 import { listAuditEntries } from "@/lib/audit/read";
-import { freshRedisNamespace, TEST_REDIS_URL, type FreshRedisNamespace } from "@/lib/lease/testing/isolation";
-import { buildBucketKeys } from "@/lib/lease/redis/keys";
-import { EVENTS_BACKLOG_FACTOR } from "@/lib/lease/redis/scripts";
-import { RedisLeaseStore } from "@/lib/lease/redis/store";
-import type { Lease } from "@/lib/lease/types";
+import { freshRedisNamespace, type FreshRedisNamespace, TEST_REDIS_URL } from "@leasewatch/lease/testing";
+import { buildBucketKeys, EVENTS_BACKLOG_FACTOR } from "@leasewatch/lease/internal";
+import { type Lease, RedisLeaseStore } from "@leasewatch/lease";
 import { ALICE, auditDeps, createAuditFixture, type AuditFixture } from "@/test/support/audit";
 
 /**

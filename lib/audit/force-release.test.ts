@@ -1,42 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { AuditLog } from "@/lib/audit/log";
 import { forceReleaseAudited, recordRefusedAttempt, resolvePendingForceReleases } from "@/lib/audit/force-release";
-import { listAuditEntries } from "@/lib/audit/read";
 import { verifyAuditChain } from "@/lib/audit/verify";
-import { TEST_DATABASE_URL } from "@/lib/lease/testing/isolation";
-import type { LeaseStore } from "@/lib/lease/types";
-import { ALICE, REQUEST, auditDeps, createAuditFixture, type AuditFixture } from "@/test/support/audit";
-import { createStoreFixture, type StoreFixture } from "@/test/support/stores";
+import { TEST_DATABASE_URL } from "@leasewatch/lease/testing";
+import { ALICE, REQUEST, auditDeps, auditTargetInAuditDatabase, setUpAuditedStore, acquireHeldLease, auditEntriesFor } from "@/test/support/audit";
 
 const REASON = "stuck after the deploy, holder pod is gone";
 
-async function acquire(store: LeaseStore, resource: string) {
-  const r = await store.acquire({ resource, owner: "worker-1", task: "run-1", ttlMs: 60_000 });
-  if (!r.acquired) throw new Error("test setup: acquire failed");
-  return r.lease;
-}
-
-async function entriesFor(audit: AuditFixture, resource: string) {
-  const { items } = await listAuditEntries({ resource, limit: 100 }, audit.log);
-  return items.reverse();
-}
-
 describe("forceReleaseAudited, Postgres store in the audit log's database (one transaction)", () => {
-  let pg: StoreFixture;
-  let audit: AuditFixture;
-  beforeAll(async () => {
-    pg = await createStoreFixture("postgres");
-    if (pg.spec.kind !== "postgres") throw new Error("unreachable");
-    audit = await createAuditFixture([pg.spec.schema]);
-  });
-  afterAll(async () => {
-    await audit?.cleanup();
-    await pg?.cleanup();
-  });
-  const target = () => ({ store: pg.store, config: { name: "pg-test", kind: "postgres" as const, url: TEST_DATABASE_URL, schema: pg.spec.kind === "postgres" ? pg.spec.schema : undefined } });
+  const { store: pg, audit } = setUpAuditedStore("postgres", { registerSchema: true });
+  const target = () => auditTargetInAuditDatabase("pg-test", pg);
 
   it("ends the lease, records requested and released together, and the old holder cannot renew", async () => {
-    const lease = await acquire(pg.store, "audit:pg:one");
+    const lease = await acquireHeldLease(pg.store, "audit:pg:one");
     const result = await forceReleaseAudited(
       { actor: ALICE, store: "pg-test", resource: lease.resource, leaseId: lease.leaseId, reason: REASON, request: REQUEST },
       auditDeps(audit.log, { "pg-test": target() }),
@@ -49,7 +25,7 @@ describe("forceReleaseAudited, Postgres store in the audit log's database (one t
     expect(events.items).toHaveLength(1);
     expect(events.items[0]).toMatchObject({ actor: ALICE.id, reason: REASON, leaseId: lease.leaseId });
 
-    const entries = await entriesFor(audit, lease.resource);
+    const entries = await auditEntriesFor(audit.log, lease.resource);
     expect(entries.map((e) => e.outcome)).toEqual(["requested", "released"]);
     expect(entries[1]).toMatchObject({
       actorSub: ALICE.id,
@@ -71,28 +47,28 @@ describe("forceReleaseAudited, Postgres store in the audit log's database (one t
     const writers = await audit.admin.query(`SELECT DISTINCT xmin::text FROM "${audit.schema}".audit_log WHERE resource = $1`, [lease.resource]);
     expect(writers.rowCount).toBe(1);
 
-    const next = await acquire(pg.store, lease.resource);
+    const next = await acquireHeldLease(pg.store, lease.resource);
     expect(BigInt(next.fencingToken)).toBeGreaterThan(BigInt(lease.fencingToken));
     expect(await verifyAuditChain({ pool: audit.admin, schema: audit.schema, key: audit.key })).toMatchObject({ ok: true });
   });
 
   it("answers lease_changed with the new holder when that lease id no longer holds, and releases nothing", async () => {
-    const old = await acquire(pg.store, "audit:pg:changed");
+    const old = await acquireHeldLease(pg.store, "audit:pg:changed");
     await pg.store.release({ resource: old.resource, leaseId: old.leaseId });
-    const now = await acquire(pg.store, old.resource);
+    const now = await acquireHeldLease(pg.store, old.resource);
     const result = await forceReleaseAudited(
       { actor: ALICE, store: "pg-test", resource: old.resource, leaseId: old.leaseId, reason: REASON, request: REQUEST },
       auditDeps(audit.log, { "pg-test": target() }),
     );
     expect(result).toMatchObject({ outcome: "lease_changed", current: { leaseId: now.leaseId, owner: "worker-1", fencingToken: now.fencingToken } });
     expect((await pg.store.get(old.resource))?.leaseId).toBe(now.leaseId);
-    const entries = await entriesFor(audit, old.resource);
+    const entries = await auditEntriesFor(audit.log, old.resource);
     expect(entries.map((e) => e.outcome)).toEqual(["lease_changed"]);
     expect(entries[0]!.newHolder).toMatchObject({ leaseId: now.leaseId });
   });
 
   it("is one transaction: when the outcome entry cannot be written, the release and the requested entry roll back", async () => {
-    const lease = await acquire(pg.store, "audit:pg:atomic");
+    const lease = await acquireHeldLease(pg.store, "audit:pg:atomic");
     // Make the database refuse the outcome row, after force_release() already ran in the transaction.
     const a = `"${audit.schema}"`;
     await audit.admin.query(`
@@ -110,11 +86,11 @@ describe("forceReleaseAudited, Postgres store in the audit log's database (one t
     }
     expect((await pg.store.get(lease.resource))?.leaseId).toBe(lease.leaseId);
     expect((await pg.store.events({ resource: lease.resource, kinds: ["force_released"] })).items).toEqual([]);
-    expect(await entriesFor(audit, lease.resource)).toEqual([]);
+    expect(await auditEntriesFor(audit.log, lease.resource)).toEqual([]);
   });
 
   it("fails closed when the audit schema is not migrated (force_release() missing): nothing is released", async () => {
-    const lease = await acquire(pg.store, "audit:pg:unmigrated");
+    const lease = await acquireHeldLease(pg.store, "audit:pg:unmigrated");
     const unmigrated = new AuditLog({ connectionString: TEST_DATABASE_URL, schema: "lw_test_000000000000", key: audit.key });
     try {
       const result = await forceReleaseAudited(
@@ -129,13 +105,13 @@ describe("forceReleaseAudited, Postgres store in the audit log's database (one t
   });
 
   it("records a refused attempt with the lease shown", async () => {
-    const lease = await acquire(pg.store, "audit:pg:denied");
+    const lease = await acquireHeldLease(pg.store, "audit:pg:denied");
     const result = await recordRefusedAttempt(
       { actor: { id: "sub-bob", email: "bob@example.test", roles: ["viewer"] }, store: "pg-test", resource: lease.resource, leaseId: lease.leaseId, reason: REASON, request: REQUEST, outcome: "denied_role" },
       auditDeps(audit.log, { "pg-test": target() }),
     );
     expect(result).toHaveProperty("auditId");
-    const entries = await entriesFor(audit, lease.resource);
+    const entries = await auditEntriesFor(audit.log, lease.resource);
     expect(entries).toHaveLength(1);
     expect(entries[0]).toMatchObject({ outcome: "denied_role", actorSub: "sub-bob", owner: "worker-1", fencingToken: lease.fencingToken });
     expect((await pg.store.get(lease.resource))?.leaseId).toBe(lease.leaseId);
@@ -143,26 +119,17 @@ describe("forceReleaseAudited, Postgres store in the audit log's database (one t
 });
 
 describe("forceReleaseAudited, Redis store (requested, then the outcome)", () => {
-  let redis: StoreFixture;
-  let audit: AuditFixture;
-  beforeAll(async () => {
-    redis = await createStoreFixture("redis");
-    audit = await createAuditFixture();
-  });
-  afterAll(async () => {
-    await audit?.cleanup();
-    await redis?.cleanup();
-  });
+  const { store: redis, audit } = setUpAuditedStore("redis");
 
   it("writes requested before the release and released after it", async () => {
-    const lease = await acquire(redis.store, "audit:redis:one");
+    const lease = await acquireHeldLease(redis.store, "audit:redis:one");
     const result = await forceReleaseAudited(
       { actor: ALICE, store: "redis-test", resource: lease.resource, leaseId: lease.leaseId, reason: REASON, request: REQUEST },
       auditDeps(audit.log, { "redis-test": redis.store }),
     );
     expect(result.outcome).toBe("released");
     expect(await redis.store.get(lease.resource)).toBeNull();
-    const entries = await entriesFor(audit, lease.resource);
+    const entries = await auditEntriesFor(audit.log, lease.resource);
     expect(entries.map((e) => e.outcome)).toEqual(["requested", "released"]);
     expect(entries[1]!.resolvesId).toBe(entries[0]!.id);
     // Two transactions: the requested entry was committed before the release.
@@ -171,8 +138,8 @@ describe("forceReleaseAudited, Redis store (requested, then the outcome)", () =>
   });
 
   it("a process that died between the release and its outcome: the open entry is resolved from the store's events", async () => {
-    const lease = await acquire(redis.store, "audit:redis:crash");
-    const kept = await acquire(redis.store, "audit:redis:crash-not-released");
+    const lease = await acquireHeldLease(redis.store, "audit:redis:crash");
+    const kept = await acquireHeldLease(redis.store, "audit:redis:crash-not-released");
     // What forceReleaseAudited does up to the crash: the requested entry, then the release.
     const requested = await audit.log.append({
       requestId: "req-crash", actorSub: ALICE.id, actorEmail: ALICE.email, actorRoles: ALICE.roles, action: "force_release", store: "redis-test",
@@ -196,7 +163,7 @@ describe("forceReleaseAudited, Redis store (requested, then the outcome)", () =>
       { id: requested!.id, outcome: "released" },
       { id: unreleased!.id, outcome: "failed" },
     ]);
-    expect((await entriesFor(audit, lease.resource)).map((e) => [e.outcome, e.resolvesId])).toEqual([["requested", null], ["released", requested!.id]]);
+    expect((await auditEntriesFor(audit.log, lease.resource)).map((e) => [e.outcome, e.resolvesId])).toEqual([["requested", null], ["released", requested!.id]]);
     expect((await redis.store.get(kept.resource))?.leaseId).toBe(kept.leaseId);
     // Idempotent: a second pass (another replica starting) adds nothing.
     expect((await resolvePendingForceReleases(auditDeps(audit.log, { "redis-test": redis.store }, 0))).resolved).toEqual([]);
@@ -204,7 +171,7 @@ describe("forceReleaseAudited, Redis store (requested, then the outcome)", () =>
   });
 
   it("fails closed: with the audit database unreachable nothing is released", async () => {
-    const lease = await acquire(redis.store, "audit:redis:closed");
+    const lease = await acquireHeldLease(redis.store, "audit:redis:closed");
     const down = new AuditLog({ connectionString: "postgres://postgres@127.0.0.1:1/postgres", schema: audit.schema, key: audit.key });
     try {
       const result = await forceReleaseAudited(
@@ -221,19 +188,10 @@ describe("forceReleaseAudited, Redis store (requested, then the outcome)", () =>
 });
 
 describe("forceReleaseAudited, Postgres store in another database (or spelled differently)", () => {
-  let pg: StoreFixture;
-  let audit: AuditFixture;
-  beforeAll(async () => {
-    pg = await createStoreFixture("postgres");
-    audit = await createAuditFixture();
-  });
-  afterAll(async () => {
-    await audit?.cleanup();
-    await pg?.cleanup();
-  });
+  const { store: pg, audit } = setUpAuditedStore("postgres");
 
   it("fails closed when the audit database is down, and uses requested/outcome when it is up", async () => {
-    const lease = await acquire(pg.store, "audit:elsewhere:one");
+    const lease = await acquireHeldLease(pg.store, "audit:elsewhere:one");
     const config = { name: "pg-elsewhere", kind: "postgres" as const, url: "postgres://postgres@localhost:5432/postgres" };
     const down = new AuditLog({ connectionString: "postgres://postgres@127.0.0.1:1/postgres", schema: audit.schema, key: audit.key });
     try {
@@ -251,6 +209,6 @@ describe("forceReleaseAudited, Postgres store in another database (or spelled di
       auditDeps(audit.log, { "pg-elsewhere": { store: pg.store, config } }),
     );
     expect(result.outcome).toBe("released");
-    expect((await entriesFor(audit, lease.resource)).map((e) => e.outcome)).toEqual(["requested", "released"]);
+    expect((await auditEntriesFor(audit.log, lease.resource)).map((e) => e.outcome)).toEqual(["requested", "released"]);
   });
 });

@@ -13,17 +13,18 @@
  *   (resolvePendingForceReleases), so a release never lacks its entry.
  */
 import { z } from "zod";
-import type { Lease, LeaseStore } from "@/lib/lease/types";
-import { ZLeaseId, ZResource } from "@/lib/lease/validation";
-import type { TStoreConfig } from "@/lib/console/config";
+import type { Lease, LeaseStore } from "@leasewatch/lease";
+import { DEFAULT_SCHEMA as DEFAULT_LEASE_SCHEMA, ZLeaseId, ZResource } from "@leasewatch/lease/internal";
 import { subjectOfIdentity } from "@/lib/auth/identity";
-import { DEFAULT_SCHEMA as DEFAULT_LEASE_SCHEMA } from "@/lib/lease/postgres/sql";
-import { withTimeout } from "@/lib/console/fan-out";
-import { toPublicStoreError } from "@/lib/console/public-error";
+import { withTimeout } from "@/lib/server/timeout";
+import { toPublicStoreError } from "@/lib/server/public-error";
 import type { AuditOutcome } from "./chain";
 import { isSameDatabase } from "./config";
-import { hashedFields, type AuditDraft, type AuditEntry, type AuditLog } from "./log";
+import type { AuditDeps, AuditTarget } from "./deps";
+import { hashedFields, type AuditDraft, type AuditEntry } from "./entry";
+import type { AuditLog } from "./log";
 import { auditText, normaliseReason } from "./text";
+import { getLogger } from "@/lib/log/logger";
 
 export interface AuditActor {
   id: string;
@@ -61,21 +62,6 @@ export type ForceReleaseOutcome =
 
 export type RefusedOutcome = "denied_role" | "reauth_required" | "rate_limited" | "invalid_input";
 export type RecordRefusedResult = { auditId: string } | { outcome: "audit_unavailable"; message: string };
-
-/** A store the audited release can reach, with its configuration when it came from the registry. */
-export interface AuditTarget {
-  store: LeaseStore;
-  config?: TStoreConfig;
-}
-
-/** What the audited release runs against; the console's defaults come from ./context. */
-export interface AuditDeps {
-  /** The audit log, migrated. Throws (with a message for the operator) when it is not configured or reachable. */
-  getAuditLog(): Promise<AuditLog>;
-  getTarget(store: string): AuditTarget | undefined;
-  /** How long a `requested` entry may stay open before another caller resolves it from the store's events. */
-  pendingGraceMs?: number;
-}
 
 /** Longer than any store command timeout, so an entry is never resolved while its release is still in flight elsewhere. */
 export const DEFAULT_PENDING_GRACE_MS = 60_000;
@@ -118,6 +104,8 @@ export function recordedActor(actor: { id: string }): string {
 function firstError(error: unknown): unknown {
   return error instanceof AggregateError && error.errors.length > 0 ? error.errors[0] : error;
 }
+
+const auditLogger = () => getLogger("audit");
 
 function errorText(error: unknown): string {
   if (error instanceof AggregateError && error.errors.length > 0) return errorText(error.errors[0]);
@@ -163,7 +151,7 @@ export function refusedAttemptDraft(req: ForceReleaseRequest & { outcome: Refuse
 const AUDIT_UNAVAILABLE = { outcome: "audit_unavailable", message: "The audit log cannot be written right now, so nothing was released. Try again shortly." } as const;
 
 function unavailable(error: unknown): { outcome: "audit_unavailable"; message: string } {
-  console.error(`[leasewatch] audit log unavailable: ${errorText(error)}`);
+  auditLogger().error({ error: errorText(error) }, "audit log unavailable: force-release refused");
   return { ...AUDIT_UNAVAILABLE };
 }
 
@@ -181,10 +169,10 @@ async function openAuditLog(deps?: AuditDeps): Promise<{ d: AuditDeps; audit: Au
 async function tryAppend(audit: AuditLog, draft: AuditDraft): Promise<AuditEntry | null> {
   try {
     const entry = await audit.append(draft);
-    if (!entry) console.error("[leasewatch] audit entry was not written");
+    if (!entry) auditLogger().error({ resource: draft.resource, outcome: draft.outcome }, "audit entry was not written");
     return entry;
   } catch (error) {
-    console.error(`[leasewatch] audit log unavailable: ${errorText(error)}`);
+    auditLogger().error({ error: errorText(error), resource: draft.resource, outcome: draft.outcome }, "audit log unavailable: entry not written");
     return null;
   }
 }
@@ -209,7 +197,7 @@ export async function forceReleaseAudited(req: ForceReleaseRequest, deps?: Audit
   // (at most every RESOLVE_INTERVAL_MS, so a bulk release or a store that is down costs one look).
   if (performance.now() - lastResolveAt >= RESOLVE_INTERVAL_MS) {
     lastResolveAt = performance.now();
-    await resolvePendingForceReleases(d, audit).catch((error: unknown) => console.error(`[leasewatch] resolving open audit entries failed: ${errorText(error)}`));
+    await resolvePendingForceReleases(d, audit).catch((error: unknown) => auditLogger().error({ error: errorText(error) }, "resolving open audit entries failed"));
   }
 
   const parsed = ZForceReleaseRequest.safeParse(req);
@@ -305,7 +293,7 @@ async function releaseInTwoSteps(audit: AuditLog, store: LeaseStore, req: ForceR
     } catch (error) {
       // Unknown whether the store applied it (the reply may be what was lost): leave the entry
       // `requested` for the resolver, which asks the store's events once the store answers.
-      console.error(`[leasewatch] force-release on store "${store.name}" failed: ${errorText(error)}`);
+      auditLogger().error({ store: store.name, resource: req.resource, auditId: requested.id, error: errorText(error) }, "force-release not confirmed by the store");
       return { outcome: "failed", auditId: requested.id, message: `Store "${store.name}" did not confirm the release; the audit entry will record what happened once the store answers.` };
     }
     try {
@@ -314,7 +302,7 @@ async function releaseInTwoSteps(audit: AuditLog, store: LeaseStore, req: ForceR
       return { ...result, auditId };
     } catch (error) {
       // The release is done and its `requested` entry stands; the outcome is recorded by the resolver.
-      console.error(`[leasewatch] recording the outcome of audit entry ${requested.id} failed: ${errorText(error)}`);
+      auditLogger().error({ auditId: requested.id, error: errorText(error) }, "recording the outcome of an audit entry failed");
       return { ...result, auditId: requested.id };
     }
   } finally {
@@ -385,7 +373,7 @@ export async function resolvePendingForceReleases(deps: AuditDeps, audit?: Audit
       const written = await log.append(draft);
       if (written) result.resolved.push({ id: entry.id, outcome: draft.outcome });
     } catch (error) {
-      console.error(`[leasewatch] audit entry ${entry.id} stays open: ${errorText(error)}`);
+      auditLogger().warn({ auditId: entry.id, error: errorText(error) }, "audit entry stays open");
       result.open.push(entry.id);
     }
   }

@@ -3,49 +3,25 @@
  * chain, skip the audit, or fail a release: every entry verifies, every attempt
  * is recorded, and the store and the audit see the same reason.
  */
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { forceReleaseAudited, recordRefusedAttempt } from "@/lib/audit/force-release";
 import { recordTokenRefusal } from "@/lib/audit/api-tokens";
-import { listAuditEntries } from "@/lib/audit/read";
 import { verifyAuditChain } from "@/lib/audit/verify";
-import { PostgresLeaseStore } from "@/lib/lease/postgres/store";
-import { TEST_DATABASE_URL } from "@/lib/lease/testing/isolation";
-import type { LeaseStore } from "@/lib/lease/types";
-import { ALICE, REQUEST, auditDeps, createAuditFixture, type AuditFixture } from "@/test/support/audit";
-import { createStoreFixture, type StoreFixture } from "@/test/support/stores";
+import { PostgresLeaseStore } from "@leasewatch/lease";
+import { captureLogs } from "@/lib/log/testing";
+import { ALICE, REQUEST, auditDeps, type AuditFixture, auditTargetInAuditDatabase, setUpAuditedStore, acquireHeldLease, auditEntriesFor } from "@/test/support/audit";
 
 const BOB = { id: "sub-bob", email: "bob@example.test", roles: ["viewer"] };
-
-async function acquire(store: LeaseStore, resource: string) {
-  const r = await store.acquire({ resource, owner: "worker-1", task: "run-1", ttlMs: 60_000 });
-  if (!r.acquired) throw new Error("test setup: acquire failed");
-  return r.lease;
-}
-
-async function entriesFor(audit: AuditFixture, resource: string) {
-  const { items } = await listAuditEntries({ resource, limit: 100 }, audit.log);
-  return items.reverse();
-}
 
 async function expectIntact(audit: AuditFixture) {
   expect(await verifyAuditChain({ pool: audit.admin, schema: audit.schema, key: audit.key })).toMatchObject({ ok: true });
 }
 
 describe("hostile text in audited fields", () => {
-  let pg: StoreFixture;
-  let audit: AuditFixture;
-  beforeAll(async () => {
-    pg = await createStoreFixture("postgres");
-    if (pg.spec.kind !== "postgres") throw new Error("unreachable");
-    audit = await createAuditFixture([pg.spec.schema]);
-  });
-  afterAll(async () => {
-    await audit?.cleanup();
-    await pg?.cleanup();
-  });
+  const { store: pg, audit } = setUpAuditedStore("postgres", { registerSchema: true });
   const deps = () =>
     auditDeps(audit.log, {
-      "pg-main": { store: pg.store, config: { name: "pg-main", kind: "postgres" as const, url: TEST_DATABASE_URL, schema: pg.spec.kind === "postgres" ? pg.spec.schema : undefined } },
+      "pg-main": auditTargetInAuditDatabase("pg-main", pg),
     });
 
   it("a refused attempt whose reason has a lone surrogate is recorded, and the chain still verifies after it", async () => {
@@ -54,7 +30,7 @@ describe("hostile text in audited fields", () => {
       deps(),
     );
     expect(recorded).toHaveProperty("auditId");
-    const [entry] = await entriesFor(audit, "hostile:surrogate");
+    const [entry] = await auditEntriesFor(audit.log, "hostile:surrogate");
     expect(entry!.reason).toBe("poison \ufffd entry");
     await expectIntact(audit);
   });
@@ -74,7 +50,7 @@ describe("hostile text in audited fields", () => {
       deps(),
     );
     expect(recorded).toHaveProperty("auditId");
-    const [entry] = await entriesFor(audit, "hostile:nul\ufffd");
+    const [entry] = await auditEntriesFor(audit.log, "hostile:nul\ufffd");
     expect(entry).toMatchObject({ reason: "nul \ufffd in the reason", actorSub: "sub-\ufffdbob", store: "pg\ufffdmain", userAgent: "ua\ufffd\ufffd" });
     const token = await recordTokenRefusal(
       { actor: BOB, request: REQUEST, action: "token_create", name: "name\u0000\udfff", outcome: "denied_role", detail: "viewer" },
@@ -88,7 +64,7 @@ describe("hostile text in audited fields", () => {
     const reason = `${"a".repeat(999)}😀 tail`;
     const recorded = await recordRefusedAttempt({ actor: BOB, store: "pg-main", resource: "hostile:emoji", leaseId: "x", reason, request: REQUEST, outcome: "denied_role" }, deps());
     expect(recorded).toHaveProperty("auditId");
-    const [entry] = await entriesFor(audit, "hostile:emoji");
+    const [entry] = await auditEntriesFor(audit.log, "hostile:emoji");
     expect(entry!.reason!.isWellFormed()).toBe(true);
     expect(Buffer.byteLength(entry!.reason!)).toBeLessThanOrEqual(1000);
     await expectIntact(audit);
@@ -101,12 +77,12 @@ describe("hostile text in audited fields", () => {
     ["double spaces", "holder  stuck,  restarting worker now", "holder  stuck,  restarting worker now"],
     ["CJK over 1000 bytes", "界".repeat(400), "界".repeat(333)],
   ])("a force-release whose reason has %s is released, and the store's event and the audit entry carry the same reason", async (_, typed, normalised) => {
-    const lease = await acquire(pg.store, `hostile:reason:${_}`);
+    const lease = await acquireHeldLease(pg.store, `hostile:reason:${_}`);
     const result = await forceReleaseAudited({ actor: ALICE, store: "pg-main", resource: lease.resource, leaseId: lease.leaseId, reason: typed, request: REQUEST }, deps());
     expect(result.outcome).toBe("released");
     const events = await pg.store.events({ resource: lease.resource, kinds: ["force_released"] });
     expect(events.items.map((e) => e.reason)).toEqual([normalised]);
-    expect((await entriesFor(audit, lease.resource)).map((e) => [e.outcome, e.reason])).toEqual([
+    expect((await auditEntriesFor(audit.log, lease.resource)).map((e) => [e.outcome, e.reason])).toEqual([
       ["requested", normalised],
       ["released", normalised],
     ]);
@@ -115,44 +91,35 @@ describe("hostile text in audited fields", () => {
 
   it("a store that cannot be read: the entry keeps a short reason and a reference, the driver's words stay in the server log", async () => {
     const down = new PostgresLeaseStore({ name: "pg-down", connectionString: "postgres://secret-user@127.0.0.1:1/leases", schema: "leases_down" });
-    const logged = vi.spyOn(console, "error").mockImplementation(() => {});
+    const logged = captureLogs();
     try {
       const result = await forceReleaseAudited(
         { actor: ALICE, store: "pg-down", resource: "hostile:down", leaseId: "lease-1", reason: "store is down, trying anyway", request: REQUEST },
         auditDeps(audit.log, { "pg-down": down }),
       );
       expect(result.outcome).toBe("failed");
-      const [entry] = await entriesFor(audit, "hostile:down");
+      const [entry] = await auditEntriesFor(audit.log, "hostile:down");
       expect(entry!.detail).toMatch(/^store read failed: unreachable \(ref [0-9a-f]{8}\)$/);
       const ref = /ref ([0-9a-f]{8})/.exec(entry!.detail!)![1]!;
-      expect(logged.mock.calls.map((c) => c.join(" ")).join("\n")).toMatch(new RegExp(`ECONNREFUSED.*ref ${ref}`));
+      expect(logged.lines).toContainEqual(expect.objectContaining({ level: "error", ref, detail: expect.stringMatching(/ECONNREFUSED/) }));
     } finally {
-      logged.mockRestore();
+      logged.restore();
       await down.close();
     }
   });
 });
 
 describe("a multi-line reason on a Redis store (requested, then the outcome)", () => {
-  let redis: StoreFixture;
-  let audit: AuditFixture;
-  beforeAll(async () => {
-    redis = await createStoreFixture("redis");
-    audit = await createAuditFixture();
-  });
-  afterAll(async () => {
-    await audit?.cleanup();
-    await redis?.cleanup();
-  });
+  const { store: redis, audit } = setUpAuditedStore("redis");
 
   it("is released with the same reason in the store's event and the audit entries", async () => {
-    const lease = await acquire(redis.store, "hostile:redis:newline");
+    const lease = await acquireHeldLease(redis.store, "hostile:redis:newline");
     const reason = "holder stuck\nrestarting worker now";
     const result = await forceReleaseAudited({ actor: ALICE, store: "redis-main", resource: lease.resource, leaseId: lease.leaseId, reason, request: REQUEST }, auditDeps(audit.log, { "redis-main": redis.store }));
     expect(result.outcome).toBe("released");
     const events = await redis.store.events({ resource: lease.resource, kinds: ["force_released"] });
     expect(events.items.map((e) => e.reason)).toEqual([reason]);
-    expect((await entriesFor(audit, lease.resource)).map((e) => e.reason)).toEqual([reason, reason]);
+    expect((await auditEntriesFor(audit.log, lease.resource)).map((e) => e.reason)).toEqual([reason, reason]);
     await expectIntact(audit);
   });
 });

@@ -4,14 +4,15 @@
  * each batch: every attempt is recorded and the chain stays intact, whatever
  * the text. The generator is seeded, so a failing batch names its seed to replay.
  */
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTokenAudited, recordTokenRefusal, revokeTokenAudited, tokenRefusalDraft, type TokenAuditDeps } from "@/lib/audit/api-tokens";
 import { forceReleaseAudited, recordRefusedAttempt, refusedAttemptDraft, resolvePendingForceReleases } from "@/lib/audit/force-release";
 import { RefusalTally } from "@/lib/audit/refusal-tally";
 import { verifyAuditChain } from "@/lib/audit/verify";
-import { createRandom, TEST_DATABASE_URL } from "@/lib/lease/testing/isolation";
-import { auditDeps, createAuditFixture, type AuditFixture } from "@/test/support/audit";
-import { createStoreFixture, type StoreFixture } from "@/test/support/stores";
+import { createRandom } from "@leasewatch/lease/testing";
+import { captureLogs } from "@/lib/log/testing";
+import { auditDeps, type AuditFixture, auditTargetInAuditDatabase, cleanupAuditedStore, createAuditedStore } from "@/test/support/audit";
+import type { StoreFixture } from "@/test/support/stores";
 
 // Pieces that have broken text handling somewhere: lone surrogates, NUL and other controls,
 // line ends, bidi and zero-width marks, emoji (pairs, ZWJ sequences, flags), combining marks, CJK, noncharacters.
@@ -43,19 +44,14 @@ describe("random Unicode through every audited path", () => {
   let audit: AuditFixture;
   let tokenDeps: TokenAuditDeps;
   beforeAll(async () => {
-    pg = await createStoreFixture("postgres");
-    if (pg.spec.kind !== "postgres") throw new Error("unreachable");
-    audit = await createAuditFixture([pg.spec.schema]);
+    ({ store: pg, audit } = await createAuditedStore("postgres", { registerSchema: true }));
     tokenDeps = { getAuditLog: async () => audit.log, tokenDb: { url: audit.url, schema: audit.schema } };
   });
-  afterAll(async () => {
-    await audit?.cleanup();
-    await pg?.cleanup();
-  });
+  afterAll(() => cleanupAuditedStore(audit, pg));
   const deps = () =>
     auditDeps(
       audit.log,
-      { "pg-main": { store: pg.store, config: { name: "pg-main", kind: "postgres" as const, url: TEST_DATABASE_URL, schema: pg.spec.kind === "postgres" ? pg.spec.schema : undefined } } },
+      { "pg-main": auditTargetInAuditDatabase("pg-main", pg) },
       0,
     );
 
@@ -64,7 +60,7 @@ describe("random Unicode through every audited path", () => {
     const text = () => makeText(rand);
     const actor = () => ({ id: text(), email: rand() < 0.3 ? null : text(), roles: [text(), "operator"] });
     const request = () => ({ requestId: text(), ip: rand() < 0.5 ? null : text(), userAgent: text() });
-    const quiet = vi.spyOn(console, "error").mockImplementation(() => {});
+    const quiet = captureLogs();
     const written = { count: 0 };
     const before = Number((await audit.admin.query(`SELECT count(*)::int AS n FROM "${audit.schema}".audit_log`)).rows[0].n);
     try {
@@ -115,7 +111,7 @@ describe("random Unicode through every audited path", () => {
       // A `requested` entry left open by a crash, resolved from the store's events.
       await resolvePendingForceReleases(deps());
     } finally {
-      quiet.mockRestore();
+      quiet.restore();
     }
     const after = Number((await audit.admin.query(`SELECT count(*)::int AS n FROM "${audit.schema}".audit_log`)).rows[0].n);
     expect(after - before, `seed ${seed}`).toBe(written.count);

@@ -1,22 +1,12 @@
 import pg from "pg";
-import { inTransaction } from "@/lib/lease/postgres/transaction";
-import { GENESIS_HASH, hashEntry, type AuditAction, type AuditFields, type AuditHolder, type AuditOutcome } from "./chain";
+import { createConsolePool } from "@/lib/server/console-db-pool";
+import { inTransaction, quoteSchema } from "@leasewatch/lease/internal";
+import { GENESIS_HASH, hashEntry, type AuditOutcome } from "./chain";
+import { hashedFields, toAuditEntry, type AuditDraft, type AuditEntry } from "./entry";
 import { runAuditMigrations, type AuditMigrateResult } from "./migrations";
 import { buildAuditStatements, chainLockKey, type AuditStatements } from "./sql";
 import { normaliseDraft } from "./text";
 import { verifyAuditChain, type ChainPosition, type VerifyResult } from "./verify";
-import { quoteSchema } from "@/lib/lease/postgres/sql";
-
-/** One stored audit entry: its hashed fields plus its position and chain links. */
-export interface AuditEntry extends AuditFields {
-  /** bigint as decimal text. */
-  id: string;
-  prevHash: string;
-  hash: string;
-}
-
-/** What a writer supplies; `at` is the audit database's clock, taken under the chain lock. */
-export type AuditDraft = Omit<AuditFields, "at">;
 
 export interface AuditLogOptions {
   /** Exactly one of connectionString or pool. */
@@ -26,64 +16,12 @@ export interface AuditLogOptions {
   schema: string;
   /** HMAC key of the chain (≥ 32 characters; see config.ts). */
   key: string;
+  /** "transaction": connectionString is a pooler in transaction mode (see lib/server/console-db-pool.ts). */
+  pooler?: "transaction";
 }
 
 /** Each statement gets this long; an audit database that hangs fails the write (and so the release). */
 const STATEMENT_TIMEOUT_MS = 10_000;
-
-/** A row as pg returns it → AuditEntry. */
-export function toAuditEntry(row: Record<string, unknown>): AuditEntry {
-  const text = (v: unknown) => (v === null || v === undefined ? null : String(v));
-  return {
-    id: String(row.id),
-    at: row.at as Date,
-    requestId: text(row.request_id),
-    actorSub: String(row.actor_sub),
-    actorEmail: text(row.actor_email),
-    actorRoles: (row.actor_roles as string[] | null) ?? [],
-    action: String(row.action) as AuditAction,
-    store: String(row.store),
-    resource: String(row.resource),
-    leaseId: text(row.lease_id),
-    owner: text(row.owner),
-    task: text(row.task),
-    fencingToken: text(row.fencing_token),
-    reason: text(row.reason),
-    outcome: String(row.outcome) as AuditOutcome,
-    newHolder: (row.new_holder as AuditHolder | null) ?? null,
-    ip: text(row.ip),
-    userAgent: text(row.user_agent),
-    resolvesId: text(row.resolves_id),
-    detail: text(row.detail),
-    prevHash: String(row.prev_hash),
-    hash: String(row.hash),
-  };
-}
-
-/** Only the hashed fields of an entry, in a fresh object (so extra properties never reach the hash). */
-export function hashedFields(e: AuditFields): AuditFields {
-  return {
-    at: e.at,
-    requestId: e.requestId,
-    actorSub: e.actorSub,
-    actorEmail: e.actorEmail,
-    actorRoles: [...e.actorRoles],
-    action: e.action,
-    store: e.store,
-    resource: e.resource,
-    leaseId: e.leaseId,
-    owner: e.owner,
-    task: e.task,
-    fencingToken: e.fencingToken,
-    reason: e.reason,
-    outcome: e.outcome,
-    newHolder: e.newHolder,
-    ip: e.ip,
-    userAgent: e.userAgent,
-    resolvesId: e.resolvesId,
-    detail: e.detail,
-  };
-}
 
 /** The lease-state columns the force_release() function returns. */
 export interface ForceReleaseRow {
@@ -195,7 +133,7 @@ export class AuditLog {
     this.ownsPool = options.pool === undefined;
     this.pool =
       options.pool ??
-      new pg.Pool({ connectionString: options.connectionString, max: 5, connectionTimeoutMillis: 5_000, statement_timeout: STATEMENT_TIMEOUT_MS });
+      createConsolePool({ url: options.connectionString, max: 5, statementTimeoutMs: STATEMENT_TIMEOUT_MS, ...(options.pooler ? { pooler: options.pooler } : {}) });
     this.pool.on("error", this.onPoolError);
     this.sql = buildAuditStatements(this.schema);
   }

@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AuditLog, type AuditDraft } from "@/lib/audit/log";
-import { getMetricsText } from "@/lib/console/get-metrics-text";
-import { ALICE, createAuditFixture, type AuditFixture } from "@/test/support/audit";
+import { describe, expect, it } from "vitest";
+import { AuditLog } from "@/lib/audit/log";
+import { type AuditDraft } from "@/lib/audit/entry";
+import { getMetricsText } from "@/lib/console/metrics/get-metrics-text";
+import { ALICE, setUpAuditLog } from "@/test/support/audit";
 
 const draft = (outcome: AuditDraft["outcome"], n: number): AuditDraft => ({
   requestId: `req-${n}`, actorSub: ALICE.id, actorEmail: ALICE.email, actorRoles: ALICE.roles, action: "force_release", store: "pg-main",
@@ -10,13 +11,7 @@ const draft = (outcome: AuditDraft["outcome"], n: number): AuditDraft => ({
 });
 
 describe("/api/metrics force-release counters", () => {
-  let audit: AuditFixture;
-  beforeAll(async () => {
-    audit = await createAuditFixture();
-  });
-  afterAll(async () => {
-    await audit?.cleanup();
-  });
+  const audit = setUpAuditLog();
 
   it("counts force-releases by outcome from the audit log, so every replica reports the same", async () => {
     const outcomes = ["requested", "released", "requested", "released", "lease_changed", "denied_role", "denied_role", "denied_role"] as const;

@@ -1,6 +1,5 @@
 import type pg from "pg";
-import { buildLeaseStatements, buildMigrationStatements } from "@/lib/lease/postgres/sql";
-import { createSchemaInTransaction, inTransaction } from "@/lib/lease/postgres/transaction";
+import { applyPendingMigrations, buildLeaseStatements, buildMigrationStatements, createSchemaInTransaction, inTransaction, readMigrationStatus, type MigrationStatus } from "@leasewatch/lease/internal";
 import { auditLogTableSql, auditTokenActionsSql, forceReleaseActorIsSubjectSql, forceReleaseFunctionSql, migrateLockKey, registerForceReleaseSql } from "./sql";
 
 /**
@@ -41,21 +40,17 @@ export async function runAuditMigrations(pool: pg.Pool, schema: string, leaseSch
     await client.query(sql.lock, [migrateLockKey(schema)]);
     await createSchemaInTransaction(client, schema);
     await client.query(sql.createLedger);
-    const done = await client.query<{ version: number }>(sql.appliedVersions);
-    const have = new Set(done.rows.map((r) => r.version));
-    const applied: number[] = [];
-    for (const migration of [...AUDIT_MIGRATIONS].sort((x, y) => x.version - y.version)) {
-      if (have.has(migration.version)) continue;
-      await client.query(migration.sql(schema));
-      await client.query(sql.recordVersion, [migration.version, migration.name]);
-      applied.push(migration.version);
-      have.add(migration.version);
-    }
+    const { applied, version } = await applyPendingMigrations(client, sql, AUDIT_MIGRATIONS, schema);
     const registered: string[] = [];
     for (const leaseSchema of new Set(leaseSchemas)) {
       const { rowCount } = await client.query(registerForceReleaseSql(schema), [leaseSchema, buildLeaseStatements(leaseSchema).forceRelease]);
       if ((rowCount ?? 0) > 0) registered.push(leaseSchema);
     }
-    return { applied, version: Math.max(0, ...have), registered };
+    return { applied, version, registered };
   });
+}
+
+/** What runAuditMigrations would apply to the audit schema, read without changing anything. */
+export function auditMigrationStatus(pool: pg.Pool, schema: string): Promise<MigrationStatus> {
+  return readMigrationStatus(pool, buildMigrationStatements(schema).appliedVersions, AUDIT_MIGRATIONS);
 }

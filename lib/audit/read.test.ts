@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AuditDraft } from "@/lib/audit/log";
+import type { AuditDraft } from "@/lib/audit/entry";
 import { AuditQueryError, csvCell, listAuditEntries, streamAuditEntries } from "@/lib/audit/read";
 import { ALICE, createAuditFixture, type AuditFixture } from "@/test/support/audit";
 

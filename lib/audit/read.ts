@@ -4,12 +4,13 @@
  * the primary key, filters served by indexes) and parameterised.
  */
 import { z } from "zod";
-import { quoteSchema } from "@/lib/lease/postgres/sql";
+import { quoteSchema } from "@leasewatch/lease/internal";
 import { AUDIT_ACTIONS, AUDIT_OUTCOMES } from "./chain";
-import { toAuditEntry, type AuditEntry, type AuditLog } from "./log";
+import type { AuditLog } from "./log";
+import { toAuditEntry, type AuditEntry } from "./entry";
 import { SELECT_COLUMNS } from "./sql";
 
-export type { AuditEntry } from "./log";
+export type { AuditEntry } from "./entry";
 
 export interface AuditFilter {
   /** Subject or email, exact. */

@@ -7,7 +7,9 @@
  * In this process's memory: attempts counted in the last window before the
  * process ends are lost with it (the log says so for nothing else).
  */
-import type { AuditDraft, AuditLog } from "./log";
+import type { AuditLog } from "./log";
+import type { AuditDraft } from "./entry";
+import { getLogger } from "@/lib/log/logger";
 
 export interface RefusalTallyOptions {
   /** How long a key's count runs before its entry is written. */
@@ -66,7 +68,7 @@ export class RefusalTally {
         const audit = await this.options.getAuditLog();
         await audit.append(tallyEntry(tally));
       } catch (error) {
-        console.error(`[leasewatch] audit: ${tally.count} rate-limited attempts could not be recorded yet: ${error instanceof Error ? error.message : String(error)}`);
+        getLogger("audit").error({ attempts: tally.count, error: error instanceof Error ? error.message : String(error) }, "rate-limited attempts could not be recorded yet; kept for the next try");
         this.merge(k, tally);
       }
     }

@@ -3,7 +3,7 @@
  * name. Values are always bind parameters; only the schema identifier (checked
  * and quoted by quoteSchema) and constants from this module are spliced in.
  */
-import { quoteSchema } from "@/lib/lease/postgres/sql";
+import { internalLockKey, quoteSchema } from "@leasewatch/lease/internal";
 import { AUDIT_ACTIONS, AUDIT_OUTCOMES } from "./chain";
 
 const list = (values: readonly string[]) => values.map((v) => `'${v}'`).join(", ");
@@ -39,10 +39,10 @@ export const SELECT_COLUMNS = AUDIT_COLUMNS.map((c) => (c === "id" || c === "res
 
 /** The advisory lock that serialises appends, so concurrent writers never fork the chain. */
 export function chainLockKey(schema: string): string {
-  return `leasewatch.audit.chain:${schema}`;
+  return internalLockKey("audit.chain", schema);
 }
 export function migrateLockKey(schema: string): string {
-  return `leasewatch.audit.migrate:${schema}`;
+  return internalLockKey("audit.migrate", schema);
 }
 
 export interface AuditStatements {

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { closeProcessAuditLog, startAuditHousekeeping } from "@/lib/audit/context";
+import { closeProcessAuditLog } from "@/lib/audit/context";
+import { startAuditHousekeeping } from "@/lib/audit/housekeeping";
 import { listAuditEntries } from "@/lib/audit/read";
-import { TEST_DATABASE_URL } from "@/lib/lease/testing/isolation";
+import { TEST_DATABASE_URL } from "@leasewatch/lease/testing";
 import { ALICE, createAuditFixture, type AuditFixture } from "@/test/support/audit";
 import { createStoreFixture, type StoreFixture } from "@/test/support/stores";
 
@@ -46,5 +47,21 @@ describe("console start-up resolves force-release entries a crash left open", ()
     expect(first?.resolved).toEqual([{ id: requested!.id, outcome: "released" }]);
     const { items } = await listAuditEntries({ resource: r.lease.resource, limit: 10 }, audit.log);
     expect(items.map((e) => [e.outcome, e.resolvesId])).toEqual([["released", requested!.id], ["requested", null]]);
+  });
+
+  it("closes an observed force-release entry a crash left open, even before the observer has recorded anything", async () => {
+    vi.stubEnv("LEASEWATCH_OBSERVED", JSON.stringify([{ name: "shedlock", kind: "shedlock", url: TEST_DATABASE_URL, releaseUrl: TEST_DATABASE_URL }]));
+    vi.stubEnv("LEASEWATCH_OBSERVED_SCHEMA", `${audit.schema}_observed_none`);
+    const requested = await audit.log.append({
+      requestId: "req-crash-observed", actorSub: ALICE.id, actorEmail: ALICE.email, actorRoles: ALICE.roles, action: "force_release", store: "shedlock",
+      resource: "startup:nightly-job", leaseId: null, owner: "worker-1 · locked at 2026-11-20T10:00:00.000Z", task: null, fencingToken: null,
+      reason: "reason for the test", outcome: "requested", newHolder: null, ip: null, userAgent: null, resolvesId: null, detail: null,
+    });
+    const first = await startAuditHousekeeping({ graceMs: 0 });
+    expect(first?.resolved).toEqual([{ id: requested!.id, outcome: "failed" }]);
+    expect(first?.open).toEqual([]);
+    const { items } = await listAuditEntries({ resource: "startup:nightly-job", limit: 10 }, audit.log);
+    expect(items.map((e) => [e.outcome, e.resolvesId])).toEqual([["failed", requested!.id], ["requested", null]]);
+    expect(items[0]!.detail).toContain("the observer has no sample after the request");
   });
 });

@@ -6,7 +6,7 @@
  * not verify, or not be written at all. Idempotent: normalising twice changes nothing.
  */
 import type { AuditHolder } from "./chain";
-import type { AuditDraft } from "./log";
+import type { AuditDraft } from "./entry";
 
 /** What the lease library accepts as a force-release reason, so the store's event and the audit entry hold the same text. */
 export const MAX_REASON_BYTES = 1000;

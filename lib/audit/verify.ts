@@ -13,9 +13,9 @@
  * printed head (id and hash) with one noted earlier to catch that.
  */
 import type pg from "pg";
-import { quoteSchema } from "@/lib/lease/postgres/sql";
+import { quoteSchema } from "@leasewatch/lease/internal";
 import { GENESIS_HASH, hashEntry } from "./chain";
-import { hashedFields, toAuditEntry } from "./log";
+import { hashedFields, toAuditEntry } from "./entry";
 import { SELECT_COLUMNS } from "./sql";
 
 export type ChainProblem = "changed" | "removed" | "reordered";

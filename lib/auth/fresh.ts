@@ -3,7 +3,7 @@
  * and a sign-in recent enough that whoever holds the browser just proved who
  * they are. Fails closed: an IdP that cannot be asked means no.
  */
-import { getAuthEnv } from "@/lib/env";
+import { getAuthEnv } from "@/lib/auth/env";
 import { toSafeCallbackPath } from "./callback-url";
 import { REAUTH_PATH } from "./options";
 import { hasPermission, type Permission } from "./roles";

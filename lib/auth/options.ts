@@ -3,7 +3,7 @@ import type { AuthOptions } from "next-auth";
 import { getToken } from "next-auth/jwt";
 import type { OAuthConfig } from "next-auth/providers/oauth";
 import { cookies } from "next/headers";
-import { getAuthEnv, type AuthEnv } from "@/lib/env";
+import { getAuthEnv, type AuthEnv } from "@/lib/auth/env";
 import { toSafeCallbackPath } from "./callback-url";
 import { verifiedEmailOf } from "./identity";
 import { mapGroupsToRoles, readGroupsClaim, type Role } from "./roles";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_ROLE_MAP } from "@/lib/env";
+import { DEFAULT_ROLE_MAP } from "@/lib/auth/env";
 import { getPrimaryRole, hasPermission, mapGroupsToAccess, mapGroupsToRoles, parseRoleMap, readGroupsClaim, RoleMapError, scopeForPermission } from "./roles";
 import { isResourceInScope, readPrefixes, scopeOf, SCOPE_ALL } from "./scope";
 

@@ -17,6 +17,11 @@ export const PERMISSIONS = {
   "health:read": ["viewer", "operator"],
   "audit:read": ["viewer", "operator"],
   "leases:force_release": ["operator"],
+  // Observed locks: ShedLock rows and Redis keys, released compare-first like a lease.
+  "observed:release": ["operator"],
+  // Ending an advisory lock's holding session: granted to operators too, because the store's own
+  // releaseUrl (a role with pg_signal_backend, configured per store) is what turns it on at all.
+  "observed:terminate": ["operator"],
   // Scopes are no secret (viewers already see every tenant's leases); creating or revoking a credential is an operator's act.
   "tokens:read": ["viewer", "operator"],
   "tokens:manage": ["operator"],

@@ -5,12 +5,12 @@
  */
 import { randomUUID } from "node:crypto";
 import { NextResponse } from "next/server";
+import { getLogger } from "@/lib/log/logger";
 
 /** Logs `error` with a fresh correlation id and returns the id. */
 export function logServerError(error: unknown, context: string): string {
   const correlationId = randomUUID();
-  const detail = error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : String(error);
-  console.error(`[leasewatch] ${context} (correlation id ${correlationId}): ${detail}`);
+  getLogger("server-error").error({ err: error, correlationId }, context);
   return correlationId;
 }
 

@@ -5,9 +5,9 @@
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freshPgSchema, TEST_DATABASE_URL } from "@/lib/lease/testing/isolation";
+import { freshPgSchema, TEST_DATABASE_URL } from "@leasewatch/lease/testing";
 import type { OAuthConfig } from "next-auth/providers/oauth";
-import { getAuthEnv } from "@/lib/env";
+import { getAuthEnv } from "@/lib/auth/env";
 import { startOidcProvider, type RunningOidcProvider } from "@/scripts/oidc-provider";
 
 const CLIENT_SECRET = "session-state-test-secret";

@@ -14,11 +14,12 @@
  *     (always, for a fresh check) and mapped to roles with the current
  *     LEASEWATCH_ROLE_MAP on each request.
  */
-import { getAuthEnv, type AuthEnv } from "@/lib/env";
+import { getAuthEnv, type AuthEnv } from "@/lib/auth/env";
 import { identityId } from "./identity";
 import { lookUpGroups, revokeTokenAtIdp, type GroupsLookup, type IdpClientConfig } from "./idp";
 import { mapGroupsToAccess, type Role, type RoleAccess } from "./roles";
 import { resolveConsoleDbConfig, SessionStore, type NewSessionRecord, type SessionRecord } from "./session-store";
+import { getLogger } from "@/lib/log/logger";
 
 /** The signed-in user as pages and handlers see it. */
 export interface AppSession {
@@ -85,9 +86,16 @@ export function getSessionStore(): SessionStore {
   if (!shared.store) {
     const env = getAuthEnv();
     const db = resolveConsoleDbConfig();
-    shared.store = new SessionStore({ url: db.url, schema: db.schema, secret: env.secret });
+    shared.store = new SessionStore({ url: db.url, schema: db.schema, secret: env.secret, ...(db.pooler ? { pooler: db.pooler } : {}) });
   }
   return shared.store;
+}
+
+/** Closes the sessions pool (the console's shutdown). */
+export async function closeSessionStore(): Promise<void> {
+  const store = shared.store;
+  shared.store = undefined;
+  await store?.close();
 }
 
 function cacheRecord(record: SessionRecord): void {
@@ -182,11 +190,11 @@ export async function resolveSession(claims: SessionTokenClaims | null, options:
       isGroupsFresh = true;
     } else if (lookup.reason === "grant_revoked") {
       // The IdP no longer stands behind this session (user disabled, grant withdrawn).
-      console.warn(`[leasewatch] session of ${record.subject} ended: ${lookup.message}`);
+      getLogger("session").warn({ subject: record.subject, reason: lookup.message }, "session ended: the IdP no longer stands behind it");
       await revokeSession(record.id, `idp: ${lookup.message}`, { atIdp: false });
       return { status: "signed_out" };
     } else {
-      console.warn(`[leasewatch] could not re-read groups of ${record.subject} from the IdP: ${lookup.message}`);
+      getLogger("session").warn({ subject: record.subject, reason: lookup.message }, "could not re-read groups from the IdP");
       idpProblem = lookup.message;
     }
   }
@@ -238,7 +246,7 @@ export async function revokeSession(sid: string, reason: string, options: { atId
   await Promise.all(
     tokens.map(async ({ token, hint }) => {
       const result = await revokeTokenAtIdp(idp, token, hint);
-      if (!result.ok) console.warn(`[leasewatch] session of ${record.subject} ended here, but the IdP did not revoke its ${hint}: ${result.message}`);
+      if (!result.ok) getLogger("session").warn({ subject: record.subject, hint, reason: result.message }, "session ended here, but the IdP did not revoke its token");
     }),
   );
 }

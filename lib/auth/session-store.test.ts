@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
-import { freshPgSchema, TEST_DATABASE_URL } from "@/lib/lease/testing/isolation";
+import { freshPgSchema, TEST_DATABASE_URL } from "@leasewatch/lease/testing";
 import { openToken, resolveConsoleDbConfig, sealToken, SessionStore } from "./session-store";
 
 const SECRET = "s".repeat(40);

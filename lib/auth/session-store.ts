@@ -13,17 +13,22 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto";
 import pg from "pg";
 import { z } from "zod";
-import { parseStoresConfig } from "@/lib/console/config";
-import { EnvError } from "@/lib/env";
-import { createSchemaInTransaction } from "@/lib/lease/postgres/transaction";
+import { ConsoleTableStore, readConsoleTablesStatus } from "@/lib/server/console-tables";
+import { parseStoresConfig } from "@/lib/server/store-config";
+import { EnvError } from "@/lib/auth/env";
+import { internalLockKey, zSqlIdentifier, type MigrationStatus } from "@leasewatch/lease/internal";
 
 export const DEFAULT_CONSOLE_SCHEMA = "leasewatch_console";
-const ZSchemaName = z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, { error: "LEASEWATCH_CONSOLE_SCHEMA must be a lower-case SQL identifier" });
+const ZSchemaName = zSqlIdentifier("LEASEWATCH_CONSOLE_SCHEMA");
 
 export interface ConsoleDbConfig {
   url: string;
   schema: string;
+  /** "transaction" when `url` is a pooler in transaction mode (see lib/server/console-db-pool.ts). */
+  pooler?: "transaction";
 }
+
+const ZPooler = z.literal("transaction", { error: 'LEASEWATCH_AUDIT_POOLER must be "transaction" (or unset for a direct connection)' });
 
 /** Where the console keeps its own tables. Throws EnvError when there is nowhere to keep them. */
 export function resolveConsoleDbConfig(env: Readonly<Record<string, string | undefined>> = process.env): ConsoleDbConfig {
@@ -32,13 +37,16 @@ export function resolveConsoleDbConfig(env: Readonly<Record<string, string | und
   const explicit = env.LEASEWATCH_AUDIT_URL?.trim();
   if (explicit) {
     if (!/^postgres(ql)?:\/\//.test(explicit)) throw new EnvError("LEASEWATCH_AUDIT_URL must be a postgres:// URL");
-    return { url: explicit, schema: parsedSchema.data };
+    const pooler = env.LEASEWATCH_AUDIT_POOLER?.trim() ? ZPooler.safeParse(env.LEASEWATCH_AUDIT_POOLER.trim()) : null;
+    if (pooler && !pooler.success) throw new EnvError(pooler.error.issues[0]!.message);
+    return { url: explicit, schema: parsedSchema.data, ...(pooler ? { pooler: pooler.data } : {}) };
   }
   const firstPostgres = parseStoresConfig(env as NodeJS.ProcessEnv).find((store) => store.kind === "postgres");
   if (!firstPostgres) {
     throw new EnvError("Sessions need a PostgreSQL database: set LEASEWATCH_AUDIT_URL (no Postgres store is configured to default to)");
   }
-  return { url: firstPostgres.url, schema: parsedSchema.data };
+  // The first store's database, reached the same way (through its pooler, if it has one).
+  return { url: firstPostgres.url, schema: parsedSchema.data, ...(firstPostgres.pooler ? { pooler: firstPostgres.pooler } : {}) };
 }
 
 export interface SessionRecord {
@@ -136,64 +144,25 @@ interface SessionRow {
   revoked_at: Date | null;
 }
 
-export class SessionStore {
-  private readonly pool: pg.Pool;
-  private readonly ownsPool: boolean;
-  private readonly s: string;
-  private migrated: Promise<void> | undefined;
+const SESSIONS_LEDGER = "console_sessions_migrations";
 
-  constructor(
-    private readonly options: { schema: string; secret: string; url?: string; pool?: pg.Pool },
-  ) {
-    this.s = quote(ZSchemaName.parse(options.schema));
-    this.ownsPool = options.pool === undefined;
-    this.pool = options.pool ?? new pg.Pool({ connectionString: options.url, max: 4, connectionTimeoutMillis: 5_000, statement_timeout: 5_000 });
-    // A database restart must not crash the console; the failing query reports it.
-    this.pool.on("error", () => {});
-  }
+/** What the session table's migrations would apply in `schema`, read without changing anything. */
+export function sessionTablesStatus(pool: pg.Pool, schema: string): Promise<MigrationStatus> {
+  return readConsoleTablesStatus(pool, { schema: ZSchemaName.parse(schema), ledger: SESSIONS_LEDGER, migrations: MIGRATIONS });
+}
+
+export class SessionStore extends ConsoleTableStore {
+  private readonly s: string;
 
   /**
-   * Creates the table on first use. Applied in one transaction under an advisory lock
+   * The table is created on first use (migrate()): in one transaction under an advisory lock
    * of its own (distinct from the lease stores' and the audit log's), recorded in
    * `console_sessions_migrations` so it never collides with another component's ledger.
    */
-  migrate(): Promise<void> {
-    this.migrated ??= this.runMigrations().catch((error: unknown) => {
-      this.migrated = undefined;
-      throw error;
-    });
-    return this.migrated;
-  }
-
-  private async runMigrations(): Promise<void> {
-    const s = this.s;
-    // Fast path (and the only one a restricted role can take): already up to date.
-    const current = await this.pool
-      .query<{ version: number }>(`SELECT max(version) AS version FROM ${s}.console_sessions_migrations`)
-      .then((r) => r.rows[0]?.version ?? 0)
-      .catch(() => 0);
-    const latest = Math.max(...MIGRATIONS.map((m) => m.version));
-    if (current >= latest) return;
-    const client = await this.pool.connect();
-    try {
-      await client.query("BEGIN");
-      await client.query("SELECT pg_advisory_xact_lock(hashtext($1::text))", [`leasewatch.console-sessions.migrate:${this.options.schema}`]);
-      await createSchemaInTransaction(client, this.options.schema);
-      await client.query(`CREATE TABLE IF NOT EXISTS ${s}.console_sessions_migrations (
-        version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT clock_timestamp())`);
-      const done = new Set((await client.query<{ version: number }>(`SELECT version FROM ${s}.console_sessions_migrations`)).rows.map((r) => r.version));
-      for (const migration of MIGRATIONS) {
-        if (done.has(migration.version)) continue;
-        await client.query(migration.sql(s));
-        await client.query(`INSERT INTO ${s}.console_sessions_migrations (version, name) VALUES ($1::int, $2::text)`, [migration.version, migration.name]);
-      }
-      await client.query("COMMIT");
-    } catch (error) {
-      await client.query("ROLLBACK").catch(() => {});
-      throw error;
-    } finally {
-      client.release();
-    }
+  constructor(private readonly options: { schema: string; secret: string; url?: string; pool?: pg.Pool; pooler?: "transaction" }) {
+    const schema = ZSchemaName.parse(options.schema);
+    super({ ...options, schema }, { ledger: SESSIONS_LEDGER, lockKey: internalLockKey("console-sessions.migrate", schema), migrations: MIGRATIONS });
+    this.s = quote(schema);
   }
 
   private seal(value: string | null): string | null {
@@ -275,9 +244,5 @@ export class SessionStore {
       [id, reason],
     );
     return (result.rowCount ?? 0) > 0;
-  }
-
-  async close(): Promise<void> {
-    if (this.ownsPool) await this.pool.end();
   }
 }

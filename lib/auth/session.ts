@@ -2,7 +2,7 @@ import { getToken } from "next-auth/jwt";
 import { cookies, headers } from "next/headers";
 import { redirect } from "next/navigation";
 import { connection, NextResponse } from "next/server";
-import { getAuthEnv } from "@/lib/env";
+import { getAuthEnv } from "@/lib/auth/env";
 import { toSafeCallbackPath } from "./callback-url";
 import { NOT_AUTHORISED_PATH, SIGNIN_PATH } from "./options";
 import { hasPermission, scopeForPermission, type Permission } from "./roles";

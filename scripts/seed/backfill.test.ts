@@ -1,36 +1,16 @@
 import { randomUUID } from "node:crypto";
 import { Pool } from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { compareFencingTokens, LEASE_EVENT_KINDS, type LeaseEvent, type LeaseEventKind, type LeaseStore } from "@/lib/lease";
-import { PostgresLeaseStore } from "@/lib/lease/postgres/store";
-import { RedisLeaseStore } from "@/lib/lease/redis/store";
-import { freshPgSchema, freshRedisNamespace, type FreshPgSchema, type FreshRedisNamespace } from "@/lib/lease/testing/isolation";
-import type { TStoreConfig } from "@/lib/console/config";
-import { findHistoryViolations } from "@/lib/lease/testing/history-checks";
+import { compareFencingTokens, LEASE_EVENT_KINDS, type LeaseEvent, type LeaseEventKind, type LeaseStore } from "@leasewatch/lease";
+import { findHistoryViolations } from "@leasewatch/lease/testing";
+import type { TStoreConfig } from "@/lib/server/store-config";
+import { collectEvents, countKinds, createStoreFixture, type StoreFixture } from "@/test/support/stores";
 import { backfillHistory, type BackfillResult } from "./backfill";
 import type { SyntheticEvent } from "./history";
 import { writePostgresEvents } from "./pg-seed";
 
-async function readAllEvents(store: LeaseStore, order?: "asc" | "desc"): Promise<LeaseEvent[]> {
-  const all: LeaseEvent[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await store.events({ limit: 1000, cursor, ...(order ? { order } : {}) });
-    all.push(...page.items);
-    cursor = page.nextCursor;
-  } while (cursor);
-  return all;
-}
-
-function countKinds(events: LeaseEvent[]): Record<LeaseEventKind, number> {
-  const counts = Object.fromEntries(LEASE_EVENT_KINDS.map((k) => [k, 0])) as Record<LeaseEventKind, number>;
-  for (const e of events) counts[e.kind] += 1;
-  return counts;
-}
-
 describe.each(["postgres", "redis"] as const)("backfillHistory into a real %s store", (kind) => {
-  let pg: FreshPgSchema | undefined;
-  let redis: FreshRedisNamespace | undefined;
+  let fixture: StoreFixture | undefined;
   let store: LeaseStore;
   let config: TStoreConfig;
   let first: BackfillResult;
@@ -38,24 +18,15 @@ describe.each(["postgres", "redis"] as const)("backfillHistory into a real %s st
   const startedAt = Date.now();
 
   beforeAll(async () => {
-    if (kind === "postgres") {
-      pg = freshPgSchema();
-      config = { name: "pg-test", kind, url: pg.connectionString, schema: pg.schema };
-      const pgStore = new PostgresLeaseStore({ name: config.name, connectionString: pg.connectionString, schema: pg.schema });
-      await pgStore.migrate();
-      store = pgStore;
-    } else {
-      redis = freshRedisNamespace();
-      config = { name: "redis-test", kind, url: redis.url, namespace: redis.namespace };
-      store = new RedisLeaseStore({ name: config.name, url: redis.url, namespace: redis.namespace });
-    }
+    fixture = await createStoreFixture(kind);
+    store = fixture.store;
+    config = fixture.spec;
     first = await backfillHistory({ store, config, hours: 1, seed: 11, eventsPerSecond: 2 });
-    events = await readAllEvents(store);
+    events = await collectEvents(store);
   }, 60_000);
 
   afterAll(async () => {
-    await store?.close();
-    await Promise.allSettled([pg?.drop(), redis?.drop()]);
+    await fixture?.cleanup();
   });
 
   it("writes about an hour of history, all of it in the past", () => {
@@ -72,7 +43,7 @@ describe.each(["postgres", "redis"] as const)("backfillHistory into a real %s st
     // Store order (ids), as the console and the fault tests read it: no overlapping holders, tokens
     // increasing per resource, one end per acquire with a consistent holdMs, conservation, and
     // fencing rejections citing this store's own tokens.
-    const stored = await readAllEvents(store, "asc");
+    const stored = await collectEvents(store);
     expect(stored.length).toBe(first.events);
     expect(findHistoryViolations(stored)).toEqual([]);
   });
@@ -100,7 +71,7 @@ describe.each(["postgres", "redis"] as const)("backfillHistory into a real %s st
     const again = await backfillHistory({ store, config, hours: 1, seed: 12, eventsPerSecond: 2 });
     expect(again.events).toBe(0);
     expect(again.skipped).toMatch(/recent history/);
-    expect((await readAllEvents(store)).length).toBe(events.length);
+    expect((await collectEvents(store)).length).toBe(events.length);
   });
 
   it("live leases after the backfill get higher fencing tokens than any backfilled hold of that resource", async () => {
@@ -117,12 +88,11 @@ describe.each(["postgres", "redis"] as const)("backfillHistory into a real %s st
 
 describe("the Postgres writer refuses an impossible history", () => {
   it("writes nothing when two holds of one resource overlap", async () => {
-    const pg = freshPgSchema();
-    const store = new PostgresLeaseStore({ name: "pg-test", connectionString: pg.connectionString, schema: pg.schema });
-    const pool = new Pool({ connectionString: pg.connectionString, max: 1 });
+    const { spec, store, cleanup } = await createStoreFixture("postgres");
+    if (spec.kind !== "postgres") throw new Error("expected a postgres spec");
+    const pool = new Pool({ connectionString: spec.url, max: 1 });
     pool.on("error", () => {});
     try {
-      await store.migrate();
       const at = Date.now() - 60_000;
       const hold = (owner: string, start: number, holdMs: number, index: number): SyntheticEvent[] => {
         const base = { resource: "reindex:search:cluster-2", leaseId: randomUUID(), owner, task: "run-1", fencingToken: String(index) };
@@ -135,16 +105,15 @@ describe("the Postgres writer refuses an impossible history", () => {
       const [a1, r1] = hold("worker-8@mailer-8621", at - 273_000, 273_000, 0);
       const [a2, r2] = hold("worker-19@scheduler-ca1b", at - 252_000, 167_000, 1);
       const overlapped = [a1!, a2!, r2!, r1!];
-      await expect(writePostgresEvents(pool, pg.schema, overlapped, { validate: true })).rejects.toThrow(/overlapping worker-19@scheduler-ca1b/);
+      await expect(writePostgresEvents(pool, spec.schema, overlapped, { validate: true })).rejects.toThrow(/overlapping worker-19@scheduler-ca1b/);
       expect((await store.events({ limit: 10 })).items).toEqual([]);
       // The same two holds one after the other are written.
       const sequential = [...hold("worker-8@mailer-8621", at - 273_000, 100_000, 0), ...hold("worker-19@scheduler-ca1b", at - 150_000, 100_000, 1)];
-      expect(await writePostgresEvents(pool, pg.schema, sequential, { validate: true })).toBe(4);
-      expect(findHistoryViolations(await readAllEvents(store, "asc"))).toEqual([]);
+      expect(await writePostgresEvents(pool, spec.schema, sequential, { validate: true })).toBe(4);
+      expect(findHistoryViolations(await collectEvents(store))).toEqual([]);
     } finally {
       await pool.end();
-      await store.close();
-      await pg.drop();
+      await cleanup();
     }
   });
 });

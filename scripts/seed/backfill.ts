@@ -1,10 +1,8 @@
 import type { Redis } from "ioredis";
 import { Pool } from "pg";
-import type { LeaseStore } from "@/lib/lease";
-import { PostgresLeaseStore } from "@/lib/lease/postgres/store";
-import { DEFAULT_EVENTS_MAX_LEN, RedisLeaseStore, RESOURCE_EVENTS_MAX_LEN } from "@/lib/lease/redis/store";
-import { parseTimeReply } from "@/lib/lease/redis/connection";
-import type { TStoreConfig } from "@/lib/console/config";
+import { type LeaseStore, PostgresLeaseStore, RedisLeaseStore } from "@leasewatch/lease";
+import { DEFAULT_EVENTS_MAX_LEN, parseTimeReply, RESOURCE_EVENTS_MAX_LEN } from "@leasewatch/lease/internal";
+import type { TStoreConfig } from "@/lib/server/store-config";
 import { createRandom } from "../workload/random";
 import { assertValidHistory, generateHistory, toLeaseEvent, type SyntheticEvent } from "./history";
 import { readLatestEventAt, writePostgresEvents } from "./pg-seed";

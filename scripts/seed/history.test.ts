@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { findHistoryViolations } from "@/lib/lease/testing/history-checks";
-import type { LeaseEvent } from "@/lib/lease";
+import { findHistoryViolations } from "@leasewatch/lease/testing";
+import type { LeaseEvent } from "@leasewatch/lease";
 import { createRandom } from "../workload/random";
 import { assertValidHistory, generateHistory, toLeaseEvent } from "./history";
 

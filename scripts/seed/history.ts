@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
-import type { LeaseEvent, LeaseEventKind } from "@/lib/lease";
-import { findHistoryViolations } from "@/lib/lease/testing/history-checks";
+import type { LeaseEvent, LeaseEventKind } from "@leasewatch/lease";
+import { findHistoryViolations } from "@leasewatch/lease/testing";
 import { HOT_RESOURCES, LONG_HOLD_RESOURCES, makeOwner, makeTask, pickLedgerResource, pickTenantResource } from "../workload/names";
 import type { Random } from "../workload/random";
 

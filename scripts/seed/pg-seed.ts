@@ -1,6 +1,5 @@
 import type { Pool, PoolClient } from "pg";
-import { ensureEventPartitions } from "@/lib/lease/postgres/partitions";
-import { quoteSchema } from "@/lib/lease/postgres/sql";
+import { ensureEventPartitions, quoteSchema } from "@leasewatch/lease/internal";
 import { assertValidHistory, toLeaseEvent, type SyntheticEvent } from "./history";
 
 /**

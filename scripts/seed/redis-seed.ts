@@ -1,11 +1,27 @@
 import type { Redis } from "ioredis";
-import { holdBucketIndex, resourcePrefix, type LeaseEventKind } from "@/lib/lease";
-import { GROUP_TOTALS_DEPTH } from "@/lib/lease/group-totals";
-import { streamEntryToRaw } from "@/lib/lease/redis/codec";
-import { buildHoldKeys, holdClass, holdsFromEntries } from "@/lib/lease/redis/held-at";
-import { bucketOf, buildBucketKeys, buildEvidsKey, buildGrantsKey, buildKindStreamKey, buildResourceKeys, buildStatsKey, buildIdStreamKey } from "@/lib/lease/redis/keys";
-import { KIND_STREAM_KINDS } from "@/lib/lease/redis/projector";
-import { EVIDS_TTL_S, FENCE_TTL_S, HOUR_TTL_S, INDEXED_EVENT_KINDS, MINUTE_TTL_S } from "@/lib/lease/redis/scripts";
+import { holdBucketIndex, type LeaseEventKind, resourcePrefix } from "@leasewatch/lease";
+import {
+  addGroupCounts,
+  bucketOf,
+  buildBucketKeys,
+  buildEvidsKey,
+  buildGrantsKey,
+  buildHoldKeys,
+  buildIdStreamKey,
+  buildKindStreamKey,
+  buildResourceKeys,
+  buildStatsKey,
+  EVIDS_TTL_S,
+  FENCE_TTL_S,
+  GROUP_TOTALS_DEPTH,
+  holdClass,
+  holdsFromEntries,
+  HOUR_TTL_S,
+  KIND_STREAM_KINDS,
+  MINUTE_TTL_S,
+  PREFIX_GROUPS_FIELD,
+  streamEntryToRaw,
+} from "@leasewatch/lease/internal";
 import type { SyntheticEvent } from "./history";
 
 /**
@@ -30,7 +46,8 @@ export interface RedisSeedTarget {
   evidsMaxLen: number;
 }
 
-const INDEXED_KINDS = new Set<string>(INDEXED_EVENT_KINDS);
+/** The kinds the projector copies into per-kind streams (contention included): a kind filter reads only those. */
+const KIND_STREAMED = new Set<string>(KIND_STREAM_KINDS);
 const PIPELINE_BATCH = 4_000;
 
 export interface SyntheticLease {
@@ -223,7 +240,7 @@ export async function writeRedisEvents(
     const id = `${e.at}-${seq}`;
     const fields = toStreamFields(e);
     commands.push(["xadd", keys.events, "MAXLEN", "~", target.eventsMaxLen, id, ...fields]);
-    if (INDEXED_KINDS.has(e.kind)) commands.push(["xadd", buildKindStreamKey(keys, e.kind), "MAXLEN", "~", target.eventsMaxLen, id, ...fields]);
+    if (KIND_STREAMED.has(e.kind)) commands.push(["xadd", buildKindStreamKey(keys, e.kind), "MAXLEN", "~", target.eventsMaxLen, id, ...fields]);
     // Newest first, as the scripts LPUSH them.
     commands.push(["lpush", keys.evids, id]);
     evidsKeys.add(keys.evids);
@@ -261,6 +278,8 @@ export async function writeRedisEvents(
       // Only the 3-segment prefix is counted; the store sums shallower depths on read.
       if (e.kind === ("contended" satisfies LeaseEventKind)) addStat(hash, `cp:${resourcePrefix(e.resource, 3)}`, 1);
     }
+    // Per prefix group, in the hour's hash only (as the projector counts them).
+    addGroupCounts(buildStatsKey(keys, "h", hour), e.kind, e.resource, e.holdMs, (key, field, n) => addStat(stats.get(key)!, field, n));
     if (commands.length >= PIPELINE_BATCH) await flushPipeline(client, commands);
   }
   await flushPipeline(client, commands);
@@ -276,6 +295,10 @@ export async function writeRedisEvents(
     if (commands.length >= PIPELINE_BATCH) await flushPipeline(client, commands);
   }
   await flushPipeline(client, commands);
+  // A bucket that never projected anything counts per group from its first event (projector.ts).
+  cursors.forEach((cursor, b) => {
+    if (cursor === null) commands.push(["hsetnx", buildBucketKeys(namespace, b).proj, PREFIX_GROUPS_FIELD, 0]);
+  });
   for (const [b, tail] of last) {
     if (written0.get(b) === tail || !isCaughtUp.get(b)) continue;
     commands.push(["hset", buildBucketKeys(namespace, b).proj, "last", `${tail.ms}-${tail.seq}`]);
@@ -286,7 +309,6 @@ export async function writeRedisEvents(
 
 const HOT_PATH_TOTAL_KINDS = new Set<string>(["acquired", "released", "expired", "force_released"]);
 const TERMINAL_KINDS = new Set<string>(["released", "expired", "force_released"]);
-const KIND_STREAMED = new Set<string>(KIND_STREAM_KINDS);
 /** As the projector counts contention (projector.ts). */
 const CONTENTION_PREFIX_DEPTH = 3;
 const DAY_MS = 86_400_000;
@@ -455,6 +477,7 @@ export async function writeRedisStreamEvents(
       }
       if (e.renewals) count(key, "renewed", e.renewals);
     }
+    if (statsKeys.length > 0 && (hour + 1) * 3_600 + HOUR_TTL_S > nowS) addGroupCounts(buildStatsKey(keys, "h", hour), e.kind, e.resource, holdMs, count);
     const bk = bucketKeys[b]!;
     count(bk.totals, e.kind, 1);
     if (e.renewals) {

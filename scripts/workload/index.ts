@@ -1,11 +1,10 @@
 import { setMaxListeners } from "node:events";
+import type { MeterProvider } from "@opentelemetry/api";
 import { Pool } from "pg";
 import { z } from "zod";
-import type { LeaseStore } from "@/lib/lease";
-import { PostgresLeaseStore } from "@/lib/lease/postgres/store";
-import { RedisLeaseStore } from "@/lib/lease/redis/store";
-import { createFencedTable } from "@/lib/lease/fencing";
-import { ZStoreConfig, type TStoreConfig } from "@/lib/console/config";
+import { createFencedTable, type LeaseStore, PostgresLeaseStore, RedisLeaseStore } from "@leasewatch/lease";
+import { SQL_QUALIFIED_NAME } from "@leasewatch/lease/internal";
+import { ZStoreConfig, type TStoreConfig } from "@/lib/server/store-config";
 import { createCounters, type WorkloadCounters } from "./counters";
 import { LEDGER_TENANT_COUNT } from "./names";
 import { createRandom } from "./random";
@@ -51,7 +50,7 @@ export const ZWorkloadOptions = z.strictObject({
   /** `[schema.]table` of the fenced downstream (the schema is created if missing). */
   downstreamTable: z
     .string()
-    .regex(/^(?:[a-z_][a-z0-9_]{0,62}\.)?[a-z_][a-z0-9_]{0,62}$/)
+    .regex(SQL_QUALIFIED_NAME)
     .default(DEMO_DOWNSTREAM_TABLE),
   /** How many tenants' ledger rows the stale writers spread over (1 makes every store's writers meet on one row). */
   ledgerTenants: z.number().int().min(1).max(LEDGER_TENANT_COUNT).default(LEDGER_TENANT_COUNT),
@@ -63,6 +62,8 @@ export const ZWorkloadOptions = z.strictObject({
    */
   allowRemote: z.boolean().default(false),
   seed: z.number().int().optional(),
+  /** The workers' OpenTelemetry metrics (LeaseClient and fencedWrite); default the global meter provider. */
+  meterProvider: z.custom<MeterProvider>((v) => typeof (v as MeterProvider | null)?.getMeter === "function", { error: "meterProvider must be a MeterProvider" }).optional(),
   log: z.custom<(line: string) => void>((v) => typeof v === "function").optional(),
 });
 export type TWorkloadOptions = z.input<typeof ZWorkloadOptions>;
@@ -219,6 +220,7 @@ export async function startWorkload(options: TWorkloadOptions): Promise<Workload
           signal: controller.signal,
           counters,
           downstream: downstreamPool ? { pool: downstreamPool, table: opts.downstreamTable, ledgerTenants: opts.ledgerTenants } : undefined,
+          meterProvider: opts.meterProvider,
         };
         // Stagger start-up so the stores don't see a thundering herd.
         const run = async () => {

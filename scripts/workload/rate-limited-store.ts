@@ -1,19 +1,5 @@
-import type {
-  AcquireInput,
-  EventQuery,
-  HeldAtQuery,
-  FencingRejectionInput,
-  ForceReleaseInput,
-  LeaseStore,
-  ListQuery,
-  LostInput,
-  ReleaseInput,
-  RenewInput,
-  GroupTotalsQuery,
-  RenewalSlackQuery,
-  StatsQuery,
-  TtlAdviceQuery,
-} from "@/lib/lease";
+import type { LeaseStore } from "@leasewatch/lease";
+import { layerStore } from "@leasewatch/lease/internal";
 import type { WorkloadCounters } from "./counters";
 
 /**
@@ -65,65 +51,50 @@ export function createRateLimitedStore(store: LeaseStore, bucket: TokenBucket, c
     await bucket.take();
     counters.ops += 1;
   };
-  return {
-    get name() {
-      return store.name;
+  return layerStore(store, {
+    override: {
+      async acquire(input) {
+        await spend();
+        const result = await store.acquire(input);
+        if (result.acquired) counters.acquired += 1;
+        else counters.contended += 1;
+        return result;
+      },
+      async renew(input) {
+        await spend();
+        const result = await store.renew(input);
+        if (result.renewed) counters.renewed += 1;
+        else counters.renewFailed += 1;
+        return result;
+      },
+      async release(input) {
+        await spend();
+        const result = await store.release(input);
+        if (result.released) counters.released += 1;
+        return result;
+      },
+      async forceRelease(input) {
+        await spend();
+        return store.forceRelease(input);
+      },
+      async reportFencingRejection(input) {
+        await spend();
+        return store.reportFencingRejection(input);
+      },
+      async reportLost(input) {
+        await spend();
+        const event = await store.reportLost(input);
+        counters.lost += 1;
+        return event;
+      },
+      async sweep() {
+        await spend();
+        const result = await store.sweep();
+        counters.swept += result.expired;
+        return result;
+      },
+      // The underlying store's lifetime belongs to whoever created it.
+      close: async () => {},
     },
-    get kind() {
-      return store.kind;
-    },
-    async acquire(input: AcquireInput) {
-      await spend();
-      const result = await store.acquire(input);
-      if (result.acquired) counters.acquired += 1;
-      else counters.contended += 1;
-      return result;
-    },
-    async renew(input: RenewInput) {
-      await spend();
-      const result = await store.renew(input);
-      if (result.renewed) counters.renewed += 1;
-      else counters.renewFailed += 1;
-      return result;
-    },
-    async release(input: ReleaseInput) {
-      await spend();
-      const result = await store.release(input);
-      if (result.released) counters.released += 1;
-      return result;
-    },
-    async forceRelease(input: ForceReleaseInput) {
-      await spend();
-      return store.forceRelease(input);
-    },
-    async reportFencingRejection(input: FencingRejectionInput) {
-      await spend();
-      return store.reportFencingRejection(input);
-    },
-    async reportLost(input: LostInput) {
-      await spend();
-      const event = await store.reportLost(input);
-      counters.lost += 1;
-      return event;
-    },
-    async sweep() {
-      await spend();
-      const result = await store.sweep();
-      counters.swept += result.expired;
-      return result;
-    },
-    get: (resource: string) => store.get(resource),
-    list: (query?: ListQuery) => store.list(query),
-    events: (query?: EventQuery) => store.events(query),
-    heldAt: (query: HeldAtQuery) => store.heldAt(query),
-    stats: (query: StatsQuery) => store.stats(query),
-    countActive: () => store.countActive(),
-    lifetimeTotals: () => store.lifetimeTotals(),
-    groupTotals: (query: GroupTotalsQuery) => store.groupTotals(query),
-    renewalSlack: (query: RenewalSlackQuery) => store.renewalSlack(query),
-    ttlAdvice: (query?: TtlAdviceQuery) => store.ttlAdvice(query),
-    health: () => store.health(),
-    // The underlying store's lifetime belongs to whoever created it.
-    close: async () => {},
-  };
+  });
 }

@@ -1,6 +1,6 @@
 import type { Pool } from "pg";
-import { AcquireTimeoutError, LeaseClient, LeaseLostError, type LeaseStore } from "@/lib/lease";
-import { fencedWrite } from "@/lib/lease/fencing";
+import type { MeterProvider } from "@opentelemetry/api";
+import { AcquireTimeoutError, fencedWrite, LeaseClient, LeaseLostError, type LeaseStore } from "@leasewatch/lease";
 import type { WorkloadCounters } from "./counters";
 import { HOT_RESOURCES, LONG_HOLD_RESOURCES, makeOwner, makeTask, pickLedgerResource, pickTenantResource } from "./names";
 import type { Random } from "./random";
@@ -18,6 +18,8 @@ export interface WorkerContext {
    * Every store's stale writers share it (rows are keyed by store and resource).
    */
   downstream?: { pool: Pool; table: string; ledgerTenants?: number };
+  /** Where the workers' OpenTelemetry metrics go (default: the global meter provider). */
+  meterProvider?: MeterProvider;
 }
 
 export type WorkerKind = "well-behaved" | "slow-renewer" | "crashing" | "hot-spot" | "stale-writer" | "long-hold" | "sweeper";
@@ -46,7 +48,7 @@ async function handleLeaseError(ctx: WorkerContext, error: unknown): Promise<voi
 /** Well-behaved holders: take a lease, do a bit of work, release. The bulk of healthy traffic. */
 export async function runWellBehaved(ctx: WorkerContext): Promise<void> {
   const { random } = ctx;
-  const client = new LeaseClient(ctx.store, { owner: makeOwner(random) });
+  const client = new LeaseClient(ctx.store, { meterProvider: ctx.meterProvider, owner: makeOwner(random) });
   while (!ctx.signal.aborted) {
     const resource = pickTenantResource(random);
     // Mostly short jobs; one in five is a batch that runs for a minute or so (heartbeats keep it).
@@ -132,7 +134,7 @@ export async function runCrashing(ctx: WorkerContext): Promise<void> {
 export async function runHotSpot(ctx: WorkerContext): Promise<void> {
   const { random } = ctx;
   // A gentler back-off than the default: waiters still contend, without spending the whole write budget.
-  const client = new LeaseClient(ctx.store, { owner: makeOwner(random, "scheduler"), backoff: { baseMs: 200, capMs: 1_500 } });
+  const client = new LeaseClient(ctx.store, { meterProvider: ctx.meterProvider, owner: makeOwner(random, "scheduler"), backoff: { baseMs: 200, capMs: 1_500 } });
   while (!ctx.signal.aborted) {
     // The first two (the nightly cron and the migration) are the hottest.
     const resource = random.chance(0.5) ? random.pick(HOT_RESOURCES.slice(0, 2)) : random.pick(HOT_RESOURCES);
@@ -161,7 +163,7 @@ export async function runStaleWriter(ctx: WorkerContext): Promise<void> {
   const { random, store, downstream } = ctx;
   if (!downstream) return;
   const owner = makeOwner(random, "ledger");
-  const rescuer = new LeaseClient(store, { owner: makeOwner(random, "ledger") });
+  const rescuer = new LeaseClient(store, { meterProvider: ctx.meterProvider, owner: makeOwner(random, "ledger") });
   const ttlMs = 1_000;
   while (!ctx.signal.aborted) {
     try {
@@ -180,6 +182,7 @@ export async function runStaleWriter(ctx: WorkerContext): Promise<void> {
             resource,
             store,
             by: "ledger-db",
+            meterProvider: ctx.meterProvider,
             owner: who.owner,
             task: who.task,
             leaseId: who.leaseId,
@@ -222,7 +225,7 @@ export async function runStaleWriter(ctx: WorkerContext): Promise<void> {
 /** Occasional long holds (minutes), so the leases page has countdowns and "held for" variety. */
 export async function runLongHold(ctx: WorkerContext): Promise<void> {
   const { random } = ctx;
-  const client = new LeaseClient(ctx.store, { owner: makeOwner(random, "maintenance") });
+  const client = new LeaseClient(ctx.store, { meterProvider: ctx.meterProvider, owner: makeOwner(random, "maintenance") });
   while (!ctx.signal.aborted) {
     const resource = random.pick(LONG_HOLD_RESOURCES);
     try {

@@ -1,13 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { LeaseStore } from "@/lib/lease";
-import { findForeignFencingRejections } from "@/lib/lease/testing/history-checks";
-import { PostgresLeaseStore } from "@/lib/lease/postgres/store";
-import { RedisLeaseStore } from "@/lib/lease/redis/store";
-import { freshPgSchema, freshRedisNamespace, type FreshPgSchema, type FreshRedisNamespace } from "@/lib/lease/testing/isolation";
-import type { TStoreConfig } from "@/lib/console/config";
+import { type LeaseStore, PostgresLeaseStore, RedisLeaseStore } from "@leasewatch/lease";
+import {
+  findForeignFencingRejections,
+  freshPgSchema,
+  type FreshPgSchema,
+  freshRedisNamespace,
+  type FreshRedisNamespace,
+  sleep,
+} from "@leasewatch/lease/testing";
+import type { TStoreConfig } from "@/lib/server/store-config";
 import { collectEvents, countKinds } from "@/test/support/stores";
 import { LONG_HOLD_RESOURCES } from "./names";
+import { findFreePort } from "@/scripts/throwaway-servers";
 import { isLoopbackUrl, MAX_OPS_PER_SECOND, startWorkload, type WorkloadStats } from "./index";
+import { startWorkerMetrics, type WorkerMetrics } from "./metrics-exporter";
 
 describe("startWorkload against real Postgres and Redis", () => {
   let pg: FreshPgSchema;
@@ -16,6 +22,8 @@ describe("startWorkload against real Postgres and Redis", () => {
   let stores: LeaseStore[];
   let stats: WorkloadStats;
   let elapsedS: number;
+  let workerMetrics: WorkerMetrics | undefined;
+  let scraped = "";
 
   beforeAll(async () => {
     pg = freshPgSchema();
@@ -24,14 +32,19 @@ describe("startWorkload against real Postgres and Redis", () => {
       { name: "pg-test", kind: "postgres", url: pg.connectionString, schema: pg.schema },
       { name: "redis-test", kind: "redis", url: redis.url, namespace: redis.namespace },
     ];
+    workerMetrics = await startWorkerMetrics({ port: await findFreePort() });
     const started = performance.now();
     const workload = await startWorkload({
       stores: configs,
       durationMs: 14_000,
       downstreamTable: `${pg.schema}.ledger_exports`,
       seed: 7,
+      meterProvider: workerMetrics.meterProvider,
     });
+    // Scraped while it runs, as Prometheus would: pool gauges exist only while the stores are open.
+    const scraping = sleep(11_000).then(async () => (await fetch(workerMetrics!.url)).text());
     await workload.done;
+    scraped = await scraping;
     elapsedS = (performance.now() - started) / 1000;
     stats = workload.stats();
     stores = [
@@ -43,8 +56,19 @@ describe("startWorkload against real Postgres and Redis", () => {
   }, 90_000);
 
   afterAll(async () => {
+    await workerMetrics?.stop();
     await Promise.allSettled((stores ?? []).map((s) => s.close()));
     await Promise.allSettled([pg?.drop(), redis?.drop()]);
+  });
+
+  it.each(["pg-test", "redis-test"])("%s: the workers' own metrics are served on their Prometheus endpoint", (name) => {
+    // Summed over the series of every prefix group and outcome that match.
+    const total = (metric: string, labels = "") =>
+      [...scraped.matchAll(new RegExp(`^${metric}\\{[^}]*leasewatch_store="${name}"[^}]*${labels}[^}]*\\} (\\d+)$`, "gm"))].reduce((sum, m) => sum + Number(m[1]), 0);
+    expect(total("leasewatch_lease_acquire_duration_count", 'leasewatch_outcome="granted"')).toBeGreaterThan(5);
+    expect(total("leasewatch_lease_renewals_total", 'leasewatch_outcome="renewed"')).toBeGreaterThan(0);
+    expect(total("leasewatch_fencing_rejections_total")).toBeGreaterThan(0);
+    expect(total("leasewatch_pool_connections_max")).toBeGreaterThanOrEqual(1);
   });
 
   it("stops by itself after durationMs and reports that it stopped", () => {

@@ -1,7 +1,6 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { LeaseClient, type LeaseClientEvent } from "@/lib/lease/client";
-import { LeaseLostError } from "@/lib/lease/errors";
-import { sleep } from "@/lib/lease/testing/isolation";
+import { LeaseClient, type LeaseClientEvent, LeaseLostError } from "@leasewatch/lease";
+import { sleep } from "@leasewatch/lease/testing";
 import { startPostgres, startRedis, stopAllServers } from "@/test/support/servers";
 import { collectEvents, createStoreFixture, recordCalls } from "@/test/support/stores";
 

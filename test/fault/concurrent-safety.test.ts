@@ -1,10 +1,10 @@
-import pg from "pg";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { readFencedHistory } from "@/lib/lease/fencing";
-import { sleep, TEST_DATABASE_URL } from "@/lib/lease/testing/isolation";
+import { describe, expect, it } from "vitest";
+import { readFencedHistory } from "@leasewatch/lease";
+import { sleep, TEST_DATABASE_URL } from "@leasewatch/lease/testing";
 import { findRepeatedEnds, findStaleWrites, findTokenOrderViolations, holdsOnRecord } from "@/test/support/history-checks";
-import { checkConservation, collectEvents, createFencedDownstream, createStoreFixture, type FencedDownstream, type StoreFixture } from "@/test/support/stores";
-import { spawnWorker, stopAllWorkers } from "@/test/support/worker-process";
+import { checkConservation, collectEvents } from "@/test/support/stores";
+import { spawnWorker } from "@/test/support/worker-process";
+import { setUpFencedWorkerRuns } from "@/test/support/fenced-runs";
 
 /**
  * Eight worker processes compete for two resources with short TTLs; before some
@@ -14,37 +14,15 @@ import { spawnWorker, stopAllWorkers } from "@/test/support/worker-process";
  * lease had ended is one the fence could not yet refuse (no newer hold had
  * written); the store's books must balance.
  */
-let pool: pg.Pool;
-beforeAll(() => {
-  pool = new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 2 });
-  pool.on("error", () => undefined);
-});
-afterAll(async () => {
-  await stopAllWorkers();
-  await pool.end();
-});
-
 describe.each(["redis", "postgres"] as const)("concurrent safety run (%s)", (kind) => {
-  let fixture: StoreFixture;
-  let downstream: FencedDownstream;
-  let table: string;
-  beforeEach(async () => {
-    fixture = await createStoreFixture(kind);
-    downstream = await createFencedDownstream(pool, "accounts");
-    table = downstream.table;
-  });
-  afterEach(async () => {
-    await stopAllWorkers();
-    await fixture.cleanup();
-    await downstream.drop();
-  });
+  const run = setUpFencedWorkerRuns(kind, "accounts");
 
   it("no stale write accepted that the fence could have refused, every refusal recorded, conservation holds", async () => {
     const ttlMs = 300;
     const resources = ["acct:0", "acct:1"];
     const workers = Array.from({ length: 8 }, (_, i) =>
       spawnWorker({
-        store: fixture.spec,
+        store: run.fixture.spec,
         owner: `w${i}`,
         mode: "loop",
         resources,
@@ -55,7 +33,7 @@ describe.each(["redis", "postgres"] as const)("concurrent safety run (%s)", (kin
         writesPerHold: 3,
         pause: { probability: 0.2, minMs: ttlMs + 100, maxMs: ttlMs * 3 },
         backoff: { baseMs: 5, capMs: 40 },
-        fenced: { url: TEST_DATABASE_URL, table, by: "accounts-db", history: true },
+        fenced: { url: TEST_DATABASE_URL, table: run.table, by: "accounts-db", history: true },
         seed: 1_000 + i,
       }),
     );
@@ -76,9 +54,9 @@ describe.each(["redis", "postgres"] as const)("concurrent safety run (%s)", (kin
     for (const r of refused) expect(BigInt(String(r.seenToken)) > BigInt(String(r.token))).toBe(true);
 
     // The downstream's own, append-only history of accepted writes, against the store's acquisition order.
-    const history = await readFencedHistory({ pool, table, store: fixture.store });
+    const history = await readFencedHistory({ pool: run.pool, table: run.table, store: run.fixture.store });
     expect(history).toHaveLength(accepted.length);
-    const events = await collectEvents(fixture.store);
+    const events = await collectEvents(run.fixture.store);
     const holds = holdsOnRecord(events);
     expect(findTokenOrderViolations(holds)).toEqual([]);
     expect(findRepeatedEnds(events)).toEqual([]);
@@ -87,13 +65,13 @@ describe.each(["redis", "postgres"] as const)("concurrent safety run (%s)", (kin
     // Stale writes the fence let through because no newer holder had written yet (its documented limit).
     console.info(`${kind}: ${accepted.length} writes accepted, ${refused.length} refused, ${stale.length} accepted after their lease ended (before a newer holder wrote)`);
 
-    const rejectedEvents = await collectEvents(fixture.store, { kinds: ["fencing_rejected"] });
+    const rejectedEvents = await collectEvents(run.fixture.store, { kinds: ["fencing_rejected"] });
     expect(rejectedEvents).toHaveLength(refused.length);
 
     // Leases of workers that lost them lapse on the store; wait them out, sweep, and balance the books.
     await sleep(ttlMs + 200);
-    await fixture.store.sweep();
-    const books = await checkConservation(fixture.store);
+    await run.fixture.store.sweep();
+    const books = await checkConservation(run.fixture.store);
     expect(books.acquired).toBe(books.ended + books.held);
     expect(books.held).toBe(0);
     // Granted, not started: a lease whose reply came after its local deadline is given back without running the work.

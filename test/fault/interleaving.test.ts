@@ -1,12 +1,18 @@
 import { Redis } from "ioredis";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LeaseClient } from "@/lib/lease/client";
-import { AcquireTimeoutError, LeaseError, LeaseLostError } from "@/lib/lease/errors";
-import { RedisLeaseStore } from "@/lib/lease/redis/store";
-import { fencedWrite, readFencedHistory } from "@/lib/lease/fencing";
-import { createRandom, sleep, TEST_DATABASE_URL } from "@/lib/lease/testing/isolation";
-import type { LeaseStore, StoreKind } from "@/lib/lease/types";
+import {
+  AcquireTimeoutError,
+  fencedWrite,
+  LeaseClient,
+  LeaseError,
+  LeaseLostError,
+  type LeaseStore,
+  readFencedHistory,
+  RedisLeaseStore,
+  type StoreKind,
+} from "@leasewatch/lease";
+import { createRandom, sleep, TEST_DATABASE_URL } from "@leasewatch/lease/testing";
 import { findRepeatedEnds, findStaleWrites, findTokenOrderViolations, holdsOnRecord } from "@/test/support/history-checks";
 import { startPostgres, startRedis, stopAllServers, type ThrowawayServer } from "@/test/support/servers";
 import { checkConservation, collectEvents, countKinds, createFencedDownstream, createStoreFixture, type FencedDownstream, type StoreFixture } from "@/test/support/stores";

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
-import { LeaseClient } from "@/lib/lease/client";
-import { sleep } from "@/lib/lease/testing/isolation";
+import { LeaseClient } from "@leasewatch/lease";
+import { sleep } from "@leasewatch/lease/testing";
 import { checkConservation, collectEvents, createStoreFixture, type StoreFixture } from "@/test/support/stores";
 import { spawnWorker, stopAllWorkers } from "@/test/support/worker-process";
 

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { sleep } from "@/lib/lease/testing/isolation";
+import { sleep } from "@leasewatch/lease/testing";
 import { runAcrossRestart } from "@/test/support/restart-load";
 import { startPostgres, stopAllServers } from "@/test/support/servers";
 import { checkConservation, createStoreFixture } from "@/test/support/stores";

@@ -1,10 +1,7 @@
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
-import { fencedWrite } from "@/lib/lease/fencing";
-import { freshRedisNamespace, sleep, TEST_DATABASE_URL } from "@/lib/lease/testing/isolation";
-import { RedisLeaseStore } from "@/lib/lease/redis/store";
-import type { AcquireResult, StoreWarning } from "@/lib/lease/types";
-import { compareFencingTokens } from "@/lib/lease/validation";
+import { type AcquireResult, compareFencingTokens, fencedWrite, RedisLeaseStore, type StoreWarning } from "@leasewatch/lease";
+import { freshRedisNamespace, sleep, TEST_DATABASE_URL } from "@leasewatch/lease/testing";
 import { buildClockShim } from "@/test/support/clock-shift";
 import { startRedis, stopAllServers } from "@/test/support/servers";
 import { createFencedDownstream } from "@/test/support/stores";

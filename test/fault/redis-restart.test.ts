@@ -1,7 +1,6 @@
 import { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
-import { LeaseClient } from "@/lib/lease/client";
-import { LeaseLostError } from "@/lib/lease/errors";
+import { LeaseClient, LeaseLostError } from "@leasewatch/lease";
 import { runAcrossRestart } from "@/test/support/restart-load";
 import { startRedis, stopAllServers, type ThrowawayServer } from "@/test/support/servers";
 import { createStoreFixture } from "@/test/support/stores";

@@ -1,9 +1,9 @@
-import pg from "pg";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { readFencedHistory } from "@/lib/lease/fencing";
-import { TEST_DATABASE_URL } from "@/lib/lease/testing/isolation";
-import { collectEvents, createFencedDownstream, createStoreFixture, type FencedDownstream, type StoreFixture } from "@/test/support/stores";
-import { spawnWorker, stopAllWorkers, type WorkerLine } from "@/test/support/worker-process";
+import { describe, expect, it } from "vitest";
+import { readFencedHistory } from "@leasewatch/lease";
+import { TEST_DATABASE_URL } from "@leasewatch/lease/testing";
+import { collectEvents } from "@/test/support/stores";
+import { spawnWorker, type WorkerLine } from "@/test/support/worker-process";
+import { setUpFencedWorkerRuns } from "@/test/support/fenced-runs";
 
 /**
  * A holder is frozen (SIGSTOP) past its TTL; another worker takes over and writes
@@ -11,45 +11,23 @@ import { spawnWorker, stopAllWorkers, type WorkerLine } from "@/test/support/wor
  * happened. Its renew is refused (not_owner), its write is refused by the fenced
  * downstream and recorded as fencing_rejected; the new holder's writes stand.
  */
-let pool: pg.Pool;
-beforeAll(() => {
-  pool = new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 2 });
-  pool.on("error", () => undefined);
-});
-afterAll(async () => {
-  await stopAllWorkers();
-  await pool.end();
-});
-
 describe.each(["redis", "postgres"] as const)("SIGSTOP a holder past its TTL (%s)", (kind) => {
-  let fixture: StoreFixture;
-  let downstream: FencedDownstream;
-  let table: string;
-  beforeEach(async () => {
-    fixture = await createStoreFixture(kind);
-    downstream = await createFencedDownstream(pool, "ledger");
-    table = downstream.table;
-  });
-  afterEach(async () => {
-    await stopAllWorkers();
-    await fixture.cleanup();
-    await downstream.drop();
-  });
+  const run = setUpFencedWorkerRuns(kind, "ledger");
 
   it("the thawed holder's renew fails and its fenced write is rejected and recorded", async () => {
     const resource = "ledger:tenant_42";
-    const fenced = { url: TEST_DATABASE_URL, table, by: "ledger-db", history: true };
+    const fenced = { url: TEST_DATABASE_URL, table: run.table, by: "ledger-db", history: true };
     const isWrite = (accepted: boolean) => (l: WorkerLine) => l.type === "write" && l.accepted === accepted;
 
     // The old holder runs its own loop (renew, then write) and ignores losing: a zombie.
-    const old = spawnWorker({ store: fixture.spec, owner: "old", mode: "manual", resources: [resource], ttlMs: 600, writeEveryMs: 100, ignoreSignal: true, fenced });
+    const old = spawnWorker({ store: run.fixture.spec, owner: "old", mode: "manual", resources: [resource], ttlMs: 600, writeEveryMs: 100, ignoreSignal: true, fenced });
     const oldLease = await old.waitFor((l) => l.type === "acquired");
     await old.waitFor((l) => l.type === "renew" && l.renewed === true);
     await old.waitFor(isWrite(true));
     old.signal("SIGSTOP");
 
     const next = spawnWorker({
-      store: fixture.spec,
+      store: run.fixture.spec,
       owner: "new",
       mode: "hold",
       resources: [resource],
@@ -87,7 +65,7 @@ describe.each(["redis", "postgres"] as const)("SIGSTOP a holder past its TTL (%s
     expect(next.linesOf("write").every((l) => l.accepted === true)).toBe(true);
 
     // The downstream's own history: only fresh tokens, never backwards.
-    const history = await readFencedHistory({ pool, table });
+    const history = await readFencedHistory({ pool: run.pool, table: run.table });
     const tokens = history.map((h) => BigInt(h.fencingToken));
     for (let i = 1; i < tokens.length; i++) expect(tokens[i]! >= tokens[i - 1]!).toBe(true);
     const firstNew = history.findIndex((h) => h.fencingToken === newLease.token);
@@ -96,11 +74,11 @@ describe.each(["redis", "postgres"] as const)("SIGSTOP a holder past its TTL (%s
     expect(oldAfterNew).toEqual([]);
 
     // The store heard about it: the refused write, the refused renew, and the loss.
-    const rejected = await collectEvents(fixture.store, { resource, kinds: ["fencing_rejected"] });
+    const rejected = await collectEvents(run.fixture.store, { resource, kinds: ["fencing_rejected"] });
     expect(rejected).toHaveLength(staleWrites.length);
     for (const event of rejected) expect(event).toMatchObject({ fencingToken: oldLease.token, leaseId: oldLease.leaseId, owner: "old" });
-    const lost = await collectEvents(fixture.store, { resource, kinds: ["lost"] });
+    const lost = await collectEvents(run.fixture.store, { resource, kinds: ["lost"] });
     expect(lost.map((e) => [e.leaseId, e.reason])).toEqual([[oldLease.leaseId, "not_owner"]]);
-    expect((await collectEvents(fixture.store, { resource, kinds: ["renew_failed"] })).map((e) => e.leaseId)).toEqual([oldLease.leaseId]);
+    expect((await collectEvents(run.fixture.store, { resource, kinds: ["renew_failed"] })).map((e) => e.leaseId)).toEqual([oldLease.leaseId]);
   });
 });

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { LeaseClient } from "@/lib/lease/client";
-import { sleep } from "@/lib/lease/testing/isolation";
+import { LeaseClient } from "@leasewatch/lease";
+import { sleep } from "@leasewatch/lease/testing";
 import { buildClockShim } from "@/test/support/clock-shift";
 import { startRedis, stopAllServers } from "@/test/support/servers";
 import { createStoreFixture } from "@/test/support/stores";

@@ -1,7 +1,7 @@
 /**
  * The console links in ops/alerts.yml, read the way Prometheus reads the rules file,
  * and filled in the way Prometheus fills them (labels, and the alert's start for `at=`).
- * Shared by the link parse test (lib/console/alert-links.test.ts) and the browser test
+ * Shared by the link parse test (lib/console/shared/alert-links.test.ts) and the browser test
  * that opens each link (e2e/alert-links.spec.ts).
  */
 import { readFileSync } from "node:fs";

@@ -6,8 +6,8 @@ import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import { buildApiServer, type ApiServerOptions } from "@/lib/api/server";
 import { API_ACTIONS, TokenStore, type ApiAction, type TNewToken } from "@/lib/api/tokens";
-import { freshPgSchema, TEST_DATABASE_URL } from "@/lib/lease/testing/isolation";
-import type { LeaseStore } from "@/lib/lease/types";
+import { freshPgSchema, TEST_DATABASE_URL } from "@leasewatch/lease/testing";
+import type { LeaseStore } from "@leasewatch/lease";
 import { createStoreFixture, type StoreFixture } from "./stores";
 
 export interface ApiFixture {
@@ -19,10 +19,19 @@ export interface ApiFixture {
   /** What Prometheus sends as `Authorization: Bearer …` to scrape /metrics. */
   metricsToken: string;
   storeByName(name: string): LeaseStore;
+  /** Another replica on a free port: same tokens and handle key, over `stores` (default: the fixture's). The caller closes it. */
+  startReplica(stores?: ReadonlyMap<string, LeaseStore>): Promise<{ url: string; close(): Promise<void> }>;
   createToken(options: { name?: string; prefixes: string[]; stores?: string[]; actions?: ApiAction[]; expiresAt?: Date; ratePerSec?: number; maxConcurrent?: number }): Promise<string>;
   /** fetch with the token, JSON body in and out. */
   call(token: string | null, method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }>;
   close(): Promise<void>;
+}
+
+/** A lock API server listening on a free port of 127.0.0.1. */
+async function listenApiServer(options: ApiServerOptions): Promise<{ app: ReturnType<typeof buildApiServer>; url: string }> {
+  const app = buildApiServer(options);
+  await app.listen({ port: 0, host: "127.0.0.1" });
+  return { app, url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` };
 }
 
 export async function startApiFixture(options: Pick<ApiServerOptions, "trustProxy"> = {}): Promise<ApiFixture> {
@@ -35,9 +44,7 @@ export async function startApiFixture(options: Pick<ApiServerOptions, "trustProx
   ]);
   const handleKey = randomBytes(32);
   const metricsToken = randomBytes(24).toString("hex");
-  const app = buildApiServer({ stores, tokens, handleKey, metricsToken, logger: false, ...options });
-  await app.listen({ port: 0, host: "127.0.0.1" });
-  const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  const { app, url } = await listenApiServer({ stores, tokens, handleKey, metricsToken, logger: false, ...options });
   let counter = 0;
   return {
     url,
@@ -50,6 +57,10 @@ export async function startApiFixture(options: Pick<ApiServerOptions, "trustProx
       const store = stores.get(name);
       if (!store) throw new Error(`no store ${name}`);
       return store;
+    },
+    async startReplica(replicaStores = stores) {
+      const replica = await listenApiServer({ stores: new Map(replicaStores), tokens, handleKey, logger: false });
+      return { url: replica.url, close: () => replica.app.close() };
     },
     async createToken(o) {
       const input: TNewToken = {

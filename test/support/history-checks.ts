@@ -1,2 +1,12 @@
 // The checks live beside the library so the demo's history backfill can run them too.
-export * from "@/lib/lease/testing/history-checks";
+export {
+  type AcceptedWrite,
+  findForeignFencingRejections,
+  findHistoryViolations,
+  findHoldViolations,
+  findRepeatedEnds,
+  findStaleWrites,
+  findTokenOrderViolations,
+  type HoldOnRecord,
+  holdsOnRecord,
+} from "@leasewatch/lease/testing";

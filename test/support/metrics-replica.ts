@@ -4,9 +4,9 @@
  * request id; the answer is one stdout line `{"id", "body"}` with /api/metrics' text.
  */
 import readline from "node:readline";
-import { getMetricsText } from "@/lib/console/get-metrics-text";
-import { createStore } from "@/lib/console/registry";
-import { parseStoresConfig } from "@/lib/console/config";
+import { getMetricsText } from "@/lib/console/metrics/get-metrics-text";
+import { createStore } from "@/lib/server/store-registry";
+import { parseStoresConfig } from "@/lib/server/store-config";
 
 const configs = parseStoresConfig(process.env);
 const entries = configs.map((config) => ({ config, store: createStore(config, { migrate: false }) }));

@@ -6,7 +6,7 @@
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { installPeerStamp } from "@/lib/console/request-address";
+import { installPeerStamp } from "@/lib/console/shared/request-address";
 
 export interface PeerServer {
   /** Sends a GET from `from` (e.g. 127.0.0.2) with these headers; answers status, headers and body text. */

@@ -5,9 +5,8 @@
  * failed attempt, classified, so a test can assert the restart really broke
  * something and that nothing failed for another reason.
  */
-import { LeaseClient } from "@/lib/lease/client";
-import { AcquireTimeoutError, LeaseError, LeaseLostError } from "@/lib/lease/errors";
-import { sleep } from "@/lib/lease/testing/isolation";
+import { AcquireTimeoutError, LeaseClient, LeaseError, LeaseLostError } from "@leasewatch/lease";
+import { sleep } from "@leasewatch/lease/testing";
 import type { ThrowawayServer } from "./servers";
 import type { StoreFixture } from "./stores";
 

@@ -4,7 +4,7 @@
  * request that leaves late, or the error a store throws under a race that is
  * hard to force. Everything not overridden goes straight through.
  */
-import type { LeaseStore } from "@/lib/lease/types";
+import type { LeaseStore } from "@leasewatch/lease";
 
 export type StoreHooks = Partial<Pick<LeaseStore, "acquire" | "renew" | "release">>;
 

@@ -5,11 +5,18 @@
  */
 import type pg from "pg";
 import { z } from "zod";
-import { createFencedTable } from "@/lib/lease/fencing";
-import { PostgresLeaseStore } from "@/lib/lease/postgres/store";
-import { RedisLeaseStore } from "@/lib/lease/redis/store";
-import { freshPgSchema, freshRedisNamespace, TEST_DATABASE_URL, TEST_REDIS_URL } from "@/lib/lease/testing/isolation";
-import { LEASE_EVENT_KINDS, type EventQuery, type LeaseEvent, type LeaseEventKind, type LeaseStore, type StoreKind } from "@/lib/lease/types";
+import {
+  createFencedTable,
+  type EventQuery,
+  LEASE_EVENT_KINDS,
+  type LeaseEvent,
+  type LeaseEventKind,
+  type LeaseStore,
+  PostgresLeaseStore,
+  RedisLeaseStore,
+  type StoreKind,
+} from "@leasewatch/lease";
+import { freshPgSchema, freshRedisNamespace, TEST_DATABASE_URL, TEST_REDIS_URL } from "@leasewatch/lease/testing";
 
 export const ZStoreSpec = z.discriminatedUnion("kind", [
   z.strictObject({ kind: z.literal("postgres"), name: z.string(), url: z.string(), schema: z.string() }),

@@ -19,10 +19,8 @@
  */
 import pg from "pg";
 import { z } from "zod";
-import { LeaseClient, type LeaseClientEvent } from "@/lib/lease/client";
-import { AcquireTimeoutError, LeaseLostError } from "@/lib/lease/errors";
-import { fencedWrite } from "@/lib/lease/fencing";
-import { createRandom, sleep } from "@/lib/lease/testing/isolation";
+import { AcquireTimeoutError, fencedWrite, LeaseClient, type LeaseClientEvent, LeaseLostError } from "@leasewatch/lease";
+import { createRandom, sleep } from "@leasewatch/lease/testing";
 import { openStore, ZStoreSpec } from "./stores";
 
 export const ZWorkerSpec = z.strictObject({
@@ -89,7 +87,13 @@ async function main(): Promise<void> {
     ...(spec.backoff ? { backoff: spec.backoff } : {}),
   });
   const startedAt = performance.now();
-  const isTimeLeft = () => performance.now() - startedAt < spec.durationMs;
+  // SIGUSR2 ends the run early, as if durationMs had passed: a test stops its workers once the
+  // thing it waited for (a reshard, a restart) is over, however long that took on a busy machine.
+  let isStopRequested = false;
+  process.on("SIGUSR2", () => {
+    isStopRequested = true;
+  });
+  const isTimeLeft = () => !isStopRequested && performance.now() - startedAt < spec.durationMs;
 
   const write = async (resource: string, token: string, leaseId: string) => {
     if (!pool || !spec.fenced) return;

@@ -1,0 +1,45 @@
+/**
+ * What the browser may read about a store failure. Driver messages name hosts,
+ * ports, users and SQL; they stay in the server log, with a correlation id the
+ * browser gets alongside a short, generic reason.
+ */
+import { randomUUID } from "node:crypto";
+import { getLogger } from "@/lib/log/logger";
+
+/** The same failure is logged at most once a minute per message, so a down store polled by many tabs does not flood the log. */
+const LOG_REPEAT_MS = 60_000;
+const MAX_REMEMBERED = 500;
+const lastLogged = new Map<string, { at: number; correlationId: string }>();
+
+function classify(error: unknown): string {
+  const code = typeof error === "object" && error !== null && "code" in error ? String((error as { code: unknown }).code) : "";
+  const message = error instanceof Error ? error.message : String(error);
+  // Our own timeouts say nothing about the store's internals.
+  if (/no answer within \d+ ms/.test(message)) return message.replace(/^.*?(no answer within \d+ ms).*$/, "$1");
+  if (/ECONNREFUSED|ECONNRESET|ENOTFOUND|EHOSTUNREACH|ETIMEDOUT|EPIPE|Connection is closed|connect/i.test(`${code} ${message}`)) return "unreachable";
+  if (code === "28P01" || code === "28000" || /NOAUTH|WRONGPASS|authentication/i.test(message)) return "refused the console's credentials";
+  if (code === "57014" || /statement timeout|canceling statement/i.test(message)) return "query timed out";
+  return "store error";
+}
+
+/** Whether a store failure is the connection itself (the store is down), not an error of one read. */
+export function isUnreachableError(error: unknown): boolean {
+  return classify(error) === "unreachable";
+}
+
+/** A short reason plus a reference, e.g. "unreachable (ref 3f2a…)"; the full error is logged under the same reference. */
+export function toPublicStoreError(error: unknown, store: string): string {
+  // A read the viewer's scope does not allow (lib/console/shared/scoped-store): our own words, nothing of the store's.
+  if (error instanceof Error && (error as { code?: unknown }).code === "out_of_scope") return error.message;
+  const reason = classify(error);
+  const detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  const key = `${store}\u0000${detail}`;
+  const now = Date.now();
+  const seen = lastLogged.get(key);
+  if (seen && now - seen.at < LOG_REPEAT_MS) return `${reason} (ref ${seen.correlationId})`;
+  const correlationId = randomUUID().slice(0, 8);
+  if (lastLogged.size >= MAX_REMEMBERED) lastLogged.clear();
+  lastLogged.set(key, { at: now, correlationId });
+  getLogger("store-read").error({ store, detail, ref: correlationId }, "store read failed");
+  return `${reason} (ref ${correlationId})`;
+}

@@ -1,0 +1,31 @@
+/**
+ * A store fixture for the enclosing describe block: created before its tests and cleaned up
+ * after them. Read its `spec`, `store` and `open()` inside the tests (not while collecting).
+ */
+import { afterAll, beforeAll } from "vitest";
+import type { StoreKind } from "@leasewatch/lease";
+import { createStoreFixture, type StoreFixture } from "./stores";
+
+export function setUpStoreFixture(kind: StoreKind, url?: string): StoreFixture {
+  let fixture: StoreFixture | undefined;
+  beforeAll(async () => {
+    fixture = await createStoreFixture(kind, url);
+  });
+  afterAll(async () => {
+    await fixture?.cleanup();
+  });
+  const current = (): StoreFixture => {
+    if (!fixture) throw new Error("the store fixture is created in beforeAll: use it inside a test");
+    return fixture;
+  };
+  return {
+    get spec() {
+      return current().spec;
+    },
+    get store() {
+      return current().store;
+    },
+    open: () => current().open(),
+    cleanup: () => current().cleanup(),
+  };
+}
