@@ -8,9 +8,9 @@ import { SkipLink } from "@/components/shell/skip-link";
 import { StoreDownBanner } from "@/components/shell/store-down-banner";
 import { logServerError } from "@/lib/auth/server-error";
 import { getAppSession, type AppSession } from "@/lib/auth/session";
-import { ConfigError, parseStoresConfig } from "@/lib/console/config";
-import { getStoresHealth } from "@/lib/console/health";
-import { EnvError } from "@/lib/env";
+import { ConfigError, parseStoresConfig } from "@/lib/server/store-config";
+import { getStoresHealth } from "@/lib/console/health/health";
+import { EnvError } from "@/lib/auth/env";
 
 export const metadata: Metadata = {
   title: { default: "Leasewatch", template: "%s · Leasewatch" },

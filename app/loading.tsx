@@ -11,7 +11,7 @@ export default function OverviewLoading() {
         ))}
       </div>
       <Skeleton className="h-28" />
-      <div className="grid gap-4 lg:grid-cols-2">
+      <div className="grid grid-cols-1 gap-4 lg:grid-cols-2">
         {Array.from({ length: 5 }, (_, i) => (
           <Skeleton key={i} className={i === 4 ? "h-64 lg:col-span-2" : "h-64"} />
         ))}

@@ -1,21 +1,21 @@
 import { OverviewClient } from "@/components/overview/overview-client";
-import { ParamProblemNotice, ReadLimitNotice } from "@/components/locks/read-notices";
-import { requirePermission, requireSession, scopeFor } from "@/lib/auth/session";
-import { takeRead } from "@/lib/console/api-response";
-import { getOverviewFromSearch } from "@/lib/console/get-overview";
-import { toSearchString } from "@/lib/console/links";
-import { pageReadSignal } from "@/lib/console/page-signal";
+import { ParamProblemNotice } from "@/components/locks/read-notices";
+import { type PageSearchParams, startSearchPageRead } from "@/components/page-read";
+import { getOverviewFromSearch } from "@/lib/console/overview/get-overview";
+import { listLeasesFromSearch } from "@/lib/console/leases/list-leases";
+import { stuckTileQuery } from "@/lib/console/shared/links";
 
-type SearchParams = Record<string, string | string[] | undefined>;
+const single = (value: string | string[] | undefined): string | null => (typeof value === "string" && value !== "" ? value : null);
 
-export default async function OverviewPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
-  const session = await requireSession();
-  requirePermission(session, "leases:read");
-  // Rendering reads the stores: it counts against the user's read rate like the /api reads.
-  const limited = takeRead(session);
-  if (limited) return <ReadLimitNotice retryAfterSeconds={limited.retryAfterSeconds} />;
-  const params = await searchParams;
-  const result = await getOverviewFromSearch(params, { scope: scopeFor(session, "leases:read"), signal: pageReadSignal() });
+export default async function OverviewPage({ searchParams }: { searchParams: Promise<PageSearchParams> }) {
+  const read = await startSearchPageRead("leases:read", searchParams);
+  if (!read.ok) return read.notice;
+  const { scope, params, signal } = read;
+  const [result, stuck] = await Promise.all([
+    getOverviewFromSearch(params, { scope, signal }),
+    // The "overdue / lapsed now" tile: the stuck list, narrowed as the overview is (a bad store or prefix is the overview's to report).
+    listLeasesFromSearch(stuckTileQuery(single(params.store), single(params.prefix)), { scope, signal }).catch(() => null),
+  ]);
   if (!result.ok) return <ParamProblemNotice problem={result.problem} resetHref="/" what="the overview" />;
-  return <OverviewClient search={toSearchString(params)} initialData={result.view} />;
+  return <OverviewClient search={read.search} initialData={result.view} initialStuck={stuck?.ok ? stuck.view : null} />;
 }

@@ -2,7 +2,7 @@ import AxeBuilder from "@axe-core/playwright";
 import { expect, request as playwrightRequest, test } from "@playwright/test";
 import { decode, encode } from "next-auth/jwt";
 import { SessionStore } from "../lib/auth/session-store";
-import { DEMO_CLIENT_SECRET } from "../lib/env";
+import { DEMO_CLIENT_SECRET } from "../lib/auth/env";
 import { CAROL_GROUPS, getStackFacts, setIdpGroups } from "./support/control";
 import { BASE_URL, E2E_NEXTAUTH_SECRET, ISSUER_URL, PG_STORE } from "./support/harness";
 import { signInThroughIdp } from "./support/sign-in";

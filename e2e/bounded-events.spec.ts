@@ -3,7 +3,7 @@
  * page itself: an inline problem that says which combination to use, and no table.
  */
 import { expect, test } from "@playwright/test";
-import { eventsHref } from "../lib/console/links";
+import { eventsHref } from "@/lib/console/shared/links";
 
 test("events: a prefix alone over 7 days is refused with the combinations that are served", async ({ page }) => {
   await page.goto(eventsHref({ prefix: "tenant_1:", window: "7d" }));

@@ -4,7 +4,7 @@
  * Serial: the last tests pause the Redis store (a throwaway server), then stop and restart it.
  */
 import { expect, test, type Page } from "@playwright/test";
-import { STORE_TIMEOUT_MS } from "../lib/console/fan-out";
+import { STORE_TIMEOUT_MS } from "@/lib/console/shared/fan-out";
 import { pauseLiveUpdates, scopedAxe } from "./support/axe";
 import { pauseRedisStore, resumeRedisStore, startRedisStore, stopRedisStore } from "./support/control";
 import { PG_STORE, REDIS_STORE } from "./support/harness";

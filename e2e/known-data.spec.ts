@@ -6,25 +6,17 @@
  */
 import { randomBytes } from "node:crypto";
 import { expect, test } from "@playwright/test";
-import { leaseHref } from "../lib/console/links";
-import type { Lease, LeaseStore } from "../lib/lease/types";
-import { readStoreConfigs } from "./support/control";
+import { leaseHref } from "@/lib/console/shared/links";
+import type { Lease, LeaseStore } from "@leasewatch/lease";
 import { PG_STORE } from "./support/harness";
-import { openStore } from "./support/stores";
+import { openStackStore } from "./support/control";
 
 const MINUTE = 60_000;
 
 let store: LeaseStore;
 
-test.beforeAll(async () => {
-  const config = (await readStoreConfigs()).find((c) => c.name === PG_STORE);
-  if (!config) throw new Error(`the e2e stack has no store ${PG_STORE}`);
-  store = openStore(config);
-});
-
-test.afterAll(async () => {
-  await store?.close();
-});
+test.beforeAll(async () => void (store = await openStackStore()));
+test.afterAll(() => store?.close());
 
 /** A lease on a resource no one else uses, with an owner and task found nowhere else. */
 async function acquireKnownLease(): Promise<{ lease: Lease; prefix: string }> {

@@ -7,8 +7,8 @@
 import { randomBytes } from "node:crypto";
 import AxeBuilder from "@axe-core/playwright";
 import { expect, test, type Page } from "@playwright/test";
-import { eventsHref, leaseHref, locksHref } from "../lib/console/links";
-import type { LeaseStore } from "../lib/lease/types";
+import { eventsHref, leaseHref, locksHref } from "@/lib/console/shared/links";
+import type { LeaseStore } from "@leasewatch/lease";
 import { readStoreConfigs } from "./support/control";
 import { PG_STORE, REDIS_STORE } from "./support/harness";
 import { openStore } from "./support/stores";

@@ -5,12 +5,10 @@
  */
 import { randomBytes } from "node:crypto";
 import { expect, test, type Page } from "@playwright/test";
-import { leaseHref } from "../lib/console/links";
-import { LIVE_POLL_MS } from "../lib/console/queries/fetch-view";
-import type { LeaseStore } from "../lib/lease/types";
-import { readStoreConfigs } from "./support/control";
+import { leaseHref } from "@/lib/console/shared/links";
+import { LIVE_POLL_MS } from "@/lib/console/shared/fetch-view";
 import { PG_STORE } from "./support/harness";
-import { openStore } from "./support/stores";
+import { openStackStore } from "./support/control";
 
 /** Sets what `document.visibilityState` reports and tells the page, as a browser does when a tab is switched. */
 async function setVisibility(page: Page, state: "hidden" | "visible"): Promise<void> {
@@ -55,8 +53,7 @@ test("polling pauses while the tab is hidden and resumes when it shows", async (
 });
 
 test("countdowns tick on the lease page without a reload", async ({ page }) => {
-  const config = (await readStoreConfigs()).find((c) => c.name === PG_STORE)!;
-  const store: LeaseStore = openStore(config);
+  const store = await openStackStore();
   const resource = `e2e-live-${randomBytes(4).toString("hex")}:countdown`;
   const acquired = await store.acquire({ resource, owner: "e2e-live", task: "countdown", ttlMs: 5 * 60_000 });
   if (!acquired.acquired) throw new Error(`expected to acquire ${resource}`);

@@ -1,28 +1,22 @@
 /**
  * The overview narrowed to a prefix: typing one narrows the tiles and the
  * charts to data the test wrote itself under a prefix no one else uses, the
- * URL carries `prefix=`, drill-down links keep it, and "×" removes it.
+ * URL carries `prefix=`, drill-down links keep it, and "×" removes it. Over 7
+ * days the same numbers come from the rollups per prefix group; a prefix they
+ * cannot answer is "not counted" in place.
  */
 import { randomBytes } from "node:crypto";
-import { expect, test } from "@playwright/test";
-import type { LeaseStore } from "../lib/lease/types";
-import { readStoreConfigs } from "./support/control";
+import { expect, test, type Page } from "@playwright/test";
+import type { LeaseStore } from "@leasewatch/lease";
 import { PG_STORE } from "./support/harness";
-import { openStore } from "./support/stores";
+import { openStackStore } from "./support/control";
 
 const MINUTE = 60_000;
 
 let store: LeaseStore;
 
-test.beforeAll(async () => {
-  const config = (await readStoreConfigs()).find((c) => c.name === PG_STORE);
-  if (!config) throw new Error(`the e2e stack has no store ${PG_STORE}`);
-  store = openStore(config);
-});
-
-test.afterAll(async () => {
-  await store?.close();
-});
+test.beforeAll(async () => void (store = await openStackStore()));
+test.afterAll(() => store?.close());
 
 test("typing a prefix narrows the tiles and charts, and links keep it", async ({ page }) => {
   const prefix = `e2e-prefix-${randomBytes(4).toString("hex")}`;
@@ -76,7 +70,40 @@ test("typing a prefix narrows the tiles and charts, and links keep it", async ({
   await expect(page.getByRole("searchbox", { name: "Prefix", exact: true })).toHaveValue("");
 });
 
-test("a prefix with a 7-day window says which window to use", async ({ page }) => {
-  await page.goto("/?window=7d&prefix=tenant");
-  await expect(page.getByText(/use window=24h/)).toBeVisible();
+test("a prefix over 7 days is counted from the rollups, and one it cannot count says so in place", async ({ page }) => {
+  const prefix = `e2e-week-${randomBytes(4).toString("hex")}`;
+  const held = await store.acquire({ resource: `${prefix}:job:a`, owner: "e2e-holder", task: "t", ttlMs: 5 * MINUTE });
+  if (!held.acquired) throw new Error("expected to acquire");
+  for (let i = 0; i < 3; i++) await store.acquire({ resource: `${prefix}:job:a`, owner: "e2e-waiter", task: "t", ttlMs: 5 * MINUTE });
+
+  await page.goto(`/?window=7d&store=${PG_STORE}&prefix=${prefix}`);
+  await expect(page.getByText("counted from hourly rollups per prefix")).toBeVisible();
+  // The window asked for is kept.
+  await expect(page.getByRole("button", { name: "7d", exact: true, pressed: true })).toBeVisible();
+  await expect(page.getByText("3 failed of 4 attempts", { exact: true })).toBeVisible();
+  await expect(page.getByRole("link", { name: "Active leases: 1", exact: true })).toBeVisible();
+  await screenshots(page, "overview-7d-prefix");
+
+  // Deeper than the prefix groups over 7 days: not counted, with the reason — no zeros, no "down".
+  await page.goto(`/?window=7d&store=${PG_STORE}&prefix=${prefix}:job:a`);
+  const notCounted = page.getByTestId("not-counted");
+  await expect(notCounted).toContainText("this is not a count of zero");
+  await expect(notCounted).toContainText("choose window=24h or shorter, or a shorter prefix");
+  await expect(page.getByRole("link", { name: /^Contention rate: / })).toHaveCount(0);
+  await expect(page.getByText("No failed acquires in this window")).toHaveCount(0);
+  const row = page.getByRole("table", { name: "Per store, over the window" }).getByRole("row").filter({ hasText: PG_STORE });
+  await expect(row).toContainText("not counted");
+  await expect(row).not.toContainText("down");
+  await screenshots(page, "overview-7d-prefix-not-counted");
 });
+
+/** With SCREENSHOT_DIR set: the page in light and dark, for a person to look at. */
+async function screenshots(page: Page, name: string): Promise<void> {
+  const shots = process.env.SCREENSHOT_DIR;
+  if (!shots) return;
+  for (const scheme of ["light", "dark"] as const) {
+    await page.emulateMedia({ colorScheme: scheme });
+    await page.screenshot({ path: `${shots}/${name}-${scheme}.png` });
+  }
+  await page.emulateMedia({ colorScheme: "light" });
+}

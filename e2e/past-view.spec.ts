@@ -7,8 +7,8 @@
  */
 import { randomBytes } from "node:crypto";
 import { expect, test } from "@playwright/test";
-import { leaseHref } from "../lib/console/links";
-import type { Lease, LeaseStore } from "../lib/lease/types";
+import { leaseHref } from "@/lib/console/shared/links";
+import type { Lease, LeaseStore } from "@leasewatch/lease";
 import { readStoreConfigs } from "./support/control";
 import { PG_STORE, REDIS_STORE } from "./support/harness";
 import { openStore } from "./support/stores";

@@ -5,18 +5,14 @@
  */
 import { randomBytes } from "node:crypto";
 import { expect, test } from "@playwright/test";
-import type { Lease, LeaseStore } from "../lib/lease/types";
-import { readStoreConfigs } from "./support/control";
-import { PG_STORE } from "./support/harness";
-import { openStore } from "./support/stores";
+import type { Lease, LeaseStore } from "@leasewatch/lease";
+import { openStackStore } from "./support/control";
 
 let store: LeaseStore;
 let lease: Lease;
 
 test.beforeAll(async () => {
-  const config = (await readStoreConfigs()).find((c) => c.name === PG_STORE);
-  if (!config) throw new Error(`no ${PG_STORE} in the stack`);
-  store = openStore(config);
+  store = await openStackStore();
   const resource = `tenant_17:e2e_underline_${randomBytes(4).toString("hex")}`;
   const acquired = await store.acquire({ resource, owner: "e2e_underline@e2e", task: "nightly_sync", ttlMs: 300_000 });
   if (!acquired.acquired) throw new Error(`expected to acquire ${resource}`);

@@ -8,8 +8,8 @@
 import { randomBytes } from "node:crypto";
 import { expect, test, type Page } from "@playwright/test";
 import { formatUtc } from "../components/ui/format";
-import { eventsHref, locksHref, ownerHref } from "../lib/console/links";
-import type { LeaseEvent, LeaseStore } from "../lib/lease/types";
+import { eventsHref, locksHref, ownerHref } from "@/lib/console/shared/links";
+import type { LeaseEvent, LeaseStore } from "@leasewatch/lease";
 import { readStoreConfigs } from "./support/control";
 import { BASE_URL, PG_STORE, REDIS_STORE } from "./support/harness";
 import { openStore } from "./support/stores";

@@ -5,12 +5,13 @@
  * audit log records every attempt, allowed or refused.
  */
 import { expect, test, type APIRequestContext } from "@playwright/test";
+import { freshOperatorTest } from "./support/sign-in";
 import { randomBytes, randomUUID } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import type { FastifyInstance } from "fastify";
 import { buildApiServer } from "../lib/api/server";
 import { TokenStore } from "../lib/api/tokens";
-import { PostgresLeaseStore } from "../lib/lease/postgres/store";
+import { PostgresLeaseStore } from "@leasewatch/lease";
 import { getStackFacts } from "./support/control";
 import { BASE_URL, ISSUER_URL, PG_STORE } from "./support/harness";
 
@@ -38,7 +39,7 @@ function createBody(name: string) {
   return { name, prefixes: [`e2e-tok-${RUN}:`], stores: [PG_STORE], actions: ["acquire", "release"], expiresInDays: 7 };
 }
 
-test("operator creates a token (shown once), a worker uses it, the operator revokes it and the API refuses it", async ({ page }) => {
+freshOperatorTest("operator creates a token (shown once), a worker uses it, the operator revokes it and the API refuses it", async ({ page }) => {
   test.setTimeout(90_000);
   const facts = await getStackFacts();
   const spec = facts.stores.find((s) => s.name === PG_STORE);
@@ -130,7 +131,7 @@ test("operator creates a token (shown once), a worker uses it, the operator revo
   }
 });
 
-test("a cross-origin POST and a POST without Origin are refused and audited; nothing is created", async ({ page }) => {
+freshOperatorTest("a cross-origin POST and a POST without Origin are refused and audited; nothing is created", async ({ page }) => {
   const name = `e2e-${RUN}-csrf`;
   const forged = await page.request.post("/api/tokens", { data: createBody(name), headers: { origin: "https://evil.example" } });
   expect(forged.status()).toBe(403);
@@ -153,7 +154,7 @@ test("a cross-origin POST and a POST without Origin are refused and audited; not
   expect(revoked.status()).toBe(200);
 });
 
-test("bad input gets a 400 that names the field; an unknown token a 404", async ({ page }) => {
+freshOperatorTest("bad input gets a 400 that names the field; an unknown token a 404", async ({ page }) => {
   const name = `e2e-${RUN}-bad`;
   const tooLong = await page.request.post("/api/tokens", { data: { ...createBody(name), expiresInDays: 3650 }, headers: { origin: BASE_URL } });
   expect(tooLong.status()).toBe(400);

@@ -7,12 +7,11 @@
 import AxeBuilder from "@axe-core/playwright";
 import { randomBytes } from "node:crypto";
 import { expect, test, type APIRequestContext, type Page } from "@playwright/test";
-import { leaseHref, ownerHref } from "../lib/console/links";
-import type { EventsView } from "../lib/console/views";
-import type { LeaseStore } from "../lib/lease/types";
-import { readStoreConfigs } from "./support/control";
+import { leaseHref, ownerHref } from "@/lib/console/shared/links";
+import type { EventsView } from "@/lib/console/shared/views";
+import type { LeaseStore } from "@leasewatch/lease";
 import { PG_STORE, REDIS_STORE } from "./support/harness";
-import { openStore } from "./support/stores";
+import { openStackStore } from "./support/control";
 
 const ALERT_LINK = `/locks?store=${REDIS_STORE}&state=expired&window=1h`;
 const COUNT_LINE = /^([\d,]+) of ([\d,]+) expiries: (.+)$/;
@@ -89,14 +88,8 @@ test("an owner link lands on that owner's page: what it holds, whether it is ali
 
 test.describe("the jump box", () => {
   let store: LeaseStore;
-  test.beforeAll(async () => {
-    const config = (await readStoreConfigs()).find((c) => c.name === PG_STORE);
-    if (!config) throw new Error(`the e2e stack has no store ${PG_STORE}`);
-    store = openStore(config);
-  });
-  test.afterAll(async () => {
-    await store?.close();
-  });
+  test.beforeAll(async () => void (store = await openStackStore()));
+  test.afterAll(() => store?.close());
 
   test("finds a lease by its fencing token, and says plainly when nothing matches", async ({ page }) => {
     const tag = randomBytes(4).toString("hex");

@@ -1,18 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { DEMO_AUDIT_KEY } from "@/lib/audit/config";
-import { DEMO_CLIENT_SECRET } from "@/lib/env";
+import { DEMO_CLIENT_SECRET } from "@/lib/auth/env";
+import { PRODUCTION_AUTH_ENV } from "@/test/support/env";
 import { findStartupProblems } from "./startup-checks";
 
 /** A production deployment that passes every check. */
 const PRODUCTION = {
-  NODE_ENV: "production",
+  ...PRODUCTION_AUTH_ENV,
   LEASEWATCH_STORES: JSON.stringify([{ name: "pg-main", kind: "postgres", url: "postgres://127.0.0.1:5432/postgres" }]),
-  OIDC_ISSUER: "https://sso.example.com/realms/ops",
-  OIDC_CLIENT_ID: "leasewatch-console",
-  OIDC_CLIENT_SECRET: "a-real-registered-client-secret",
-  NEXTAUTH_URL: "https://leasewatch.example.com",
-  NEXTAUTH_SECRET: "y".repeat(40),
-  LEASEWATCH_ROLE_MAP: "sre-oncall:operator,engineering:viewer",
   LEASEWATCH_AUDIT_KEY: "a-real-audit-key-from-a-secret-store-0000",
 } as const;
 

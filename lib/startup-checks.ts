@@ -7,10 +7,11 @@
  * Elsewhere the pages show a reference to the logged problem instead.
  */
 import { assertNoDemoAuditKeyInProduction } from "@/lib/audit/config";
-import { parseStoresConfig } from "@/lib/console/config";
-import { readMetricsToken } from "@/lib/console/metrics-token";
+import { parseStoresConfig } from "@/lib/server/store-config";
+import { readMetricsToken } from "@/lib/server/metrics-token";
 import { parseTrustedProxy } from "@/lib/auth/client-address";
-import { parseAuthEnv } from "@/lib/env";
+import { parseAuthEnv } from "@/lib/auth/env";
+import { getLogger } from "@/lib/log/logger";
 
 export function findStartupProblems(env: NodeJS.ProcessEnv = process.env): { problems: string[]; isFatal: boolean } {
   const problems: string[] = [];
@@ -35,9 +36,10 @@ export function findStartupProblems(env: NodeJS.ProcessEnv = process.env): { pro
 
 export function runStartupChecks(): void {
   const { problems, isFatal } = findStartupProblems();
-  for (const problem of problems) console.error(`[leasewatch] configuration problem: ${problem}`);
+  const log = getLogger("startup");
+  for (const problem of problems) log.error({ problem }, "configuration problem");
   if (isFatal) {
-    console.error("[leasewatch] refusing to start in production until this is fixed");
+    log.fatal("refusing to start in production until this is fixed");
     process.exit(1);
   }
 }

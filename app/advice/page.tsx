@@ -1,24 +1,15 @@
 import type { Metadata } from "next";
 import { AdviceClient } from "@/components/advice/advice-client";
-import { ParamProblemNotice, ReadLimitNotice } from "@/components/locks/read-notices";
-import { requirePermission, requireSession, scopeFor } from "@/lib/auth/session";
-import { takeRead } from "@/lib/console/api-response";
-import { getTtlAdviceFromSearch } from "@/lib/console/get-ttl-advice";
-import { toSearchString } from "@/lib/console/links";
-import { pageReadSignal } from "@/lib/console/page-signal";
+import { ParamProblemNotice } from "@/components/locks/read-notices";
+import { type PageSearchParams, startSearchPageRead } from "@/components/page-read";
+import { getTtlAdviceFromSearch } from "@/lib/console/advice/get-ttl-advice";
 
 export const metadata: Metadata = { title: "TTL advice" };
 
-type SearchParams = Record<string, string | string[] | undefined>;
-
-export default async function AdvicePage({ searchParams }: { searchParams: Promise<SearchParams> }) {
-  const session = await requireSession();
-  requirePermission(session, "leases:read");
-  // Rendering reads the stores: it counts against the user's read rate like the /api reads.
-  const limited = takeRead(session);
-  if (limited) return <ReadLimitNotice retryAfterSeconds={limited.retryAfterSeconds} />;
-  const params = await searchParams;
-  const result = await getTtlAdviceFromSearch(params, { scope: scopeFor(session, "leases:read"), signal: pageReadSignal() });
+export default async function AdvicePage({ searchParams }: { searchParams: Promise<PageSearchParams> }) {
+  const read = await startSearchPageRead("leases:read", searchParams);
+  if (!read.ok) return read.notice;
+  const result = await getTtlAdviceFromSearch(read.params, { scope: read.scope, signal: read.signal });
   if (!result.ok) return <ParamProblemNotice problem={result.problem} resetHref="/advice" what="TTL advice" />;
-  return <AdviceClient search={toSearchString(params)} initialData={result.view} />;
+  return <AdviceClient search={read.search} initialData={result.view} />;
 }

@@ -1,11 +1,5 @@
-import { Skeleton, SkeletonRows } from "@/components/ui/skeleton";
+import { ListPageSkeleton } from "@/components/ui/skeleton";
 
 export default function EventsLoading() {
-  return (
-    <div className="space-y-4">
-      <Skeleton className="h-6 w-32" />
-      <Skeleton className="h-28 w-full" />
-      <SkeletonRows rows={14} columns={8} label="Loading events" />
-    </div>
-  );
+  return <ListPageSkeleton heading="h-6 w-32" filters="h-28 w-full" rows={14} columns={8} label="Loading events" />;
 }

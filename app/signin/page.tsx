@@ -3,7 +3,7 @@ import { redirect } from "next/navigation";
 import { NOT_AUTHORISED_PATH } from "@/lib/auth/options";
 import { toSafeCallbackPath } from "@/lib/auth/callback-url";
 import { getAppSession } from "@/lib/auth/session";
-import { getAuthEnv } from "@/lib/env";
+import { getAuthEnv } from "@/lib/auth/env";
 import { LogoMark } from "@/components/shell/logo-mark";
 import { SignInButton } from "./sign-in-button";
 

@@ -7,11 +7,11 @@ import { DataTable, TBody, Td, Th, THead, Tr } from "@/components/ui/data-table"
 import { EmptyState } from "@/components/ui/empty-state";
 import { formatDuration, formatUtc } from "@/components/ui/format";
 import { StatusPill } from "@/components/ui/status-pill";
-import { ADVICE_WINDOWS } from "@/lib/console/advice-windows";
-import { formatNumber, formatRatio } from "@/lib/console/format";
-import type { TtlAdviceRowView, TtlAdviceView } from "@/lib/console/get-ttl-advice";
-import { locksHref } from "@/lib/console/links";
-import { useTtlAdviceQuery } from "@/lib/console/queries/advice/advice-query";
+import { ADVICE_WINDOWS } from "@/lib/console/advice/advice-windows";
+import { formatNumber, formatRatio } from "@/lib/console/shared/format";
+import type { TtlAdviceRowView, TtlAdviceView } from "@/lib/console/advice/get-ttl-advice";
+import { locksHref } from "@/lib/console/shared/links";
+import { useTtlAdviceQuery } from "@/lib/console/advice/advice-query";
 import { SlackHistogram } from "./slack-histogram";
 
 const WINDOW_LABELS: Record<(typeof ADVICE_WINDOWS)[number], string> = {

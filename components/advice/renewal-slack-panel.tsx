@@ -2,10 +2,10 @@
 import Link from "next/link";
 import { Skeleton } from "@/components/ui/skeleton";
 import { StatusPill } from "@/components/ui/status-pill";
-import { formatNumber, formatPercent } from "@/lib/console/format";
-import { adviceWindowWithin } from "@/lib/console/advice-windows";
-import { buildQuery } from "@/lib/console/links";
-import { useRenewalSlackQuery } from "@/lib/console/queries/advice/advice-query";
+import { formatNumber, formatPercent } from "@/lib/console/shared/format";
+import { adviceWindowWithin } from "@/lib/console/advice/advice-windows";
+import { buildQuery } from "@/lib/console/shared/links";
+import { useRenewalSlackQuery } from "@/lib/console/advice/advice-query";
 import { SlackHistogram } from "./slack-histogram";
 
 /**

@@ -1,6 +1,6 @@
 import { cx } from "@/components/ui/cx";
-import { formatNumber } from "@/lib/console/format";
-import { CLOSE_CALL_FRACTION, SLACK_BUCKET_COUNT } from "@/lib/lease/types";
+import { formatNumber } from "@/lib/console/shared/format";
+import { CLOSE_CALL_FRACTION, SLACK_BUCKET_COUNT } from "@leasewatch/lease/model";
 
 const CLOSE_BUCKETS = Math.round(CLOSE_CALL_FRACTION * SLACK_BUCKET_COUNT);
 const pct = (i: number) => Math.round((i * 100) / SLACK_BUCKET_COUNT);

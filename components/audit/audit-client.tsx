@@ -1,16 +1,16 @@
 "use client";
 import Link from "next/link";
 import { useMemo } from "react";
-import { DataTable, TBody, THead, Td, Th, Tr } from "@/components/ui/data-table";
+import { DataTable, TBody, Td, Tr, TableHeader } from "@/components/ui/data-table";
 import { cx } from "@/components/ui/cx";
 import { EmptyState } from "@/components/ui/empty-state";
 import { useRefreshChoice } from "@/components/ui/live-refresh";
 import { LiveTableBar, useHeldView } from "@/components/ui/live-table";
 import { RelativeTime } from "@/components/ui/relative-time";
 import { Pager } from "@/components/locks/pager";
-import { buildQuery, leaseHref } from "@/lib/console/links";
-import { useAuditQuery } from "@/lib/console/queries/audit/audit-query";
-import type { AuditEntryView, AuditView } from "@/lib/console/views";
+import { buildQuery, leaseHref } from "@/lib/console/shared/links";
+import { useAuditQuery } from "@/lib/console/audit/audit-query";
+import type { AuditEntryView, AuditView } from "@/lib/console/shared/views";
 import { AuditFilters } from "./audit-filters";
 import { AUDIT_ACTION_LABELS, AuditOutcomeBadge } from "./audit-outcome-badge";
 import { ActorName } from "./actor-name";
@@ -102,18 +102,7 @@ export function AuditClient({ search, initialData }: { search: string; initialDa
 function AuditTable({ items, marked }: { items: AuditEntryView[]; marked: string | null }) {
   return (
     <DataTable caption="Audit entries, newest first">
-      <THead>
-        <tr>
-          <Th>When</Th>
-          <Th>Outcome</Th>
-          <Th>Actor</Th>
-          <Th>Resource · store</Th>
-          <Th>Holder shown</Th>
-          <Th align="right">Token</Th>
-          <Th>Reason</Th>
-          <Th align="right">Entry</Th>
-        </tr>
-      </THead>
+      <TableHeader columns={["When", "Outcome", "Actor", "Resource · store", "Holder shown", { label: "Token", align: "right" }, "Reason", { label: "Entry", align: "right" }]} />
       <TBody>
         {items.map((entry) => (
           <Tr key={entry.id} className={cx(marked === entry.id && "bg-sky-50 outline-2 outline-sky-500 dark:bg-sky-950/60")}>

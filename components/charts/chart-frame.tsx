@@ -1,6 +1,6 @@
 "use client";
 import { useRouter } from "next/navigation";
-import { useId, useRef, useState } from "react";
+import { useEffect, useId, useRef, useState } from "react";
 import { cx } from "@/components/ui/cx";
 
 /**
@@ -31,6 +31,26 @@ export interface ChartBodyProps {
 }
 
 const PAGE_STEP = 10;
+
+/**
+ * Keeps the plot one Tab stop. Recharts renders its z-index layers as React portals into
+ * bare SVG <g> elements; React listens for focus events on every portal container, and
+ * Chromium makes an SVG element with focus listeners keyboard-focusable, so each layer
+ * would be an unnamed Tab stop of its own. They take tabindex=-1, now and as they appear.
+ */
+function useNoTabStopsInside(ref: React.RefObject<HTMLElement | null>): void {
+  useEffect(() => {
+    const root = ref.current;
+    if (!root) return;
+    const untab = () => {
+      for (const el of root.querySelectorAll<SVGElement>("svg g:not([tabindex])")) el.setAttribute("tabindex", "-1");
+    };
+    untab();
+    const observer = new MutationObserver(untab);
+    observer.observe(root, { childList: true, subtree: true });
+    return () => observer.disconnect();
+  }, [ref]);
+}
 
 /** Recharts reports the active index as a number or a numeric string; anything else is no point. */
 export function toPointIndex(value: unknown, count: number): number | null {
@@ -99,6 +119,8 @@ export function ChartFrame({
   children: (body: ChartBodyProps) => React.ReactNode;
 }) {
   const router = useRouter();
+  const plotRef = useRef<HTMLDivElement>(null);
+  useNoTabStopsInside(plotRef);
   const headingId = useId();
   const helpId = useId();
   const [activeKey, setActiveKey] = useState<string | number | null>(null);
@@ -175,6 +197,7 @@ export function ChartFrame({
       </figcaption>
       {legend}
       <div
+        ref={plotRef}
         className={cx(
           "relative h-52 rounded outline-none focus-visible:ring-2 focus-visible:ring-sky-500",
           hrefAt && count > 0 && "cursor-pointer",

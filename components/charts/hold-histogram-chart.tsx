@@ -1,7 +1,7 @@
 "use client";
 import { Bar, BarChart, CartesianGrid, ReferenceLine, Tooltip, XAxis, YAxis } from "recharts";
-import { formatCompact, formatNumber } from "@/lib/console/format";
-import type { HistogramBar } from "@/lib/console/views";
+import { formatCompact, formatNumber } from "@/lib/console/shared/format";
+import type { HistogramBar } from "@/lib/console/shared/views";
 import { ChartFrame } from "./chart-frame";
 import { AXIS_TICK, GRID_STROKE, SERIES_COLORS, TOOLTIP_STYLE, activeLineProps } from "./chart-theme";
 

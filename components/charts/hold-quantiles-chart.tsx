@@ -1,13 +1,12 @@
 "use client";
-import { CartesianGrid, Line, LineChart, ReferenceLine, Tooltip, XAxis, YAxis } from "recharts";
+import { Line, LineChart, Tooltip, YAxis } from "recharts";
 import { formatDuration } from "@/components/ui/format";
-import { formatAxisDuration } from "@/lib/console/format";
-import type { OverviewPoint } from "@/lib/console/views";
+import { formatAxisDuration } from "@/lib/console/shared/format";
 import { ChartFrame } from "./chart-frame";
-import { renderInstantLine } from "./instant-line";
-import { AXIS_TICK, CHART_SYNC_ID, GRID_STROKE, SERIES_COLORS, TOOLTIP_STYLE, activeLineProps } from "./chart-theme";
-import { SeriesLegend, useHiddenSeries } from "./series-legend";
-import { bucketEventsHref, formatBucketLabel, timeAxisProps, type TimeScale } from "./time-axis";
+import { bucketNavigation, renderActiveLine, renderTimeAxes, timeChartProps, timeTooltipProps, type TimeChartProps } from "./time-chart";
+import { AXIS_TICK, GRID_STROKE, SERIES_COLORS } from "./chart-theme";
+import { SeriesLegend, seriesProps, useHiddenSeries } from "./series-legend";
+import { formatBucketLabel } from "./time-axis";
 
 const QUANTILES = [
   { key: "p50", name: "p50", color: SERIES_COLORS[0] },
@@ -21,7 +20,8 @@ const LOG_TICKS = [1, 10, 100, 1_000, 10_000, 60_000, 600_000, 3_600_000];
 const FLOOR_MS = 1;
 
 /** Hold duration quantiles per bucket, estimated from each bucket's histogram. */
-export function HoldQuantilesChart({ points, scale, store, markAt, prefix = null }: { points: OverviewPoint[]; scale: TimeScale; store: string | null; /** The past view's instant, marked on the chart. */ markAt?: number | null; prefix?: string | null }) {
+export function HoldQuantilesChart(props: TimeChartProps) {
+  const { points, scale, markAt } = props;
   const { hidden, toggle } = useHiddenSeries();
   const floor = (v: number | null) => (v === null ? null : Math.max(FLOOR_MS, v));
   const data = points.map((p) => ({ t: p.t, p50: floor(p.p50), p95: floor(p.p95), p99: floor(p.p99) }));
@@ -39,31 +39,19 @@ export function HoldQuantilesChart({ points, scale, store, markAt, prefix = null
       isEmpty={withData.length === 0}
       emptyText="No lease ended in this window"
       legend={<SeriesLegend chart="Hold duration" series={QUANTILES} hidden={hidden} onToggle={toggle} />}
-      navigation={{
-        keys: points.map((p) => p.t),
-        describe: (i) => {
-          const p = points[i]!;
+      navigation={bucketNavigation(
+        props,
+        (p) => {
           const label = formatBucketLabel(p.t, scale.bucketMs);
           if (p.p50 === null) return `${label}: no lease ended`;
           return `${label}: ${QUANTILES.filter((q) => !hidden.has(q.key)).map((q) => `${q.name} ${formatDuration(p[q.key] ?? 0)}`).join(", ")}`;
         },
-        hrefAt: (i) => bucketEventsHref(points[i]!.t, scale.bucketMs, { store: store ?? undefined, prefix: prefix ?? undefined, kind: ["released", "expired", "force_released"] }),
-      }}
+        ["released", "expired", "force_released"],
+      )}
     >
       {({ activeIndex, pointerHandlers }) => (
-        <LineChart
-          data={data}
-          responsive
-          accessibilityLayer={false}
-          syncId={CHART_SYNC_ID}
-          syncMethod="value"
-          {...pointerHandlers}
-          style={{ width: "100%", height: "100%" }}
-          margin={{ top: 12, right: 16, bottom: 0, left: 0 }}
-        >
-          <CartesianGrid stroke={GRID_STROKE} vertical={false} />
-          <XAxis {...timeAxisProps(scale)} tick={AXIS_TICK} stroke={GRID_STROKE} />
-          {renderInstantLine(markAt, scale.bucketMs)}
+        <LineChart data={data} {...timeChartProps(pointerHandlers, { left: 0, right: 16 })}>
+          {renderTimeAxes(scale, markAt)}
           <YAxis
             scale="log"
             domain={[FLOOR_MS, top]}
@@ -76,25 +64,13 @@ export function HoldQuantilesChart({ points, scale, store, markAt, prefix = null
             tickFormatter={(v: number) => formatAxisDuration(v)}
           />
           <Tooltip
-            {...TOOLTIP_STYLE}
-            labelFormatter={(label) => formatBucketLabel(label, scale.bucketMs)}
+            {...timeTooltipProps(scale)}
             formatter={(value) => (typeof value === "number" ? formatDuration(value) : "—")}
           />
           {QUANTILES.map((q) => (
-            <Line
-              key={q.key}
-              dataKey={q.key}
-              name={q.name}
-              type="monotone"
-              hide={hidden.has(q.key)}
-              stroke={q.color}
-              strokeWidth={1.75}
-              dot={withData.length < 3}
-              connectNulls
-              isAnimationActive={false}
-            />
+            <Line key={q.key} {...seriesProps(q, hidden)} type="monotone" stroke={q.color} strokeWidth={1.75} dot={withData.length < 3} connectNulls />
           ))}
-          {activeIndex !== null ? <ReferenceLine x={points[activeIndex]!.t} {...activeLineProps} /> : null}
+          {renderActiveLine(points, activeIndex)}
         </LineChart>
       )}
     </ChartFrame>

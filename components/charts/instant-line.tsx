@@ -10,6 +10,7 @@ export function renderInstantLine(markAt: number | null | undefined, bucketMs: n
   const x = Math.floor(markAt / bucketMs) * bucketMs;
   return (
     <ReferenceLine
+      key="instant"
       x={x}
       stroke="#7c3aed"
       strokeWidth={2}

@@ -20,6 +20,11 @@ export function useHiddenSeries() {
   return { hidden, toggle };
 }
 
+/** What a series the legend toggles hands its recharts element: its data, its name (tooltip, legend), hidden while toggled off. */
+export function seriesProps(series: { key: string; name: string }, hidden: ReadonlySet<string>) {
+  return { dataKey: series.key, name: series.name, hide: hidden.has(series.key), isAnimationActive: false };
+}
+
 /**
  * A chart legend whose entries are toggle buttons (aria-pressed = shown). The
  * swatch is decoration; the state is in the button's name and pressed state,

@@ -1,7 +1,7 @@
-import { formatBucketTime } from "@/lib/console/format";
-import type { TimeScale } from "@/lib/console/time-scale";
+import { formatBucketTime } from "@/lib/console/shared/format";
+import type { TimeScale } from "@/lib/console/shared/time-scale";
 
-export { bucketEventsHref, bucketUnit, buildTimeScale, formatBucketLabel, type TimeScale } from "@/lib/console/time-scale";
+export { bucketEventsHref, bucketUnit, buildTimeScale, formatBucketLabel, type TimeScale } from "@/lib/console/shared/time-scale";
 
 /** The x axis of every time chart: bucket starts (ms), the view's shared ticks, labelled in UTC. */
 export function timeAxisProps(scale: TimeScale) {

@@ -1,6 +1,6 @@
 import Link from "next/link";
 import { formatUtc } from "@/components/ui/format";
-import type { EventRetentionNote } from "@/lib/console/views";
+import type { EventRetentionNote } from "@/lib/console/shared/views";
 
 const days = (n: number) => `${n} ${n === 1 ? "day" : "days"}`;
 

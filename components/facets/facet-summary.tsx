@@ -1,9 +1,9 @@
 "use client";
 import Link from "next/link";
 import { useMemo } from "react";
-import { FACET_SCAN_LIMIT, type FacetField, type FacetGroup, type FacetViewName, type FacetsView } from "@/lib/console/facets-types";
-import { ownerHref, withParams } from "@/lib/console/links";
-import { useFacetsQuery } from "@/lib/console/queries/facets/facets-query";
+import { FACET_SCAN_LIMIT, type FacetField, type FacetGroup, type FacetViewName, type FacetsView } from "@/lib/console/facets/facets-types";
+import { ownerHref, withParams } from "@/lib/console/shared/links";
+import { useFacetsQuery } from "@/lib/console/facets/facets-query";
 
 const GROUP_TITLES: Record<FacetField, string> = {
   owner: "Owners",

@@ -1,5 +1,5 @@
 import { Badge, type Tone } from "@/components/ui/badge";
-import type { LeaseEventKind } from "@/lib/lease/types";
+import type { LeaseEventKind } from "@leasewatch/lease/model";
 
 export const EVENT_KIND_STYLE: Record<LeaseEventKind, { tone: Tone; label: string }> = {
   acquired: { tone: "blue", label: "acquired" },

@@ -3,10 +3,11 @@ import Link from "next/link";
 import { Fragment, useState } from "react";
 import { CopyButton } from "@/components/ui/copy-button";
 import { CELL_LINK, DataTable, TBody, THead, Td, Th, Tr } from "@/components/ui/data-table";
+import { ResourceCell } from "./resource-cell";
 import { formatDuration, formatUtc } from "@/components/ui/format";
 import { RelativeTime } from "@/components/ui/relative-time";
-import { eventsHref, leaseHref, locksHref, ownerHref } from "@/lib/console/links";
-import type { EventView } from "@/lib/console/views";
+import { eventsHref, leaseHref, locksHref, ownerHref } from "@/lib/console/shared/links";
+import type { EventView } from "@/lib/console/shared/views";
 import { EVENT_KIND_STYLE, EventKindBadge } from "./event-kind-badge";
 
 /** Stable across polls: the row a viewer expanded stays expanded. */
@@ -73,11 +74,7 @@ export function EventTable({ events, showResource = true, clockOffsetMs = 0, cap
                   <EventKindBadge kind={e.kind} />
                 </Td>
                 {showResource ? (
-                  <Td mono className="max-w-64 truncate" title={e.resource}>
-                    <Link href={leaseHref(e.store, e.resource)} className="text-sky-700 underline-offset-4 hover:underline dark:text-sky-300">
-                      {e.resource}
-                    </Link>
-                  </Td>
+                  <ResourceCell store={e.store} resource={e.resource} className="max-w-64" />
                 ) : null}
                 <Td mono>
                   <Link href={locksHref({ store: e.store })} className={CELL_LINK} title={`Leases in ${e.store}`}>

@@ -5,7 +5,7 @@ export const FIELD = "block w-full rounded-md border border-zinc-300 bg-white px
 export const LABEL = "block text-xs font-medium text-zinc-600 dark:text-zinc-400";
 
 /** The "Store" select: empty value means all stores. */
-export function StoreSelect({ id, defaultValue, storeNames }: { id: string; defaultValue: string; storeNames: readonly string[] }) {
+export function StoreSelect({ id, defaultValue, storeNames, observedNames = [] }: { id: string; defaultValue: string; storeNames: readonly string[]; observedNames?: readonly string[] }) {
   return (
     <div className="w-36">
       <label htmlFor={id} className={LABEL}>Store</label>
@@ -14,6 +14,13 @@ export function StoreSelect({ id, defaultValue, storeNames }: { id: string; defa
         {storeNames.map((name) => (
           <option key={name} value={name}>{name}</option>
         ))}
+        {observedNames.length > 0 ? (
+          <optgroup label="Observed">
+            {observedNames.map((name) => (
+              <option key={name} value={name}>{name}</option>
+            ))}
+          </optgroup>
+        ) : null}
       </select>
     </div>
   );
@@ -31,4 +38,67 @@ export function FilterActions({ clearHref }: { clearHref: string }) {
       </Link>
     </div>
   );
+}
+
+/** A text filter, filled from the URL's `name`; monospace, as the names and ids it matches are. `className` sets its width. */
+export function TextFilter({
+  id,
+  name,
+  label,
+  values,
+  className,
+  placeholder,
+  inputMode,
+}: {
+  id: string;
+  name: string;
+  label: string;
+  values: URLSearchParams;
+  className: string;
+  placeholder?: string;
+  inputMode?: "numeric";
+}) {
+  return (
+    <div className={className}>
+      <label htmlFor={id} className={LABEL}>{label}</label>
+      <input id={id} name={name} inputMode={inputMode} defaultValue={values.get(name) ?? ""} placeholder={placeholder} className={`${FIELD} font-mono`} />
+    </div>
+  );
+}
+
+/** A select filter of `options` ([value, label]); `anyLabel` names the empty choice, when there is one. `className` sets its width. */
+export function SelectFilter({
+  id,
+  name,
+  label,
+  defaultValue,
+  options,
+  anyLabel,
+  className,
+}: {
+  id: string;
+  name: string;
+  label: string;
+  defaultValue: string;
+  options: ReadonlyArray<readonly [string, string]>;
+  anyLabel?: string;
+  className: string;
+}) {
+  return (
+    <div className={className}>
+      <label htmlFor={id} className={LABEL}>{label}</label>
+      <select id={id} name={name} defaultValue={defaultValue} className={FIELD}>
+        {anyLabel !== undefined ? <option value="">{anyLabel}</option> : null}
+        {options.map(([value, text]) => (
+          <option key={value} value={value}>{text}</option>
+        ))}
+      </select>
+    </div>
+  );
+}
+
+/** Keeps the URL's `name` through a submit without a field for it (set by links; cleared by Clear). */
+export function KeptParam({ name, values }: { name: string; values: URLSearchParams }) {
+  const value = values.get(name);
+  return value ? <input type="hidden" name={name} value={value} /> : null;
 }

@@ -1,6 +1,6 @@
 import { ENDING_COLORS } from "@/components/charts/chart-theme";
 import { formatDuration, formatUtc } from "@/components/ui/format";
-import type { HoldBar, HoldEnding } from "@/lib/console/views";
+import type { HoldBar, HoldEnding } from "@/lib/console/shared/views";
 
 export const ENDING_LABELS: Record<HoldEnding, string> = {
   released: "released",
@@ -37,11 +37,11 @@ export function HolderTimeline({ bars, storeNow, markAt }: { bars: HoldBar[]; st
           const label = ENDING_LABELS[bar.ending];
           const held = bar.holdMs ?? barEnd - barStart;
           return (
-            <li key={`${bar.leaseId}-${i}`} className="grid grid-cols-[14rem_1fr_10rem] items-center gap-3 text-xs" data-ending={bar.ending}>
+            <li key={`${bar.leaseId}-${i}`} className="grid grid-cols-2 items-center gap-x-3 gap-y-1 text-xs sm:grid-cols-[14rem_1fr_10rem]" data-ending={bar.ending}>
               <span className="truncate font-mono" title={`${bar.owner ?? "?"} · ${bar.task ?? "?"} · lease ${bar.leaseId}`}>
                 {bar.owner ?? "unknown"} <span className="text-zinc-500 dark:text-zinc-400">#{bar.fencingToken ?? "?"}</span>
               </span>
-              <span className="relative h-4 rounded bg-zinc-100 dark:bg-zinc-800" aria-hidden="true">
+              <span className="relative order-last col-span-2 h-4 rounded bg-zinc-100 sm:order-none sm:col-span-1 dark:bg-zinc-800" aria-hidden="true">
                 <span
                   className="absolute inset-y-0 rounded"
                   style={{
@@ -56,7 +56,7 @@ export function HolderTimeline({ bars, storeNow, markAt }: { bars: HoldBar[]; st
                   <span className="absolute inset-y-[-2px] w-0.5 bg-violet-600 dark:bg-violet-400" style={{ left: pct(Date.parse(markAt)) }} data-testid="timeline-instant" />
                 ) : null}
               </span>
-              <span className="flex items-center gap-1.5">
+              <span className="flex min-w-0 items-center gap-1.5">
                 <span aria-hidden="true" className="size-2 shrink-0 rounded-full" style={{ background: ENDING_COLORS[bar.ending] }} />
                 <span>
                   {label} <span className="text-zinc-500 dark:text-zinc-400">after {formatDuration(held)}</span>

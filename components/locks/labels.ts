@@ -4,6 +4,7 @@ export const LOCK_STATE_LABELS = {
   expiring: "Expiring soon",
   overdue: "Renewal overdue",
   lapsed: "Lapsed, not swept",
+  stuck: "Overdue or lapsed",
   expired: "Expired (history)",
 } as const;
 

@@ -2,30 +2,29 @@
 import Link from "next/link";
 import { useMemo, useState } from "react";
 import { Countdown } from "@/components/ui/countdown";
-import { DataTable, TBody, THead, Td, Th, Tr } from "@/components/ui/data-table";
+import { DataTable, TBody, Td, Tr, TableHeader } from "@/components/ui/data-table";
 import { EmptyState } from "@/components/ui/empty-state";
 import { formatDuration, formatUtc } from "@/components/ui/format";
 import { RelativeTime } from "@/components/ui/relative-time";
 import { StatusPill } from "@/components/ui/status-pill";
 import { useRefreshChoice } from "@/components/ui/live-refresh";
 import { useNow } from "@/components/ui/use-now";
-import { buildQuery, eventsHref, leaseHref } from "@/lib/console/links";
-import { useLeaseDetailQuery, type LeaseDetailResponse } from "@/lib/console/queries/leases/lease-detail-query";
-import type { LeaseDetailView, LeaseView, ResourceElsewhere } from "@/lib/console/views";
-import { EXPIRING_FRACTION, SLACK_PREFIX_DEPTH } from "@/lib/lease/types";
-import { resourcePrefix } from "@/lib/lease/resource-prefix";
+import { buildQuery, eventsHref, leaseHref } from "@/lib/console/shared/links";
+import { useLeaseDetailQuery, type LeaseDetailResponse } from "@/lib/console/leases/lease-detail-query";
+import type { LeaseDetailView, LeaseView, ResourceElsewhere } from "@/lib/console/shared/views";
+import { EXPIRING_FRACTION, OVERDUE_FRACTION, resourcePrefix, SLACK_PREFIX_DEPTH } from "@leasewatch/lease/model";
 import { RenewalSlackPanel } from "@/components/advice/renewal-slack-panel";
 import type { ForceReleaseAccess } from "@/components/release/access";
 import { ForceReleaseDialog } from "@/components/release/force-release-dialog";
 import { ReleaseHistory } from "@/components/release/release-history";
 import { ReleaseOutcome } from "@/components/release/release-outcome";
-import type { ForceReleaseResult } from "@/lib/actions/force-release-types";
+import type { ForceReleaseResult } from "@/lib/console/release/force-release-types";
 import { LiveEventHistory } from "./live-event-history";
 import { HolderTimeline } from "./holder-timeline";
 import { LeaseStatePill } from "./lease-state-pill";
 import { RENEWAL_DUE_LABEL } from "./labels";
 
-const SECTION = "rounded-lg border border-zinc-200 bg-white p-4 dark:border-zinc-800 dark:bg-zinc-900/40";
+const SECTION = "min-w-0 rounded-lg border border-zinc-200 bg-white p-4 dark:border-zinc-800 dark:bg-zinc-900/40";
 const H2 = "mb-3 text-sm font-semibold";
 
 export function LeaseDetailClient({
@@ -73,7 +72,7 @@ export function LeaseDetailClient({
         <h1 className="mt-1 break-all font-mono text-lg font-semibold">{resource}</h1>
         {query.isError ? <p className="text-sm text-amber-700 dark:text-amber-300">Live update failed: {query.error.message}</p> : null}
       </div>
-      {lastResult ? <ReleaseOutcome result={lastResult} /> : null}
+      {lastResult ? <ReleaseOutcome result={lastResult} takeFocus /> : null}
       {outcome.ok ? (
         <LeaseDetailBody
           view={outcome.data}
@@ -134,8 +133,10 @@ function LeaseDetailBody({
           <h2 id="current" className="text-sm font-semibold">
             Current lease
           </h2>
-          {view.lease ? <ForceReleaseButton access={access} onClick={() => onForceRelease(view.lease!, offset)} /> : null}
+          {/* A lapsed lease holds nothing: force-release would only answer "the lease changed". */}
+          {view.lease && view.lease.state !== "lapsed" ? <ForceReleaseButton access={access} onClick={() => onForceRelease(view.lease!, offset)} /> : null}
         </div>
+        {view.lease?.state === "lapsed" ? <LapsedNote /> : null}
         {view.lease ? (
           <CurrentLease lease={view.lease} offsetMs={offset} readAt={view.readAt} />
         ) : view.hasHistory ? (
@@ -160,7 +161,7 @@ function LeaseDetailBody({
         <HolderTimeline bars={view.timeline} storeNow={view.storeNow} markAt={markAt} />
       </section>
       <RenewalSlackPanel search={buildQuery({ store: view.store })} prefix={resourcePrefix(view.resource, SLACK_PREFIX_DEPTH)} className={SECTION} />
-      <div className="grid items-start gap-4 lg:grid-cols-2">
+      <div className="grid grid-cols-1 items-start gap-4 lg:grid-cols-2">
         <section aria-labelledby="waiting" className={SECTION}>
           <h2 id="waiting" className={H2}>
             Waiting <span className="font-normal text-zinc-500 dark:text-zinc-400">(refused acquires, last minute)</span>
@@ -169,14 +170,7 @@ function LeaseDetailBody({
             <p className="text-sm text-zinc-600 dark:text-zinc-400">Nobody was refused this resource in the last minute.</p>
           ) : (
             <DataTable caption="Owners refused in the last minute">
-              <THead>
-                <tr>
-                  <Th>Owner</Th>
-                  <Th>Task</Th>
-                  <Th align="right">Attempts</Th>
-                  <Th>Last attempt</Th>
-                </tr>
-              </THead>
+              <TableHeader columns={["Owner", "Task", { label: "Attempts", align: "right" }, "Last attempt"]} />
               <TBody>
                 {view.waiting.map((w) => (
                   <Tr key={w.owner}>
@@ -201,14 +195,7 @@ function LeaseDetailBody({
           ) : (
             <div className="max-h-72 overflow-y-auto">
               <DataTable caption="Fencing tokens handed out">
-                <THead>
-                  <tr>
-                    <Th align="right">Token</Th>
-                    <Th>Owner</Th>
-                    <Th>Lease id</Th>
-                    <Th>Acquired</Th>
-                  </tr>
-                </THead>
+                <TableHeader columns={[{ label: "Token", align: "right" }, "Owner", "Lease id", "Acquired"]} />
                 <TBody>
                   {view.tokens.map((t) => (
                     <Tr key={`${t.fencingToken}-${t.leaseId}`}>
@@ -275,6 +262,9 @@ function CurrentLease({ lease, offsetMs, readAt }: { lease: LeaseView; offsetMs:
     ["Held for", <span key="h" title={`acquired ${formatUtc(lease.acquiredAt)}`} suppressHydrationWarning>{formatDuration(Math.max(0, now - Date.parse(lease.acquiredAt)))}</span>],
     ["Last renewed", lease.renewals === 0 ? "never" : <RelativeTime key="r" value={lease.renewedAt} clockOffsetMs={offsetMs} />],
     ["Expires", <Countdown key="c" to={lease.expiresAt} clockOffsetMs={offsetMs} warnBelowMs={lease.ttlMs * EXPIRING_FRACTION} expiredLabel={lease.state === "lapsed" ? "lapsed — the store no longer honours it" : RENEWAL_DUE_LABEL} />],
+    ...(lease.state === "overdue" || lease.state === "lapsed"
+      ? ([["Overdue by", <span key="o" title={`renewal was due ${formatUtc(Date.parse(lease.renewedAt) + lease.ttlMs * OVERDUE_FRACTION)}`} suppressHydrationWarning>{formatDuration(Math.max(0, now - Date.parse(lease.renewedAt) - lease.ttlMs * OVERDUE_FRACTION))}</span>]] as Array<[string, React.ReactNode]>)
+      : []),
     ["TTL", formatDuration(lease.ttlMs)],
     ["Renewals", String(lease.renewals)],
   ];
@@ -289,6 +279,17 @@ function CurrentLease({ lease, offsetMs, readAt }: { lease: LeaseView; offsetMs:
         </div>
       ))}
     </dl>
+  );
+}
+
+/** What to do about a lapsed lease instead of force-releasing it. */
+function LapsedNote() {
+  return (
+    <p className="mb-3 rounded-md border border-amber-300 bg-amber-50 px-3 py-2 text-sm text-amber-950 dark:border-amber-800 dark:bg-amber-950 dark:text-amber-50" data-testid="lapsed-note">
+      <span className="font-semibold">Nothing to release: this lease has lapsed.</span> Its TTL ran out on the store&apos;s clock, so the store no longer
+      honours it and its holder&apos;s renewals and fenced writes already fail. The next acquire of this resource takes it over at once, with a higher
+      fencing token, and records the expiry; until then a sweep (the console&apos;s or any worker&apos;s) records it within seconds.
+    </p>
   );
 }
 

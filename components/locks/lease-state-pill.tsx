@@ -1,6 +1,6 @@
 import { StatusPill } from "@/components/ui/status-pill";
 import type { Tone } from "@/components/ui/badge";
-import type { LeaseState } from "@/lib/lease/types";
+import type { LeaseState } from "@leasewatch/lease/model";
 
 /** Colour AND words: the state reads the same without colour. */
 export const LEASE_STATE_STYLE: Record<LeaseState, { tone: Tone; label: string; title: string }> = {

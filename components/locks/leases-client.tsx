@@ -2,17 +2,19 @@
 import Link from "next/link";
 import { useMemo, useState } from "react";
 import { Countdown } from "@/components/ui/countdown";
-import { CELL_LINK, DataTable, SortableTh, TBody, THead, Td, Th, Tr } from "@/components/ui/data-table";
+import { CELL_LINK, DataTable, SortableTh, TBody, THead, Td, Th, Tr, TableHeader } from "@/components/ui/data-table";
+import { ResourceCell } from "./resource-cell";
 import { EmptyState } from "@/components/ui/empty-state";
 import { formatDuration, formatUtc } from "@/components/ui/format";
 import { useRefreshChoice } from "@/components/ui/live-refresh";
 import { LiveTableBar, useHeldView } from "@/components/ui/live-table";
 import { RelativeTime } from "@/components/ui/relative-time";
 import { useNow } from "@/components/ui/use-now";
-import { eventsHref, leaseHref, locksHref, ownerHref, withParams } from "@/lib/console/links";
-import { useLeasesQuery } from "@/lib/console/queries/leases/leases-query";
-import type { EndedLeaseView, LeaseView, LeasesView } from "@/lib/console/views";
-import { EXPIRING_FRACTION } from "@/lib/lease/types";
+import { eventsHref, locksHref, ownerHref, withParams } from "@/lib/console/shared/links";
+import { useLeasesQuery } from "@/lib/console/leases/leases-query";
+import type { EndedLeaseView, LeaseView, LeasesView } from "@/lib/console/shared/views";
+import { EXPIRING_FRACTION, OVERDUE_FRACTION } from "@leasewatch/lease/model";
+import { WindowStatement } from "@/components/past/window-statement";
 import { BulkReleaseDialog } from "@/components/release/bulk-release-dialog";
 import { RENEWAL_DUE_LABEL } from "./labels";
 import type { ForceReleaseAccess } from "@/components/release/access";
@@ -23,6 +25,10 @@ import { Pager } from "./pager";
 import { PartialReadNotice, StoreReadProblems } from "./read-notices";
 
 const FILTER_KEYS = ["store", "prefix", "owner", "task", "state"] as const;
+/** Where "Skip to the leases table" lands. */
+const RESULTS_ID = "lease-results";
+/** Current states in which "overdue by" means something to the reader. */
+const OVERDUE_STATES = new Set(["stuck", "overdue", "lapsed"]);
 
 /** Row names, to count what is new: a lease (by its id) or an expiry (by its event). */
 function leaseKeysOf(view: LeasesView): string[] {
@@ -54,15 +60,27 @@ export function LeasesClient({
   const prefix = params.get("prefix") ?? "";
   const hasFilters = FILTER_KEYS.some((k) => params.get(k));
   const count = view.mode === "current" ? view.items.length : view.expired.length;
+  const isStuck = params.get("state") === "stuck";
+  const cappedStores = isStuck ? view.stores.filter((s) => s.ok && s.data.hasMore).map((s) => s.store) : [];
 
   return (
     <div className="space-y-4">
+      {/* The filters and counts come first and are dozens of Tab stops: this is the way past them. */}
+      <a
+        href={`#${RESULTS_ID}`}
+        className="sr-only rounded-md bg-zinc-900 px-3 py-2 text-sm font-medium text-white focus:not-sr-only focus:inline-block dark:bg-zinc-100 dark:text-zinc-900"
+      >
+        Skip to the leases table
+      </a>
       <div className="flex flex-wrap items-baseline justify-between gap-2">
-        <h1 className="text-lg font-semibold tracking-tight">{view.mode === "expired" ? "Expired leases" : "Leases"}</h1>
+        <h1 className="text-lg font-semibold tracking-tight">{view.mode === "expired" ? "Expired leases" : isStuck ? "Overdue and lapsed leases" : "Leases"}</h1>
         <p className="text-sm text-zinc-600 dark:text-zinc-400" aria-live="polite">
           {count} {count === 1 ? "lease" : "leases"} on this page
         </p>
       </div>
+      {view.mode === "expired" && view.endsAt && view.from ? (
+        <WindowStatement what="Expired leases" from={view.from} endsAt={view.endsAt} window={params.get("window") ?? (params.get("from") ? "custom" : "1h")} nowHref={`/locks${withParams(search, { at: null })}`} />
+      ) : null}
       <LeaseFilters values={params} storeNames={view.storeNames} />
       {/* The counts above the table keep the hold too: they refresh on their own and can grow, so a
           pointer on its way from the table to "N new leases — show" may find itself over them. */}
@@ -81,11 +99,23 @@ export function LeasesClient({
             isFetching={query.isFetching}
             problem={query.isError ? query.error.message : null}
           />
+          {cappedStores.length > 0 ? (
+            <p className="text-xs text-zinc-600 dark:text-zinc-400" data-testid="stuck-capped">
+              More are overdue or lapsed in {cappedStores.join(", ")} than one read lists: these are the first {params.get("limit") ?? "50"} of each state per store
+              (oldest expiry first). Narrow by store or prefix to see the rest.
+            </p>
+          ) : null}
           {count === 0 ? (
-            <NoLeases mode={view.mode} hasFilters={hasFilters} isLaterPage={params.has("cursor")} />
+            <div id={RESULTS_ID} tabIndex={-1} className="outline-none">
+              <NoLeases mode={view.mode} hasFilters={hasFilters} isLaterPage={params.has("cursor")} isStuck={isStuck} />
+            </div>
           ) : (
             <div {...held.focusProps}>
-              {view.mode === "current" ? <CurrentLeasesTable view={view} params={params} updatedAt={held.updatedAt} /> : <ExpiredLeasesTable items={view.expired} />}
+              {view.mode === "current" ? (
+                <CurrentLeasesTable view={view} params={params} updatedAt={held.updatedAt} isStuck={isStuck} />
+              ) : (
+                <ExpiredLeasesTable items={view.expired} />
+              )}
             </div>
           )}
         </div>
@@ -133,11 +163,18 @@ function BulkReleaseBar({ access, scope, prefix, onOpen }: { access: ForceReleas
   );
 }
 
-function NoLeases({ mode, hasFilters, isLaterPage }: { mode: LeasesView["mode"]; hasFilters: boolean; isLaterPage: boolean }) {
+function NoLeases({ mode, hasFilters, isLaterPage, isStuck }: { mode: LeasesView["mode"]; hasFilters: boolean; isLaterPage: boolean; isStuck: boolean }) {
   if (isLaterPage) {
     return (
       <EmptyState title="No more leases on this page" action={<Link className="underline" href="/locks">Back to the first page</Link>}>
         The leases that were here have ended since the previous page was read.
+      </EmptyState>
+    );
+  }
+  if (isStuck) {
+    return (
+      <EmptyState title="No lease is overdue or lapsed" action={<Link className="underline" href="/locks">All current leases</Link>}>
+        Every holder here renewed within two thirds of its TTL. Crashed holders show up here until their lease is taken over or swept.
       </EmptyState>
     );
   }
@@ -171,7 +208,7 @@ function NoLeases({ mode, hasFilters, isLaterPage }: { mode: LeasesView["mode"];
   );
 }
 
-function CurrentLeasesTable({ view, params, updatedAt }: { view: LeasesView; params: URLSearchParams; updatedAt: number }) {
+function CurrentLeasesTable({ view, params, updatedAt, isStuck }: { view: LeasesView; params: URLSearchParams; updatedAt: number; isStuck: boolean }) {
   const now = useNow(Date.parse(view.readAt));
   // Store clock minus this browser's clock per store, measured when the data arrived:
   // countdowns and states then run on the clock that enforces the TTL.
@@ -181,50 +218,65 @@ function CurrentLeasesTable({ view, params, updatedAt }: { view: LeasesView; par
   }, [view.storeClocks, view.readAt, updatedAt]);
   const sort = params.get("sort") ?? "expires";
   const sortHref = (value: string) => `/locks${withParams(params, { sort: value })}`;
+  const showOverdue = OVERDUE_STATES.has(params.get("state") ?? "");
 
   return (
-    <DataTable caption="Current leases">
+    <DataTable caption={isStuck ? "Overdue and lapsed leases, longest overdue first" : "Current leases"} id={RESULTS_ID}>
       <THead>
         <tr>
           <Th>Resource</Th>
           <Th>State</Th>
+          {showOverdue ? (
+            <Th align="right" sorted={isStuck ? "descending" : undefined}>
+              Overdue by
+            </Th>
+          ) : null}
           <Th>Store</Th>
           <Th>Owner</Th>
           <Th>Task</Th>
           <Th align="right">Token</Th>
-          <SortableTh
-            label="Held for"
-            align="right"
-            href={sortHref(sort === "held_longest" ? "newest" : "held_longest")}
-            direction={sort === "held_longest" ? "descending" : sort === "newest" ? "ascending" : undefined}
-          />
+          {/* The stuck list has one order (overdue by); its headers are labels, so Tab goes from the skip link straight to the rows. */}
+          {isStuck ? (
+            <Th align="right">Held for</Th>
+          ) : (
+            <SortableTh
+              label="Held for"
+              align="right"
+              href={sortHref(sort === "held_longest" ? "newest" : "held_longest")}
+              direction={sort === "held_longest" ? "descending" : sort === "newest" ? "ascending" : undefined}
+            />
+          )}
           <Th>Last renewed</Th>
-          <SortableTh label="Expires in" href={sortHref("expires")} direction={sort === "expires" ? "ascending" : undefined} />
-          <Th align="right">Renewals</Th>
+          {isStuck ? <Th>Expires in</Th> : <SortableTh label="Expires in" href={sortHref("expires")} direction={sort === "expires" ? "ascending" : undefined} />}
+          {/* Room for "overdue by" at 1280 px; "last renewed" already says whether it ever renewed. */}
+          {showOverdue ? null : <Th align="right">Renewals</Th>}
         </tr>
       </THead>
       <TBody>
         {view.items.map((lease) => (
-          <LeaseRow key={`${lease.store}\u0000${lease.resource}`} lease={lease} browserNow={now} offsetMs={offsets[lease.store] ?? 0} />
+          <LeaseRow key={`${lease.store}\u0000${lease.resource}`} lease={lease} browserNow={now} offsetMs={offsets[lease.store] ?? 0} showOverdue={showOverdue} />
         ))}
       </TBody>
     </DataTable>
   );
 }
 
-function LeaseRow({ lease, browserNow, offsetMs }: { lease: LeaseView; browserNow: number; offsetMs: number }) {
+function LeaseRow({ lease, browserNow, offsetMs, showOverdue }: { lease: LeaseView; browserNow: number; offsetMs: number; showOverdue: boolean }) {
   const storeNow = browserNow + offsetMs;
   const heldFor = Math.max(0, storeNow - Date.parse(lease.acquiredAt));
+  // Ticks on the store's clock from the last read: the holder may renew before the next one says so.
+  const overdueBy = storeNow - (Date.parse(lease.renewedAt) + lease.ttlMs * OVERDUE_FRACTION);
   return (
     <Tr rowKey={`${lease.store}/${lease.resource}`}>
-      <Td mono className="max-w-80 truncate" title={lease.resource}>
-        <Link href={leaseHref(lease.store, lease.resource)} className="text-sky-700 underline-offset-4 hover:underline dark:text-sky-300">
-          {lease.resource}
-        </Link>
-      </Td>
+      <ResourceCell store={lease.store} resource={lease.resource} className="max-w-80" />
       <Td>
         <LeaseStatePill state={lease.state} />
       </Td>
+      {showOverdue ? (
+        <Td align="right" className="tabular-nums" title={`renewal was due ${formatUtc(Date.parse(lease.renewedAt) + lease.ttlMs * OVERDUE_FRACTION)}`}>
+          <span suppressHydrationWarning>{overdueBy > 0 ? formatDuration(overdueBy) : "—"}</span>
+        </Td>
+      ) : null}
       <NameCells store={lease.store} owner={lease.owner} task={lease.task} token={lease.fencingToken} leaseId={lease.leaseId} />
       <Td align="right" className="tabular-nums" title={`acquired ${formatUtc(lease.acquiredAt)}`}>
         <span suppressHydrationWarning>{formatDuration(heldFor)}</span>
@@ -244,7 +296,7 @@ function LeaseRow({ lease, browserNow, offsetMs }: { lease: LeaseView; browserNo
           expiredLabel={lease.state === "lapsed" ? "lapsed" : RENEWAL_DUE_LABEL}
         />
       </Td>
-      <Td align="right" className="tabular-nums">{lease.renewals}</Td>
+      {showOverdue ? null : <Td align="right" className="tabular-nums">{lease.renewals}</Td>}
     </Tr>
   );
 }
@@ -252,25 +304,11 @@ function LeaseRow({ lease, browserNow, offsetMs }: { lease: LeaseView; browserNo
 function ExpiredLeasesTable({ items }: { items: EndedLeaseView[] }) {
   return (
     <DataTable caption="Leases that expired in the window">
-      <THead>
-        <tr>
-          <Th>Resource</Th>
-          <Th>Store</Th>
-          <Th>Owner</Th>
-          <Th>Task</Th>
-          <Th align="right">Token</Th>
-          <Th align="right">Held for</Th>
-          <Th>Expired</Th>
-        </tr>
-      </THead>
+      <TableHeader columns={["Resource", "Store", "Owner", "Task", { label: "Token", align: "right" }, { label: "Held for", align: "right" }, "Expired"]} />
       <TBody>
         {items.map((e) => (
           <Tr key={`${e.store}\u0000${e.eventId}`} rowKey={`${e.store}/${e.eventId}`}>
-            <Td mono className="max-w-[28rem] truncate" title={e.resource}>
-              <Link href={leaseHref(e.store, e.resource)} className="text-sky-700 underline-offset-4 hover:underline dark:text-sky-300">
-                {e.resource}
-              </Link>
-            </Td>
+            <ResourceCell store={e.store} resource={e.resource} className="max-w-[28rem]" />
             <NameCells store={e.store} owner={e.owner} task={e.task} token={e.fencingToken} leaseId={e.leaseId} />
             <Td align="right" className="tabular-nums">{e.holdMs === null ? "—" : formatDuration(e.holdMs)}</Td>
             <Td>
@@ -292,7 +330,7 @@ function NameCells({ store, owner, task, token, leaseId }: { store: string; owne
           {store}
         </Link>
       </Td>
-      <Td mono className="max-w-44 truncate" title={owner ?? undefined}>
+      <Td mono className="max-w-40 truncate" title={owner ?? undefined}>
         {owner ? (
           <Link href={ownerHref(owner)} className={CELL_LINK}>
             {owner}
@@ -301,7 +339,7 @@ function NameCells({ store, owner, task, token, leaseId }: { store: string; owne
           "—"
         )}
       </Td>
-      <Td mono className="max-w-32 truncate" title={task ?? undefined}>
+      <Td mono className="max-w-28 truncate" title={task ?? undefined}>
         {task ? (
           <Link href={eventsHref({ task })} className={CELL_LINK}>
             {task}

@@ -2,8 +2,8 @@
 import { useIsFetching, useQueryClient } from "@tanstack/react-query";
 import { useRefreshChoice } from "@/components/ui/live-refresh";
 import { LiveTableBar, useHeldView } from "@/components/ui/live-table";
-import { leaseKeys } from "@/lib/console/queries/leases/keys";
-import type { EventView } from "@/lib/console/views";
+import { leaseKeys } from "@/lib/console/leases/keys";
+import type { EventView } from "@/lib/console/shared/views";
 import { EventTable, eventRowKey } from "./event-table";
 
 const keysOf = (events: EventView[]) => events.map(eventRowKey);

@@ -1,5 +1,5 @@
 import Link from "next/link";
-import { MAX_PREV_CURSORS, withParams } from "@/lib/console/links";
+import { MAX_PREV_CURSORS, withParams } from "@/lib/console/shared/links";
 
 /**
  * Keyset paging in the URL: `cursor` is where this page starts, `prev` the

@@ -1,5 +1,5 @@
 import Link from "next/link";
-import type { PageSummary, ParamProblem, StoreOutcome } from "@/lib/console/views";
+import type { PageSummary, ParamProblem, StoreOutcome } from "@/lib/console/shared/views";
 
 /**
  * A bad URL parameter, said plainly, with a way back. Pages render this instead
@@ -23,7 +23,7 @@ export function ParamProblemNotice({ problem, resetHref, what }: { problem: Para
 }
 
 /**
- * The user's read rate is spent (lib/console/api-response.ts): the page renders this
+ * The user's read rate is spent (lib/console/shared/api-response.ts): the page renders this
  * instead of reading; the navigation around it still works.
  */
 export function ReadLimitNotice({ retryAfterSeconds }: { retryAfterSeconds: number }) {
@@ -35,18 +35,41 @@ export function ReadLimitNotice({ retryAfterSeconds }: { retryAfterSeconds: numb
   );
 }
 
-/** Stores this read could not reach; the rest of the page shows the others. */
+/**
+ * Stores this read could not count or reach; the rest of the page shows the others. A store that
+ * refused the read (it would pass its bound) is "not counted", never "down": it answered.
+ */
 export function StoreReadProblems({ stores }: { stores: ReadonlyArray<StoreOutcome<unknown>> }) {
   const failed = stores.flatMap((s) => (s.ok ? [] : [s]));
   if (failed.length === 0) return null;
+  const isRefusalOnly = failed.every((s) => s.cause === "refused");
   return (
-    <ul role="status" className="space-y-1 rounded-lg border border-red-300 bg-red-50 px-4 py-2 text-sm text-red-900 dark:border-red-800 dark:bg-red-950 dark:text-red-100">
-      {failed.map((s) => (
-        <li key={s.store}>
-          <strong className="font-semibold">Not shown:</strong> <span className="font-mono">{s.store}</span> ({s.kind}) could not be read — {s.error}
-        </li>
-      ))}
-    </ul>
+    // A live region around the list, not on it: role="status" on the <ul> would stop it being a list.
+    <div
+      role="status"
+      data-testid="store-read-problems"
+      className={
+        isRefusalOnly
+          ? "rounded-lg border border-amber-300 bg-amber-50 px-4 py-2 text-sm text-amber-950 dark:border-amber-700 dark:bg-amber-950 dark:text-amber-100"
+          : "rounded-lg border border-red-300 bg-red-50 px-4 py-2 text-sm text-red-900 dark:border-red-800 dark:bg-red-950 dark:text-red-100"
+      }
+    >
+      <ul className="space-y-1">
+        {failed.map((s) => (
+          <li key={s.store}>
+            {s.cause === "refused" ? (
+              <>
+                <strong className="font-semibold">Not counted:</strong> <span className="font-mono">{s.store}</span> ({s.kind}) — {s.error}
+              </>
+            ) : (
+              <>
+                <strong className="font-semibold">Not shown:</strong> <span className="font-mono">{s.store}</span> ({s.kind}) could not be read — {s.error}
+              </>
+            )}
+          </li>
+        ))}
+      </ul>
+    </div>
   );
 }
 
@@ -59,18 +82,20 @@ export function PartialReadNotice({ stores, noun }: { stores: ReadonlyArray<Stor
   const partial = stores.flatMap((s) => (s.ok && s.data.partial ? [{ store: s.store, count: s.data.count, partial: s.data.partial }] : []));
   if (partial.length === 0) return null;
   return (
-    <ul role="status" data-testid="partial-read" className="space-y-1 rounded-lg border border-amber-300 bg-amber-50 px-4 py-2 text-sm text-amber-950 dark:border-amber-700 dark:bg-amber-950 dark:text-amber-100">
-      {partial.map(({ store, count, partial: p }) => (
-        <li key={store}>
-          <strong className="font-semibold">Partial:</strong> <span className="font-mono">{store}</span>{" "}
-          {p.reason === "read_budget"
-            ? `stopped after examining ${p.examined.toLocaleString("en-US")} entries; ${count === 0 ? `it found no matching ${noun} in them.` : `showing the first ${count} ${noun} it found.`}`
-            : p.reason === "index_building"
-              ? `is still indexing its earlier events by owner and task, so the newest may be missing; showing the first ${count} ${noun} it has indexed.`
-              : `keeps only the newest events of each owner, task and resource in its index; showing the first ${count} ${noun} it holds.`}{" "}
-          There may be more: narrow by prefix, owner or task, or choose a shorter window.
-        </li>
-      ))}
-    </ul>
+    <div role="status" data-testid="partial-read" className="rounded-lg border border-amber-300 bg-amber-50 px-4 py-2 text-sm text-amber-950 dark:border-amber-700 dark:bg-amber-950 dark:text-amber-100">
+      <ul className="space-y-1">
+        {partial.map(({ store, count, partial: p }) => (
+          <li key={store}>
+            <strong className="font-semibold">Partial:</strong> <span className="font-mono">{store}</span>{" "}
+            {p.reason === "read_budget"
+              ? `stopped after examining ${p.examined.toLocaleString("en-US")} entries; ${count === 0 ? `it found no matching ${noun} in them.` : `showing the first ${count} ${noun} it found.`}`
+              : p.reason === "index_building"
+                ? `is still indexing its earlier events by owner and task, so the newest may be missing; showing the first ${count} ${noun} it has indexed.`
+                : `keeps only the newest events of each owner, task and resource in its index; showing the first ${count} ${noun} it holds.`}{" "}
+            There may be more: narrow by prefix, owner or task, or choose a shorter window.
+          </li>
+        ))}
+      </ul>
+    </div>
   );
 }

@@ -2,8 +2,8 @@
 import { usePathname, useRouter } from "next/navigation";
 import { useId, useState, useTransition } from "react";
 import { cx } from "@/components/ui/cx";
-import { withParams } from "@/lib/console/links";
-import type { OverviewView, WindowName } from "@/lib/console/views";
+import { withParams } from "@/lib/console/shared/links";
+import type { OverviewView, WindowName } from "@/lib/console/shared/views";
 
 const WINDOWS: { value: WindowName; label: string }[] = [
   { value: "15m", label: "15m" },
@@ -40,13 +40,12 @@ function UtcInput({ label, value, onChange }: { label: string; value: string; on
  * The prefix the whole overview is narrowed to: Enter applies it, "×" removes it.
  * No Apply button: Enter is how a search field submits, and every tab stop here
  * delays the overview's first drill-down link.
- * Prefix views are read from events and cover up to 24 h, so applying one to a
- * 7-day window moves it to 24 h rather than refusing.
+ * The window stays as it is: a store that cannot count the prefix over it says so in place.
  */
-function PrefixFilter({ prefix, window, onApply }: { prefix: string | null; window: WindowName; onApply: (changes: Record<string, string | null>) => void }) {
+function PrefixFilter({ prefix, onApply }: { prefix: string | null; onApply: (changes: Record<string, string | null>) => void }) {
   const id = useId();
   const [value, setValue] = useState(prefix ?? "");
-  const apply = (next: string) => onApply({ prefix: next === "" ? null : next, ...(next !== "" && (window === "7d" || window === "30d") ? { window: "24h" } : {}) });
+  const apply = (next: string) => onApply({ prefix: next === "" ? null : next });
   return (
     <form
       role="search"
@@ -186,7 +185,7 @@ export function OverviewControls({ view, search }: { view: OverviewView; search:
         </form>
       ) : null}
       {/* Keyed by the applied prefix, so the field follows the URL (back button, a cleared filter). */}
-      <PrefixFilter key={view.prefix ?? ""} prefix={view.prefix} window={view.window} onApply={replace} />
+      <PrefixFilter key={view.prefix ?? ""} prefix={view.prefix} onApply={replace} />
       <label className="text-xs font-medium text-zinc-600 dark:text-zinc-400">
         Prefix depth
         <select

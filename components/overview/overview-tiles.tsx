@@ -1,7 +1,7 @@
 import Link from "next/link";
-import { buildQuery } from "@/lib/console/links";
-import { formatNumber, formatPercent, formatRate, formatRatio } from "@/lib/console/format";
-import type { OverviewTiles as Tiles } from "@/lib/console/views";
+import { buildQuery } from "@/lib/console/shared/links";
+import { formatNumber, formatPercent, formatRate, formatRatio } from "@/lib/console/shared/format";
+import type { OverviewTiles as Tiles } from "@/lib/console/shared/views";
 import { cx } from "@/components/ui/cx";
 
 type Tone = "plain" | "warn" | "bad";
@@ -48,24 +48,31 @@ export function OverviewTiles({
   store,
   prefix = null,
   scope = null,
+  endsAt = null,
+  lead = null,
 }: {
+  /** A tile of its own making shown first (the "overdue / lapsed now" tile: a read of now, not of the window). */
+  lead?: React.ReactNode;
   tiles: Tiles;
   windowQuery: string;
   store: string | null;
   prefix?: string | null;
   /** The viewer's prefixes when their access is limited ("tenant_1:*"): counted from events, like a prefix view. */
   scope?: string | null;
+  /** The window ends at this `at=` instead of now: "active" is then who held at that moment. */
+  endsAt?: string | null;
 }) {
   // The lists keep the store and prefix the overview is narrowed to, and its window (which carries the prefix too).
   const storeQuery = buildQuery({ store }).slice(1);
-  const activeQuery = buildQuery({ store, prefix }).slice(1);
+  const activeQuery = buildQuery({ store, prefix, at: endsAt }).slice(1);
   const windowQuery = [storeQuery, windowOnly].filter(Boolean).join("&");
   const attempts = tiles.acquired + tiles.contended;
   const rate = tiles.contentionRate;
   const ratio = tiles.expiredToReleased;
   return (
-    <dl className="grid grid-cols-2 gap-3 sm:grid-cols-4 2xl:grid-cols-8">
-      <Tile label="Active leases" value={formatNumber(tiles.activeLeases)} detail="held now (incl. lapsed, unswept)" href={`/locks${activeQuery ? `?${activeQuery}` : ""}`} />
+    <dl className="grid grid-cols-2 gap-3 sm:grid-cols-3 lg:grid-cols-5 2xl:grid-cols-9">
+      {lead}
+      <Tile label="Active leases" value={formatNumber(tiles.activeLeases)} detail={endsAt ? "held at the window's end (incl. lapsed, unswept)" : "held now (incl. lapsed, unswept)"} href={`/locks${activeQuery ? `?${activeQuery}` : ""}`} />
       <Tile label="Acquisitions / min" value={formatRate(tiles.acquisitionsPerMinute)} detail={`${formatNumber(tiles.acquired)} in the window`} />
       <Tile
         label="Contention rate"

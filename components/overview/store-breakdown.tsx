@@ -1,26 +1,13 @@
-import { DataTable, TBody, THead, Td, Th, Tr } from "@/components/ui/data-table";
+import { DataTable, TBody, Td, Tr, TableHeader } from "@/components/ui/data-table";
 import { StatusPill } from "@/components/ui/status-pill";
-import { formatNumber, formatPercent, formatRate, formatRatio } from "@/lib/console/format";
-import type { StoreOutcome, StoreOverview } from "@/lib/console/views";
+import { formatNumber, formatPercent, formatRate, formatRatio } from "@/lib/console/shared/format";
+import type { StoreOutcome, StoreOverview } from "@/lib/console/shared/views";
 
 /** The same numbers per store; a store that could not be read says so in its row. */
 export function StoreBreakdown({ stores }: { stores: StoreOutcome<StoreOverview>[] }) {
   return (
     <DataTable caption="Per store, over the window">
-      <THead>
-        <tr>
-          <Th>Store</Th>
-          <Th>Status</Th>
-          <Th align="right">Active</Th>
-          <Th align="right">Acquired / min</Th>
-          <Th align="right">Contention</Th>
-          <Th align="right">Expired : released</Th>
-          <Th align="right">Force-released</Th>
-          <Th align="right">Renew failures</Th>
-          <Th align="right">Lost</Th>
-          <Th align="right">Fencing rejections</Th>
-        </tr>
-      </THead>
+      <TableHeader columns={["Store", "Status", { label: "Active", align: "right" }, { label: "Acquired / min", align: "right" }, { label: "Contention", align: "right" }, { label: "Expired : released", align: "right" }, { label: "Force-released", align: "right" }, { label: "Renew failures", align: "right" }, { label: "Lost", align: "right" }, { label: "Fencing rejections", align: "right" }]} />
       <TBody>
         {stores.map((s) =>
           s.ok ? (
@@ -44,9 +31,14 @@ export function StoreBreakdown({ stores }: { stores: StoreOutcome<StoreOverview>
             <Tr key={s.store}>
               <Td mono>{s.store}</Td>
               <Td>
-                <StatusPill tone="red" label="down" detail={s.kind} />
+                {/* "down" only for a failed connection: a refused or failed read is not an outage. */}
+                {s.cause === "unreachable" ? (
+                  <StatusPill tone="red" label="down" detail={s.kind} />
+                ) : (
+                  <StatusPill tone="amber" label={s.cause === "refused" ? "not counted" : "not read"} detail={s.kind} />
+                )}
               </Td>
-              <td colSpan={8} className="px-2 py-1.5 pr-3 text-sm text-red-800 dark:text-red-200">
+              <td colSpan={8} className={`px-2 py-1.5 pr-3 text-sm ${s.cause === "unreachable" ? "text-red-800 dark:text-red-200" : "text-amber-900 dark:text-amber-100"}`}>
                 Not counted: {s.error}
               </td>
             </Tr>

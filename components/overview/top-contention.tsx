@@ -1,9 +1,9 @@
 import Link from "next/link";
-import { DataTable, TBody, THead, Td, Th, Tr } from "@/components/ui/data-table";
-import { buildQuery, leaseHref } from "@/lib/console/links";
-import { formatNumber, formatPercent } from "@/lib/console/format";
-import { describeChange } from "@/lib/console/trend";
-import type { ContentionTrend, PrefixCount, ResourceCount } from "@/lib/console/views";
+import { DataTable, TBody, Td, Tr, TableHeader } from "@/components/ui/data-table";
+import { buildQuery, leaseHref } from "@/lib/console/shared/links";
+import { formatNumber, formatPercent } from "@/lib/console/shared/format";
+import { describeChange } from "@/lib/console/overview/trend";
+import type { ContentionTrend, PrefixCount, ResourceCount } from "@/lib/console/shared/views";
 import { Sparkline } from "@/components/charts/sparkline";
 import { cx } from "@/components/ui/cx";
 
@@ -43,6 +43,48 @@ function TrendCell({ contended, trend }: { contended: number; trend: ContentionT
   );
 }
 
+/** One of the two tables under its heading (`title` and a `note` on how names are grouped), or a line saying nothing failed. */
+function ContentionSection({
+  title,
+  note,
+  caption,
+  columns,
+  isEmpty,
+  children,
+}: {
+  title: string;
+  note: string;
+  caption: string;
+  columns: React.ComponentProps<typeof TableHeader>["columns"];
+  isEmpty: boolean;
+  children: React.ReactNode;
+}) {
+  return (
+    <section className="min-w-0">
+      <h2 className="mb-2 text-sm font-semibold">
+        {title} <span className="font-normal text-zinc-500 dark:text-zinc-400">({note})</span>
+      </h2>
+      {isEmpty ? (
+        <NoFailedAcquires />
+      ) : (
+        <DataTable caption={caption}>
+          <TableHeader columns={columns} />
+          <TBody>{children}</TBody>
+        </DataTable>
+      )}
+    </section>
+  );
+}
+
+/** The failed acquires matching `filters` in the overview's window. */
+function FailedAcquiresLink({ filters, windowQuery }: { filters: Record<string, string | null>; windowQuery: string }) {
+  return (
+    <Link className={LINK} href={`/events${buildQuery({ kind: "contended", ...filters })}&${windowQuery}`}>
+      failed acquires
+    </Link>
+  );
+}
+
 /** Most contended prefixes (depth chosen in the UI) and resources (first `resourceDepth` segments), both from rollups. */
 export function TopContention({
   prefixes,
@@ -61,101 +103,65 @@ export function TopContention({
 }) {
   return (
     // One table per row up to 1536 px: with the change column, two side by side would clip their links at 1280.
-    <div className="grid gap-4 2xl:grid-cols-2">
+    <div className="grid grid-cols-1 gap-4 2xl:grid-cols-2">
       {/* Plain sections: each table is already a region named by its caption, and two landmarks may not share a name. */}
-      <section>
-        <h2 className="mb-2 text-sm font-semibold">
-          Most contended prefixes <span className="font-normal text-zinc-500 dark:text-zinc-400">(depth {depth})</span>
-        </h2>
-        {prefixes.length === 0 ? (
-          <NoFailedAcquires />
-        ) : (
-          <DataTable caption="Most contended prefixes">
-            <THead>
-              <tr>
-                <Th>Prefix</Th>
-                <Th align="right">Failed acquires</Th>
-                <Th align="right">Share</Th>
-                <Th>vs previous window</Th>
-                <Th>Drill down</Th>
-              </tr>
-            </THead>
-            <TBody>
-              {prefixes.map((p) => (
-                <Tr key={p.prefix}>
-                  <Td mono className="max-w-72 truncate" title={p.prefix}>{p.prefix}</Td>
-                  <Td align="right" className="tabular-nums">{formatNumber(p.contended)}</Td>
-                  <Td align="right" className="tabular-nums">{formatPercent(p.share)}</Td>
-                  <TrendCell contended={p.contended} trend={p.trend} />
-                  <Td>
-                    <Link className={LINK} href={`/locks${buildQuery({ store: selectedStore, prefix: p.prefix })}`}>
-                      leases
-                    </Link>
-                    {" · "}
-                    <Link className={LINK} href={`/events${buildQuery({ kind: "contended", store: selectedStore, prefix: p.prefix })}&${windowQuery}`}>
-                      failed acquires
-                    </Link>
-                  </Td>
-                </Tr>
-              ))}
-            </TBody>
-          </DataTable>
-        )}
-      </section>
-      <section>
-        <h2 className="mb-2 text-sm font-semibold">
-          Most contended resources{" "}
-          <span className="font-normal text-zinc-500 dark:text-zinc-400">(first {resourceDepth} segments)</span>
-        </h2>
-        {resources.length === 0 ? (
-          <NoFailedAcquires />
-        ) : (
-          <DataTable caption={`Most contended resources (first ${resourceDepth} segments)`}>
-            <THead>
-              <tr>
-                <Th>Resource</Th>
-                <Th>Store</Th>
-                <Th align="right">Failed acquires</Th>
-                <Th>vs previous window</Th>
-                <Th>Drill down</Th>
-              </tr>
-            </THead>
-            <TBody>
-              {resources.map((r) => (
-                <Tr key={`${r.store}\u0000${r.resource}`}>
-                  <Td mono>
-                    {r.isResource ? (
-                      <Link className={`${LINK} block max-w-72 truncate`} href={leaseHref(r.store, r.resource)} title={r.resource}>
-                        {r.resource}
-                      </Link>
-                    ) : (
-                      // Only the start of longer names: list the leases under it.
-                      <Link
-                        className={`${LINK} block max-w-72 truncate`}
-                        href={`/locks${buildQuery({ store: r.store, prefix: `${r.resource}:` })}`}
-                        title={`${r.resource}:… (longer names grouped under their first ${resourceDepth} segments)`}
-                      >
-                        {r.resource}:…
-                      </Link>
-                    )}
-                  </Td>
-                  <Td mono>{r.store}</Td>
-                  <Td align="right" className="tabular-nums">{formatNumber(r.contended)}</Td>
-                  <TrendCell contended={r.contended} trend={r.trend} />
-                  <Td>
-                    <Link
-                      className={LINK}
-                      href={`/events${buildQuery(r.isResource ? { kind: "contended", store: r.store, resource: r.resource } : { kind: "contended", store: r.store, prefix: `${r.resource}:` })}&${windowQuery}`}
-                    >
-                      failed acquires
-                    </Link>
-                  </Td>
-                </Tr>
-              ))}
-            </TBody>
-          </DataTable>
-        )}
-      </section>
+      <ContentionSection
+        title="Most contended prefixes"
+        note={`depth ${depth}`}
+        caption="Most contended prefixes"
+        columns={["Prefix", { label: "Failed acquires", align: "right" }, { label: "Share", align: "right" }, "vs previous window", "Drill down"]}
+        isEmpty={prefixes.length === 0}
+      >
+        {prefixes.map((p) => (
+          <Tr key={p.prefix}>
+            <Td mono className="max-w-72 truncate" title={p.prefix}>{p.prefix}</Td>
+            <Td align="right" className="tabular-nums">{formatNumber(p.contended)}</Td>
+            <Td align="right" className="tabular-nums">{formatPercent(p.share)}</Td>
+            <TrendCell contended={p.contended} trend={p.trend} />
+            <Td>
+              <Link className={LINK} href={`/locks${buildQuery({ store: selectedStore, prefix: p.prefix })}`}>
+                leases
+              </Link>
+              {" · "}
+              <FailedAcquiresLink filters={{ store: selectedStore, prefix: p.prefix }} windowQuery={windowQuery} />
+            </Td>
+          </Tr>
+        ))}
+      </ContentionSection>
+      <ContentionSection
+        title="Most contended resources"
+        note={`first ${resourceDepth} segments`}
+        caption={`Most contended resources (first ${resourceDepth} segments)`}
+        columns={["Resource", "Store", { label: "Failed acquires", align: "right" }, "vs previous window", "Drill down"]}
+        isEmpty={resources.length === 0}
+      >
+        {resources.map((r) => (
+          <Tr key={`${r.store}\u0000${r.resource}`}>
+            <Td mono>
+              {r.isResource ? (
+                <Link className={`${LINK} block max-w-72 truncate`} href={leaseHref(r.store, r.resource)} title={r.resource}>
+                  {r.resource}
+                </Link>
+              ) : (
+                // Only the start of longer names: list the leases under it.
+                <Link
+                  className={`${LINK} block max-w-72 truncate`}
+                  href={`/locks${buildQuery({ store: r.store, prefix: `${r.resource}:` })}`}
+                  title={`${r.resource}:… (longer names grouped under their first ${resourceDepth} segments)`}
+                >
+                  {r.resource}:…
+                </Link>
+              )}
+            </Td>
+            <Td mono>{r.store}</Td>
+            <Td align="right" className="tabular-nums">{formatNumber(r.contended)}</Td>
+            <TrendCell contended={r.contended} trend={r.trend} />
+            <Td>
+              <FailedAcquiresLink filters={r.isResource ? { store: r.store, resource: r.resource } : { store: r.store, prefix: `${r.resource}:` }} windowQuery={windowQuery} />
+            </Td>
+          </Tr>
+        ))}
+      </ContentionSection>
     </div>
   );
 }

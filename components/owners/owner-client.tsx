@@ -3,14 +3,15 @@ import Link from "next/link";
 import { EventTable } from "@/components/locks/event-table";
 import { LeaseStatePill } from "@/components/locks/lease-state-pill";
 import { StoreReadProblems } from "@/components/locks/read-notices";
-import { DataTable, TBody, THead, Td, Th, Tr } from "@/components/ui/data-table";
+import { DataTable, TBody, Td, Tr, TableHeader } from "@/components/ui/data-table";
+import { ResourceCell } from "@/components/locks/resource-cell";
 import { EmptyState } from "@/components/ui/empty-state";
 import { formatDuration, formatUtc } from "@/components/ui/format";
 import { StatusPill } from "@/components/ui/status-pill";
 import type { Tone } from "@/components/ui/badge";
-import { eventsHref, leaseHref, locksHref, ownerHref } from "@/lib/console/links";
-import type { OwnerVerdict, OwnerView } from "@/lib/console/owner-types";
-import { useOwnerQuery } from "@/lib/console/queries/owners/owner-query";
+import { eventsHref, locksHref, ownerHref } from "@/lib/console/shared/links";
+import type { OwnerVerdict, OwnerView } from "@/lib/console/owners/owner-types";
+import { useOwnerQuery } from "@/lib/console/owners/owner-query";
 
 const VERDICT_STYLE: Record<OwnerVerdict, { tone: Tone; label: string }> = {
   alive: { tone: "green", label: "Alive" },
@@ -45,6 +46,9 @@ export function OwnerClient({ search, initialData }: { search: string; initialDa
   const view = query.data ?? initialData;
   const windowFilter = windowOf(search);
   const style = VERDICT_STYLE[view.verdict];
+  const cover = view.troubleCountCover;
+  const atLeast = cover !== null ? "at least " : "";
+  const troubleTotal = view.troubleCounts.expired + view.troubleCounts.renew_failed + view.troubleCounts.lost;
 
   return (
     <div className="space-y-5">
@@ -67,8 +71,11 @@ export function OwnerClient({ search, initialData }: { search: string; initialDa
           </p>
         ) : null}
         <p className="mt-1 text-xs text-zinc-600 dark:text-zinc-400">
-          In the window ({formatUtc(view.from)} → {formatUtc(view.to)}): {plural(view.troubleCounts.expired, "expiry", "expiries")},{" "}
-          {plural(view.troubleCounts.renew_failed, "renewal failure")}, {plural(view.troubleCounts.lost, "lost lease")}.
+          In the window ({formatUtc(view.from)} → {formatUtc(view.to)}): {atLeast}
+          {plural(view.troubleCounts.expired, "expiry", "expiries")}, {atLeast}
+          {plural(view.troubleCounts.renew_failed, "renewal failure")}, {atLeast}
+          {plural(view.troubleCounts.lost, "lost lease")}
+          {cover !== null ? <span data-testid="owner-count-cover"> — {coverText(cover)}</span> : null}.
           {query.isError ? <span className="ml-2 text-amber-700 dark:text-amber-300">Live update failed: {query.error.message}</span> : null}
         </p>
         {view.verdict === "unseen" && windowFilter.window !== "24h" && windowFilter.window !== "7d" ? (
@@ -101,25 +108,11 @@ export function OwnerClient({ search, initialData }: { search: string; initialDa
           <EmptyState title="Holds no lease right now">Its history is below and on the events page.</EmptyState>
         ) : (
           <DataTable caption={`Leases held by ${view.owner}`}>
-            <THead>
-              <tr>
-                <Th>Resource</Th>
-                <Th>State</Th>
-                <Th>Store</Th>
-                <Th>Task</Th>
-                <Th align="right">Token</Th>
-                <Th align="right">Held for</Th>
-                <Th align="right">Since renewal</Th>
-              </tr>
-            </THead>
+            <TableHeader columns={["Resource", "State", "Store", "Task", { label: "Token", align: "right" }, { label: "Held for", align: "right" }, { label: "Since renewal", align: "right" }]} />
             <TBody>
               {view.held.map((lease) => (
                 <Tr key={`${lease.store}\u0000${lease.resource}`}>
-                  <Td mono className="max-w-96 truncate" title={lease.resource}>
-                    <Link href={leaseHref(lease.store, lease.resource)} className="text-sky-700 underline-offset-4 hover:underline dark:text-sky-300">
-                      {lease.resource}
-                    </Link>
-                  </Td>
+                  <ResourceCell store={lease.store} resource={lease.resource} className="max-w-96" />
                   <Td>
                     <LeaseStatePill state={lease.state} />
                   </Td>
@@ -150,7 +143,20 @@ export function OwnerClient({ search, initialData }: { search: string; initialDa
         {view.troubles.length === 0 ? (
           <EmptyState title="None in this window">Every lease it held in the window was released or is still renewed.</EmptyState>
         ) : (
-          <EventTable events={view.troubles} caption={`Expiries, renewal failures and lost leases of ${view.owner}`} />
+          <>
+            {view.troubles.length < troubleTotal ? (
+              <p className="text-sm text-zinc-600 dark:text-zinc-400" data-testid="owner-troubles-shown">
+                The newest {view.troubleListLimit.toLocaleString("en-US")} per store are listed ({view.troubles.length.toLocaleString("en-US")} of{" "}
+                {cover !== null ? "at least " : ""}
+                {troubleTotal.toLocaleString("en-US")});{" "}
+                <Link className="text-sky-800 underline dark:text-sky-300" href={eventsHref({ owner: view.owner, kind: ["expired", "renew_failed", "lost"], ...windowFilter })}>
+                  all of them in the events list
+                </Link>
+                .
+              </p>
+            ) : null}
+            <EventTable events={view.troubles} caption={`Expiries, renewal failures and lost leases of ${view.owner}`} />
+          </>
         )}
       </section>
 
@@ -166,6 +172,12 @@ export function OwnerClient({ search, initialData }: { search: string; initialDa
       </section>
     </div>
   );
+}
+
+function coverText(cover: NonNullable<OwnerView["troubleCountCover"]>): string {
+  return cover.reason === "limit"
+    ? `counted over the newest ${cover.limit.toLocaleString("en-US")} of these events per store`
+    : `${cover.store} stopped counting at its read budget`;
 }
 
 /** The owner page's own window, carried to the lists it links to. */

@@ -1,4 +1,4 @@
-import type { PastGap } from "@/lib/console/past-views";
+import type { PastGap } from "@/lib/console/past/past-views";
 
 /** Stores that could not answer for the instant, and why (never an empty list that looks like "nothing was held"). */
 export function PastGaps({ gaps }: { gaps: readonly PastGap[] }) {

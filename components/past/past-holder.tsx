@@ -1,5 +1,5 @@
 import { StoreReadProblems } from "@/components/locks/read-notices";
-import type { PastLeasesView } from "@/lib/console/past-views";
+import type { PastLeasesView } from "@/lib/console/past/past-views";
 import { PastGaps } from "./past-gaps";
 import { PastLeasesTable } from "./past-leases-table";
 import { PastViewBanner } from "./past-view-banner";

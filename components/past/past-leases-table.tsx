@@ -1,11 +1,11 @@
 import Link from "next/link";
-import { DataTable, MONO, TBody, THead, Td, Th, Tr } from "@/components/ui/data-table";
+import { DataTable, MONO, TBody, Td, Tr, TableHeader } from "@/components/ui/data-table";
 import { formatDuration, formatUtc } from "@/components/ui/format";
 import type { Tone } from "@/components/ui/badge";
 import { StatusPill } from "@/components/ui/status-pill";
-import { leaseHref } from "@/lib/console/links";
-import type { PastLeaseView } from "@/lib/console/past-views";
-import type { PastHoldEnding } from "@/lib/lease/types";
+import { leaseHref } from "@/lib/console/shared/links";
+import type { PastLeaseView } from "@/lib/console/past/past-views";
+import type { PastHoldEnding } from "@leasewatch/lease/model";
 
 const ENDINGS: Record<PastHoldEnding, { label: string; tone: Tone }> = {
   released: { label: "released", tone: "green" },
@@ -27,24 +27,12 @@ function formatNearInstant(iso: string, at: string): string {
 export function PastLeasesTable({ items, at }: { items: readonly PastLeaseView[]; at: string }) {
   return (
     <DataTable caption={`Leases held at ${formatUtc(at)}`}>
-      <THead>
-        <tr>
-          <Th>Store</Th>
-          <Th>Resource</Th>
-          <Th>Owner</Th>
-          <Th>Task</Th>
-          <Th align="right">Token</Th>
-          <Th>Lease id</Th>
-          <Th align="right">Held then</Th>
-          <Th>Acquired (UTC)</Th>
-          <Th>Ended later (UTC)</Th>
-        </tr>
-      </THead>
+      <TableHeader columns={["Store", "Resource", "Owner", "Task", { label: "Token", align: "right" }, "Lease id", { label: "Held then", align: "right" }, "Acquired (UTC)", "Ended later (UTC)"]} />
       <TBody>
         {items.map((h) => {
           const ending = ENDINGS[h.ending];
           return (
-            <Tr key={`${h.store}/${h.leaseId}`}>
+            <Tr key={`${h.store}/${h.leaseId}`} rowKey={`${h.store}/${h.leaseId}`}>
               <Td mono>{h.store}</Td>
               <Td mono>
                 <Link href={`${leaseHref(h.store, h.resource)}?at=${encodeURIComponent(at)}`} className="underline underline-offset-4">

@@ -1,8 +1,9 @@
+import Link from "next/link";
 import { FIELD, FilterActions, LABEL, StoreSelect } from "@/components/locks/filter-fields";
 import { StoreReadProblems } from "@/components/locks/read-notices";
 import { EmptyState } from "@/components/ui/empty-state";
-import { locksHref, withParams } from "@/lib/console/links";
-import type { PastLeasesView } from "@/lib/console/past-views";
+import { locksHref, withParams } from "@/lib/console/shared/links";
+import type { PastLeasesView } from "@/lib/console/past/past-views";
 import { PastGaps } from "./past-gaps";
 import { PastLeasesTable } from "./past-leases-table";
 import { PastViewBanner } from "./past-view-banner";
@@ -15,7 +16,11 @@ import { ShareLink } from "./share-link";
 export function PastLeases({ view, search }: { view: PastLeasesView; search: string }) {
   const params = new URLSearchParams(search);
   const value = (key: string) => params.get(key) ?? "";
-  const nowHref = `/locks${withParams(search, { at: null, window: null, from: null, to: null })}`;
+  // Now is the same page without `at`: every other filter stays, the window too.
+  const nowHref = `/locks${withParams(search, { at: null })}`;
+  const state = params.get("state");
+  // Filters this form has no field for ride along, so applying it keeps what the link asked for.
+  const kept = (["window", "from", "to", "state", "sort"] as const).filter((key) => params.get(key));
   return (
     <div className="space-y-4">
       <div className="flex flex-wrap items-baseline justify-between gap-2">
@@ -26,6 +31,7 @@ export function PastLeases({ view, search }: { view: PastLeasesView; search: str
         </p>
       </div>
       <PastViewBanner at={view.at} nowHref={nowHref} what="leases held" />
+      {state && state !== "held" ? <PastStateNote state={state} nowHref={nowHref} /> : null}
       {/* A GET form: the filters and the instant stay in the URL, so the view can be linked. */}
       <form method="get" action="/locks" className="flex flex-wrap items-end gap-3" aria-label="Filter the past view">
         <div className="w-64">
@@ -43,6 +49,9 @@ export function PastLeases({ view, search }: { view: PastLeasesView; search: str
             <input id={`past-${key}`} name={key} defaultValue={value(key)} className={FIELD} />
           </div>
         ))}
+        {kept.map((key) => (
+          <input key={key} type="hidden" name={key} value={value(key)} />
+        ))}
         <FilterActions clearHref={locksHref({ at: view.at })} />
       </form>
       <ShareLink path="/locks" search={search} />
@@ -58,5 +67,23 @@ export function PastLeases({ view, search }: { view: PastLeasesView; search: str
         <PastLeasesTable items={view.items} at={view.at} />
       )}
     </div>
+  );
+}
+
+/**
+ * Overdue, lapsed and expiring are states of a live lease, judged from its last renewal; the
+ * history records acquires and endings, not heartbeats, so at a past moment the list cannot be
+ * narrowed by them. Said in place, rather than dropping the filter without a word.
+ */
+function PastStateNote({ state, nowHref }: { state: string; nowHref: string }) {
+  return (
+    <p role="note" aria-label="State filter" data-testid="past-state-note" className="text-sm text-zinc-700 dark:text-zinc-300">
+      <strong className="font-semibold">Every holder is listed, not only {state} ones:</strong> {state} is judged from a lease&apos;s last renewal, and
+      the history keeps no renewals. A hold that ended “expired” below stopped renewing. The leases {state} now are under{" "}
+      <Link href={nowHref} className="underline underline-offset-2">
+        Back to now
+      </Link>
+      .
+    </p>
   );
 }

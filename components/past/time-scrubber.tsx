@@ -3,7 +3,7 @@ import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useEffect, useId, useRef, useState } from "react";
 import { formatUtc } from "@/components/ui/format";
-import { locksHref, withParams } from "@/lib/console/links";
+import { locksHref, withParams } from "@/lib/console/shared/links";
 
 /** URL updates wait for the slider to rest this long, so dragging does not flood the history. */
 const COMMIT_DELAY_MS = 350;
@@ -21,6 +21,7 @@ export function TimeScrubber({
   at,
   store,
   resource,
+  pinsRange = false,
 }: {
   path: string;
   search: string;
@@ -29,6 +30,11 @@ export function TimeScrubber({
   at: string | null;
   store?: string | null;
   resource?: string;
+  /**
+   * The overview: `at` with a named window is where that window ends, so moving the instant
+   * first pins the window shown as its absolute range and marks the instant inside it.
+   */
+  pinsRange?: boolean;
 }) {
   const router = useRouter();
   const id = useId();
@@ -43,7 +49,8 @@ export function TimeScrubber({
   const commit = (ms: number) => {
     clearTimeout(timer.current);
     timer.current = setTimeout(() => {
-      router.replace(`${path}${withParams(search, { at: new Date(ms).toISOString() }, true)}`, { scroll: false });
+      const range = pinsRange ? { window: "custom", from, to } : {};
+      router.replace(`${path}${withParams(search, { ...range, at: new Date(ms).toISOString() }, true)}`, { scroll: false });
     }, COMMIT_DELAY_MS);
   };
   const chosen = new Date(value).toISOString();

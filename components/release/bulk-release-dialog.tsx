@@ -1,18 +1,20 @@
 "use client";
 import Link from "next/link";
 import { useId, useState } from "react";
-import { DataTable, TBody, THead, Td, Th, Tr } from "@/components/ui/data-table";
+import { DataTable, TBody, Td, Tr, TableHeader } from "@/components/ui/data-table";
 import { formatDuration } from "@/components/ui/format";
 import { ModalDialog } from "@/components/ui/modal-dialog";
-import { auditEntryHref, MAX_BULK_LEASES, MAX_REASON_CHARS, MIN_REASON_CHARS, type BulkLeaseOutcome, type BulkReleaseResult } from "@/lib/actions/force-release-types";
-import { leaseHref } from "@/lib/console/links";
-import type { ReleaseCandidatesView } from "@/lib/console/list-release-candidates";
-import { useReleaseCandidatesQuery } from "@/lib/console/queries/release/candidates-query";
-import { useBulkReleaseMutation } from "@/lib/console/queries/release/force-release-mutation";
+import { auditEntryHref, MAX_BULK_LEASES, MAX_REASON_CHARS, MIN_REASON_CHARS, type BulkLeaseOutcome, type BulkReleaseResult } from "@/lib/console/release/force-release-types";
+import { leaseHref } from "@/lib/console/shared/links";
+import type { ReleaseCandidatesView } from "@/lib/console/release/list-release-candidates";
+import type { Refusal } from "@/lib/console/shared/refusal-types";
+import { useReleaseCandidatesQuery } from "@/lib/console/release/candidates-query";
+import { useBulkReleaseMutation } from "@/lib/console/release/force-release-mutation";
 import { LeaseStatePill } from "@/components/locks/lease-state-pill";
 import { StatusPill } from "@/components/ui/status-pill";
-import { DANGER_BUTTON, FIELD, LABEL, PLAIN_BUTTON } from "./force-release-dialog";
+import { DANGER_BUTTON, FIELD, LABEL, PLAIN_BUTTON, DialogActions } from "@/components/ui/form-controls";
 import { ReleaseOutcome } from "./release-outcome";
+import { ConfirmNameField, isReasonLengthOk } from "./release-fields";
 
 /**
  * Ends every lapsed or overdue lease under a prefix: lists the exact leases (read
@@ -53,11 +55,7 @@ function BulkReleaseBody({ prefix, store, onClose }: { prefix: string; store: st
     return (
       <div className="space-y-4">
         <BulkResults results={result.results} />
-        <div className="flex justify-end">
-          <button type="button" onClick={onClose} className={PLAIN_BUTTON}>
-            Close
-          </button>
-        </div>
+        <CloseButton onClose={onClose} />
       </div>
     );
   }
@@ -71,11 +69,7 @@ function BulkReleaseBody({ prefix, store, onClose }: { prefix: string; store: st
           No lease under <span className="font-mono">{prefix}</span> is lapsed or overdue right now: there is nothing to release.
         </p>
         <StoreProblems view={view} />
-        <div className="flex justify-end">
-          <button type="button" onClick={onClose} className={PLAIN_BUTTON}>
-            Close
-          </button>
-        </div>
+        <CloseButton onClose={onClose} />
       </div>
     );
   }
@@ -92,6 +86,16 @@ function BulkReleaseBody({ prefix, store, onClose }: { prefix: string; store: st
         )
       }
     />
+  );
+}
+
+function CloseButton({ onClose }: { onClose: () => void }) {
+  return (
+    <div className="flex justify-end">
+      <button type="button" onClick={onClose} className={PLAIN_BUTTON}>
+        Close
+      </button>
+    </div>
   );
 }
 
@@ -114,16 +118,14 @@ function BulkReleaseForm({
 }: {
   view: ReleaseCandidatesView;
   isPending: boolean;
-  refusal: Extract<BulkReleaseResult, { outcome: "refused" }> | null;
+  refusal: Refusal | null;
   onCancel: () => void;
   onSubmit: (reason: string, confirm: string) => void;
 }) {
   const reasonId = useId();
-  const confirmId = useId();
   const [reason, setReason] = useState("");
   const [confirm, setConfirm] = useState("");
-  const reasonLength = reason.trim().length;
-  const canSubmit = reasonLength >= MIN_REASON_CHARS && reasonLength <= MAX_REASON_CHARS && confirm === view.prefix && !isPending;
+  const canSubmit = isReasonLengthOk(reason) && confirm === view.prefix && !isPending;
   return (
     <form
       aria-label="Bulk force release"
@@ -139,18 +141,7 @@ function BulkReleaseForm({
       </p>
       <div className="max-h-64 overflow-y-auto">
         <DataTable caption="Leases that will end">
-          <THead>
-            <tr>
-              <Th>Resource</Th>
-              <Th>State</Th>
-              <Th>Store</Th>
-              <Th>Owner</Th>
-              <Th>Task</Th>
-              <Th align="right">Token</Th>
-              <Th>Lease id</Th>
-              <Th align="right">Since renewal</Th>
-            </tr>
-          </THead>
+          <TableHeader columns={["Resource", "State", "Store", "Owner", "Task", { label: "Token", align: "right" }, "Lease id", { label: "Since renewal", align: "right" }]} />
           <TBody>
             {view.items.map((l) => (
               <Tr key={`${l.store}\u0000${l.resource}`}>
@@ -176,21 +167,13 @@ function BulkReleaseForm({
         </label>
         <textarea id={reasonId} name="reason" rows={2} required maxLength={MAX_REASON_CHARS} value={reason} onChange={(e) => setReason(e.target.value)} className={`${FIELD} mt-1`} />
       </div>
-      <div>
-        <label htmlFor={confirmId} className={LABEL}>
-          Type the prefix to confirm: <span className="font-mono font-normal">{view.prefix}</span>
-        </label>
-        <input id={confirmId} name="confirm" autoComplete="off" spellCheck={false} value={confirm} onChange={(e) => setConfirm(e.target.value)} className={`${FIELD} mt-1 font-mono`} />
-      </div>
+      <ConfirmNameField what="prefix" name={view.prefix} value={confirm} onChange={setConfirm} />
       {refusal ? <ReleaseOutcome result={refusal} /> : null}
-      <div className="flex justify-end gap-2">
-        <button type="button" onClick={onCancel} className={PLAIN_BUTTON}>
-          Cancel
-        </button>
+      <DialogActions onCancel={onCancel}>
         <button type="submit" disabled={!canSubmit} className={DANGER_BUTTON}>
           {isPending ? "Releasing…" : `Force release ${view.items.length} ${view.items.length === 1 ? "lease" : "leases"}`}
         </button>
-      </div>
+      </DialogActions>
     </form>
   );
 }
@@ -204,14 +187,7 @@ function BulkResults({ results }: { results: BulkLeaseOutcome[] }) {
       </p>
       <div className="max-h-80 overflow-y-auto">
         <DataTable caption="What happened to each lease">
-          <THead>
-            <tr>
-              <Th>Resource</Th>
-              <Th>Store</Th>
-              <Th>Outcome</Th>
-              <Th>Details</Th>
-            </tr>
-          </THead>
+          <TableHeader columns={["Resource", "Store", "Outcome", "Details"]} />
           <TBody>
             {results.map(({ store, resource, result }) => (
               <Tr key={`${store}\u0000${resource}`}>

@@ -1,9 +1,9 @@
 "use client";
 import Link from "next/link";
-import { DataTable, TBody, THead, Td, Th, Tr } from "@/components/ui/data-table";
+import { DataTable, TBody, Td, Tr, TableHeader } from "@/components/ui/data-table";
 import { RelativeTime } from "@/components/ui/relative-time";
-import { buildQuery } from "@/lib/console/links";
-import { useLeaseAuditQuery } from "@/lib/console/queries/audit/audit-query";
+import { buildQuery } from "@/lib/console/shared/links";
+import { useLeaseAuditQuery } from "@/lib/console/audit/audit-query";
 import { AuditOutcomeBadge } from "@/components/audit/audit-outcome-badge";
 import { ActorName } from "@/components/audit/actor-name";
 
@@ -29,16 +29,7 @@ export function ReleaseHistory({ store, resource, isPaused }: { store: string; r
         <p className="text-sm text-zinc-600 dark:text-zinc-400">Nobody has tried to force-release this resource.</p>
       ) : (
         <DataTable caption="Force-release attempts on this resource">
-          <THead>
-            <tr>
-              <Th>When</Th>
-              <Th>Outcome</Th>
-              <Th>Actor</Th>
-              <Th>Lease id</Th>
-              <Th align="right">Token</Th>
-              <Th>Reason</Th>
-            </tr>
-          </THead>
+          <TableHeader columns={["When", "Outcome", "Actor", "Lease id", { label: "Token", align: "right" }, "Reason"]} />
           <TBody>
             {items.map((entry) => (
               <Tr key={entry.id}>

@@ -1,7 +1,7 @@
 "use client";
 import { useQuery } from "@tanstack/react-query";
-import { fetchView } from "@/lib/console/queries/fetch-view";
-import type { StoreHealth } from "@/lib/lease/types";
+import { fetchView } from "@/lib/console/shared/fetch-view";
+import type { StoreHealth } from "@leasewatch/lease/model";
 
 /** What /api/health returns. */
 export interface HealthResponse {

@@ -1,8 +1,8 @@
 "use client";
 import { useRouter } from "next/navigation";
 import { useId, useState } from "react";
-import type { JumpResult } from "@/lib/console/jump-types";
-import { fetchView, withSearch } from "@/lib/console/queries/fetch-view";
+import type { JumpResult } from "@/lib/console/jump/jump-types";
+import { fetchView, withSearch } from "@/lib/console/shared/fetch-view";
 
 type JumpState = { status: "idle" } | { status: "looking" } | { status: "missing"; query: string; unread: string[] } | { status: "error"; message: string };
 

@@ -9,6 +9,7 @@ export const NAV_ITEMS = [
   { href: "/locks", label: "Leases" },
   { href: "/events", label: "Events" },
   { href: "/advice", label: "TTL advice" },
+  { href: "/observed", label: "Observed" },
   { href: "/audit", label: "Audit" },
   { href: "/tokens", label: "API tokens" },
 ] as const;
@@ -21,7 +22,7 @@ export function MainNav() {
   const pathname = usePathname();
   return (
     <nav aria-label="Main">
-      <ul className="flex items-center gap-1">
+      <ul className="flex flex-wrap items-center gap-1">
         {NAV_ITEMS.map((item) => {
           const active = isActive(pathname, item.href);
           return (

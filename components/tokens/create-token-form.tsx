@@ -1,15 +1,8 @@
 "use client";
 import { useId, useState } from "react";
-import { FIELD, LABEL, PLAIN_BUTTON } from "@/components/release/force-release-dialog";
-import {
-  API_TOKEN_ACTION_HELP,
-  API_TOKEN_ACTIONS,
-  DEFAULT_TOKEN_DAYS,
-  MAX_TOKEN_DAYS,
-  TOKEN_EXPIRY_DAYS,
-  type CreateTokenResult,
-} from "@/lib/actions/api-token-types";
-import { useCreateTokenMutation } from "@/lib/console/queries/tokens/token-mutations";
+import { FIELD, LABEL, DialogActions } from "@/components/ui/form-controls";
+import { API_TOKEN_ACTION_HELP, API_TOKEN_ACTIONS, DEFAULT_TOKEN_DAYS, MAX_TOKEN_DAYS, TOKEN_EXPIRY_DAYS, type CreateTokenResult } from "@/lib/console/tokens/token-types";
+import { useCreateTokenMutation } from "@/lib/console/tokens/token-mutations";
 import { PRIMARY_BUTTON } from "./access";
 import { RefusalNotice } from "./refusal-notice";
 
@@ -69,10 +62,7 @@ export function CreateTokenForm({
         </p>
       </div>
       <div className="grid grid-cols-1 gap-4 md:grid-cols-2">
-        <div>
-          <label htmlFor={`${id}-name`} className={LABEL}>
-            Name
-          </label>
+        <HelpedField id={`${id}-name`} label="Name" help={<>Letters, digits, <code>.</code> <code>_</code> <code>-</code>; unique, and it stays taken after revocation.</>}>
           <input
             id={`${id}-name`}
             name="name"
@@ -85,14 +75,28 @@ export function CreateTokenForm({
             aria-describedby={`${id}-name-help`}
             className={`${FIELD} font-mono`}
           />
-          <p id={`${id}-name-help`} className="mt-1 text-xs text-zinc-600 dark:text-zinc-400">
-            Letters, digits, <code>.</code> <code>_</code> <code>-</code>; unique, and it stays taken after revocation.
-          </p>
-        </div>
-        <div>
-          <label htmlFor={`${id}-prefixes`} className={LABEL}>
-            Tenant prefixes
-          </label>
+        </HelpedField>
+        <HelpedField
+          id={`${id}-prefixes`}
+          label="Tenant prefixes"
+          help={
+            <>
+              One per line or comma-separated. Anything outside them answers 404 to this token.
+              {scopePrefixes ? (
+                <>
+                  {" "}
+                  Your operator role covers only {scopePrefixes.map((p, i) => (
+                    <span key={p}>
+                      {i > 0 ? ", " : ""}
+                      <code className="font-mono">{p}*</code>
+                    </span>
+                  ))}
+                  : each prefix must start with {scopePrefixes.length === 1 ? "it" : "one of them"}, e.g. <code className="font-mono">{scopePrefixes[0]}billing:</code>.
+                </>
+              ) : null}
+            </>
+          }
+        >
           <textarea
             id={`${id}-prefixes`}
             name="prefixes"
@@ -104,44 +108,23 @@ export function CreateTokenForm({
             aria-describedby={`${id}-prefixes-help`}
             className={`${FIELD} font-mono`}
           />
-          <p id={`${id}-prefixes-help`} className="mt-1 text-xs text-zinc-600 dark:text-zinc-400">
-            One per line or comma-separated. Anything outside them answers 404 to this token.
-            {scopePrefixes ? (
-              <>
-                {" "}
-                Your operator role covers only {scopePrefixes.map((p, i) => (
-                  <span key={p}>
-                    {i > 0 ? ", " : ""}
-                    <code className="font-mono">{p}*</code>
-                  </span>
-                ))}
-                : each prefix must start with {scopePrefixes.length === 1 ? "it" : "one of them"}, e.g. <code className="font-mono">{scopePrefixes[0]}billing:</code>.
-              </>
-            ) : null}
-          </p>
-        </div>
-        <fieldset>
-          <legend className={LABEL}>Stores</legend>
-          <div className="mt-1 flex flex-wrap gap-x-4 gap-y-1">
-            {storeNames.map((store) => (
-              <label key={store} className="inline-flex items-center gap-1.5 font-mono text-sm">
-                <input type="checkbox" name="stores" value={store} checked={stores.includes(store)} onChange={(e) => setStores(toggle(stores, store, e.target.checked))} />
-                {store}
-              </label>
-            ))}
-          </div>
-        </fieldset>
-        <fieldset>
-          <legend className={LABEL}>Actions</legend>
-          <div className="mt-1 flex flex-wrap gap-x-4 gap-y-1">
-            {API_TOKEN_ACTIONS.map((action) => (
-              <label key={action} className="inline-flex items-center gap-1.5 text-sm" title={API_TOKEN_ACTION_HELP[action]}>
-                <input type="checkbox" name="actions" value={action} checked={actions.includes(action)} onChange={(e) => setActions(toggle(actions, action, e.target.checked))} />
-                <span className="font-mono">{action}</span>
-              </label>
-            ))}
-          </div>
-        </fieldset>
+        </HelpedField>
+        <CheckboxGroup legend="Stores">
+          {storeNames.map((store) => (
+            <label key={store} className="inline-flex items-center gap-1.5 font-mono text-sm">
+              <input type="checkbox" name="stores" value={store} checked={stores.includes(store)} onChange={(e) => setStores(toggle(stores, store, e.target.checked))} />
+              {store}
+            </label>
+          ))}
+        </CheckboxGroup>
+        <CheckboxGroup legend="Actions">
+          {API_TOKEN_ACTIONS.map((action) => (
+            <label key={action} className="inline-flex items-center gap-1.5 text-sm" title={API_TOKEN_ACTION_HELP[action]}>
+              <input type="checkbox" name="actions" value={action} checked={actions.includes(action)} onChange={(e) => setActions(toggle(actions, action, e.target.checked))} />
+              <span className="font-mono">{action}</span>
+            </label>
+          ))}
+        </CheckboxGroup>
         <div>
           <label htmlFor={`${id}-days`} className={LABEL}>
             Expires in
@@ -157,14 +140,35 @@ export function CreateTokenForm({
         </div>
       </div>
       {refusal ? <RefusalNotice refusal={refusal} /> : null}
-      <div className="flex justify-end gap-2">
-        <button type="button" onClick={onCancel} className={PLAIN_BUTTON}>
-          Cancel
-        </button>
+      <DialogActions onCancel={onCancel}>
         <button type="submit" disabled={mutation.isPending} className={PRIMARY_BUTTON}>
           {mutation.isPending ? "Creating…" : "Create token"}
         </button>
-      </div>
+      </DialogActions>
     </form>
+  );
+}
+
+/** A labelled field with a line of help under it, which the control names with `aria-describedby={`${id}-help`}`. */
+function HelpedField({ id, label, help, children }: { id: string; label: string; help: React.ReactNode; children: React.ReactNode }) {
+  return (
+    <div>
+      <label htmlFor={id} className={LABEL}>
+        {label}
+      </label>
+      {children}
+      <p id={`${id}-help`} className="mt-1 text-xs text-zinc-600 dark:text-zinc-400">
+        {help}
+      </p>
+    </div>
+  );
+}
+
+function CheckboxGroup({ legend, children }: { legend: string; children: React.ReactNode }) {
+  return (
+    <fieldset>
+      <legend className={LABEL}>{legend}</legend>
+      <div className="mt-1 flex flex-wrap gap-x-4 gap-y-1">{children}</div>
+    </fieldset>
   );
 }

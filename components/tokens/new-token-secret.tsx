@@ -2,7 +2,7 @@
 import Link from "next/link";
 import { useEffect, useRef } from "react";
 import { CopyButton } from "@/components/ui/copy-button";
-import type { ApiTokenView } from "@/lib/actions/api-token-types";
+import type { ApiTokenView } from "@/lib/console/tokens/token-types";
 import { PRIMARY_BUTTON, tokenAuditHref } from "./access";
 
 /**

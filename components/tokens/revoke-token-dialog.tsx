@@ -1,8 +1,8 @@
 "use client";
-import { DANGER_BUTTON, PLAIN_BUTTON } from "@/components/release/force-release-dialog";
+import { DANGER_BUTTON, DialogActions } from "@/components/ui/form-controls";
 import { ModalDialog } from "@/components/ui/modal-dialog";
-import type { ApiTokenView, RevokeTokenResult } from "@/lib/actions/api-token-types";
-import { useRevokeTokenMutation } from "@/lib/console/queries/tokens/token-mutations";
+import type { ApiTokenView, RevokeTokenResult } from "@/lib/console/tokens/token-types";
+import { useRevokeTokenMutation } from "@/lib/console/tokens/token-mutations";
 import { RefusalNotice } from "./refusal-notice";
 
 /** The confirm step of a revoke: which token, what it will stop, then the server's answer. */
@@ -30,10 +30,7 @@ export function RevokeTokenDialog({
         <dd className="font-mono">{token.createdBy}</dd>
       </dl>
       {refusal ? <RefusalNotice refusal={refusal} /> : null}
-      <div className="mt-4 flex justify-end gap-2">
-        <button type="button" onClick={onClose} className={PLAIN_BUTTON}>
-          Cancel
-        </button>
+      <DialogActions onCancel={onClose} className="mt-4">
         <button
           type="button"
           disabled={mutation.isPending}
@@ -42,7 +39,7 @@ export function RevokeTokenDialog({
         >
           {mutation.isPending ? "Revoking…" : `Revoke ${token.name}`}
         </button>
-      </div>
+      </DialogActions>
     </ModalDialog>
   );
 }

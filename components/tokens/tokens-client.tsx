@@ -7,7 +7,7 @@ import { EmptyState } from "@/components/ui/empty-state";
 import { RelativeTime } from "@/components/ui/relative-time";
 import { StatusPill } from "@/components/ui/status-pill";
 import type { Tone } from "@/components/ui/badge";
-import type { ApiTokenState, ApiTokenView, CreateTokenResult } from "@/lib/actions/api-token-types";
+import type { ApiTokenState, ApiTokenView, CreateTokenResult } from "@/lib/console/tokens/token-types";
 import { PRIMARY_BUTTON, tokenAuditHref, type TokenAccess } from "./access";
 import { CreateTokenForm } from "./create-token-form";
 import { NewTokenSecret } from "./new-token-secret";

@@ -17,14 +17,18 @@ export const MONO = "font-mono text-[12px] tabular-nums";
 export const CELL_LINK =
   "underline decoration-zinc-400 decoration-dotted underline-offset-4 hover:text-sky-700 hover:decoration-solid dark:decoration-zinc-500 dark:hover:text-sky-300";
 
-export function DataTable({ caption, className, children }: { caption?: string; className?: string; children: React.ReactNode }) {
+/** `id`: a skip link's target (the region takes focus, and the next Tab is inside the table). */
+export function DataTable({ caption, className, id, children }: { caption?: string; className?: string; id?: string; children: React.ReactNode }) {
   return (
     // Focusable region: a table wider than the screen must scroll by keyboard too.
     <div
+      id={id}
       role="region"
       aria-label={caption ?? "Table"}
       tabIndex={0}
-      className={cx("overflow-x-auto rounded-lg border border-zinc-200 dark:border-zinc-800", className)}
+      // `relative`: the containing block of the cells' sr-only text (absolutely positioned), so the region
+      // clips it too; without it that text sits where its column is and widens the page on a narrow screen.
+      className={cx("relative overflow-x-auto rounded-lg border border-zinc-200 dark:border-zinc-800", className)}
     >
       <table className="w-full border-collapse text-left text-[13px]">
         {caption ? <caption className="sr-only">{caption}</caption> : null}
@@ -42,6 +46,28 @@ export function THead({ children }: { children: React.ReactNode }) {
   );
 }
 
+/** A column of a header row of plain labels: right-aligned (`align: "right"`) for numbers. */
+export type HeaderColumn = string | { label: string; align: "right" };
+
+/** The header of a table whose column heads are plain labels (no sorting links). */
+export function TableHeader({ columns }: { columns: readonly HeaderColumn[] }) {
+  return (
+    <THead>
+      <tr>
+        {columns.map((column) =>
+          typeof column === "string" ? (
+            <Th key={column}>{column}</Th>
+          ) : (
+            <Th key={column.label} align={column.align}>
+              {column.label}
+            </Th>
+          ),
+        )}
+      </tr>
+    </THead>
+  );
+}
+
 export function TBody({ children }: { children: React.ReactNode }) {
   return <tbody className="divide-y divide-zinc-100 dark:divide-zinc-800/80">{children}</tbody>;
 }
@@ -55,9 +81,20 @@ export function Tr({ className, rowKey, children }: { className?: string; rowKey
   );
 }
 
-export function Th({ className, align = "left", children }: { className?: string; align?: "left" | "right"; children?: React.ReactNode }) {
+export function Th({
+  className,
+  align = "left",
+  sorted,
+  children,
+}: {
+  className?: string;
+  align?: "left" | "right";
+  /** A list always sorted by this column (no other order offered). */
+  sorted?: "ascending" | "descending";
+  children?: React.ReactNode;
+}) {
   return (
-    <th scope="col" className={cx("whitespace-nowrap py-2 font-medium", CELL_X, align === "right" && "text-right", className)}>
+    <th scope="col" aria-sort={sorted} className={cx("whitespace-nowrap py-2 font-medium", CELL_X, align === "right" && "text-right", className)}>
       {children}
     </th>
   );

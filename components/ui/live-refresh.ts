@@ -1,6 +1,6 @@
 "use client";
 import { useSyncExternalStore } from "react";
-import { LIVE_POLL_MS } from "@/lib/console/queries/fetch-view";
+import { LIVE_POLL_MS } from "@/lib/console/shared/fetch-view";
 
 /**
  * How often live tables refresh, chosen once and remembered in this browser

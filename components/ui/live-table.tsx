@@ -168,6 +168,10 @@ export function LiveTableBar({
   const now = useNow();
   const isHydrated = useIsHydrated();
   const isPaused = held.reasons.length > 0 && choice !== "off";
+  // The server's HTML says "refresh now". A page hydrated after its data went stale already has
+  // its first refetch pending: saying so before hydration ends would not match that HTML, and
+  // React would rebuild the page, dropping the reader's focus.
+  const isRefreshing = isHydrated && isFetching;
   const rows = (n: number, adjective = "") => `${n.toLocaleString("en-US")} ${adjective}${n === 1 ? noun[0] : noun[1]}`;
   // With a full page, new rows push old ones off the end: only the new ones are news.
   const notice = !held.hasPending ? null : held.pendingNew > 0 ? rows(held.pendingNew, "new ") : `${rows(held.pendingGone)} no longer listed`;
@@ -202,11 +206,11 @@ export function LiveTableBar({
         <button
           type="button"
           onClick={onRefreshNow}
-          disabled={isFetching}
+          disabled={isRefreshing}
           // Wide enough for either label, so a poll never nudges the bar.
           className={cx("min-w-[6.5rem] rounded px-1.5 py-0.5 text-right underline underline-offset-2 hover:text-zinc-900 disabled:no-underline disabled:opacity-60 dark:hover:text-zinc-100")}
         >
-          {isFetching ? "refreshing…" : "refresh now"}
+          {isRefreshing ? "refreshing…" : "refresh now"}
         </button>
         <label className="inline-flex items-center gap-1.5">
           Refresh

@@ -6,8 +6,10 @@ import { cx } from "./cx";
  * A modal dialog on the native `<dialog>` element: `showModal()` makes the rest
  * of the page inert, Esc closes it, and it is labelled by its title. Tab wraps
  * from the last control to the first (and Shift+Tab back): the native dialog
- * alone lets focus leave for the browser's own toolbar. Focus goes back to
- * whatever opened it when it closes.
+ * alone lets focus leave for the browser's own toolbar. Focus starts on the
+ * element marked `data-autofocus` (the first field to fill in), else on the first
+ * control; it goes back to whatever opened it when it closes (a page that replaces
+ * the opener with a result moves focus to the result itself).
  */
 
 const FOCUSABLE = 'a[href], button:not([disabled]), input:not([disabled]), textarea:not([disabled]), select:not([disabled]), [tabindex]:not([tabindex="-1"])';
@@ -55,6 +57,8 @@ export function ModalDialog({
     if (open && !dialog.open) {
       const opener = document.activeElement instanceof HTMLElement ? document.activeElement : null;
       dialog.showModal();
+      // React's autoFocus runs before showModal(), which then focuses the first control (✕) instead.
+      dialog.querySelector<HTMLElement>("[data-autofocus]")?.focus();
       return () => {
         if (dialog.open) dialog.close();
         opener?.focus();
@@ -75,7 +79,7 @@ export function ModalDialog({
       onClose={() => onCloseRef.current()}
       onKeyDown={trapTab}
       className={cx(
-        "m-auto w-full max-w-2xl rounded-lg border border-zinc-200 bg-white p-0 text-zinc-900 shadow-xl dark:border-zinc-700 dark:bg-zinc-900 dark:text-zinc-100",
+        "m-auto w-[calc(100%-1rem)] max-w-2xl rounded-lg border border-zinc-200 bg-white p-0 text-zinc-900 shadow-xl dark:border-zinc-700 dark:bg-zinc-900 dark:text-zinc-100",
         className,
       )}
     >

@@ -20,3 +20,14 @@ export function SkeletonRows({ rows = 8, columns = 6, label = "Loading" }: { row
     </div>
   );
 }
+
+/** A list page's placeholder: its heading, its filter bar (if it has one), then the table. */
+export function ListPageSkeleton({ heading, filters, rows, columns, label }: { heading: string; filters?: string; rows: number; columns: number; label: string }) {
+  return (
+    <div className="space-y-4">
+      <Skeleton className={heading} />
+      {filters ? <Skeleton className={filters} /> : null}
+      <SkeletonRows rows={rows} columns={columns} label={label} />
+    </div>
+  );
+}

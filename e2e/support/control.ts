@@ -15,9 +15,10 @@
  * Tests that stop or pause the store must undo it before they finish
  * (try/finally) and should run serially.
  */
-import type { TStoreConfig } from "../../lib/console/config";
-import { CONTROL_URL, REDIS_STORE, type StackFacts } from "./harness";
-import type { EventKindsReady } from "./stores";
+import type { LeaseStore } from "@leasewatch/lease";
+import type { TStoreConfig } from "../../lib/server/store-config";
+import { CONTROL_URL, PG_STORE, REDIS_STORE, type StackFacts } from "./harness";
+import { type EventKindsReady, openStore } from "./stores";
 
 interface StoreState {
   store: string;
@@ -53,6 +54,13 @@ export function readStoreConfigs(): Promise<TStoreConfig[]> {
 }
 
 /** Resolves when both stores have acquired, released, expired and contended events; throws after `timeoutMs`. */
+/** A client for the stack's store `name` (default: its Postgres store), configured as the console's is. Close it when done. */
+export async function openStackStore(name: string = PG_STORE): Promise<LeaseStore> {
+  const config = (await readStoreConfigs()).find((c) => c.name === name);
+  if (!config) throw new Error(`the e2e stack has no store ${name}`);
+  return openStore(config);
+}
+
 export function waitForWorkloadData(timeoutMs: number): Promise<EventKindsReady> {
   return call("GET", `/data-ready?timeoutMs=${timeoutMs}`, timeoutMs + 10_000);
 }

@@ -18,8 +18,8 @@
 import { randomBytes } from "node:crypto";
 import http from "node:http";
 import pg from "pg";
-import type { TStoreConfig } from "../../lib/console/config";
-import { freshPgSchema } from "../../lib/lease/testing/isolation";
+import type { TStoreConfig } from "../../lib/server/store-config";
+import { freshPgSchema } from "@leasewatch/lease/testing";
 import { startStack, type RunningStack } from "../../scripts/stack";
 import { startRedis, stopAllServers, type ThrowawayServer } from "../../test/support/servers";
 import { CONSOLE_PORT, CONTROL_PORT, E2E_NEXTAUTH_SECRET, OIDC_PORT, PG_STORE, REDIS_STORE, type StackFacts } from "./harness";
@@ -64,7 +64,10 @@ async function main(): Promise<void> {
     // The audit log in a schema of this run (runs of other checkouts on the same Postgres never see
     // or lock each other's), not the store's own: both keep their migrations in `schema_migrations`.
     const auditSchema = `${schema.schema}_audit`;
-    dropAuditSchema = () => dropSchema(schema.connectionString, auditSchema);
+    // The observed history and the demo's ShedLock table live in schemas of the run too (scripts/stack.ts).
+    dropAuditSchema = async () => {
+      for (const name of [auditSchema, `${schema.schema}_observed`, `${schema.schema}_observed_demo`]) await dropSchema(schema.connectionString, name);
+    };
     stack = await startStack({
       port: CONSOLE_PORT,
       oidcPort: OIDC_PORT,

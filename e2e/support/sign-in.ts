@@ -1,4 +1,4 @@
-import { expect, type Page } from "@playwright/test";
+import { expect, test as base, type Page } from "@playwright/test";
 import { BASE_URL, ISSUER_URL } from "./harness";
 
 /**
@@ -18,3 +18,19 @@ export async function signInThroughIdp(page: Page, username: string, options: { 
   await page.waitForURL(`${BASE_URL}/**`);
   await expect(page).not.toHaveURL(/\/api\/auth\/callback/);
 }
+
+/**
+ * A test whose `page` is alice signed in just now, in a context of her own: for mutations that
+ * ask for a sign-in from the last 15 minutes, however long the suite has run since the setup
+ * project signed in (re-authenticating the shared session instead would end it for every other test).
+ */
+export const freshOperatorTest = base.extend<{ page: Page }>({
+  page: async ({ browser, viewport, colorScheme }, provide) => {
+    const context = await browser.newContext({ storageState: { cookies: [], origins: [] }, viewport, colorScheme });
+    const page = await context.newPage();
+    await signInThroughIdp(page, "alice");
+    await provide(page);
+    await context.close();
+  },
+});
+

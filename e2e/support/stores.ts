@@ -4,10 +4,8 @@
  * GET /stores on the control endpoint). Specs write known data and count with
  * them; the stack uses them to tell when the workload has produced data.
  */
-import type { TStoreConfig } from "../../lib/console/config";
-import { PostgresLeaseStore } from "../../lib/lease/postgres/store";
-import { RedisLeaseStore } from "../../lib/lease/redis/store";
-import type { LeaseEventKind, LeaseStore } from "../../lib/lease/types";
+import type { TStoreConfig } from "../../lib/server/store-config";
+import { type LeaseEventKind, type LeaseStore, PostgresLeaseStore, RedisLeaseStore } from "@leasewatch/lease";
 
 /** A store client for `config` (the stack has already migrated Postgres). Close it when done. */
 export function openStore(config: TStoreConfig): LeaseStore {

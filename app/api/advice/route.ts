@@ -1,7 +1,7 @@
 import type { NextRequest } from "next/server";
 import { requireApiSession } from "@/lib/auth/session";
-import { respondWithRead } from "@/lib/console/api-response";
-import { getTtlAdviceFromSearch } from "@/lib/console/get-ttl-advice";
+import { respondWithRead } from "@/lib/console/shared/api-response";
+import { getTtlAdviceFromSearch } from "@/lib/console/advice/get-ttl-advice";
 
 export const dynamic = "force-dynamic";
 

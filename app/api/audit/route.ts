@@ -1,7 +1,7 @@
 import type { NextRequest } from "next/server";
 import { requireApiSession } from "@/lib/auth/session";
-import { respondWithRead } from "@/lib/console/api-response";
-import { listAuditFromSearch } from "@/lib/console/list-audit";
+import { respondWithRead } from "@/lib/console/shared/api-response";
+import { listAuditFromSearch } from "@/lib/console/audit/list-audit";
 
 export const dynamic = "force-dynamic";
 

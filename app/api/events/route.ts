@@ -1,7 +1,7 @@
 import type { NextRequest } from "next/server";
 import { requireApiSession } from "@/lib/auth/session";
-import { respondWithRead } from "@/lib/console/api-response";
-import { listEventsFromSearch } from "@/lib/console/list-events";
+import { respondWithRead } from "@/lib/console/shared/api-response";
+import { listEventsFromSearch } from "@/lib/console/events/list-events";
 
 export const dynamic = "force-dynamic";
 

@@ -1,7 +1,7 @@
 import type { NextRequest } from "next/server";
 import { requireApiSession } from "@/lib/auth/session";
-import { respondWithRead } from "@/lib/console/api-response";
-import { getFacetsFromSearch } from "@/lib/console/facets";
+import { respondWithRead } from "@/lib/console/shared/api-response";
+import { getFacetsFromSearch } from "@/lib/console/facets/facets";
 
 export const dynamic = "force-dynamic";
 

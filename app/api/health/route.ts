@@ -1,7 +1,7 @@
 import type { NextResponse } from "next/server";
 import { requireApiSession } from "@/lib/auth/session";
-import { respondWithRead } from "@/lib/console/api-response";
-import { getStoresHealth } from "@/lib/console/health";
+import { respondWithRead } from "@/lib/console/shared/api-response";
+import { getStoresHealth } from "@/lib/console/health/health";
 import type { HealthResponse } from "@/components/shell/health-query";
 
 export const dynamic = "force-dynamic";

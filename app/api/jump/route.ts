@@ -1,7 +1,7 @@
 import type { NextRequest } from "next/server";
 import { requireApiSession } from "@/lib/auth/session";
-import { respondWithRead } from "@/lib/console/api-response";
-import { resolveJumpFromSearch } from "@/lib/console/resolve-jump";
+import { respondWithRead } from "@/lib/console/shared/api-response";
+import { resolveJumpFromSearch } from "@/lib/console/jump/resolve-jump";
 
 export const dynamic = "force-dynamic";
 

@@ -1,7 +1,7 @@
 import type { NextRequest } from "next/server";
 import { requireApiSession } from "@/lib/auth/session";
-import { respondWithRead } from "@/lib/console/api-response";
-import { listLeasesFromSearch } from "@/lib/console/list-leases";
+import { respondWithRead } from "@/lib/console/shared/api-response";
+import { listLeasesFromSearch } from "@/lib/console/leases/list-leases";
 
 export const dynamic = "force-dynamic";
 

@@ -1,14 +1,14 @@
 import { SCOPE_ALL } from "@/lib/auth/scope";
 import { respondWithServerError } from "@/lib/auth/server-error";
-import { ConfigError } from "@/lib/console/config";
-import { getMetricsText } from "@/lib/console/get-metrics-text";
-import { requireMetricsAccess } from "@/lib/console/metrics-access";
+import { ConfigError } from "@/lib/server/store-config";
+import { getMetricsText } from "@/lib/console/metrics/get-metrics-text";
+import { requireMetricsAccess } from "@/lib/console/metrics/metrics-access";
 
 export const dynamic = "force-dynamic";
 
 /**
  * Prometheus text for every configured store. A session (metrics:read) or
- * `Authorization: Bearer $METRICS_TOKEN`; see lib/console/metrics-access.ts.
+ * `Authorization: Bearer $METRICS_TOKEN`; see lib/console/metrics/metrics-access.ts.
  */
 export async function GET(request: Request): Promise<Response> {
   const access = await requireMetricsAccess(request);

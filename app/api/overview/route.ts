@@ -1,7 +1,7 @@
 import type { NextRequest } from "next/server";
 import { requireApiSession } from "@/lib/auth/session";
-import { respondWithRead } from "@/lib/console/api-response";
-import { getOverviewFromSearch } from "@/lib/console/get-overview";
+import { respondWithRead } from "@/lib/console/shared/api-response";
+import { getOverviewFromSearch } from "@/lib/console/overview/get-overview";
 
 export const dynamic = "force-dynamic";
 

@@ -1,7 +1,7 @@
 import type { NextRequest } from "next/server";
 import { requireApiSession } from "@/lib/auth/session";
-import { respondWithRead } from "@/lib/console/api-response";
-import { getPastLeasesFromSearch } from "@/lib/console/get-past-leases";
+import { respondWithRead } from "@/lib/console/shared/api-response";
+import { getPastLeasesFromSearch } from "@/lib/console/past/get-past-leases";
 
 export const dynamic = "force-dynamic";
 

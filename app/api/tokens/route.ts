@@ -1,8 +1,8 @@
-import { NextResponse } from "next/server";
-import { createTokenFromRequest } from "@/lib/actions/api-tokens";
+import { createTokenFromRequest } from "@/lib/console/tokens/change-tokens";
 import { requireApiSession } from "@/lib/auth/session";
-import { respondWithRead } from "@/lib/console/api-response";
-import { listApiTokenViews } from "@/lib/console/api-tokens";
+import { respondWithRead } from "@/lib/console/shared/api-response";
+import { mutationHandler } from "@/lib/console/shared/mutation-route";
+import { listApiTokenViews } from "@/lib/console/tokens/list-tokens";
 
 export const dynamic = "force-dynamic";
 
@@ -16,9 +16,6 @@ export async function GET() {
 /**
  * Creates a token (body: name, prefixes, stores, actions, expiresInDays). The
  * secret is in this answer only. 401 without a session; every other answer is a
- * typed result (lib/actions/api-token-types.ts) with a status that says which.
+ * typed result (lib/console/tokens/token-types.ts) with a status that says which.
  */
-export async function POST(request: Request) {
-  const answer = await createTokenFromRequest(request);
-  return NextResponse.json(answer.body, { status: answer.status, headers: { "cache-control": "no-store" } });
-}
+export const POST = mutationHandler(createTokenFromRequest);

@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import { connection } from "next/server";
 import { toSafeCallbackPath } from "@/lib/auth/callback-url";
-import { getAuthEnv } from "@/lib/env";
+import { getAuthEnv } from "@/lib/auth/env";
 import { LogoMark } from "@/components/shell/logo-mark";
 import { SignInButton } from "../sign-in-button";
 

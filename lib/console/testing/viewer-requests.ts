@@ -1,13 +1,13 @@
 import { randomUUID } from "node:crypto";
 import type { AppSession } from "@/lib/auth/session";
-import { TokenBucketLimiter } from "@/lib/actions/rate-limit";
-import { respondWithRead } from "../api-response";
-import type { ReadOptions } from "../fan-out";
-import { getLeaseDetailFromRoute } from "../get-lease-detail";
-import { getOverviewFromSearch } from "../get-overview";
-import { listEventsFromSearch } from "../list-events";
-import { listLeasesFromSearch } from "../list-leases";
-import type { ReadResult } from "../views";
+import { TokenBucketLimiter } from "@/lib/console/shared/rate-limit";
+import { respondWithRead } from "@/lib/console/shared/api-response";
+import type { ReadOptions } from "@/lib/console/shared/fan-out";
+import { getLeaseDetailFromRoute } from "@/lib/console/leases/get-lease-detail";
+import { getOverviewFromSearch } from "@/lib/console/overview/get-overview";
+import { listEventsFromSearch } from "@/lib/console/events/list-events";
+import { listLeasesFromSearch } from "@/lib/console/leases/list-leases";
+import type { ReadResult } from "@/lib/console/shared/views";
 
 /**
  * Viewer requests built from the parameters the read routes accept, with valid,

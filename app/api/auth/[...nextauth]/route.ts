@@ -2,7 +2,7 @@ import NextAuth from "next-auth";
 import type { NextRequest } from "next/server";
 import { respondWithServerError } from "@/lib/auth/server-error";
 import { getAuthOptions } from "@/lib/auth/options";
-import { EnvError } from "@/lib/env";
+import { EnvError } from "@/lib/auth/env";
 
 type RouteContext = { params: Promise<{ nextauth: string[] }> };
 

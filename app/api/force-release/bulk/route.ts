@@ -1,8 +1,9 @@
-import { NextResponse, type NextRequest } from "next/server";
-import { bulkReleaseFromRequest } from "@/lib/actions/force-release";
+import type { NextRequest } from "next/server";
+import { bulkReleaseFromRequest } from "@/lib/console/release/force-release";
 import { requireApiSession } from "@/lib/auth/session";
-import { respondWithRead } from "@/lib/console/api-response";
-import { listReleaseCandidates } from "@/lib/console/list-release-candidates";
+import { respondWithRead } from "@/lib/console/shared/api-response";
+import { mutationHandler } from "@/lib/console/shared/mutation-route";
+import { listReleaseCandidates } from "@/lib/console/release/list-release-candidates";
 
 export const dynamic = "force-dynamic";
 
@@ -17,7 +18,4 @@ export async function GET(request: NextRequest) {
 }
 
 /** Ends the listed leases (body: prefix, reason, confirm, leases), each checked and audited on its own. 401 without a session. */
-export async function POST(request: Request) {
-  const answer = await bulkReleaseFromRequest(request);
-  return NextResponse.json(answer.body, { status: answer.status, headers: { "cache-control": "no-store" } });
-}
+export const POST = mutationHandler(bulkReleaseFromRequest);

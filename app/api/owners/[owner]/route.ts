@@ -1,7 +1,7 @@
 import type { NextRequest } from "next/server";
 import { requireApiSession } from "@/lib/auth/session";
-import { respondWithRead } from "@/lib/console/api-response";
-import { getOwnerFromRoute } from "@/lib/console/get-owner";
+import { respondWithRead } from "@/lib/console/shared/api-response";
+import { getOwnerFromRoute } from "@/lib/console/owners/get-owner";
 
 export const dynamic = "force-dynamic";
 

@@ -1,35 +1,31 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
 import { LeaseDetailClient } from "@/components/locks/lease-detail-client";
-import { ParamProblemNotice, ReadLimitNotice } from "@/components/locks/read-notices";
+import { ParamProblemNotice } from "@/components/locks/read-notices";
 import { PastHolder } from "@/components/past/past-holder";
 import { ShareLink } from "@/components/past/share-link";
 import { TimeScrubber } from "@/components/past/time-scrubber";
+import { type PageSearchParams, startPageRead } from "@/components/page-read";
 import { describeScope, isResourceInScope } from "@/lib/auth/scope";
-import { canSession, requirePermission, requireSession, scopeFor } from "@/lib/auth/session";
-import { takeRead } from "@/lib/console/api-response";
-import { getLeaseDetailFromRoute } from "@/lib/console/get-lease-detail";
-import { getPastHolder } from "@/lib/console/get-past-leases";
-import { leaseHref, toSearchString } from "@/lib/console/links";
-import { pageReadSignal } from "@/lib/console/page-signal";
+import { canSession, scopeFor } from "@/lib/auth/session";
+import { getLeaseDetailFromRoute } from "@/lib/console/leases/get-lease-detail";
+import { getPastHolder } from "@/lib/console/past/get-past-leases";
+import { leaseHref, toSearchString } from "@/lib/console/shared/links";
+import { pageReadSignal } from "@/lib/console/shared/page-signal";
 
 export const metadata: Metadata = { title: "Lease" };
 
 type RouteParams = { store: string; resource: string[] };
-type SearchParams = Record<string, string | string[] | undefined>;
 
 /** Without a recorded history the scrubber spans the last hour. */
 const DEFAULT_SCRUB_MS = 3_600_000;
 
-export default async function LeasePage({ params, searchParams }: { params: Promise<RouteParams>; searchParams: Promise<SearchParams> }) {
-  const session = await requireSession();
-  requirePermission(session, "leases:read");
-  // Rendering reads the stores: it counts against the user's read rate like the /api reads.
-  const limited = takeRead(session);
-  if (limited) return <ReadLimitNotice retryAfterSeconds={limited.retryAfterSeconds} />;
+export default async function LeasePage({ params, searchParams }: { params: Promise<RouteParams>; searchParams: Promise<PageSearchParams> }) {
+  const read = await startPageRead("leases:read");
+  if (!read.ok) return read.notice;
+  const { session, scope } = read;
   const route = await params;
   const search = await searchParams;
-  const scope = scopeFor(session, "leases:read");
   const result = await getLeaseDetailFromRoute(route, { scope, signal: pageReadSignal() });
   if (!result.ok && result.problem.isNotFound) notFound();
   if (!result.ok) return <ParamProblemNotice problem={result.problem} resetHref="/locks" what="this lease" />;

@@ -1,7 +1,7 @@
 import type { NextRequest } from "next/server";
 import { requireApiSession } from "@/lib/auth/session";
-import { respondWithRead } from "@/lib/console/api-response";
-import { getLeaseDetailFromRoute } from "@/lib/console/get-lease-detail";
+import { respondWithRead } from "@/lib/console/shared/api-response";
+import { getLeaseDetailFromRoute } from "@/lib/console/leases/get-lease-detail";
 
 export const dynamic = "force-dynamic";
 
