@@ -1,29 +1,42 @@
 /**
  * Lock API benchmark: acquire+release pairs through `npm run api` (a child process,
- * as in production) over HTTP keep-alive, against the library called directly on
- * the same Redis server, CONCURRENCY loops each, in alternating rounds.
+ * as in production) over HTTP keep-alive, CONCURRENCY loops each, in alternating rounds:
+ * - library: RedisLeaseStore called directly on the same Redis server;
+ * - api: the API on that Redis store;
+ * - library-pg: PostgresLeaseStore called directly (pool of 10, as the API's);
+ * - api-pg: the same API process on a Postgres store;
+ * - etcd: a peer's lock API, etcd 3.4's own (/v3/lock/lock and /v3/lock/unlock over its HTTP
+ *   gateway) on a throwaway single-member etcd started here on loopback (temp data dir, stopped
+ *   at the end), with one etcd lease per loop granted up front, so a pair is lock + unlock; the
+ *   same undici client.
  *
- * Targets (DESIGN.md): API ≥ 0.5× the library's pairs/s on Redis; API acquire p99 ≤ 3 ms.
+ * Targets (DESIGN.md): API ≥ 0.5× the library's pairs/s on Redis; API acquire p99 ≤ 3 ms;
+ * API on Postgres ≥ 1.0× etcd's lock API.
  * "Where the time goes": CPU per pair of this process (the HTTP client, or the library),
- * of the API process (read from /proc), and of Redis (INFO cpu; shared server, so noisy).
+ * of the API process (read from /proc), and of the server behind it (Redis: INFO cpu, a shared
+ * server, so noisy; Postgres: the /proc CPU of the side's own backends; etcd: its /proc CPU).
  *
  * Knobs: LW_BENCH_CONCURRENCY (16), LW_BENCH_SECONDS per side (6), LW_BENCH_ROUNDS (4),
+ * LW_BENCH_API_SIDES (a comma list of the sides above; default all),
  * LW_BENCH_API_LOG_LEVEL (info, as deployed; "warn" shows what request logging costs),
  * LW_BENCH_API_CPU_PROF (a directory: the API process writes a V8 CPU profile there, and the
- * bench prints where the API process spent its CPU during the measured API rounds),
- * LW_BENCH_API_BASELINE (another checkout, e.g. of main, with node_modules: its API runs as a
- * third side in the same rounds, so a change can be compared on a loaded machine).
+ * bench prints where the API process spent its CPU during the measured rounds of each API side),
+ * LW_BENCH_API_BASELINE (another checkout, e.g. of main, with node_modules: its API runs as
+ * api-baseline and api-pg-baseline in the same rounds, so a change can be compared on a loaded machine),
+ * LW_BENCH_ETCD (the etcd binary, default /usr/bin/etcd).
  */
-import { spawn } from "node:child_process";
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import { cpus, loadavg } from "node:os";
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { cpus, loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
+import pg from "pg";
 import { Pool, type Dispatcher } from "undici";
 import { TokenStore } from "@/lib/api/tokens";
-import { RedisLeaseStore } from "@/lib/lease/redis/store";
-import { freshPgSchema, freshRedisNamespace, TEST_DATABASE_URL } from "@/lib/lease/testing/isolation";
+import { PostgresLeaseStore, RedisLeaseStore } from "@leasewatch/lease";
+import { findFreePort } from "@/scripts/throwaway-servers";
+import { freshPgSchema, freshRedisNamespace, TEST_DATABASE_URL } from "@leasewatch/lease/testing";
 import type { BenchOutcome } from "./run";
 
 const CONCURRENCY = Number(process.env.LW_BENCH_CONCURRENCY ?? 16);
@@ -32,20 +45,27 @@ const ROUNDS = Number(process.env.LW_BENCH_ROUNDS ?? 4);
 const LOG_LEVEL = process.env.LW_BENCH_API_LOG_LEVEL ?? "info";
 const CPU_PROF_DIR = process.env.LW_BENCH_API_CPU_PROF;
 const BASELINE_DIR = process.env.LW_BENCH_API_BASELINE;
+const ETCD_BIN = process.env.LW_BENCH_ETCD ?? "/usr/bin/etcd";
+const ALL_SIDES = ["library", "api", "library-pg", "api-pg", "etcd"] as const;
+const SIDES = (process.env.LW_BENCH_API_SIDES ?? ALL_SIDES.join(",")).split(",").map((s) => s.trim());
 const TTL_MS = 30_000;
+/** etcd leases outlive any run of this bench (it revokes nothing: the server and its data go at the end). */
+const ETCD_LEASE_TTL_S = 3_600;
 const WARMUP_MS = 1_000;
-const TARGETS = { ratio: 0.5, p99Ms: 3 };
+const TARGETS = { ratio: 0.5, p99Ms: 3, pgVsEtcd: 1.0 };
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const CLK_TCK = 100;
+const PG_POOL_SIZE = 10;
 
 type Pair = (loop: number) => Promise<number>;
+type Side = (typeof ALL_SIDES)[number] | "api-baseline" | "api-pg-baseline";
 interface Measurement {
   pairs: number;
   elapsedMs: number;
   acquireMs: number[];
   clientCpuUs: number;
   apiCpuUs: number;
-  redisCpuUs: number;
+  serverCpuUs: number;
 }
 
 function quantile(sorted: readonly number[], q: number): number {
@@ -63,14 +83,12 @@ function processCpuUs(pid: number): number {
  * a keep-alive pool of CONCURRENCY connections, the real headers and body, the whole reply read and parsed.
  * node:http's client costs about twice the CPU per request, which would count against the API here.
  */
-async function request(pool: Pool, method: string, urlPath: string, token: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
+async function request(pool: Pool, method: string, urlPath: string, token: string | null, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
   const data = body === undefined ? undefined : JSON.stringify(body);
-  const res = await pool.request({
-    method: method as Dispatcher.HttpMethod,
-    path: urlPath,
-    headers: data === undefined ? { authorization: `Bearer ${token}` } : { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    body: data,
-  });
+  const headers: Record<string, string> = {};
+  if (token !== null) headers.authorization = `Bearer ${token}`;
+  if (data !== undefined) headers["content-type"] = "application/json";
+  const res = await pool.request({ method: method as Dispatcher.HttpMethod, path: urlPath, headers, body: data });
   const text = await res.body.text();
   return { status: res.statusCode, json: JSON.parse(text || "{}") as Record<string, unknown> };
 }
@@ -98,18 +116,84 @@ async function startApiProcess(root: string, env: Record<string, string>, profil
   // Drain logs so a full pipe never blocks the server.
   child.stdout.removeAllListeners("data");
   child.stdout.resume();
-  return {
-    pid: child.pid!,
-    port,
-    stop: async () => {
-      const exited = new Promise((resolve) => child.on("exit", resolve));
-      process.kill(-child.pid!, "SIGTERM");
-      await exited;
-    },
-  };
+  return { pid: child.pid!, port, stop: () => stopGroup(child) };
 }
 
-type Side = "library" | "api" | "api-baseline";
+async function stopGroup(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  process.kill(-child.pid!, "SIGTERM");
+  await exited;
+}
+
+/** A single-member etcd on loopback ports, its data in a temp dir removed by stop(). */
+async function startEtcd(): Promise<{ pid: number; url: string; stop: () => Promise<void> }> {
+  const [clientPort, peerPort] = [await findFreePort(), await findFreePort()];
+  const dataDir = mkdtempSync(path.join(tmpdir(), "lw-bench-etcd-"));
+  const client = `http://127.0.0.1:${clientPort}`;
+  const peer = `http://127.0.0.1:${peerPort}`;
+  const child = spawn(
+    ETCD_BIN,
+    [
+      "--name", "bench", "--data-dir", dataDir,
+      "--listen-client-urls", client, "--advertise-client-urls", client,
+      "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+      "--initial-cluster", `bench=${peer}`, "--log-level", "warn",
+    ],
+    { stdio: ["ignore", "ignore", "pipe"], detached: true },
+  );
+  let output = "";
+  child.stderr.on("data", (d: Buffer) => (output = (output + d.toString()).slice(-4000)));
+  // A bench that dies without reaching its finally still takes etcd and its data with it.
+  const killOnExit = () => {
+    try {
+      process.kill(-child.pid!, "SIGKILL");
+    } catch {
+      // Already gone.
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  process.once("exit", killOnExit);
+  const stop = async () => {
+    process.off("exit", killOnExit);
+    await stopGroup(child);
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  const deadline = performance.now() + 20_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`etcd exited (${child.exitCode}):\n${output}`);
+    const ok = await fetch(`${client}/health`).then((r) => r.ok, () => false);
+    if (ok) return { pid: child.pid!, url: client, stop };
+    if (performance.now() > deadline) {
+      await stop();
+      throw new Error(`etcd did not become healthy within 20 s:\n${output}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/**
+ * CPU µs so far of the Postgres backends serving one application_name, per backend pid (/proc;
+ * the server runs on this machine). Summed as deltas per pid, so a backend that connects between
+ * two reads counts from zero.
+ */
+async function backendCpuUs(admin: pg.Pool, applicationName: string): Promise<Map<number, number>> {
+  const { rows } = await admin.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE application_name = $1", [applicationName]);
+  const out = new Map<number, number>();
+  for (const { pid } of rows) {
+    try {
+      out.set(pid, processCpuUs(pid));
+    } catch {
+      // The backend ended meanwhile.
+    }
+  }
+  return out;
+}
+function cpuDelta(before: Map<number, number>, after: Map<number, number>): number {
+  let us = 0;
+  for (const [pid, now] of after) us += now - (before.get(pid) ?? 0);
+  return us;
+}
 
 /** CPU of the API process by where it went, from a V8 CPU profile, over the given monotonic windows (µs). */
 function profileBreakdown(file: string, windows: ReadonlyArray<[number, number]>): Map<string, number> {
@@ -124,8 +208,10 @@ function profileBreakdown(file: string, windows: ReadonlyArray<[number, number]>
     ["metrics (prom-client)", (u) => u.includes("node_modules/prom-client")],
     ["validation (zod)", (u) => u.includes("node_modules/zod")],
     ["lease handles (HMAC)", (u) => u.includes("lib/api/handle.ts")],
-    ["token lookup", (u) => u.includes("lib/api/tokens.ts") || u.includes("node_modules/pg")],
-    ["lease library + ioredis", (u) => u.includes("node_modules/ioredis") || u.includes("lib/lease/")],
+    ["token lookup", (u) => u.includes("lib/api/tokens.ts")],
+    ["pg driver (pg, pg-protocol, pg-pool)", (u) => /node_modules\/(pg|pg-protocol|pg-pool|pg-types|postgres-[a-z]+)\//.test(u)],
+    ["ioredis", (u) => u.includes("node_modules/ioredis")],
+    ["lease library", (u) => u.includes("lib/lease/")],
     ["fastify (routing, hooks, reply)", (u) => /node_modules\/(fastify|@fastify|find-my-way|avvio|light-my-request|fast-json-stringify|secure-json-parse)/.test(u)],
     ["API handlers (server.ts, scope, limits)", (u) => u.includes("lib/api/")],
     ["garbage collection", (_u, fn) => fn === "(garbage collector)"],
@@ -153,47 +239,84 @@ function profileBreakdown(file: string, windows: ReadonlyArray<[number, number]>
   return out;
 }
 
+function median(values: readonly number[]): number {
+  const v = [...values].sort((a, b) => a - b);
+  return v.length % 2 ? v[(v.length - 1) / 2]! : (v[v.length / 2 - 1]! + v[v.length / 2]!) / 2;
+}
+
 export async function run(): Promise<BenchOutcome> {
+  const unknown = SIDES.filter((s) => !(ALL_SIDES as readonly string[]).includes(s));
+  if (unknown.length > 0) throw new Error(`LW_BENCH_API_SIDES: unknown side(s) ${unknown.join(", ")}; known: ${ALL_SIDES.join(", ")}`);
+  const wants = (side: Side) => SIDES.includes(side);
   const redisNs = freshRedisNamespace();
   const baseNs = freshRedisNamespace();
   const libNs = freshRedisNamespace();
   const tokenSchema = freshPgSchema(TEST_DATABASE_URL);
+  const apiPg = freshPgSchema(TEST_DATABASE_URL);
+  const basePg = freshPgSchema(TEST_DATABASE_URL);
+  const libPg = freshPgSchema(TEST_DATABASE_URL);
   const tokens = new TokenStore({ url: TEST_DATABASE_URL, schema: tokenSchema.schema });
   const libClient = new Redis(libNs.url);
   const info = new Redis(libNs.url);
   const library = new RedisLeaseStore({ name: "bench-redis", client: libClient, namespace: libNs.namespace });
+  // Each Postgres side's backends name themselves, so their CPU can be read apart.
+  const appName = (schema: string) => `${schema}_bench`;
+  const libPgPool = new pg.Pool({ connectionString: TEST_DATABASE_URL, max: PG_POOL_SIZE, application_name: appName(libPg.schema) });
+  libPgPool.on("error", () => undefined);
+  const libraryPg = new PostgresLeaseStore({ name: "bench-pg", pool: libPgPool, schema: libPg.schema });
+  const admin = new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 1 });
+  admin.on("error", () => undefined);
   const pools: Pool[] = [];
-  const apis: Array<Awaited<ReturnType<typeof startApiProcess>>> = [];
+  const apis: Array<{ stop: () => Promise<void> }> = [];
+  let etcd: Awaited<ReturnType<typeof startEtcd>> | undefined;
   try {
     const { token } = await tokens.create({
       name: "bench",
       prefixes: ["bench:"],
-      stores: ["bench-redis"],
+      stores: ["bench-redis", "bench-pg"],
       actions: ["acquire", "release"],
       expiresAt: new Date(Date.now() + 3_600_000),
       ratePerSec: 100_000,
       maxConcurrent: 10_000,
       createdBy: "bench",
     });
-    const apiEnv = (ns: ReturnType<typeof freshRedisNamespace>) => ({
-      LEASEWATCH_STORES: JSON.stringify([{ name: "bench-redis", kind: "redis", url: ns.url, namespace: ns.namespace }]),
+    // The API does not migrate its stores (LEASEWATCH_MIGRATE is off in production too): the bench does.
+    for (const fresh of [apiPg, basePg, libPg]) {
+      const migrator = new PostgresLeaseStore({ name: "bench-pg", connectionString: TEST_DATABASE_URL, schema: fresh.schema });
+      await migrator.migrate();
+      await migrator.close();
+    }
+    const apiEnv = (ns: ReturnType<typeof freshRedisNamespace>, pgSchema: string) => ({
+      LEASEWATCH_STORES: JSON.stringify([
+        { name: "bench-redis", kind: "redis", url: ns.url, namespace: ns.namespace },
+        { name: "bench-pg", kind: "postgres", url: `${TEST_DATABASE_URL}${TEST_DATABASE_URL.includes("?") ? "&" : "?"}application_name=${appName(pgSchema)}`, schema: pgSchema },
+      ]),
       LEASEWATCH_AUDIT_URL: TEST_DATABASE_URL,
       LEASEWATCH_CONSOLE_SCHEMA: tokenSchema.schema,
       LEASEWATCH_API_PORT: "0",
       LEASEWATCH_API_LOG_LEVEL: LOG_LEVEL,
       NODE_ENV: "development",
     });
-    const api = await startApiProcess(ROOT, apiEnv(redisNs), CPU_PROF_DIR);
-    apis.push(api);
-    const baseline = BASELINE_DIR ? await startApiProcess(path.resolve(BASELINE_DIR), apiEnv(baseNs)) : undefined;
+    const needsApi = wants("api") || wants("api-pg");
+    const api = needsApi ? await startApiProcess(ROOT, apiEnv(redisNs, apiPg.schema), CPU_PROF_DIR) : undefined;
+    if (api) apis.push(api);
+    const baseline = needsApi && BASELINE_DIR ? await startApiProcess(path.resolve(BASELINE_DIR), apiEnv(baseNs, basePg.schema)) : undefined;
     if (baseline) apis.push(baseline);
+    if (wants("etcd")) {
+      etcd = await startEtcd();
+      apis.push(etcd);
+    }
 
-    const apiPair = (port: number): Pair => {
-      const pool = new Pool(`http://127.0.0.1:${port}`, { connections: CONCURRENCY, pipelining: 1 });
+    const httpPool = (origin: string) => {
+      const pool = new Pool(origin, { connections: CONCURRENCY, pipelining: 1 });
       pools.push(pool);
+      return pool;
+    };
+    const apiPair = (port: number, store: string): Pair => {
+      const pool = httpPool(`http://127.0.0.1:${port}`);
       return async (loop) => {
         const t0 = performance.now();
-        const acquired = await request(pool, "POST", "/v1/locks/acquire", token, { resource: `bench:${loop}`, ownerId: "bench", task: "bench", ttlMs: TTL_MS });
+        const acquired = await request(pool, "POST", "/v1/locks/acquire", token, { store, resource: `bench:${loop}`, ownerId: "bench", task: "bench", ttlMs: TTL_MS });
         const ms = performance.now() - t0;
         if (acquired.json.acquired !== true) throw new Error(`bench: api acquire failed: ${acquired.status} ${JSON.stringify(acquired.json)}`);
         const released = await request(pool, "DELETE", `/v1/locks/${String(acquired.json.leaseId)}`, token);
@@ -201,37 +324,76 @@ export async function run(): Promise<BenchOutcome> {
         return ms;
       };
     };
-    const sides: Partial<Record<Side, { pair: Pair; pid: number | null }>> = {
-      library: {
-        pid: null,
-        pair: async (loop) => {
-          const resource = `bench:${loop}`;
-          const t0 = performance.now();
-          const r = await library.acquire({ resource, owner: "token:bench/bench", task: "bench", ttlMs: TTL_MS });
-          const ms = performance.now() - t0;
-          if (!r.acquired) throw new Error("bench: library acquire failed");
-          const released = await library.release({ resource, leaseId: r.lease.leaseId });
-          if (!released.released) throw new Error("bench: library release failed");
-          return ms;
-        },
-      },
-      api: { pid: api.pid, pair: apiPair(api.port) },
-      ...(baseline ? { "api-baseline": { pid: baseline.pid, pair: apiPair(baseline.port) } } : {}),
+    const libraryPair = (store: RedisLeaseStore | PostgresLeaseStore): Pair => async (loop) => {
+      const resource = `bench:${loop}`;
+      const t0 = performance.now();
+      const r = await store.acquire({ resource, owner: "token:bench/bench", task: "bench", ttlMs: TTL_MS });
+      const ms = performance.now() - t0;
+      if (!r.acquired) throw new Error("bench: library acquire failed");
+      const released = await store.release({ resource, leaseId: r.lease.leaseId });
+      if (!released.released) throw new Error("bench: library release failed");
+      return ms;
     };
-    const sideNames = Object.keys(sides) as Side[];
+    const etcdPair = async (url: string): Promise<Pair> => {
+      const pool = httpPool(url);
+      // One etcd lease per loop, granted up front: a pair is then lock + unlock, as a client holding a session does it.
+      const leases = await Promise.all(
+        Array.from({ length: CONCURRENCY }, async () => {
+          const granted = await request(pool, "POST", "/v3/lease/grant", null, { TTL: ETCD_LEASE_TTL_S });
+          if (granted.status !== 200 || typeof granted.json.ID !== "string") throw new Error(`bench: etcd lease grant failed: ${granted.status} ${JSON.stringify(granted.json)}`);
+          return granted.json.ID;
+        }),
+      );
+      return async (loop) => {
+        const name = Buffer.from(`bench:${loop}`).toString("base64");
+        const t0 = performance.now();
+        const locked = await request(pool, "POST", "/v3/lock/lock", null, { name, lease: leases[loop] });
+        const ms = performance.now() - t0;
+        if (locked.status !== 200 || typeof locked.json.key !== "string") throw new Error(`bench: etcd lock failed: ${locked.status} ${JSON.stringify(locked.json)}`);
+        const unlocked = await request(pool, "POST", "/v3/lock/unlock", null, { key: locked.json.key });
+        if (unlocked.status !== 200) throw new Error(`bench: etcd unlock failed: ${unlocked.status} ${JSON.stringify(unlocked.json)}`);
+        return ms;
+      };
+    };
 
     const redisCpuUs = async () => {
       const text = await info.info("cpu");
       return (Number(/used_cpu_user:([\d.]+)/.exec(text)?.[1]) + Number(/used_cpu_sys:([\d.]+)/.exec(text)?.[1])) * 1e6;
     };
+    /** A side's server CPU, as a function returning the µs spent since it was called. */
+    type ServerMeter = () => Promise<() => Promise<number>>;
+    const redisMeter: ServerMeter = async () => {
+      const before = await redisCpuUs();
+      return async () => (await redisCpuUs()) - before;
+    };
+    const pgMeter = (schema: string): ServerMeter => async () => {
+      const before = await backendCpuUs(admin, appName(schema));
+      return async () => cpuDelta(before, await backendCpuUs(admin, appName(schema)));
+    };
+    const pidMeter = (pid: number): ServerMeter => async () => {
+      const before = processCpuUs(pid);
+      return async () => processCpuUs(pid) - before;
+    };
+
+    const sides: Partial<Record<Side, { pair: Pair; apiPid: number | null; server: ServerMeter; serverName: string }>> = {};
+    if (wants("library")) sides.library = { pair: libraryPair(library), apiPid: null, server: redisMeter, serverName: "redis" };
+    if (api && wants("api")) sides.api = { pair: apiPair(api.port, "bench-redis"), apiPid: api.pid, server: redisMeter, serverName: "redis" };
+    if (baseline && wants("api")) sides["api-baseline"] = { pair: apiPair(baseline.port, "bench-redis"), apiPid: baseline.pid, server: redisMeter, serverName: "redis" };
+    if (wants("library-pg")) sides["library-pg"] = { pair: libraryPair(libraryPg), apiPid: null, server: pgMeter(libPg.schema), serverName: "postgres" };
+    if (api && wants("api-pg")) sides["api-pg"] = { pair: apiPair(api.port, "bench-pg"), apiPid: api.pid, server: pgMeter(apiPg.schema), serverName: "postgres" };
+    if (baseline && wants("api-pg")) sides["api-pg-baseline"] = { pair: apiPair(baseline.port, "bench-pg"), apiPid: baseline.pid, server: pgMeter(basePg.schema), serverName: "postgres" };
+    if (etcd) sides.etcd = { pair: await etcdPair(etcd.url), apiPid: null, server: pidMeter(etcd.pid), serverName: "etcd" };
+    const sideNames = Object.keys(sides) as Side[];
+
     // Monotonic µs, the clock V8 stamps profile samples with.
     const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
-    const apiWindows: Array<[number, number]> = [];
+    const apiWindows = new Map<Side, Array<[number, number]>>();
     const measure = async (side: Side, ms: number): Promise<Measurement> => {
-      const { pair, pid } = sides[side]!;
+      const { pair, apiPid, server } = sides[side]!;
       const acquireMs: number[] = [];
       let pairs = 0;
-      const [cpu0, api0, redis0] = [process.cpuUsage(), pid === null ? 0 : processCpuUs(pid), await redisCpuUs()];
+      const serverSince = await server();
+      const [cpu0, api0] = [process.cpuUsage(), apiPid === null ? 0 : processCpuUs(apiPid)];
       const start = performance.now();
       const monoStart = monotonicUs();
       const until = start + ms;
@@ -244,90 +406,110 @@ export async function run(): Promise<BenchOutcome> {
         }),
       );
       const elapsedMs = performance.now() - start;
-      if (side === "api") apiWindows.push([monoStart, monotonicUs()]);
+      if (apiPid !== null) apiWindows.set(side, [...(apiWindows.get(side) ?? []), [monoStart, monotonicUs()]]);
       const cpu = process.cpuUsage(cpu0);
-      return { pairs, elapsedMs, acquireMs, clientCpuUs: cpu.user + cpu.system, apiCpuUs: pid === null ? 0 : processCpuUs(pid) - api0, redisCpuUs: (await redisCpuUs()) - redis0 };
+      const apiCpuUs = apiPid === null ? 0 : processCpuUs(apiPid) - api0;
+      return { pairs, elapsedMs, acquireMs, clientCpuUs: cpu.user + cpu.system, apiCpuUs, serverCpuUs: await serverSince() };
     };
 
     for (const side of sideNames) await measure(side, WARMUP_MS);
-    apiWindows.length = 0;
-    const empty = (): Measurement => ({ pairs: 0, elapsedMs: 0, acquireMs: [], clientCpuUs: 0, apiCpuUs: 0, redisCpuUs: 0 });
+    apiWindows.clear();
+    const empty = (): Measurement => ({ pairs: 0, elapsedMs: 0, acquireMs: [], clientCpuUs: 0, apiCpuUs: 0, serverCpuUs: 0 });
     const total = Object.fromEntries(sideNames.map((s) => [s, empty()])) as Record<Side, Measurement>;
-    const ratios: Partial<Record<Side, number[]>> = {};
+    const rates: Partial<Record<Side, number[]>> = {};
     const roundMs = (SECONDS_PER_SIDE * 1000) / ROUNDS;
     for (let round = 0; round < ROUNDS; round++) {
-      const perRound: Partial<Record<Side, number>> = {};
       // Rotate the order each round so no side always runs first (or right after another).
       const order = sideNames.map((_, i) => sideNames[(i + round) % sideNames.length]!);
       for (const side of order) {
         const m = await measure(side, roundMs);
-        perRound[side] = (m.pairs / m.elapsedMs) * 1000;
+        (rates[side] ??= []).push((m.pairs / m.elapsedMs) * 1000);
         const t = total[side];
         t.pairs += m.pairs;
         t.elapsedMs += m.elapsedMs;
         t.acquireMs.push(...m.acquireMs);
         t.clientCpuUs += m.clientCpuUs;
         t.apiCpuUs += m.apiCpuUs;
-        t.redisCpuUs += m.redisCpuUs;
+        t.serverCpuUs += m.serverCpuUs;
       }
-      for (const side of sideNames) (ratios[side] ??= []).push((perRound[side] ?? 0) / (perRound.library ?? 1));
     }
-    const median = (values: number[]) => {
-      const v = [...values].sort((a, b) => a - b);
-      return v.length % 2 ? v[(v.length - 1) / 2]! : (v[v.length / 2 - 1]! + v[v.length / 2]!) / 2;
+    /** Median over rounds of a's rate / b's rate in the same round; null when either side did not run. */
+    const ratioOf = (a: Side, b: Side): number | null => {
+      const [ra, rb] = [rates[a], rates[b]];
+      return ra && rb ? median(ra.map((r, i) => r / rb[i]!)) : null;
     };
-    const ratio = median(ratios.api ?? []);
+    const vsOf = (side: Side): Side | null =>
+      side === "api" || side === "api-baseline" ? "library" : side === "api-pg" || side === "api-pg-baseline" || side === "library-pg" ? "etcd" : null;
 
     console.log(`concurrency ${CONCURRENCY}, ${SECONDS_PER_SIDE} s per side in ${ROUNDS} rotating rounds, API log level ${LOG_LEVEL}, load average ${loadavg().map((l) => l.toFixed(1)).join(" ")}`);
-    if (baseline) console.log(`api-baseline: the API of ${path.resolve(BASELINE_DIR!)}, in the same rounds`);
-    console.log("side          pairs/s   ratio  acq p50 ms  acq p99 ms  client µs/pair  api µs/pair  redis µs/pair");
+    if (baseline) console.log(`api-baseline, api-pg-baseline: the API of ${path.resolve(BASELINE_DIR!)}, in the same rounds`);
+    console.log("side              pairs/s  ratio (median of rounds)  acq p50 ms  acq p99 ms  client µs/pair  api µs/pair  server µs/pair");
     for (const side of sideNames) {
       const t = total[side];
       t.acquireMs.sort((a, b) => a - b);
       const per = (us: number) => (us / t.pairs).toFixed(0);
+      const vs = vsOf(side);
+      const ratio = vs ? ratioOf(side, vs) : null;
       console.log(
-        `${side.padEnd(12)} ${((t.pairs / t.elapsedMs) * 1000).toFixed(0).padStart(8)}  ${`${median(ratios[side] ?? []).toFixed(2)}×`.padStart(6)}  ${quantile(t.acquireMs, 0.5).toFixed(2).padStart(10)}  ${quantile(t.acquireMs, 0.99).toFixed(2).padStart(10)}  ${per(t.clientCpuUs).padStart(14)}  ${(side === "library" ? "-" : per(t.apiCpuUs)).padStart(11)}  ${per(t.redisCpuUs).padStart(13)}`,
+        `${side.padEnd(16)} ${((t.pairs / t.elapsedMs) * 1000).toFixed(0).padStart(8)}  ${(ratio === null ? "" : `${ratio.toFixed(2)}× ${vs}`).padStart(24)}  ${quantile(t.acquireMs, 0.5).toFixed(2).padStart(10)}  ${quantile(t.acquireMs, 0.99).toFixed(2).padStart(10)}  ${per(t.clientCpuUs).padStart(14)}  ${(sides[side]!.apiPid === null ? "-" : per(t.apiCpuUs)).padStart(11)}  ${`${per(t.serverCpuUs)} ${sides[side]!.serverName}`.padStart(14)}`,
       );
     }
-    const p99 = quantile(total.api.acquireMs, 0.99);
-    const isRatioMet = ratio >= TARGETS.ratio;
-    const isP99Met = p99 <= TARGETS.p99Ms;
-    console.log(`${isRatioMet ? "ok  " : "MISS"} API/library pairs/s (median of rounds) ${ratio.toFixed(2)}× (target ≥ ${TARGETS.ratio}×)`);
-    console.log(`${isP99Met ? "ok  " : "MISS"} API acquire p99 ${p99.toFixed(2)} ms (target ≤ ${TARGETS.p99Ms} ms)`);
-    const t = total.api;
-    const perPair = (us: number) => us / t.pairs;
-    const lib = total.library;
+    let isMet = true;
+    const report = (isOk: boolean, text: string) => {
+      isMet &&= isOk;
+      console.log(`${isOk ? "ok  " : "MISS"} ${text}`);
+    };
+    const apiRatio = ratioOf("api", "library");
+    if (apiRatio !== null) {
+      report(apiRatio >= TARGETS.ratio, `API/library pairs/s on Redis (median of rounds) ${apiRatio.toFixed(2)}× (target ≥ ${TARGETS.ratio}×)`);
+      const p99 = quantile(total.api.acquireMs, 0.99);
+      report(p99 <= TARGETS.p99Ms, `API acquire p99 on Redis ${p99.toFixed(2)} ms (target ≤ ${TARGETS.p99Ms} ms)`);
+    }
+    const pgRatio = ratioOf("api-pg", "etcd");
+    if (pgRatio !== null) report(pgRatio >= TARGETS.pgVsEtcd, `API on Postgres / etcd lock API pairs/s (median of rounds) ${pgRatio.toFixed(2)}× (target ≥ ${TARGETS.pgVsEtcd}×)`);
+    const apiVsLibPg = ratioOf("api-pg", "library-pg");
+    if (apiVsLibPg !== null) console.log(`     API on Postgres / library on Postgres ${apiVsLibPg.toFixed(2)}×`);
+    const redisVsEtcd = ratioOf("api", "etcd");
+    if (redisVsEtcd !== null) console.log(`     API on Redis / etcd lock API ${redisVsEtcd.toFixed(2)}×`);
     console.log(
-      `where the time goes, CPU per pair: the library alone costs ${(lib.clientCpuUs / lib.pairs).toFixed(0)} µs in its caller and ${(lib.redisCpuUs / lib.pairs).toFixed(0)} µs in Redis; ` +
-        `through the API the client pays ${perPair(t.clientCpuUs).toFixed(0)} µs (two HTTP exchanges), the API process ${perPair(t.apiCpuUs).toFixed(0)} µs and Redis ${perPair(t.redisCpuUs).toFixed(0)} µs. ` +
-        `All three share ${cpus().length} cores here, so pairs/s is bounded by their sum (${(perPair(t.clientCpuUs + t.apiCpuUs + t.redisCpuUs)).toFixed(0)} µs through the API, ` +
-        `${((lib.clientCpuUs + lib.redisCpuUs) / lib.pairs).toFixed(0)} µs for the library).`,
+      `where the time goes, CPU per pair (µs): ${sideNames
+        .map((side) => {
+          const t = total[side];
+          const sum = (t.clientCpuUs + t.apiCpuUs + t.serverCpuUs) / t.pairs;
+          return `${side} ${sum.toFixed(0)}`;
+        })
+        .join(", ")} (client + API process + server; all share ${cpus().length} cores here, so pairs/s is bounded by their sum)`,
     );
-    if (CPU_PROF_DIR) {
+    if (CPU_PROF_DIR && api) {
       // The profile is written when the process exits.
       await api.stop();
-      apis.splice(apis.indexOf(api), 1);
       const file = readdirSync(CPU_PROF_DIR)
         .filter((f) => f.endsWith(".cpuprofile") && f.includes(`.${api.pid}.`))
         .map((f) => path.join(CPU_PROF_DIR, f))
         .sort((a, b) => statSync(b).size - statSync(a).size)[0];
-      if (file) {
-        const parts = profileBreakdown(file, apiWindows);
+      for (const side of ["api", "api-pg"] as const) {
+        const windows = apiWindows.get(side);
+        if (!file || !windows) continue;
+        const parts = profileBreakdown(file, windows);
         const sampled = [...parts.values()].reduce((a, b) => a + b, 0);
-        console.log(`API process CPU in the measured API rounds, by component (V8 profile ${file}; µs per pair scaled to the /proc figure):`);
+        const perPair = total[side].apiCpuUs / total[side].pairs;
+        console.log(`API process CPU in the measured ${side} rounds, by component (V8 profile ${file}; µs per pair scaled to the /proc figure):`);
         for (const [name, us] of [...parts].sort((a, b) => b[1] - a[1])) {
-          console.log(`  ${name.padEnd(52)} ${((us / sampled) * 100).toFixed(1).padStart(5)}%  ${((us / sampled) * perPair(t.apiCpuUs)).toFixed(0).padStart(5)} µs`);
+          console.log(`  ${name.padEnd(52)} ${((us / sampled) * 100).toFixed(1).padStart(5)}%  ${((us / sampled) * perPair).toFixed(0).padStart(5)} µs`);
         }
       }
     }
-    return { isMet: isRatioMet && isP99Met };
+    return { isMet };
   } finally {
     await Promise.allSettled(apis.map((a) => a.stop()));
     await Promise.allSettled(pools.map((p) => p.close()));
     await library.close();
+    await libraryPg.close();
+    await libPgPool.end();
+    await admin.end();
     libClient.disconnect();
     info.disconnect();
     await tokens.close();
-    await Promise.allSettled([redisNs.drop(), baseNs.drop(), libNs.drop(), tokenSchema.drop()]);
+    await Promise.allSettled([redisNs.drop(), baseNs.drop(), libNs.drop(), tokenSchema.drop(), apiPg.drop(), basePg.drop(), libPg.drop()]);
   }
 }

@@ -12,8 +12,7 @@
 import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
-import { PostgresLeaseStore } from "@/lib/lease/postgres/store";
-import { RedisLeaseStore } from "@/lib/lease/redis/store";
+import { PostgresLeaseStore, RedisLeaseStore } from "@leasewatch/lease";
 import { signIn } from "./console-bench";
 import type { BenchOutcome } from "./run";
 

@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- console --scale N`: the console at N times the base volume,
- * on four stores at once (2 Postgres schemas, 2 Redis namespaces), as issue 12's
+ * on four stores at once (2 Postgres schemas, 2 Redis namespaces), as the design's
  * targets ask at N = 10: per store 100k·N live leases and 1M·N events over 30 days.
  *
  * Seeding writes exactly what the stores write, in bulk:
@@ -23,18 +23,21 @@ import { randomBytes } from "node:crypto";
 import { cpus, loadavg, totalmem } from "node:os";
 import { Pool } from "pg";
 import { Redis } from "ioredis";
-import { LEASE_EVENT_KINDS, type LeaseEvent, type LeaseStore } from "@/lib/lease";
-import { PostgresLeaseStore } from "@/lib/lease/postgres/store";
-import { quoteSchema } from "@/lib/lease/postgres/sql";
-import { DEFAULT_BUCKETS, DEFAULT_EVENTS_MAX_LEN, RESOURCE_EVENTS_MAX_LEN, RedisLeaseStore } from "@/lib/lease/redis/store";
-import { buildBucketKeys } from "@/lib/lease/redis/keys";
-import { HOUR_TTL_S } from "@/lib/lease/redis/scripts";
-import { getLeaseDetailFromRoute } from "@/lib/console/get-lease-detail";
-import { getOverview } from "@/lib/console/get-overview";
-import { getPastLeases } from "@/lib/console/get-past-leases";
-import { listEvents } from "@/lib/console/list-events";
-import { listLeases } from "@/lib/console/list-leases";
-import { parseEventsParams, parseLeasesParams, parseOverviewParams, type SearchParamsInput } from "@/lib/console/params";
+import { LEASE_EVENT_KINDS, type LeaseEvent, type LeaseStore, PostgresLeaseStore, RedisLeaseStore } from "@leasewatch/lease";
+import {
+  buildBucketKeys,
+  DEFAULT_BUCKETS,
+  DEFAULT_EVENTS_MAX_LEN,
+  HOUR_TTL_S,
+  quoteSchema,
+  RESOURCE_EVENTS_MAX_LEN,
+} from "@leasewatch/lease/internal";
+import { getLeaseDetailFromRoute } from "@/lib/console/leases/get-lease-detail";
+import { getOverview } from "@/lib/console/overview/get-overview";
+import { getPastLeases } from "@/lib/console/past/get-past-leases";
+import { listEvents } from "@/lib/console/events/list-events";
+import { listLeases } from "@/lib/console/leases/list-leases";
+import { parseEventsParams, parseLeasesParams, parseOverviewParams, type SearchParamsInput } from "@/lib/console/shared/params";
 import { generateViewerRequests, STACK_TRACE } from "@/lib/console/testing/viewer-requests";
 import { generateHistory, type SyntheticEvent } from "../scripts/seed/history";
 import { describeIndexes, seedPostgresBench } from "../scripts/seed/pg-seed";

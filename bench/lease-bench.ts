@@ -22,8 +22,13 @@
  *
  * - Redis Cluster: the same three sides on a throwaway 3-master cluster started here (ioredis
  *   `Cluster` clients; target ≥ 0.7× bare-on-cluster).
+ * - Telemetry (`telemetry`, on Redis and on Postgres): `LeaseClient.withLease` with empty work,
+ *   three sides on one store: telemetry off (`telemetry: false`, the client as it is without
+ *   instrumentation), on with no SDK registered (the API's no-op instruments; target ≥ 0.97×
+ *   off), and on with an SDK (meter and tracer providers whose exporters drop what they get,
+ *   a batch span processor and a periodic metric reader, as a service would run them).
  *
- * Knobs: LW_BENCH_BACKENDS (redis,redis-cluster,postgres), LW_BENCH_CONCURRENCY (16),
+ * Knobs: LW_BENCH_BACKENDS (redis,redis-cluster,postgres,telemetry), LW_BENCH_CONCURRENCY (16),
  * LW_BENCH_SECONDS per side (5), LW_BENCH_ROUNDS (4); REDIS_URL / DATABASE_URL
  * pick the servers (a private Redis keeps others' traffic out of the CPU column).
  * The machine is usually shared: run it a few times and take the median.
@@ -33,24 +38,23 @@ import { readFileSync } from "node:fs";
 import { Redlock } from "@sesamecare-oss/redlock";
 import { Cluster, Redis } from "ioredis";
 import pg from "pg";
-import { PostgresLeaseStore } from "@/lib/lease/postgres/store";
-import type { RedisClient } from "@/lib/lease/redis/connection";
-import { PROJECTION_INTERVAL_MS } from "@/lib/lease/redis/projector";
-import { RedisLeaseStore } from "@/lib/lease/redis/store";
+import { MeterProvider, PeriodicExportingMetricReader, type PushMetricExporter } from "@opentelemetry/sdk-metrics";
+import { BatchSpanProcessor, TracerProvider, type SpanExporter } from "@opentelemetry/sdk-trace";
+import { LeaseClient, type LeaseStore, PostgresLeaseStore, type RedisClient, RedisLeaseStore } from "@leasewatch/lease";
+import { PROJECTION_INTERVAL_MS } from "@leasewatch/lease/internal";
 import { startRedisCluster, stopAllServers } from "@/scripts/throwaway-servers";
-import { freshPgSchema, freshRedisNamespace, TEST_DATABASE_URL, TEST_REDIS_URL } from "@/lib/lease/testing/isolation";
-import type { LeaseStore } from "@/lib/lease/types";
+import { freshPgSchema, freshRedisNamespace, TEST_DATABASE_URL, TEST_REDIS_URL } from "@leasewatch/lease/testing";
 import type { BenchOutcome } from "./run";
 
 const CONCURRENCY = Number(process.env.LW_BENCH_CONCURRENCY ?? 16);
 const SECONDS_PER_SIDE = Number(process.env.LW_BENCH_SECONDS ?? 5);
 const ROUNDS = Math.max(3, Number(process.env.LW_BENCH_ROUNDS ?? 4));
 /** `LW_BENCH_BACKENDS=redis` (or `redis-cluster`, `postgres`, or a list) runs those only; default all three. */
-const BACKENDS = (process.env.LW_BENCH_BACKENDS ?? "redis,redis-cluster,postgres").split(",").map((b) => b.trim());
+const BACKENDS = (process.env.LW_BENCH_BACKENDS ?? "redis,redis-cluster,postgres,telemetry").split(",").map((b) => b.trim());
 const WARMUP_MS = 500;
 const PG_POOL_SIZE = 10;
 const TTL_MS = 30_000;
-const TARGETS = { redisRatio: 0.8, redisVsRedlock: 1.0, redisClusterRatio: 0.7, pgRatio: 0.7, redisP99Ms: 1 };
+const TARGETS = { redisRatio: 0.8, redisVsRedlock: 1.0, redisClusterRatio: 0.7, pgRatio: 0.7, redisP99Ms: 1, noSdkRatio: 0.97 };
 
 /** One acquire+release pair; returns the acquire latency in ms. */
 type Pair = (loop: number, n: number) => Promise<number>;
@@ -368,6 +372,63 @@ async function benchPostgres(): Promise<Row[]> {
   }
 }
 
+/** withLease with empty work: acquire, hold (heartbeat armed), release. Returns the time to the work's start. */
+function clientPair(client: LeaseClient): Pair {
+  return async (loop) => {
+    const t0 = performance.now();
+    let ms = 0;
+    await client.withLease(
+      `bench:${loop}`,
+      async () => {
+        ms = performance.now() - t0;
+      },
+      { task: "bench", ttlMs: TTL_MS },
+    );
+    return ms;
+  };
+}
+
+/** An SDK as a service runs one, exporting into nothing: what recording costs, without a collector's. */
+function benchSdk(): { meterProvider: MeterProvider; tracerProvider: TracerProvider; shutdown: () => Promise<void> } {
+  const metricExporter: PushMetricExporter = {
+    export: (_metrics, done) => done({ code: 0 }),
+    forceFlush: async () => undefined,
+    shutdown: async () => undefined,
+  };
+  const spanExporter: SpanExporter = { export: (_spans, done) => done({ code: 0 }), shutdown: async () => undefined };
+  const meterProvider = new MeterProvider({ readers: [new PeriodicExportingMetricReader({ exporter: metricExporter, exportIntervalMillis: 1_000 })] });
+  const tracerProvider = new TracerProvider({ spanProcessors: [new BatchSpanProcessor({ exporter: spanExporter })] });
+  return { meterProvider, tracerProvider, shutdown: async () => void (await Promise.all([meterProvider.shutdown(), tracerProvider.shutdown()])) };
+}
+
+/** The instrumentation's cost on one store: telemetry off, on without an SDK, on with one. */
+async function benchTelemetry(kind: "redis" | "postgres"): Promise<Row[]> {
+  const fresh = kind === "redis" ? freshRedisNamespace() : freshPgSchema();
+  const store: LeaseStore =
+    kind === "redis"
+      ? new RedisLeaseStore({ name: "bench-redis", url: TEST_REDIS_URL, namespace: (fresh as ReturnType<typeof freshRedisNamespace>).namespace })
+      : new PostgresLeaseStore({ name: "bench-pg", connectionString: TEST_DATABASE_URL, schema: (fresh as ReturnType<typeof freshPgSchema>).schema });
+  const sdk = benchSdk();
+  try {
+    if (store instanceof PostgresLeaseStore) await store.migrate();
+    const c = await compare({
+      "telemetry off": clientPair(new LeaseClient(store, { owner: "bench", telemetry: false })),
+      "no SDK": clientPair(new LeaseClient(store, { owner: "bench" })),
+      SDK: clientPair(new LeaseClient(store, { owner: "bench", meterProvider: sdk.meterProvider, tracerProvider: sdk.tracerProvider })),
+    });
+    const backend = `${kind} client`;
+    return [
+      row(backend, "telemetry off", c),
+      row(backend, "no SDK", c, { vs: "telemetry off", ratioTarget: TARGETS.noSdkRatio }),
+      row(backend, "SDK", c, { vs: "telemetry off" }),
+    ];
+  } finally {
+    await sdk.shutdown();
+    await store.close();
+    await fresh.drop();
+  }
+}
+
 /**
  * CPU seconds (user + system) spent so far by the Postgres backends serving one pool,
  * read from /proc: works when the server runs on this machine and /proc/<pid> is
@@ -440,7 +501,7 @@ function row(
 }
 
 /**
- * What these rows measured before the lean write path (issue 10: median of 3 alternating rounds on
+ * What these rows measured before the lean write path (median of 3 alternating rounds on
  * one development machine), printed beside each run's own ratio so the table shows both. Only the
  * ratios compare across machines; absolute rates do not.
  */
@@ -483,6 +544,7 @@ export async function run(): Promise<BenchOutcome> {
       : []),
     ...(BACKENDS.includes("redis-cluster") ? await benchRedisCluster() : []),
     ...(BACKENDS.includes("postgres") ? await benchPostgres() : []),
+    ...(BACKENDS.includes("telemetry") ? [...(await benchTelemetry("redis")), ...(await benchTelemetry("postgres"))] : []),
   ];
   printTable(all);
   console.log(

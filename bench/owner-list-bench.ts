@@ -40,7 +40,7 @@ async function main(): Promise<void> {
     await writeRedisLeases({ client, namespace, buckets: BUCKETS, eventsMaxLen: 100_000, evidsMaxLen: 64 }, leases, nowMs);
     console.log(`seeded ${leases.length} live leases in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   }
-  const { RedisLeaseStore } = (await import(path.join(lib, "lib/lease/redis/store.ts"))) as typeof import("../lib/lease/redis/store");
+  const { RedisLeaseStore } = (await import(path.join(lib, "lib/lease/redis/store.ts"))) as typeof import("@leasewatch/lease");
   const store = new RedisLeaseStore({ name: "bench", url, namespace, buckets: BUCKETS });
   const started = performance.now();
   for (let i = 0; i < 1_000 && !(await store.project()).isCaughtUp; i++);

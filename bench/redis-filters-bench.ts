@@ -14,10 +14,10 @@
 import { randomBytes } from "node:crypto";
 import { loadavg } from "node:os";
 import { Redis } from "ioredis";
-import { listEvents } from "@/lib/console/list-events";
-import { parseEventsParams, type SearchParamsInput } from "@/lib/console/params";
-import { DEFAULT_BUCKETS, RedisLeaseStore } from "@/lib/lease/redis/store";
-import { buildBucketKeys, bucketOf } from "@/lib/lease/redis/keys";
+import { listEvents } from "@/lib/console/events/list-events";
+import { parseEventsParams, type SearchParamsInput } from "@/lib/console/shared/params";
+import { bucketOf, buildBucketKeys, DEFAULT_BUCKETS } from "@leasewatch/lease/internal";
+import { RedisLeaseStore } from "@leasewatch/lease";
 import { generateHistory, type SyntheticEvent } from "../scripts/seed/history";
 import { deleteRedisNamespace, toStreamFields } from "../scripts/seed/redis-seed";
 import { createRandom } from "../scripts/workload/random";

@@ -12,9 +12,9 @@
  * Use a private Redis: a shared server's commandstats include everyone else's commands.
  */
 import { Redis } from "ioredis";
-import { PROJECTION_INTERVAL_MS } from "@/lib/lease/redis/projector";
-import { RedisLeaseStore } from "@/lib/lease/redis/store";
-import { freshRedisNamespace, TEST_REDIS_URL } from "@/lib/lease/testing/isolation";
+import { PROJECTION_INTERVAL_MS } from "@leasewatch/lease/internal";
+import { RedisLeaseStore } from "@leasewatch/lease";
+import { freshRedisNamespace, TEST_REDIS_URL } from "@leasewatch/lease/testing";
 
 const SECONDS = Number(process.env.LW_PROFILE_SECONDS ?? 5);
 const CONCURRENCY = Number(process.env.LW_BENCH_CONCURRENCY ?? 16);
