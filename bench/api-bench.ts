@@ -26,7 +26,7 @@
  * LW_BENCH_ETCD (the etcd binary, default /usr/bin/etcd).
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -128,6 +128,9 @@ async function stopGroup(child: ChildProcess): Promise<void> {
 
 /** A single-member etcd on loopback ports, its data in a temp dir removed by stop(). */
 async function startEtcd(): Promise<{ pid: number; url: string; stop: () => Promise<void> }> {
+  if (!existsSync(ETCD_BIN)) {
+    throw new Error(`no etcd at ${ETCD_BIN}: install it (apt-get install etcd-server), point LW_BENCH_ETCD at one, or leave etcd out of LW_BENCH_API_SIDES`);
+  }
   const [clientPort, peerPort] = [await findFreePort(), await findFreePort()];
   const dataDir = mkdtempSync(path.join(tmpdir(), "lw-bench-etcd-"));
   const client = `http://127.0.0.1:${clientPort}`;
