@@ -4,6 +4,7 @@ import { createStoreFixture, type StoreFixture } from "@/test/support/stores";
 import { LeaseError } from "./errors";
 import { createFencedTable, fencedKey, fencedWrite, readFencedHistory } from "./fencing";
 import { freshPgSchema, TEST_DATABASE_URL, type FreshPgSchema } from "./testing/isolation";
+import type { LeaseStore } from "./types";
 
 /** Fenced downstream on the shared Postgres, in a schema of its own per test. */
 let pool: pg.Pool;
@@ -181,7 +182,7 @@ describe("fenced writes are keyed by store", () => {
       const pgLease = await pgStore.acquire({ resource: "tenant_1:ledger", owner: "pg", task: "t", ttlMs: 60_000 });
       const redisLease = await redisStore.acquire({ resource: "tenant_1:ledger", owner: "redis", task: "t", ttlMs: 60_000 });
       if (!pgLease.acquired || !redisLease.acquired) throw new Error("expected both acquires to succeed");
-      const write = (store: typeof pgStore, fencingToken: string) =>
+      const write = (store: LeaseStore, fencingToken: string) =>
         fencedWrite({ ...base, storeName: undefined, pool, table, history: true, store, value: { fencingToken }, fencingToken });
 
       expect(await write(pgStore, pgLease.lease.fencingToken)).toMatchObject({ accepted: true });

@@ -14,7 +14,7 @@ afterAll(stopAllServers);
 describe("LeaseClient when the store goes away", () => {
   it("redis killed: renews fail, the deadline passes, the work is aborted", async () => {
     const server = await startRedis();
-    const fixture = await createStoreFixture("redis", server.url);
+    const fixture = await createStoreFixture("redis", { url: server.url });
     const recorded = recordCalls(fixture.open());
     let callsAtLoss = -1;
     let callsAtKill = -1;
@@ -52,7 +52,7 @@ describe("LeaseClient when the store goes away", () => {
 
   it("postgres frozen (SIGSTOP): renews hang, the deadline passes, lost is recorded once it thaws", async () => {
     const server = await startPostgres();
-    const fixture = await createStoreFixture("postgres", server.url);
+    const fixture = await createStoreFixture("postgres", { url: server.url });
     const recorded = recordCalls(fixture.open());
     let callsAtLoss = -1;
     let callsAtPause = -1;

@@ -69,7 +69,7 @@ interface StoreUnderTest {
 async function startStoreUnderTest(kind: StoreKind): Promise<StoreUnderTest> {
   if (kind === "redis") {
     const server = await startRedis();
-    const fixture = await createStoreFixture("redis", server.url);
+    const fixture = await createStoreFixture("redis", { url: server.url });
     const admin = new Redis(server.url, { maxRetriesPerRequest: 1 });
     admin.on("error", () => undefined);
     const proxy = await startTcpProxy({ port: server.port });
@@ -90,7 +90,7 @@ async function startStoreUnderTest(kind: StoreKind): Promise<StoreUnderTest> {
     };
   }
   const server = await startPostgres();
-  const fixture = await createStoreFixture("postgres", server.url);
+  const fixture = await createStoreFixture("postgres", { url: server.url });
   return {
     server,
     fixture,

@@ -14,7 +14,7 @@ afterAll(stopAllServers);
 describe("Redis restart mid-run (no persistence)", () => {
   it("tokens per resource strictly increase across the restart, and work resumes", async () => {
     const server = await startRedis();
-    const fixture = await createStoreFixture("redis", server.url);
+    const fixture = await createStoreFixture("redis", { url: server.url });
     if (fixture.spec.kind !== "redis") throw new Error("expected a redis fixture");
     const probe = new Redis(server.url);
     probe.on("error", () => undefined);

@@ -15,7 +15,7 @@ afterAll(stopAllServers);
 describe("a store clock slewed fast", () => {
   it("the holder's local deadline passes before the store hands the resource to a rival", async () => {
     const server = await startRedis({ env: { LD_PRELOAD: buildClockShim(), CLOCK_SHIFT_RATE: "1.083" } });
-    const fixture = await createStoreFixture("redis", server.url);
+    const fixture = await createStoreFixture("redis", { url: server.url });
     try {
       const ttlMs = 20_000;
       const holder = await new LeaseClient(fixture.store, { owner: "holder" }).acquire("job:slewed", { task: "t", ttlMs });

@@ -4,17 +4,17 @@
  */
 import { afterAll, beforeAll } from "vitest";
 import type { StoreKind } from "@leasewatch/lease";
-import { createStoreFixture, type StoreFixture } from "./stores";
+import { createStoreFixture, type StoreFixture, type StoreFixtureSetup } from "./stores";
 
-export function setUpStoreFixture(kind: StoreKind, url?: string): StoreFixture {
-  let fixture: StoreFixture | undefined;
+export function setUpStoreFixture<K extends StoreKind>(kind: K, setup?: StoreFixtureSetup<K>): StoreFixture<K> {
+  let fixture: StoreFixture<K> | undefined;
   beforeAll(async () => {
-    fixture = await createStoreFixture(kind, url);
+    fixture = await createStoreFixture(kind, setup);
   });
   afterAll(async () => {
     await fixture?.cleanup();
   });
-  const current = (): StoreFixture => {
+  const current = (): StoreFixture<K> => {
     if (!fixture) throw new Error("the store fixture is created in beforeAll: use it inside a test");
     return fixture;
   };
@@ -25,7 +25,7 @@ export function setUpStoreFixture(kind: StoreKind, url?: string): StoreFixture {
     get store() {
       return current().store;
     },
-    open: () => current().open(),
+    open: (options) => current().open(options),
     cleanup: () => current().cleanup(),
   };
 }

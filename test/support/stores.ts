@@ -13,7 +13,9 @@ import {
   type LeaseEventKind,
   type LeaseStore,
   PostgresLeaseStore,
+  type PostgresLeaseStoreOptions,
   RedisLeaseStore,
+  type RedisLeaseStoreOptions,
   type StoreKind,
 } from "@leasewatch/lease";
 import { freshPgSchema, freshRedisNamespace, TEST_DATABASE_URL, TEST_REDIS_URL } from "@leasewatch/lease/testing";
@@ -24,50 +26,88 @@ export const ZStoreSpec = z.discriminatedUnion("kind", [
 ]);
 export type StoreSpec = z.infer<typeof ZStoreSpec>;
 
+/**
+ * Per kind: its spec, the constructor options a fixture passes through (the name and where
+ * the data lives come from the spec) and the store class, so a test gets the concrete store.
+ */
+interface StoreKinds {
+  postgres: {
+    spec: Extract<StoreSpec, { kind: "postgres" }>;
+    options: Omit<PostgresLeaseStoreOptions, "name" | "connectionString" | "pool" | "schema">;
+    store: PostgresLeaseStore;
+  };
+  redis: {
+    spec: Extract<StoreSpec, { kind: "redis" }>;
+    options: Omit<RedisLeaseStoreOptions, "name" | "url" | "client" | "cluster" | "namespace">;
+    store: RedisLeaseStore;
+  };
+}
+export type SpecOf<K extends StoreKind> = StoreKinds[K]["spec"];
+export type StoreOptions<K extends StoreKind> = StoreKinds[K]["options"];
+export type StoreOf<K extends StoreKind> = StoreKinds[K]["store"];
+
+const openers: { [K in StoreKind]: (spec: SpecOf<K>, options?: StoreOptions<K>) => StoreOf<K> } = {
+  postgres: (spec, options) => new PostgresLeaseStore({ ...options, name: spec.name, connectionString: spec.url, schema: spec.schema }),
+  redis: (spec, options) => new RedisLeaseStore({ ...options, name: spec.name, url: spec.url, namespace: spec.namespace }),
+};
+
 /** Opens a store from a spec. Postgres: the schema must already be migrated (see createStoreFixture). */
-export function openStore(spec: StoreSpec): LeaseStore {
-  if (spec.kind === "postgres") return new PostgresLeaseStore({ name: spec.name, connectionString: spec.url, schema: spec.schema });
-  return new RedisLeaseStore({ name: spec.name, url: spec.url, namespace: spec.namespace });
+export function openStore<K extends StoreKind>(spec: SpecOf<K>, options?: StoreOptions<K>): StoreOf<K> {
+  const open: (spec: SpecOf<K>, options?: StoreOptions<K>) => StoreOf<K> = openers[spec.kind as K];
+  return open(spec, options);
 }
 
-export interface StoreFixture {
-  spec: StoreSpec;
+export interface StoreFixture<K extends StoreKind = StoreKind> {
+  spec: SpecOf<K>;
   /** A store opened for the test itself. */
-  store: LeaseStore;
-  /** Another store instance (own connections) on the same data. */
-  open(): LeaseStore;
+  store: StoreOf<K>;
+  /** Another store instance (own connections) on the same data; `options` replace the fixture's one by one. */
+  open(options?: StoreOptions<K>): StoreOf<K>;
   /** Closes every store opened here and drops the schema / namespace. */
   cleanup(): Promise<void>;
 }
 
-/** An isolated store of `kind` on `url` (default: the shared server for that kind). */
-export async function createStoreFixture(kind: StoreKind, url?: string): Promise<StoreFixture> {
+export interface StoreFixtureSetup<K extends StoreKind = StoreKind> {
+  /** Server (default: the shared one for the kind, or a throwaway one from servers.ts). */
+  url?: string;
+  /** Store name, stamped on leases and events (default "pg-test" / "redis-test"). */
+  name?: string;
+  /** Passed to every store the fixture opens, the migrating one included. */
+  options?: StoreOptions<K>;
+}
+
+/** An isolated store of `kind`: its own schema / namespace, migrated, on `setup.url`. */
+export async function createStoreFixture<K extends StoreKind>(kind: K, setup: StoreFixtureSetup<K> = {}): Promise<StoreFixture<K>> {
   const opened: LeaseStore[] = [];
   let spec: StoreSpec;
   let drop: () => Promise<unknown>;
   if (kind === "postgres") {
-    const fresh = freshPgSchema(url ?? TEST_DATABASE_URL);
-    spec = { kind, name: "pg-test", url: fresh.connectionString, schema: fresh.schema };
+    const fresh = freshPgSchema(setup.url ?? TEST_DATABASE_URL);
+    spec = { kind, name: setup.name ?? "pg-test", url: fresh.connectionString, schema: fresh.schema };
     drop = () => fresh.drop();
-    const migrator = new PostgresLeaseStore({ name: spec.name, connectionString: spec.url, schema: spec.schema });
-    try {
-      await migrator.migrate();
-    } finally {
-      await migrator.close();
-    }
   } else {
-    const fresh = freshRedisNamespace(url ?? TEST_REDIS_URL);
-    spec = { kind, name: "redis-test", url: fresh.url, namespace: fresh.namespace };
+    const fresh = freshRedisNamespace(setup.url ?? TEST_REDIS_URL);
+    spec = { kind: "redis", name: setup.name ?? "redis-test", url: fresh.url, namespace: fresh.namespace };
     drop = () => fresh.drop();
   }
-  const open = () => {
-    const store = openStore(spec);
+  const kindSpec = spec as SpecOf<K>;
+  const open = (options?: StoreOptions<K>): StoreOf<K> => {
+    const store = openStore(kindSpec, { ...setup.options, ...options });
     opened.push(store);
     return store;
   };
+  if (kind === "postgres") {
+    // Migrated by a store of its own, so the test's store starts as a fresh one on a ready schema.
+    const migrator = openStore(kindSpec, setup.options);
+    try {
+      if (migrator instanceof PostgresLeaseStore) await migrator.migrate();
+    } finally {
+      await migrator.close();
+    }
+  }
   const store = open();
   return {
-    spec,
+    spec: kindSpec,
     store,
     open,
     cleanup: async () => {
