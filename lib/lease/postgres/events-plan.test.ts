@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freshPgSchema } from "../testing/isolation";
+import { setUpStoreFixture } from "@/test/support/store-suite";
+import { TEST_DATABASE_URL } from "../testing/isolation";
 import { buildEventsQuery, type EventsSqlInput } from "./sql";
-import { PostgresLeaseStore } from "./store";
 
 /**
  * Every event filter the console offers must be answered from an index, never by
@@ -34,17 +34,14 @@ function scansOf(node: PlanNode, table: string): PlanNode[] {
 }
 
 describe("event filters answer from an index", () => {
-  const fresh = freshPgSchema();
-  const pool = new pg.Pool({ connectionString: fresh.connectionString, max: 2 });
+  const fixture = setUpStoreFixture("postgres", { name: "pg-plan" });
+  const pool = new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 2 });
   pool.on("error", () => {});
-  let store: PostgresLeaseStore;
   const leaseId = randomUUID();
   const now = new Date(Math.floor(Date.now() / DAY_MS) * DAY_MS - DAY_MS / 2);
 
   beforeAll(async () => {
-    store = new PostgresLeaseStore({ name: "pg-plan", connectionString: fresh.connectionString, schema: fresh.schema });
-    await store.migrate();
-    const s = `"${fresh.schema}"`;
+    const s = `"${fixture.spec.schema}"`;
     await pool.query(
       `INSERT INTO ${s}.lease_events (at, kind, resource, lease_id, owner, task, fencing_token, hold_ms)
        SELECT $1::timestamptz - (($3 - g) * ($2::float8 / $3)) * interval '1 millisecond', -- ids grow with time, as the store writes them
@@ -57,7 +54,7 @@ describe("event filters answer from an index", () => {
        FROM generate_series(1, $3) AS g`,
       [now, 30 * DAY_MS, EVENTS, leaseId],
     );
-    const upkeep = await store.maintainPartitions();
+    const upkeep = await fixture.store.maintainPartitions();
     // 31 UTC days from 30 days ago to today, plus the days prepared ahead; some were made by migrate().
     expect(upkeep.created.length).toBeGreaterThanOrEqual(25);
     expect(Number((await pool.query(`SELECT count(*) AS n FROM ${s}.lease_events_default`)).rows[0].n)).toBe(0);
@@ -77,9 +74,7 @@ describe("event filters answer from an index", () => {
   }
 
   afterAll(async () => {
-    await store.close();
     await pool.end();
-    await fresh.drop();
   });
 
   const window = { from: new Date(now.getTime() - DAY_MS), to: new Date(now.getTime() + 1) };
@@ -97,7 +92,7 @@ describe("event filters answer from an index", () => {
   };
 
   async function planOf(input: EventsSqlInput): Promise<PlanNode> {
-    const { text, values } = buildEventsQuery(fresh.schema, input);
+    const { text, values } = buildEventsQuery(fixture.spec.schema, input);
     const { rows } = await pool.query<{ "QUERY PLAN": Array<{ Plan: PlanNode }> }>(`EXPLAIN (FORMAT JSON) ${text}`, values);
     return rows[0]!["QUERY PLAN"][0]!.Plan;
   }

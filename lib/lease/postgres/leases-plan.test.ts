@@ -1,8 +1,8 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freshPgSchema } from "../testing/isolation";
+import { setUpStoreFixture } from "@/test/support/store-suite";
+import { TEST_DATABASE_URL } from "../testing/isolation";
 import { buildListQuery, LIST_SORTS, type ListSortKey, type ListSqlInput } from "./sql";
-import { PostgresLeaseStore } from "./store";
 
 /**
  * The leases list filtered by owner or task must be answered from an index, never by reading the
@@ -25,15 +25,12 @@ function indexesOf(node: PlanNode): string[] {
 }
 
 describe("lease list filters answer from an index", () => {
-  const fresh = freshPgSchema();
-  const pool = new pg.Pool({ connectionString: fresh.connectionString, max: 2 });
+  const fixture = setUpStoreFixture("postgres", { name: "pg-plan" });
+  const pool = new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 2 });
   pool.on("error", () => {});
-  let store: PostgresLeaseStore;
 
   beforeAll(async () => {
-    store = new PostgresLeaseStore({ name: "pg-plan", connectionString: fresh.connectionString, schema: fresh.schema });
-    await store.migrate();
-    const s = `"${fresh.schema}"`;
+    const s = `"${fixture.spec.schema}"`;
     await pool.query(
       `INSERT INTO ${s}.leases (resource, lease_id, owner, task, fencing_token, acquired_at, renewed_at, expires_at, ttl_ms)
        SELECT 'jobs:' || (g % 997) || ':' || g,
@@ -52,9 +49,7 @@ describe("lease list filters answer from an index", () => {
   }, 120_000);
 
   afterAll(async () => {
-    await store.close();
     await pool.end();
-    await fresh.drop();
   });
 
   const FILTERS: Record<string, Partial<ListSqlInput>> = {
@@ -76,7 +71,7 @@ describe("lease list filters answer from an index", () => {
           // leases (every one here) is gathered along its own index, then sorted.
           const isGathered = sort === "expires" && (filter.owner !== undefined || filter.task !== undefined);
           const input: ListSqlInput = { ...filter, sort, limit: 101, isGathered, ...(page === "next page" ? { after } : {}) };
-          const { text, values } = buildListQuery(fresh.schema, input);
+          const { text, values } = buildListQuery(fixture.spec.schema, input);
           const { rows } = await pool.query<{ "QUERY PLAN": Array<{ Plan: PlanNode }> }>(`EXPLAIN (FORMAT JSON) ${text}`, values);
           const scans = scansOf(rows[0]!["QUERY PLAN"][0]!.Plan, "leases");
           expect(scans.length).toBeGreaterThan(0);
@@ -92,13 +87,13 @@ describe("lease list filters answer from an index", () => {
   }
 
   it("sorted by expiry, an owner's leases come gathered and sorted: every one, in order, across pages; none for an absent owner", async () => {
-    const s = `"${fresh.schema}"`;
+    const s = `"${fixture.spec.schema}"`;
     for (const owner of ["rare-owner", "worker-17", "nobody"]) {
       const expected = (await pool.query<{ resource: string }>(`SELECT resource FROM ${s}.leases WHERE owner = $1 ORDER BY expires_at, resource`, [owner])).rows.map((r) => r.resource);
       const paged: string[] = [];
       let cursor: string | undefined;
       do {
-        const page = await store.list({ owner, sort: "expires", limit: 150, ...(cursor ? { cursor } : {}) });
+        const page = await fixture.store.list({ owner, sort: "expires", limit: 150, ...(cursor ? { cursor } : {}) });
         paged.push(...page.items.map((l) => l.resource));
         cursor = page.nextCursor;
       } while (cursor);

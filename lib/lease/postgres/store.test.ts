@@ -6,42 +6,24 @@ import type { Lease } from "../types";
 import { describeLeaseStoreContract } from "../testing/contract";
 import { freshPgSchema, sleep, TEST_DATABASE_URL } from "../testing/isolation";
 import { startPostgres, stopAllServers } from "@/test/support/servers";
+import { createStoreFixture, type StoreFixture } from "@/test/support/stores";
 import { MIGRATIONS, runMigrations } from "./migrations";
 import { PostgresLeaseStore } from "./store";
 
-describeLeaseStoreContract("postgres", async () => {
-  const { store, drop } = await openFresh();
-  return {
-    store,
-    cleanup: async () => {
-      await store.close();
-      await drop();
-    },
-  };
-});
-
-/** A migrated store on its own schema, plus a raw pool for looking underneath. */
-async function openFresh(name = "pg-test") {
-  const fresh = freshPgSchema();
-  const store = new PostgresLeaseStore({ name, connectionString: fresh.connectionString, schema: fresh.schema });
-  await store.migrate();
-  return { store, schema: fresh.schema, drop: fresh.drop };
-}
+describeLeaseStoreContract("postgres", () => createStoreFixture("postgres"));
 
 describe("PostgresLeaseStore (Postgres specifics)", () => {
   const raw = new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 4 });
   raw.on("error", () => {});
-  const opened: Array<{ store: PostgresLeaseStore; drop: () => Promise<unknown> }> = [];
+  const opened: StoreFixture<"postgres">[] = [];
+  /** A migrated store on its own schema (`raw` looks underneath). */
   async function fresh() {
-    const f = await openFresh();
+    const f = await createStoreFixture("postgres");
     opened.push(f);
-    return f;
+    return { store: f.store, schema: f.spec.schema };
   }
   afterAll(async () => {
-    for (const f of opened) {
-      await f.store.close();
-      await f.drop();
-    }
+    for (const f of opened) await f.cleanup();
     await raw.end();
   });
 

@@ -1,28 +1,28 @@
-import { afterAll, describe, expect, it } from "vitest";
-import { freshRedisNamespace, TEST_REDIS_URL } from "../testing/isolation";
+import { beforeAll, describe, expect, it } from "vitest";
+import { setUpStoreFixture } from "@/test/support/store-suite";
 import type { EventQuery, LeaseEvent } from "../types";
-import { buildBucketKeys, buildIdStreamKey } from "./keys";
+import { type BucketKeys, buildBucketKeys, buildIdStreamKey } from "./keys";
 import { PROJECT_BATCH } from "./projector";
-import { RedisLeaseStore } from "./store";
+import type { RedisLeaseStore } from "./store";
 
 /**
  * History projected before the owner / task id streams existed (an upgraded namespace, or one
  * loaded with its projection cursor set) must not vanish from owner and task reads: the projector
  * indexes it, a batch at a time, and until it is done such a read says it is partial.
  */
-const fresh = freshRedisNamespace(TEST_REDIS_URL);
 // One bucket: every event in one stream, so the history is several projector batches deep.
-const store = new RedisLeaseStore({ name: "redis-index", url: TEST_REDIS_URL, namespace: fresh.namespace, buckets: 1 });
-const keys = buildBucketKeys(fresh.namespace, 0);
+const fixture = setUpStoreFixture("redis", { name: "redis-index", options: { buckets: 1 } });
+let store: RedisLeaseStore;
+let keys: BucketKeys;
 const OWNERS = ["w1", "w2", "w3"];
 const TASKS = ["t1", "t2"];
 // More than one read's catch-up (READ_CATCH_UP_ROUNDS, 16 batches) can index.
 const EVENTS = 24 * PROJECT_BATCH + 123;
 
-afterAll(async () => {
-  await store.close();
-  await fresh.drop();
-}, 180_000);
+beforeAll(() => {
+  store = fixture.store;
+  keys = buildBucketKeys(fixture.spec.namespace, 0);
+});
 
 /** Every page of a query, newest first. */
 async function readAll(query: EventQuery): Promise<LeaseEvent[]> {

@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { freshRedisNamespace, TEST_REDIS_URL, type FreshRedisNamespace } from "../testing/isolation";
+import { createStoreFixture, type StoreFixture } from "@/test/support/stores";
 import type { Lease, LeaseSort } from "../types";
 import { buildBucketKeys } from "./keys";
 import { EVENTS_BACKLOG_FACTOR } from "./scripts";
-import { RedisLeaseStore } from "./store";
+import type { RedisLeaseStore } from "./store";
 
 /**
  * Workers alone (no console, no sweeper) do not project: events pile up unprojected in the
@@ -13,20 +13,16 @@ import { RedisLeaseStore } from "./store";
 
 const CAP = 20;
 const OWNERS = ["gap-a", "gap-b", "gap-c"];
-const opened: Array<{ store: RedisLeaseStore; fresh: FreshRedisNamespace }> = [];
+const opened: StoreFixture<"redis">[] = [];
 
-function openStore() {
-  const fresh = freshRedisNamespace(TEST_REDIS_URL);
-  const store = new RedisLeaseStore({ name: "redis-test", url: fresh.url, namespace: fresh.namespace, buckets: 1, eventsMaxLen: CAP });
-  opened.push({ store, fresh });
-  return { store, events: buildBucketKeys(fresh.namespace, 0).events };
+async function openStore() {
+  const fixture = await createStoreFixture("redis", { options: { buckets: 1, eventsMaxLen: CAP } });
+  opened.push(fixture);
+  return { store: fixture.store, events: buildBucketKeys(fixture.spec.namespace, 0).events };
 }
 
 afterEach(async () => {
-  for (const { store, fresh } of opened.splice(0)) {
-    await store.close();
-    await fresh.drop();
-  }
+  for (const fixture of opened.splice(0)) await fixture.cleanup();
 });
 
 /** Leases acquired first (their `acquired` events are the oldest), then one of them released. */
@@ -73,7 +69,7 @@ async function expectListed(store: RedisLeaseStore, held: readonly Lease[], ende
 
 describe("Redis projection when no projector runs for a while", () => {
   it("keeps events past eventsMaxLen until they are projected: held leases, and their history, reach the read models", async () => {
-    const { store, events } = openStore();
+    const { store, events } = await openStore();
     const { held, ended } = await holdLeases(store, 30);
     // Far more events than the cap, fewer than the backlog ceiling; nothing projects meanwhile.
     await contend(store, held[0]!.resource, 8 * CAP);
@@ -91,7 +87,7 @@ describe("Redis projection when no projector runs for a while", () => {
   });
 
   it("the same after a projection: the cap never trims past the projection cursor", async () => {
-    const { store } = openStore();
+    const { store } = await openStore();
     await contend(store, "gap:warm-up", 1);
     await projectAll(store);
     const { held, ended } = await holdLeases(store, 30);
@@ -101,7 +97,7 @@ describe("Redis projection when no projector runs for a while", () => {
   });
 
   it("bounds the stream when nobody projects, and rebuilds the listings from the leases once the ceiling trimmed unprojected events", async () => {
-    const { store, events } = openStore();
+    const { store, events } = await openStore();
     await contend(store, "gap:warm-up", 1);
     await projectAll(store);
     const { held, ended } = await holdLeases(store, 30);
@@ -116,7 +112,7 @@ describe("Redis projection when no projector runs for a while", () => {
   });
 
   it("finds a gap nobody marked (the projection cursor's own entry is gone) and rebuilds the listings", async () => {
-    const { store, events } = openStore();
+    const { store, events } = await openStore();
     await contend(store, "gap:warm-up", 1);
     await projectAll(store);
     const { held, ended } = await holdLeases(store, 30);
@@ -127,7 +123,7 @@ describe("Redis projection when no projector runs for a while", () => {
   });
 
   it("rebuilds the listings the same way for a bucket that was never projected", async () => {
-    const { store } = openStore();
+    const { store } = await openStore();
     const { held, ended } = await holdLeases(store, 30);
     await contend(store, held[0]!.resource, EVENTS_BACKLOG_FACTOR * CAP + 300);
     await projectAll(store);

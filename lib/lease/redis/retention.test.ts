@@ -1,11 +1,12 @@
 import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { freshRedisNamespace, TEST_REDIS_URL, type FreshRedisNamespace } from "../testing/isolation";
+import { createStoreFixture, type StoreFixture, type StoreOptions } from "@/test/support/stores";
+import { TEST_REDIS_URL } from "../testing/isolation";
 import { writePastEvents } from "../testing/redis-past-events";
 import { buildBucketKeys, buildKindStreamKey } from "./keys";
 import { KIND_STREAM_KINDS } from "./projector";
 import { trimEventStreams } from "./retention";
-import { RedisLeaseStore, type TRedisLeaseStoreOptions } from "./store";
+import type { RedisLeaseStore } from "./store";
 
 /**
  * Retention of the Redis event streams, on the shared Redis, each test in a namespace of its own
@@ -13,7 +14,7 @@ import { RedisLeaseStore, type TRedisLeaseStoreOptions } from "./store";
  */
 
 const DAY_MS = 86_400_000;
-const opened: { store: RedisLeaseStore; fresh: FreshRedisNamespace }[] = [];
+const opened: StoreFixture<"redis">[] = [];
 let redis: Redis;
 
 beforeAll(() => {
@@ -25,17 +26,13 @@ afterAll(async () => {
 });
 
 afterEach(async () => {
-  for (const { store, fresh } of opened.splice(0)) {
-    await store.close();
-    await fresh.drop();
-  }
+  for (const fixture of opened.splice(0)) await fixture.cleanup();
 });
 
-function openStore(options: Partial<TRedisLeaseStoreOptions> = {}) {
-  const fresh = freshRedisNamespace(TEST_REDIS_URL);
-  const store = new RedisLeaseStore({ name: "redis-retention", url: fresh.url, namespace: fresh.namespace, buckets: 1, ...options });
-  opened.push({ store, fresh });
-  return { store, stream: buildBucketKeys(fresh.namespace, 0).events, fresh };
+async function openStore(options: StoreOptions<"redis"> = {}) {
+  const fixture = await createStoreFixture("redis", { name: "redis-retention", options: { buckets: 1, ...options } });
+  opened.push(fixture);
+  return { store: fixture.store, stream: buildBucketKeys(fixture.spec.namespace, 0).events, spec: fixture.spec };
 }
 
 async function grantAndRelease(store: RedisLeaseStore, count: number, prefix = "now"): Promise<void> {
@@ -65,14 +62,14 @@ async function streamBytes(keys: string[]): Promise<number> {
 
 describe("Redis event retention in days", () => {
   it("trims the events older than the configured days from the bucket and per-kind streams, and nothing newer", async () => {
-    const { store, stream, fresh } = openStore({ eventRetentionDays: 3 });
+    const { store, stream, spec } = await openStore({ eventRetentionDays: 3 });
     const now = Date.now();
     // 150 old pairs (10 to 4 days back, more than one stream node), 40 pairs 2 days back.
     const old = Array.from({ length: 150 }, (_, i) => now - 10 * DAY_MS + i * 3_600_000);
     const recent = Array.from({ length: 40 }, (_, i) => now - 2 * DAY_MS + i * 60_000);
     await writePastEvents(redis, stream, [...old, ...recent], "expired");
     await grantAndRelease(store, 10);
-    const expiredStream = buildKindStreamKey(buildBucketKeys(fresh.namespace, 0), "expired");
+    const expiredStream = buildKindStreamKey(buildBucketKeys(spec.namespace, 0), "expired");
 
     expect(await store.eventRetention()).toEqual({ retentionDays: 3, retainedFrom: null });
     const totalsBefore = await store.lifetimeTotals();
@@ -95,7 +92,7 @@ describe("Redis event retention in days", () => {
   });
 
   it("leaves the streams alone without a retention configured", async () => {
-    const { store, stream } = openStore();
+    const { store, stream } = await openStore();
     const now = Date.now();
     await writePastEvents(redis, stream, Array.from({ length: 20 }, (_, i) => now - 400 * DAY_MS + i));
     await grantAndRelease(store, 5);
@@ -107,8 +104,8 @@ describe("Redis event retention in days", () => {
 
 describe("Redis event retention by memory", () => {
   it("brings the event streams under the memory budget, keeping the newest events", async () => {
-    const { store, stream, fresh } = openStore({ eventRetentionMaxMb: 1 });
-    const keys = buildBucketKeys(fresh.namespace, 0);
+    const { store, stream, spec } = await openStore({ eventRetentionMaxMb: 1 });
+    const keys = buildBucketKeys(spec.namespace, 0);
     const allStreams = [stream, ...KIND_STREAM_KINDS.map((kind) => buildKindStreamKey(keys, kind))];
     const now = Date.now();
     // About 3 MB of events over the last day.
@@ -134,13 +131,13 @@ describe("Redis event retention by memory", () => {
   });
 
   it("never trims events the projector has not applied yet", async () => {
-    const { store, stream, fresh } = openStore();
+    const { store, stream, spec } = await openStore();
     const now = Date.now();
     await writePastEvents(redis, stream, Array.from({ length: 100 }, (_, i) => now - DAY_MS + i));
     while (!(await store.project()).isCaughtUp);
     // Written after the last projection: the cursor is behind them.
     await grantAndRelease(store, 10, "unprojected");
-    const keys = buildBucketKeys(fresh.namespace, 0);
+    const keys = buildBucketKeys(spec.namespace, 0);
     const ctx = { client: store.client, storeName: "redis-retention", lastConnectionError: () => undefined };
 
     // A budget of one byte: everything projected may go, nothing else.
