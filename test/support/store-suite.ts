@@ -25,7 +25,7 @@ export function setUpStoreFixture<K extends StoreKind>(kind: K, setup?: StoreFix
     get store() {
       return current().store;
     },
-    open: (options) => current().open(options),
+    open: (overrides) => current().open(overrides),
     cleanup: () => current().cleanup(),
   };
 }

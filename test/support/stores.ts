@@ -61,8 +61,8 @@ export interface StoreFixture<K extends StoreKind = StoreKind> {
   spec: SpecOf<K>;
   /** A store opened for the test itself. */
   store: StoreOf<K>;
-  /** Another store instance (own connections) on the same data; `options` replace the fixture's one by one. */
-  open(options?: StoreOptions<K>): StoreOf<K>;
+  /** Another store instance (own connections) on the same data; its `name` and `options` replace the fixture's. */
+  open(overrides?: Omit<StoreFixtureSetup<K>, "url">): StoreOf<K>;
   /** Closes every store opened here and drops the schema / namespace. */
   cleanup(): Promise<void>;
 }
@@ -91,8 +91,8 @@ export async function createStoreFixture<K extends StoreKind>(kind: K, setup: St
     drop = () => fresh.drop();
   }
   const kindSpec = spec as SpecOf<K>;
-  const open = (options?: StoreOptions<K>): StoreOf<K> => {
-    const store = openStore(kindSpec, { ...setup.options, ...options });
+  const open = ({ name = kindSpec.name, options }: Omit<StoreFixtureSetup<K>, "url"> = {}): StoreOf<K> => {
+    const store = openStore({ ...kindSpec, name }, { ...setup.options, ...options });
     opened.push(store);
     return store;
   };

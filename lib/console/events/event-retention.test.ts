@@ -1,8 +1,9 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PostgresLeaseStore, RedisLeaseStore } from "@leasewatch/lease";
+import type { PostgresLeaseStore, RedisLeaseStore } from "@leasewatch/lease";
 import { buildBucketKeys } from "@leasewatch/lease/internal";
-import { freshPgSchema, freshRedisNamespace, TEST_REDIS_URL, writePastEvents } from "@leasewatch/lease/testing";
+import { TEST_DATABASE_URL, writePastEvents } from "@leasewatch/lease/testing";
+import { setUpStoreFixture } from "@/test/support/store-suite";
 import { getOverview } from "@/lib/console/overview/get-overview";
 import { listEvents } from "./list-events";
 import { parseEventsParams, parseOverviewParams } from "@/lib/console/shared/params";
@@ -15,8 +16,8 @@ import { parseEventsParams, parseOverviewParams } from "@/lib/console/shared/par
 const DAY_MS = 86_400_000;
 
 describe("event retention in the console", () => {
-  const f = freshPgSchema();
-  const raw = new pg.Pool({ connectionString: f.connectionString, max: 2 });
+  const fixture = setUpStoreFixture("postgres", { name: "pg-keep" });
+  const raw = new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 2 });
   raw.on("error", () => {});
   let keeper: PostgresLeaseStore;
   let retaining: PostgresLeaseStore;
@@ -24,12 +25,11 @@ describe("event retention in the console", () => {
   const nowMs = Date.now();
 
   beforeAll(async () => {
-    keeper = new PostgresLeaseStore({ name: "pg-keep", connectionString: f.connectionString, schema: f.schema });
-    retaining = new PostgresLeaseStore({ name: "pg-keep", connectionString: f.connectionString, schema: f.schema, eventRetentionDays: 2 });
-    await keeper.migrate();
+    keeper = fixture.store;
+    retaining = fixture.open({ options: { eventRetentionDays: 2 } });
     // Five days of history at 00:30..23:30 UTC, contended across two prefixes, with holds of different lengths.
     await raw.query(
-      `INSERT INTO "${f.schema}".lease_events (at, kind, resource, lease_id, owner, task, fencing_token, hold_ms, detail)
+      `INSERT INTO "${fixture.spec.schema}".lease_events (at, kind, resource, lease_id, owner, task, fencing_token, hold_ms, detail)
        SELECT $1::timestamptz + d * interval '1 day' + h * interval '1 hour' + interval '30 minutes' + k.off * interval '1 second', k.kind,
               (CASE WHEN h % 3 = 0 THEN 'billing:close:' ELSE 'etl:load:' END) || h, md5(d || ':' || h)::uuid, 'w', 't', d * 100 + h,
               CASE WHEN k.kind IN ('released', 'expired') THEN 1000 * (h + 1) END,
@@ -48,10 +48,7 @@ describe("event retention in the console", () => {
   }, 60_000);
 
   afterAll(async () => {
-    await keeper.close();
-    await retaining.close();
     await raw.end();
-    await f.drop();
   });
 
   async function overviews() {
@@ -73,7 +70,7 @@ describe("event retention in the console", () => {
     expect((before["7d"] as { total: { acquired: number } }).total.acquired).toBe(5 * 24 + 4);
     const upkeep = await retaining.maintainPartitions();
     expect(upkeep.dropped).toHaveLength(3);
-    expect(Number((await raw.query(`SELECT count(*) AS n FROM "${f.schema}".lease_events WHERE at < $1`, [new Date(t0 - 2 * DAY_MS)])).rows[0].n)).toBe(0);
+    expect(Number((await raw.query(`SELECT count(*) AS n FROM "${fixture.spec.schema}".lease_events WHERE at < $1`, [new Date(t0 - 2 * DAY_MS)])).rows[0].n)).toBe(0);
     expect(await overviews()).toEqual(before);
   });
 
@@ -94,21 +91,16 @@ describe("event retention in the console", () => {
 });
 
 describe("Redis event retention in the console", () => {
-  const fresh = freshRedisNamespace(TEST_REDIS_URL);
+  const fixture = setUpStoreFixture("redis", { name: "redis-keep", options: { buckets: 1, eventRetentionDays: 2 } });
   let store: RedisLeaseStore;
   const nowMs = Date.now();
 
   beforeAll(async () => {
-    store = new RedisLeaseStore({ name: "redis-keep", url: fresh.url, namespace: fresh.namespace, buckets: 1, eventRetentionDays: 2 });
+    store = fixture.store;
     // Events each hour of the last five days, then the sweep that trims those past two days.
     const hours = Array.from({ length: 5 * 24 }, (_, i) => nowMs - 5 * DAY_MS + i * 3_600_000);
-    await writePastEvents(store.client, buildBucketKeys(fresh.namespace, 0).events, hours);
+    await writePastEvents(store.client, buildBucketKeys(fixture.spec.namespace, 0).events, hours);
     await store.sweep();
-  });
-
-  afterAll(async () => {
-    await store.close();
-    await fresh.drop();
   });
 
   it("says on the events page that the Redis store no longer keeps the window's older events, and only when the window reaches them", async () => {

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { AppSession } from "@/lib/auth/session";
 import { TokenBucketLimiter } from "@/lib/console/shared/rate-limit";
-import { PostgresLeaseStore, RedisLeaseStore } from "@leasewatch/lease";
-import { freshPgSchema, freshRedisNamespace, TEST_REDIS_URL } from "@leasewatch/lease/testing";
+import type { PostgresLeaseStore, RedisLeaseStore } from "@leasewatch/lease";
+import { setUpStoreFixture } from "@/test/support/store-suite";
 import { respondWithRead } from "@/lib/console/shared/api-response";
 import { getEventFacetsFromSearch } from "@/lib/console/facets/facets";
 import { listEventsFromSearch } from "./list-events";
@@ -12,8 +12,8 @@ import { listEventsFromSearch } from "./list-events";
  * says what to use instead, before any store is read; a store that answered in part is named
  * in the view. Real stores, each in its own schema / namespace.
  */
-const pgFresh = freshPgSchema();
-const redisFresh = freshRedisNamespace(TEST_REDIS_URL);
+const pgFixture = setUpStoreFixture("postgres", { name: "pg-a" });
+const redisFixture = setUpStoreFixture("redis", { name: "redis-a", options: { buckets: 4 } });
 let pgStore: PostgresLeaseStore;
 let redisStore: RedisLeaseStore;
 let tinyRedis: RedisLeaseStore;
@@ -22,10 +22,9 @@ const viewer: AppSession = { user: { id: "ann", email: null, name: "ann", roles:
 const limiter = () => new TokenBucketLimiter({ capacity: 100, refillPerSecond: 10 });
 
 beforeAll(async () => {
-  pgStore = new PostgresLeaseStore({ name: "pg-a", connectionString: pgFresh.connectionString, schema: pgFresh.schema });
-  await pgStore.migrate();
-  redisStore = new RedisLeaseStore({ name: "redis-a", url: redisFresh.url, namespace: redisFresh.namespace, buckets: 4 });
-  tinyRedis = new RedisLeaseStore({ name: "redis-tiny", url: redisFresh.url, namespace: redisFresh.namespace, buckets: 4, readKeyBudget: 40 });
+  pgStore = pgFixture.store;
+  redisStore = redisFixture.store;
+  tinyRedis = redisFixture.open({ name: "redis-tiny", options: { readKeyBudget: 40 } });
   for (let i = 0; i < 150; i++) {
     const resource = `tenant_${i % 4}:job:${i}`;
     for (const store of [pgStore, redisStore]) {
@@ -34,11 +33,6 @@ beforeAll(async () => {
     }
   }
 }, 60_000);
-
-afterAll(async () => {
-  await Promise.all([pgStore.close(), redisStore.close(), tinyRedis.close()]);
-  await Promise.all([pgFresh.drop(), redisFresh.drop()]);
-});
 
 describe("refused event filters", () => {
   const refused = new URLSearchParams({ prefix: "tenant_1:", window: "7d" });

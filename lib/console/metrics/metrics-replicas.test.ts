@@ -8,7 +8,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
 import readline from "node:readline";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { getMetricsText, OTHER_GROUP } from "./get-metrics-text";
 import {
   CLOSE_CALL_FRACTION,
@@ -16,12 +16,13 @@ import {
   LEASE_EVENT_KINDS,
   type LeaseEvent,
   type LeaseStore,
-  PostgresLeaseStore,
-  RedisLeaseStore,
+  type PostgresLeaseStore,
+  type RedisLeaseStore,
   resourcePrefix,
   SLACK_BUCKET_COUNT,
 } from "@leasewatch/lease";
-import { freshPgSchema, type FreshPgSchema, freshRedisNamespace, type FreshRedisNamespace, sleep } from "@leasewatch/lease/testing";
+import { sleep } from "@leasewatch/lease/testing";
+import { setUpStoreFixture } from "@/test/support/store-suite";
 
 const ROOT = path.join(__dirname, "..", "..", "..");
 const HOLD = "leasewatch_hold_duration_seconds";
@@ -201,29 +202,16 @@ function startWorkload(stores: readonly LeaseStore[]) {
 describe("metrics across console replicas", () => {
   /** Successful renewals per store by the end of the first test's workload. */
   const workloadRenewals = new Map<string, number>();
-  let schema: FreshPgSchema;
-  let namespace: FreshRedisNamespace;
+  const pgFixture = setUpStoreFixture("postgres", { name: "pg-r" });
+  const redisFixture = setUpStoreFixture("redis", { name: "redis-r" });
   let pg: PostgresLeaseStore;
   let redis: RedisLeaseStore;
   let storesJson: string;
 
-  beforeAll(async () => {
-    schema = freshPgSchema();
-    namespace = freshRedisNamespace();
-    pg = new PostgresLeaseStore({ name: "pg-r", connectionString: schema.connectionString, schema: schema.schema });
-    await pg.migrate();
-    redis = new RedisLeaseStore({ name: "redis-r", url: namespace.url, namespace: namespace.namespace });
-    storesJson = JSON.stringify([
-      { name: "pg-r", kind: "postgres", url: schema.connectionString, schema: schema.schema },
-      { name: "redis-r", kind: "redis", url: namespace.url, namespace: namespace.namespace },
-    ]);
-  });
-
-  afterAll(async () => {
-    await pg?.close();
-    await redis?.close();
-    await schema?.drop();
-    await namespace?.drop();
+  beforeAll(() => {
+    pg = pgFixture.store;
+    redis = redisFixture.store;
+    storesJson = JSON.stringify([pgFixture.spec, redisFixture.spec]);
   });
 
   it("two replicas scraped at once report identical counters that match the stores' events, and a restart resets nothing", async () => {

@@ -3,8 +3,8 @@
  * The console clock (`nowMs`) is pinned so "closed" is decided without waiting.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { RedisLeaseStore, type StatsBucket } from "@leasewatch/lease";
-import { freshRedisNamespace, type FreshRedisNamespace } from "@leasewatch/lease/testing";
+import type { RedisLeaseStore, StatsBucket } from "@leasewatch/lease";
+import { createStoreFixture, type StoreFixture } from "@/test/support/stores";
 import { createClosedBucketCache } from "./closed-buckets";
 
 const MINUTE = 60_000;
@@ -20,17 +20,16 @@ const windowAround = (now: number) => ({
 });
 const acquiredIn = (buckets: StatsBucket[]) => buckets.reduce((n, b) => n + b.counts.acquired, 0);
 
-let ns: FreshRedisNamespace;
+let fixture: StoreFixture<"redis">;
 let store: RedisLeaseStore;
 
-beforeEach(() => {
-  ns = freshRedisNamespace();
-  store = new RedisLeaseStore({ name: "redis-cb", url: ns.url, namespace: ns.namespace });
+beforeEach(async () => {
+  fixture = await createStoreFixture("redis", { name: "redis-cb" });
+  store = fixture.store;
 });
 
 afterEach(async () => {
-  await store.close();
-  await ns.drop();
+  await fixture.cleanup();
 });
 
 async function acquireSome(n: number, tag: string): Promise<void> {
@@ -68,7 +67,7 @@ describe("createClosedBucketCache", () => {
     // Remembered: the store is not asked again for closed buckets.
     expect(acquiredIn(await cache.readStats(store, query, later))).toBe(2);
     // Another store object (same name, same data) has its own memory.
-    const twin = new RedisLeaseStore({ name: "redis-cb", url: ns.url, namespace: ns.namespace });
+    const twin = fixture.open();
     try {
       expect(acquiredIn(await cache.readStats(twin, query, later))).toBe(5);
     } finally {

@@ -1,8 +1,9 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type LeaseStore, PostgresLeaseStore, RedisLeaseStore } from "@leasewatch/lease";
+import type { LeaseStore, PostgresLeaseStore, RedisLeaseStore } from "@leasewatch/lease";
 import { buildBucketKeys } from "@leasewatch/lease/internal";
-import { freshPgSchema, freshRedisNamespace, TEST_REDIS_URL, writePastEvents } from "@leasewatch/lease/testing";
+import { TEST_DATABASE_URL, writePastEvents } from "@leasewatch/lease/testing";
+import { setUpStoreFixture } from "@/test/support/store-suite";
 import { getOverview, overviewReadKey, readTotalsOnly } from "./get-overview";
 import { parseOverviewParams } from "@/lib/console/shared/params";
 
@@ -36,18 +37,17 @@ function expectWholeDays(view: Awaited<ReturnType<typeof readCustom>>) {
 }
 
 describe("overview of a custom range past 7 days on Postgres", () => {
-  const f = freshPgSchema();
-  const raw = new pg.Pool({ connectionString: f.connectionString, max: 2 });
+  const fixture = setUpStoreFixture("postgres", { name: "pg-days" });
+  const raw = new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 2 });
   raw.on("error", () => {});
   let store: PostgresLeaseStore;
 
   beforeAll(async () => {
-    store = new PostgresLeaseStore({ name: "pg-days", connectionString: f.connectionString, schema: f.schema });
-    await store.migrate();
+    store = fixture.store;
     // Thirty days of history, an acquire, a failed acquire and an end every 45 minutes (so the
     // asked edges fall between events), on two prefixes; then the store's own rollup refresh.
     await raw.query(
-      `INSERT INTO "${f.schema}".lease_events (at, kind, resource, lease_id, owner, task, fencing_token, hold_ms)
+      `INSERT INTO "${fixture.spec.schema}".lease_events (at, kind, resource, lease_id, owner, task, fencing_token, hold_ms)
        SELECT $1::timestamptz + i * interval '45 minutes' + k.off * interval '1 second', k.kind,
               (CASE WHEN i % 3 = 0 THEN 'billing:close:' ELSE 'etl:load:' END) || (i % 7), md5(i::text)::uuid, 'w', 't', i,
               CASE WHEN k.kind IN ('released', 'expired') THEN 1000 * (i % 50 + 1) END
@@ -60,14 +60,12 @@ describe("overview of a custom range past 7 days on Postgres", () => {
   }, 60_000);
 
   afterAll(async () => {
-    await store.close();
     await raw.end();
-    await f.drop();
   });
 
   async function countEvents(fromMs: number, toMs: number, where = "true"): Promise<Record<string, number>> {
     const { rows } = await raw.query<{ kind: string; n: string }>(
-      `SELECT kind, count(*) AS n FROM "${f.schema}".lease_events WHERE at >= $1 AND at < $2 AND ${where} GROUP BY kind`,
+      `SELECT kind, count(*) AS n FROM "${fixture.spec.schema}".lease_events WHERE at >= $1 AND at < $2 AND ${where} GROUP BY kind`,
       [new Date(fromMs), new Date(toMs)],
     );
     return Object.fromEntries(rows.map((r) => [r.kind, Number(r.n)]));
@@ -135,23 +133,18 @@ describe("reading a window only summed", () => {
 });
 
 describe("overview of a custom range past 7 days on Redis", () => {
-  const fresh = freshRedisNamespace(TEST_REDIS_URL);
+  const fixture = setUpStoreFixture("redis", { name: "redis-days", options: { buckets: 1 } });
   let store: RedisLeaseStore;
   // An acquire and a release every 45 minutes over thirty days, as real events of the store.
   const instants = Array.from({ length: 30 * 32 }, (_, i) => today - 30 * DAY_MS + i * 45 * 60_000);
 
   beforeAll(async () => {
-    store = new RedisLeaseStore({ name: "redis-days", url: fresh.url, namespace: fresh.namespace, buckets: 1 });
-    await writePastEvents(store.client, buildBucketKeys(fresh.namespace, 0).events, instants);
+    store = fixture.store;
+    await writePastEvents(store.client, buildBucketKeys(fixture.spec.namespace, 0).events, instants);
     // The store's projector derives the hour counters from the stream; closed days become day hashes.
     while (!(await store.project()).isCaughtUp);
     for (let calls = 0; calls < 20 && (await store.compactDayStats()).pending > 0; calls++);
   }, 60_000);
-
-  afterAll(async () => {
-    await store.close();
-    await fresh.drop();
-  });
 
   it("counts exactly the events of the whole UTC days the range touches", async () => {
     const view = await readCustom(store);
