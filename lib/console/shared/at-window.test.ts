@@ -5,8 +5,9 @@
  * list must be exactly what the store's own events of the window say.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type LeaseStore, PostgresLeaseStore, RedisLeaseStore } from "@leasewatch/lease";
-import { freshPgSchema, type FreshPgSchema, freshRedisNamespace, type FreshRedisNamespace, sleep } from "@leasewatch/lease/testing";
+import type { LeaseStore } from "@leasewatch/lease";
+import { sleep } from "@leasewatch/lease/testing";
+import { createStoreFixture, type StoreFixture } from "@/test/support/stores";
 import { getEventFacetsFromSearch } from "@/lib/console/facets/facets";
 import { getOverviewFromSearch } from "@/lib/console/overview/get-overview";
 import { listEventsFromSearch } from "@/lib/console/events/list-events";
@@ -35,22 +36,16 @@ async function writePhase(store: LeaseStore, tag: string): Promise<void> {
   await store.sweep();
 }
 
-let redisNs: FreshRedisNamespace;
-let pgSchema: FreshPgSchema;
+let fixtures: StoreFixture[] = [];
 let stores: LeaseStore[] = [];
 
 beforeEach(async () => {
-  redisNs = freshRedisNamespace();
-  pgSchema = freshPgSchema();
-  const pg = new PostgresLeaseStore({ name: "pg-t", connectionString: pgSchema.connectionString, schema: pgSchema.schema });
-  await pg.migrate();
-  stores = [pg, new RedisLeaseStore({ name: "redis-t", url: redisNs.url, namespace: redisNs.namespace })];
+  fixtures = [await createStoreFixture("postgres", { name: "pg-t" }), await createStoreFixture("redis", { name: "redis-t" })];
+  stores = fixtures.map((f) => f.store);
 });
 
 afterEach(async () => {
-  await Promise.all(stores.map((s) => s.close()));
-  await redisNs.drop();
-  await pgSchema.drop();
+  await Promise.all(fixtures.map((f) => f.cleanup()));
 });
 
 describe.each(["pg-t", "redis-t"])("at= on %s", (name) => {

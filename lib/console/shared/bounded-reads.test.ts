@@ -1,8 +1,9 @@
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
-import { LeaseError, PostgresLeaseStore, ReadAbortedError } from "@leasewatch/lease";
+import { LeaseError, ReadAbortedError } from "@leasewatch/lease";
 import { readBounded } from "@leasewatch/lease/internal";
-import { freshPgSchema, sleep, TEST_DATABASE_URL } from "@leasewatch/lease/testing";
+import { sleep, TEST_DATABASE_URL } from "@leasewatch/lease/testing";
+import { createStoreFixture, type StoreFixture } from "@/test/support/stores";
 import { fanOutStores } from "@/lib/console/shared/fan-out";
 
 /**
@@ -13,27 +14,17 @@ import { fanOutStores } from "@/lib/console/shared/fan-out";
 describe("bounded Postgres reads", () => {
   const raw = new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 4 });
   raw.on("error", () => {});
-  const opened: Array<{ store: PostgresLeaseStore; drop: () => Promise<unknown> }> = [];
+  const opened: StoreFixture<"postgres">[] = [];
   afterAll(async () => {
-    for (const f of opened) {
-      await f.store.close();
-      await f.drop();
-    }
+    for (const f of opened) await f.cleanup();
     await raw.end();
   });
 
   async function open(statementTimeoutMs?: number) {
-    const fresh = freshPgSchema();
-    const store = new PostgresLeaseStore({
-      name: "pg-bounded",
-      connectionString: fresh.connectionString,
-      schema: fresh.schema,
-      ...(statementTimeoutMs !== undefined ? { statementTimeoutMs } : {}),
-    });
-    await store.migrate();
-    opened.push({ store, drop: fresh.drop });
-    await store.acquire({ resource: "jobs:a", owner: "w1", task: "t1", ttlMs: 60_000 });
-    return { store, schema: fresh.schema };
+    const fixture = await createStoreFixture("postgres", { name: "pg-bounded", options: statementTimeoutMs !== undefined ? { statementTimeoutMs } : {} });
+    opened.push(fixture);
+    await fixture.store.acquire({ resource: "jobs:a", owner: "w1", task: "t1", ttlMs: 60_000 });
+    return { store: fixture.store, schema: fixture.spec.schema };
   }
 
   /** Holds an exclusive lock on the schema's event table until the returned function is called. */

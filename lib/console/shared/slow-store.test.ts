@@ -1,7 +1,8 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type LeaseStore, PostgresLeaseStore, RedisLeaseStore } from "@leasewatch/lease";
-import { freshPgSchema, freshRedisNamespace, sleep, TEST_DATABASE_URL } from "@leasewatch/lease/testing";
+import type { LeaseStore } from "@leasewatch/lease";
+import { sleep, TEST_DATABASE_URL } from "@leasewatch/lease/testing";
+import { createStoreFixture, type StoreFixture } from "@/test/support/stores";
 import { getOverview } from "@/lib/console/overview/get-overview";
 import { listEvents } from "@/lib/console/events/list-events";
 import { parseEventsParams, parseOverviewParams } from "./params";
@@ -18,36 +19,27 @@ const TIMEOUT_MS = 2_500;
 describe("a slow store among eight", () => {
   const raw = new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 3 });
   raw.on("error", () => {});
+  const fixtures: StoreFixture[] = [];
   const stores: LeaseStore[] = [];
-  const drops: Array<() => Promise<unknown>> = [];
   let slowSchema = "";
 
   beforeAll(async () => {
     for (let i = 0; i < 4; i++) {
-      const fresh = freshPgSchema();
-      const store = new PostgresLeaseStore({
+      const fixture = await createStoreFixture("postgres", {
         name: `pg-${i}`,
-        connectionString: fresh.connectionString,
-        schema: fresh.schema,
         // Longer than the console's timeout: the console's own deadline must be what stops the slow read.
-        statementTimeoutMs: 30_000,
+        options: { statementTimeoutMs: 30_000 },
       });
-      await store.migrate();
-      stores.push(store);
-      drops.push(fresh.drop);
-      if (i === 0) slowSchema = fresh.schema;
+      fixtures.push(fixture);
+      if (i === 0) slowSchema = fixture.spec.schema;
     }
-    for (let i = 0; i < 4; i++) {
-      const fresh = freshRedisNamespace();
-      stores.push(new RedisLeaseStore({ name: `redis-${i}`, url: fresh.url, namespace: fresh.namespace }));
-      drops.push(fresh.drop);
-    }
+    for (let i = 0; i < 4; i++) fixtures.push(await createStoreFixture("redis", { name: `redis-${i}` }));
+    stores.push(...fixtures.map((f) => f.store));
     for (const store of stores) await store.acquire({ resource: `jobs:${store.name}`, owner: "w1", task: "t1", ttlMs: 60_000 });
   }, 60_000);
 
   afterAll(async () => {
-    for (const store of stores) await store.close();
-    for (const drop of drops) await drop();
+    for (const f of fixtures) await f.cleanup();
     await raw.end();
   });
 

@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type LeaseStore, PostgresLeaseStore, RedisLeaseStore } from "@leasewatch/lease";
-import { createRandom, freshPgSchema, freshRedisNamespace } from "@leasewatch/lease/testing";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { LeaseStore } from "@leasewatch/lease";
+import { createRandom } from "@leasewatch/lease/testing";
+import { setUpStoreFixture } from "@/test/support/store-suite";
 import { generateViewerRequests, STACK_TRACE } from "@/lib/console/testing/viewer-requests";
 
 /**
@@ -14,17 +15,12 @@ const SEED = Number(process.env.FUZZ_SEED ?? 20261126);
 const REQUESTS = 500;
 
 describe("viewer request fuzz", () => {
+  const pgFixture = setUpStoreFixture("postgres", { name: "pg-fuzz" });
+  const redisFixture = setUpStoreFixture("redis", { name: "redis-fuzz" });
   const stores: LeaseStore[] = [];
-  const drops: Array<() => Promise<unknown>> = [];
 
   beforeAll(async () => {
-    const pgFresh = freshPgSchema();
-    const pgStore = new PostgresLeaseStore({ name: "pg-fuzz", connectionString: pgFresh.connectionString, schema: pgFresh.schema });
-    await pgStore.migrate();
-    const redisFresh = freshRedisNamespace();
-    const redisStore = new RedisLeaseStore({ name: "redis-fuzz", url: redisFresh.url, namespace: redisFresh.namespace });
-    stores.push(pgStore, redisStore);
-    drops.push(pgFresh.drop, redisFresh.drop);
+    stores.push(pgFixture.store, redisFixture.store);
     for (const store of stores) {
       for (let i = 0; i < 30; i++) {
         const got = await store.acquire({ resource: `jobs:${i % 7}:${i}`, owner: `w${i % 3}`, task: `t${i % 4}`, ttlMs: 60_000 });
@@ -32,11 +28,6 @@ describe("viewer request fuzz", () => {
       }
     }
   }, 60_000);
-
-  afterAll(async () => {
-    for (const store of stores) await store.close();
-    for (const drop of drops) await drop();
-  });
 
   it(`${REQUESTS} requests (seed ${SEED}): never a 5xx, never a stack trace`, async () => {
     const random = createRandom(SEED);
