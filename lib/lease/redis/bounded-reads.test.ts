@@ -2,10 +2,11 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ReadAbortedError } from "../errors";
 import { startRedis, stopAllServers, type ThrowawayServer } from "@/test/support/servers";
-import { freshRedisNamespace, TEST_REDIS_URL } from "../testing/isolation";
+import { setUpStoreFixture } from "@/test/support/store-suite";
+import { createStoreFixture, type StoreFixture } from "@/test/support/stores";
 import type { EventQuery, LeaseEvent } from "../types";
 import { findUnservableRedisEventFilter } from "./event-filters";
-import { RedisLeaseStore } from "./store";
+import type { RedisLeaseStore } from "./store";
 
 /**
  * Bounded Redis reads, on the shared Redis in a namespace of their own: the indexes the
@@ -14,8 +15,8 @@ import { RedisLeaseStore } from "./store";
  * issuing commands.
  */
 
-const fresh = freshRedisNamespace(TEST_REDIS_URL);
 const BUCKETS = 4;
+const fixture = setUpStoreFixture("redis", { name: "redis-bounded", options: { buckets: BUCKETS } });
 let store: RedisLeaseStore;
 const from = new Date(Date.now() - 3_600_000);
 
@@ -36,7 +37,7 @@ async function readAll(query: EventQuery, target = store): Promise<LeaseEvent[]>
 }
 
 beforeAll(async () => {
-  store = new RedisLeaseStore({ name: "redis-bounded", url: fresh.url, namespace: fresh.namespace, buckets: BUCKETS });
+  store = fixture.store;
   // 600 grants over 60 resources, each released or refused once by someone else: every kind of
   // filter has several matches spread over the buckets.
   for (let round = 0; round < 10; round++) {
@@ -56,11 +57,6 @@ beforeAll(async () => {
   }
   await store.project();
 }, 120_000);
-
-afterAll(async () => {
-  await store.close();
-  await fresh.drop();
-});
 
 describe("Redis event filters served by indexes", () => {
   it("owner, task, lease id, token, kind and resource filters return what a full read of the streams returns", async () => {
@@ -93,7 +89,7 @@ describe("Redis event filters served by indexes", () => {
 
 describe("Redis read key budget", () => {
   it("a read that runs out of its budget answers the first matches only, marked partial, with no next page", async () => {
-    const small = new RedisLeaseStore({ name: "redis-small", url: fresh.url, namespace: fresh.namespace, buckets: BUCKETS, readKeyBudget: 300 });
+    const small = fixture.open({ name: "redis-small", options: { readKeyBudget: 300 } });
     try {
       const full = await readAll({ prefix: "tenant_5:", from });
       const page = await small.events({ prefix: "tenant_5:", from, limit: 200 });
@@ -124,12 +120,14 @@ describe("Redis read key budget", () => {
 describe("Redis read round trips (on a server of its own)", () => {
   // A redis-server of its own, so INFO commandstats counts this read's commands and nobody else's.
   let server: ThrowawayServer;
+  let ownFixture: StoreFixture<"redis">;
   let own: RedisLeaseStore;
   let admin: Redis;
 
   beforeAll(async () => {
     server = await startRedis();
-    own = new RedisLeaseStore({ name: "redis-cancel", url: server.url, namespace: freshRedisNamespace(server.url).namespace, buckets: BUCKETS });
+    ownFixture = await createStoreFixture("redis", { url: server.url, name: "redis-cancel", options: { buckets: BUCKETS } });
+    own = ownFixture.store;
     admin = new Redis(server.url);
     for (let round = 0; round < 15; round++) {
       await Promise.all(
@@ -143,7 +141,7 @@ describe("Redis read round trips (on a server of its own)", () => {
 
   afterAll(async () => {
     admin.disconnect();
-    await own.close();
+    await ownFixture.cleanup();
     await stopAllServers();
   });
 

@@ -2,6 +2,8 @@ import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
 import { writeRedisLeases } from "@/scripts/seed/redis-seed";
 import { startRedis, stopAllServers, type ThrowawayServer } from "@/test/support/servers";
+import { setUpStoreFixture } from "@/test/support/store-suite";
+import { createStoreFixture, type StoreFixture } from "@/test/support/stores";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { freshRedisNamespace, sleep, TEST_REDIS_URL } from "../testing/isolation";
 import type { Lease, LeaseSort, ListQuery } from "../types";
@@ -67,13 +69,13 @@ async function mustAcquire(store: RedisLeaseStore, resource: string, owner: stri
 }
 
 describe("Redis owner / task lists from the live-lease index", () => {
-  const fresh = freshRedisNamespace(TEST_REDIS_URL);
+  const fixture = setUpStoreFixture("redis", { name: "redis-live", options: { buckets: BUCKETS } });
   let store: RedisLeaseStore;
   let admin: Redis;
 
   beforeAll(async () => {
-    store = new RedisLeaseStore({ name: "redis-live", url: fresh.url, namespace: fresh.namespace, buckets: BUCKETS });
-    admin = new Redis(fresh.url);
+    store = fixture.store;
+    admin = new Redis(fixture.spec.url);
     const owners = (i: number) => (i % 50 === 7 ? "rare" : i % 2 === 0 ? "busy" : `w-${i % 5}`);
     const held: Lease[] = [];
     for (let i = 0; i < 200; i += 20) {
@@ -95,10 +97,8 @@ describe("Redis owner / task lists from the live-lease index", () => {
     await Promise.all(ended.slice(0, 5).map((l) => store.forceRelease({ resource: l.resource, leaseId: l.leaseId, actor: "ops", reason: "test" })));
   }, 60_000);
 
-  afterAll(async () => {
+  afterAll(() => {
     admin.disconnect();
-    await store.close();
-    await fresh.drop();
   });
 
   const FILTERS: Array<[string, ListQuery, (l: Lease) => boolean]> = [
@@ -124,44 +124,46 @@ describe("Redis owner / task lists from the live-lease index", () => {
       }
     }
     // The zsets hold exactly the live leases (no entry left behind by an end or a takeover).
-    const snapshot = await liveIndexSnapshot(admin, fresh.namespace);
+    const snapshot = await liveIndexSnapshot(admin, fixture.spec.namespace);
     const indexed = Object.entries(snapshot).flatMap(([key, members]) => members.filter((_, i) => i % 2 === 0).map((m) => `${key.replace(/^.*\}:/, "")}|${m}`));
     const expected = all.flatMap((l) => [`lo:${l.owner}|${l.resource}`, `lt:${l.task}|${l.resource}`]);
     expect(indexed.sort()).toEqual(expected.sort());
   });
 
   it("backfills the zsets of a namespace whose leases were acquired before they existed", async () => {
-    const before = await liveIndexSnapshot(admin, fresh.namespace);
+    const before = await liveIndexSnapshot(admin, fixture.spec.namespace);
     expect(Object.keys(before).length).toBeGreaterThan(5);
     // An older namespace: no live zsets and no marker.
     for (const key of Object.keys(before)) await admin.del(key);
-    for (let b = 0; b < BUCKETS; b++) await admin.hdel(buildBucketKeys(fresh.namespace, b).proj, "live");
+    for (let b = 0; b < BUCKETS; b++) await admin.hdel(buildBucketKeys(fixture.spec.namespace, b).proj, "live");
     // A second store (process) on the namespace, as after an upgrade: its projector builds them.
-    const upgraded = new RedisLeaseStore({ name: "redis-live", url: fresh.url, namespace: fresh.namespace, buckets: BUCKETS });
+    const upgraded = fixture.open();
     try {
-      const replies = await Promise.all(Array.from({ length: BUCKETS }, (_, b) => admin.hget(buildBucketKeys(fresh.namespace, b).proj, "live")));
+      const replies = await Promise.all(Array.from({ length: BUCKETS }, (_, b) => admin.hget(buildBucketKeys(fixture.spec.namespace, b).proj, "live")));
       expect(replies.every((r) => r === null)).toBe(true);
       await upgraded.project();
-      const live = await Promise.all(Array.from({ length: BUCKETS }, (_, b) => admin.hget(buildBucketKeys(fresh.namespace, b).proj, "live")));
+      const live = await Promise.all(Array.from({ length: BUCKETS }, (_, b) => admin.hget(buildBucketKeys(fixture.spec.namespace, b).proj, "live")));
       expect(live).toEqual(Array.from({ length: BUCKETS }, () => LIVE_INDEX_DONE));
     } finally {
       await upgraded.close();
     }
-    expect(await liveIndexSnapshot(admin, fresh.namespace)).toEqual(before);
+    expect(await liveIndexSnapshot(admin, fixture.spec.namespace)).toEqual(before);
   });
 });
 
 describe("Redis owner list round trips (on a server of its own)", () => {
   // A redis-server of its own, so MONITOR sees this read's commands and nobody else's traffic.
   let server: ThrowawayServer;
+  let ownFixture: StoreFixture<"redis">;
   let own: RedisLeaseStore;
   let admin: Redis;
   let namespace: string;
 
   beforeAll(async () => {
     server = await startRedis();
-    namespace = freshRedisNamespace(server.url).namespace;
-    own = new RedisLeaseStore({ name: "redis-live-own", url: server.url, namespace, buckets: BUCKETS });
+    ownFixture = await createStoreFixture("redis", { url: server.url, name: "redis-live-own", options: { buckets: BUCKETS } });
+    own = ownFixture.store;
+    namespace = ownFixture.spec.namespace;
     admin = new Redis(server.url);
     // 400 live leases, 5 of them the rare owner's; 100 more acquired and released.
     await Promise.all(Array.from({ length: 500 }, (_, i) => mustAcquire(own, `jobs:${i}`, i % 100 === 7 ? "rare" : "busy", `t-${i % 3}`)))
@@ -170,7 +172,7 @@ describe("Redis owner list round trips (on a server of its own)", () => {
 
   afterAll(async () => {
     admin.disconnect();
-    await own.close();
+    await ownFixture.cleanup();
     await stopAllServers();
   });
 
