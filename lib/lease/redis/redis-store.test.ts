@@ -3,7 +3,8 @@ import { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
 import { LeaseError } from "../errors";
 import { holdBucketIndex } from "../histogram";
-import { freshRedisNamespace, sleep, TEST_REDIS_URL, untilDayHasLeft, type FreshRedisNamespace } from "../testing/isolation";
+import { createStoreFixture, type StoreFixture, type StoreOptions } from "@/test/support/stores";
+import { freshRedisNamespace, sleep, TEST_REDIS_URL, untilDayHasLeft } from "../testing/isolation";
 import { compareFencingTokens } from "../validation";
 import { compareBytes } from "./codec";
 import { bucketOf, buildBucketKeys, buildStatsKey } from "./keys";
@@ -14,19 +15,17 @@ import { RedisLeaseStore, type TRedisLeaseStoreOptions } from "./store";
 /** Redis-specific behaviour on the shared Redis, each test in its own namespace. */
 
 const DAY_MS = 86_400_000;
-const opened: Array<{ store: RedisLeaseStore; fresh: FreshRedisNamespace }> = [];
+const opened: StoreFixture<"redis">[] = [];
 
-function openStore(options: Partial<TRedisLeaseStoreOptions> = {}, fresh = freshRedisNamespace(TEST_REDIS_URL)) {
-  const store = new RedisLeaseStore({ name: "redis-test", url: fresh.url, namespace: fresh.namespace, ...options });
-  opened.push({ store, fresh });
-  return { store, fresh };
+/** A store in a namespace of its own; `fixture.open()` gives another on the same namespace. */
+async function openStore(options: StoreOptions<"redis"> = {}) {
+  const fixture = await createStoreFixture("redis", { options });
+  opened.push(fixture);
+  return { store: fixture.store, spec: fixture.spec, fixture };
 }
 
 afterEach(async () => {
-  for (const { store, fresh } of opened.splice(0)) {
-    await store.close();
-    await fresh.drop();
-  }
+  for (const fixture of opened.splice(0)) await fixture.cleanup();
 });
 
 async function scanKeys(client: Redis, namespace: string): Promise<string[]> {
@@ -83,9 +82,8 @@ describe("RedisLeaseStore options", () => {
 
 describe("RedisLeaseStore namespace", () => {
   it("refuses a store whose buckets differ from the namespace's, before it writes anything", async () => {
-    const fresh = freshRedisNamespace(TEST_REDIS_URL);
-    const { store } = openStore({ buckets: 16 }, fresh);
-    const { store: other } = openStore({ buckets: 8 }, fresh);
+    const { store, fixture } = await openStore({ buckets: 16 });
+    const other = fixture.open({ options: { buckets: 8 } });
     // Resources whose bucket differs between 16 and 8 buckets: their locks would be two keys.
     const resources = Array.from({ length: 40 }, (_, i) => `split:${i}`).filter((r) => bucketOf(r, 16) !== bucketOf(r, 8));
     expect(resources.length).toBeGreaterThan(0);
@@ -106,14 +104,14 @@ describe("RedisLeaseStore namespace", () => {
     expect((await store.events({ kinds: ["contended"] })).items).toEqual([]);
     for (const r of resources) expect((await store.get(r))?.owner).toBe("owner-a");
     // The same bucket count is welcome.
-    const { store: same } = openStore({ buckets: 16 }, fresh);
+    const same = fixture.open();
     expect((await same.acquire({ resource: resources[0]!, owner: "c", task: "t", ttlMs: 1_000 })).acquired).toBe(false);
   });
 });
 
 describe("RedisLeaseStore keys", () => {
   it("puts every key of a resource under the hash tag of its bucket", async () => {
-    const { store, fresh } = openStore({ buckets: 8 });
+    const { store, spec } = await openStore({ buckets: 8 });
     const resources = Array.from({ length: 12 }, (_, i) => `tenant_${i % 3}:job:${i}`);
     for (const [i, r] of resources.entries()) {
       const lease = await mustAcquire(store, r, i % 2 === 0 ? 150 : 60_000);
@@ -125,16 +123,16 @@ describe("RedisLeaseStore keys", () => {
     await store.sweep();
     await store.reportLost({ resource: resources[1]!, leaseId: randomUUID(), owner: "o", task: "t", fencingToken: "1", reason: "expired" });
 
-    const keys = await scanKeys(store.client as Redis, fresh.namespace);
+    const keys = await scanKeys(store.client as Redis, spec.namespace);
     expect(keys.length).toBeGreaterThan(0);
     // A lease id's note: note:<lease id (a UUID)>:<resource>.
     const perResource = /^(lock|lease|note:[0-9a-f-]{36}|fence|evids):(.+)$/;
     const perBucket = /^(idx|acq|names|events|events:(expired|lost|renew_failed|force_released|fencing_rejected|contended)|stats:[mhd]:\d+|slack:\d+|totals|groups|proj|holds:(open|classes|c\d+)|id[ot]:.+|l[ot]:.+|grants:\d+|buckets)$/;
     const kinds = new Set<string>();
     // The one key outside the buckets: the namespace's bucket count.
-    expect(keys).toContain(`${fresh.namespace}:buckets`);
-    for (const key of keys.filter((k) => k !== `${fresh.namespace}:buckets`)) {
-      const match = new RegExp(`^${fresh.namespace}:\\{b(\\d+)\\}:(.+)$`).exec(key);
+    expect(keys).toContain(`${spec.namespace}:buckets`);
+    for (const key of keys.filter((k) => k !== `${spec.namespace}:buckets`)) {
+      const match = new RegExp(`^${spec.namespace}:\\{b(\\d+)\\}:(.+)$`).exec(key);
       expect(match, key).not.toBeNull();
       const bucket = Number(match![1]);
       expect(bucket).toBeLessThan(8);
@@ -156,7 +154,7 @@ describe("RedisLeaseStore keys", () => {
 
 describe("RedisLeaseStore fencing", () => {
   it("issues higher tokens after every key of the namespace is gone (as after FLUSHALL)", async () => {
-    const { store, fresh } = openStore();
+    const { store, spec } = await openStore();
     const r = "tenant_1:ledger";
     let highest = "0";
     for (let i = 0; i < 3; i++) {
@@ -165,9 +163,9 @@ describe("RedisLeaseStore fencing", () => {
       highest = lease.fencingToken;
       await store.release({ resource: r, leaseId: lease.leaseId });
     }
-    const keys = await scanKeys(store.client as Redis, fresh.namespace);
+    const keys = await scanKeys(store.client as Redis, spec.namespace);
     await store.client.unlink(...keys);
-    expect(await scanKeys(store.client as Redis, fresh.namespace)).toEqual([]);
+    expect(await scanKeys(store.client as Redis, spec.namespace)).toEqual([]);
     expect(await store.get(r)).toBeNull();
 
     const after = await mustAcquire(store, r);
@@ -178,7 +176,7 @@ describe("RedisLeaseStore fencing", () => {
 
 describe("RedisLeaseStore expiry", () => {
   it("lists and gets a lapsed lease until it is recorded, and a late release records it exactly once", async () => {
-    const { store } = openStore();
+    const { store } = await openStore();
     const lease = await mustAcquire(store, "t:lapse", 150);
     await sleep(400);
     const got = await store.get("t:lapse");
@@ -198,8 +196,8 @@ describe("RedisLeaseStore expiry", () => {
   });
 
   it("an acquire over a lapsed, renewed lease records its expiry once, indexes the new lease alone and starts its record afresh", async () => {
-    const { store, fresh } = openStore({ buckets: 1 });
-    const idx = `${fresh.namespace}:{b0}:idx`;
+    const { store, spec } = await openStore({ buckets: 1 });
+    const idx = `${spec.namespace}:{b0}:idx`;
     const old = await mustAcquire(store, "t:over", 150);
     await store.renew({ resource: "t:over", leaseId: old.leaseId, ttlMs: 150 });
     await sleep(400);
@@ -229,7 +227,7 @@ describe("RedisLeaseStore expiry", () => {
   });
 
   it("refuses a renew of its own lapsed lease as expired, and as not_owner once someone else holds it", async () => {
-    const { store } = openStore();
+    const { store } = await openStore();
     const lease = await mustAcquire(store, "t:renew", 150);
     await sleep(400);
     expect(await store.renew({ resource: "t:renew", leaseId: lease.leaseId, ttlMs: 1_000 })).toEqual({ renewed: false, reason: "expired" });
@@ -252,7 +250,7 @@ describe("RedisLeaseStore expiry", () => {
   });
 
   it("buckets hold durations in Lua exactly like holdBucketIndex, bounds inclusive", async () => {
-    const { store } = openStore({ buckets: 2 });
+    const { store } = await openStore({ buckets: 2 });
     // An expired lease is held for exactly its ttl: 1000 sits on a bound, 150 between bounds.
     await mustAcquire(store, "h:1000", 1_000);
     await mustAcquire(store, "h:150", 150);
@@ -272,7 +270,7 @@ describe("RedisLeaseStore expiry", () => {
 
 describe("RedisLeaseStore lifetime counts", () => {
   it("conserve acquired = released + expired + force_released + held after the streams are trimmed and the stats expire", async () => {
-    const { store, fresh } = openStore({ buckets: 4 });
+    const { store, spec } = await openStore({ buckets: 4 });
     for (let i = 0; i < 6; i++) {
       const lease = await mustAcquire(store, `life:released:${i}`);
       await store.release({ resource: `life:released:${i}`, leaseId: lease.leaseId });
@@ -293,7 +291,7 @@ describe("RedisLeaseStore lifetime counts", () => {
     expect(await store.lifetimeCounts()).toEqual(expected);
 
     // Retention does its work: every stream trimmed to nothing, every stats hash and history list gone.
-    const keys = await scanKeys(store.client as Redis, fresh.namespace);
+    const keys = await scanKeys(store.client as Redis, spec.namespace);
     const streams = keys.filter((k) => /:events(:[a-z_]+)?$/.test(k));
     expect(streams.length).toBeGreaterThan(0);
     for (const stream of streams) await store.client.xtrim(stream, "MAXLEN", 0);
@@ -313,7 +311,7 @@ describe("RedisLeaseStore lifetime counts", () => {
 
 describe("RedisLeaseStore events", () => {
   it("caps the bucket streams approximately at eventsMaxLen and still pages the newest first", async () => {
-    const { store, fresh } = openStore({ buckets: 1, eventsMaxLen: 100 });
+    const { store, spec } = await openStore({ buckets: 1, eventsMaxLen: 100 });
     const holder = await mustAcquire(store, "hot:1");
     const total = 800;
     for (let i = 0; i < total; i += 100) {
@@ -322,13 +320,13 @@ describe("RedisLeaseStore events", () => {
       await store.project();
     }
     await store.acquire({ resource: "hot:1", owner: "w-last", task: "t", ttlMs: 1_000 });
-    const length = await store.client.xlen(`${fresh.namespace}:{b0}:events`);
+    const length = await store.client.xlen(`${spec.namespace}:{b0}:events`);
     // The trim removes whole stream nodes (at most 100 entries each by default), so a little more than the cap may remain.
     expect(length).toBeGreaterThanOrEqual(100);
     expect(length).toBeLessThanOrEqual(300);
     // The resource's history (a read model) keeps eventsMaxLen ids too.
     await store.project();
-    expect(await store.client.llen(`${fresh.namespace}:{b0}:evids:hot:1`)).toBe(100);
+    expect(await store.client.llen(`${spec.namespace}:{b0}:evids:hot:1`)).toBe(100);
 
     const newest = await store.events({ limit: 5 });
     expect(newest.items).toHaveLength(5);
@@ -345,7 +343,7 @@ describe("RedisLeaseStore events", () => {
   });
 
   it("returns from acquire, release and force-release exactly the lease and events it stored", async () => {
-    const { store } = openStore({ buckets: 2 });
+    const { store } = await openStore({ buckets: 2 });
     const lease = await mustAcquire(store, "same:1", 60_000, "owner-é");
     expect(await store.get("same:1")).toEqual(lease);
     const held = await store.acquire({ resource: "same:1", owner: "other", task: "t", ttlMs: 1_000 });
@@ -368,7 +366,7 @@ describe("RedisLeaseStore events", () => {
   });
 
   it("filters by resource even when many resources share the bucket", async () => {
-    const { store } = openStore({ buckets: 1 });
+    const { store } = await openStore({ buckets: 1 });
     for (let i = 0; i < 20; i++) await mustAcquire(store, `share:${i}`);
     await store.acquire({ resource: "share:7", owner: "x", task: "t", ttlMs: 1_000 });
     const events = (await store.events({ resource: "share:7" })).items;
@@ -377,7 +375,7 @@ describe("RedisLeaseStore events", () => {
   });
 
   it("orders resources byte-wise like Redis across pages, including characters outside the BMP", async () => {
-    const { store } = openStore({ buckets: 4 });
+    const { store } = await openStore({ buckets: 4 });
     const names = ["u:\u{1F600}", "u:\uFFFD", "u:a", "u:\u00e9", "u:\u{10000}x", "u:z"];
     for (const n of names) await mustAcquire(store, n);
     const seen: string[] = [];
@@ -407,7 +405,7 @@ describe("RedisLeaseStore event sources", () => {
   }
 
   it("answers rare-kind filters from the per-kind streams with the same events, ids and order as a full scan", async () => {
-    const { store } = openStore({ buckets: 4 });
+    const { store } = await openStore({ buckets: 4 });
     for (let i = 0; i < 12; i++) {
       const r = `k:${i}`;
       const lease = await mustAcquire(store, r, i % 3 === 0 ? 150 : 60_000);
@@ -432,7 +430,7 @@ describe("RedisLeaseStore event sources", () => {
   });
 
   it("pages one resource's history from its id list, both ways and inside a time window", async () => {
-    const { store } = openStore({ buckets: 2 });
+    const { store } = await openStore({ buckets: 2 });
     for (let i = 0; i < 9; i++) {
       const lease = await mustAcquire(store, "hist:1", 60_000, `owner-${i}`);
       await mustAcquire(store, `hist:other:${i}`);
@@ -460,7 +458,7 @@ describe("RedisLeaseStore event sources", () => {
 
 describe("RedisLeaseStore list strategies", () => {
   it("gives the same pages for a prefix whether it gathers matches or scans the sort order", async () => {
-    const { store } = openStore({ buckets: 4 });
+    const { store } = await openStore({ buckets: 4 });
     for (let i = 0; i < 30; i++) await mustAcquire(store, `${i % 5 === 0 ? "narrow" : "broad"}:${i}`, 60_000 + ((i * 7) % 11) * 1_000);
     for (const sort of ["expires", "held_longest", "newest"] as const) {
       for (const prefix of ["broad:", "narrow:"]) {
@@ -497,7 +495,7 @@ describe("compareBytes", () => {
 
 describe("RedisLeaseStore stats", () => {
   it("groups contention by the requested prefix depth (default 2) and refuses oversized ranges", async () => {
-    const { store } = openStore();
+    const { store } = await openStore();
     await mustAcquire(store, "tenant_1:billing:2026-04");
     await store.acquire({ resource: "tenant_1:billing:2026-04", owner: "b", task: "t", ttlMs: 1_000 });
     await store.acquire({ resource: "tenant_1:billing:2026-04", owner: "c", task: "t", ttlMs: 1_000 });
@@ -522,7 +520,7 @@ describe("RedisLeaseStore day stats", () => {
   it("sums a closed day's hours into day hashes that outlive them, and reads today from its hours", async () => {
     // The acquires below and the read of "today" must fall on one UTC day.
     await untilDayHasLeft(30_000);
-    const { store, fresh } = openStore({ buckets: 2 });
+    const { store, spec } = await openStore({ buckets: 2 });
     for (let i = 0; i < 6; i++) {
       const lease = await mustAcquire(store, `day:${i % 3}:r${i}`);
       await store.acquire({ resource: lease.resource, owner: "other", task: "t", ttlMs: 1_000 });
@@ -535,12 +533,12 @@ describe("RedisLeaseStore day stats", () => {
     expect(todayByHours.counts.acquired).toBe(6);
 
     // History three days back: today's hour hashes copied into the same hours of that day.
-    const client = new Redis(fresh.url);
+    const client = new Redis(spec.url);
     const pastDay = today - 3;
     const pastHours: string[] = [];
     try {
       for (let b = 0; b < 2; b++) {
-        const keys = buildBucketKeys(fresh.namespace, b);
+        const keys = buildBucketKeys(spec.namespace, b);
         for (let h = 0; h < 24; h++) {
           const hash = await client.hgetall(buildStatsKey(keys, "h", today * 24 + h));
           if (Object.keys(hash).length === 0) continue;
@@ -556,7 +554,7 @@ describe("RedisLeaseStore day stats", () => {
       expect(sumBuckets([days[0]!, days[1]!, days[3]!, days[4]!]).counts.acquired).toBe(0);
       // The closed day is now a day hash in each bucket, kept DAY_TTL_S after the day ends; today is not compacted.
       for (let b = 0; b < 2; b++) {
-        const keys = buildBucketKeys(fresh.namespace, b);
+        const keys = buildBucketKeys(spec.namespace, b);
         const ttl = await client.ttl(buildStatsKey(keys, "d", pastDay));
         expect(Math.abs(ttl - ((pastDay + 1) * 86_400 + DAY_TTL_S - Math.floor(now / 1_000)))).toBeLessThan(60);
         expect(await client.exists(buildStatsKey(keys, "d", today))).toBe(0);
@@ -590,8 +588,8 @@ function sumBuckets(buckets: Awaited<ReturnType<RedisLeaseStore["stats"]>>) {
 
 describe("RedisLeaseStore projection", () => {
   it("derives the read models from the events once: a replayed batch changes nothing, a backlog goes in bounded batches", async () => {
-    const { store, fresh } = openStore({ buckets: 1 });
-    const base = `${fresh.namespace}:{b0}:`;
+    const { store, spec, fixture } = await openStore({ buckets: 1 });
+    const base = `${spec.namespace}:{b0}:`;
     // More events than one batch, left unprojected (nothing here reads a read model until project()).
     const pairs = Math.ceil(PROJECT_BATCH / 2) + 100;
     for (let i = 0; i < pairs; i += 50) {
@@ -630,7 +628,7 @@ describe("RedisLeaseStore projection", () => {
     const replay = await store.client.fcall(LEASE_SCRIPTS.project.functionName, replayKeys.length, ...replayKeys, "", firstId, "", firstId, "3", "ZADD", "5", "1", "p:replayed");
     expect((replay as string[])[0]).toBe("stale");
     // Another projector, and this one again, find nothing left to do.
-    const other = openStore({ buckets: 1 }, fresh).store;
+    const other = fixture.open();
     expect(await other.project()).toEqual({ applied: 0, isCaughtUp: true });
     expect(await store.project()).toEqual({ applied: 0, isCaughtUp: true });
     const after = await snapshot();
@@ -639,7 +637,7 @@ describe("RedisLeaseStore projection", () => {
   });
 
   it("counts renewals into the rollups from the durable counter, once", async () => {
-    const { store } = openStore({ buckets: 2 });
+    const { store } = await openStore({ buckets: 2 });
     const lease = await mustAcquire(store, "renewed:1");
     for (let i = 0; i < 3; i++) await store.renew({ resource: "renewed:1", leaseId: lease.leaseId, ttlMs: 60_000 });
     const range = { from: new Date(Date.now() - 3_600_000), to: new Date(Date.now() + 3_600_000), bucketMs: 3_600_000 };
