@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { recordedActor, resolvePendingForceReleases } from "@/lib/audit/force-release";
 import { listAuditEntries } from "@/lib/audit/read";
-import { freshRedisNamespace, type FreshRedisNamespace, TEST_REDIS_URL } from "@leasewatch/lease/testing";
 import { buildBucketKeys, EVENTS_BACKLOG_FACTOR } from "@leasewatch/lease/internal";
-import { type Lease, RedisLeaseStore } from "@leasewatch/lease";
+import type { Lease, RedisLeaseStore } from "@leasewatch/lease";
 import { ALICE, auditDeps, createAuditFixture, type AuditFixture } from "@/test/support/audit";
+import { createStoreFixture, type StoreFixture } from "@/test/support/stores";
 
 /**
  * The start-up resolution of a force-release a crash left `requested` must not depend on the
@@ -16,17 +16,16 @@ const CAP = 10;
 const REASON = "stuck after the deploy, holder pod is gone";
 
 describe("resolving an open force-release entry after the store's history was trimmed", () => {
-  let fresh: FreshRedisNamespace;
+  let fixture: StoreFixture<"redis"> | undefined;
   let store: RedisLeaseStore;
   let audit: AuditFixture;
   beforeAll(async () => {
-    fresh = freshRedisNamespace(TEST_REDIS_URL);
-    store = new RedisLeaseStore({ name: "redis-test", url: fresh.url, namespace: fresh.namespace, buckets: 1, eventsMaxLen: CAP });
+    fixture = await createStoreFixture("redis", { options: { buckets: 1, eventsMaxLen: CAP } });
+    store = fixture.store;
     audit = await createAuditFixture();
   });
   afterAll(async () => {
-    await store?.close();
-    await fresh?.drop();
+    await fixture?.cleanup();
     await audit?.cleanup();
   });
 
@@ -62,7 +61,7 @@ describe("resolving an open force-release entry after the store's history was tr
     for (let i = 0; i < EVENTS_BACKLOG_FACTOR * CAP + 300; i += 50) {
       await Promise.all(Array.from({ length: 50 }, () => store.acquire({ resource: kept.resource, owner: "other", task: "other", ttlMs: 1_000 })));
     }
-    const stream = buildBucketKeys(fresh.namespace, 0).events;
+    const stream = buildBucketKeys(store.namespace, 0).events;
     expect(await store.client.xlen(stream)).toBeLessThanOrEqual(EVENTS_BACKLOG_FACTOR * CAP + 100);
     // The force_released event is gone from the history.
     expect((await store.events({ kinds: ["force_released"] })).items).toEqual([]);

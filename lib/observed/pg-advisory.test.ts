@@ -1,9 +1,9 @@
 import { randomInt } from "node:crypto";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
-import { PostgresLeaseStore } from "@leasewatch/lease";
 import { internalLockKey } from "@leasewatch/lease/internal";
-import { freshPgSchema, TEST_DATABASE_URL } from "@leasewatch/lease/testing";
+import { TEST_DATABASE_URL } from "@leasewatch/lease/testing";
+import { createStoreFixture } from "@/test/support/stores";
 import { readAdvisoryLocks, resolveAdvisoryNames, terminateAdvisoryHolder, waitChain, type AdvisorySnapshot } from "./pg-advisory";
 
 /** Real sessions on the shared server; every key is random so parallel suites never meet. */
@@ -100,19 +100,18 @@ describe("readAdvisoryLocks: every advisory lock in the database, read-only", ()
   });
 
   it("leaves out Leasewatch's own transaction locks (a store's grant, its jobs) and lists a team's locks beside them", async () => {
-    const fresh = freshPgSchema();
-    const store = new PostgresLeaseStore({ name: "pg-advisory-own", connectionString: TEST_DATABASE_URL, schema: fresh.schema });
+    const fixture = await createStoreFixture("postgres", { name: "pg-advisory-own" });
+    const { schema } = fixture.spec;
     try {
-      await store.migrate();
       const grant = await session("leasewatch-store");
       const job = await session("leasewatch-sweeper");
       const team = await session("billing-close-job");
       const observer = await session("leasewatch-observer");
       // The keys a lease grant and the rollup refresh take on this schema, held open.
       await grant.query("BEGIN");
-      await grant.query("SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))", [fresh.schema, "billing:close"]);
+      await grant.query("SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))", [schema, "billing:close"]);
       await job.query("BEGIN");
-      await job.query("SELECT pg_advisory_xact_lock(hashtext($1))", [internalLockKey("rollup", fresh.schema)]);
+      await job.query("SELECT pg_advisory_xact_lock(hashtext($1))", [internalLockKey("rollup", schema)]);
       // A team's locks: the same two forms, keys of their own.
       const teamKey = randomKey();
       const teamPair: [number, number] = [randomInt(-(2 ** 31), 2 ** 31 - 1), randomInt(-(2 ** 31), 2 ** 31 - 1)];
@@ -120,8 +119,8 @@ describe("readAdvisoryLocks: every advisory lock in the database, read-only", ()
       await team.query("SELECT pg_advisory_lock($1::int, $2::int)", teamPair);
 
       const { rows } = await observer.query<{ grant: number; job: string }>("SELECT hashtext($1) AS grant, hashtext($2)::bigint::text AS job", [
-        fresh.schema,
-        internalLockKey("rollup", fresh.schema),
+        schema,
+        internalLockKey("rollup", schema),
       ]);
       const snapshot = await readAdvisoryLocks(observer);
       const keys = snapshot.locks.map((l) => l.key);
@@ -132,8 +131,7 @@ describe("readAdvisoryLocks: every advisory lock in the database, read-only", ()
       await grant.query("COMMIT");
       await job.query("COMMIT");
     } finally {
-      await store.close();
-      await fresh.drop();
+      await fixture.cleanup();
     }
   });
 
