@@ -1,23 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type LeaseStore, PostgresLeaseStore, RedisLeaseStore } from "@leasewatch/lease";
-import {
-  findForeignFencingRejections,
-  freshPgSchema,
-  type FreshPgSchema,
-  freshRedisNamespace,
-  type FreshRedisNamespace,
-  sleep,
-} from "@leasewatch/lease/testing";
+import type { LeaseStore } from "@leasewatch/lease";
+import { findForeignFencingRejections, sleep } from "@leasewatch/lease/testing";
 import type { TStoreConfig } from "@/lib/server/store-config";
-import { collectEvents, countKinds } from "@/test/support/stores";
+import { setUpStoreFixture } from "@/test/support/store-suite";
+import { collectEvents, countKinds, createStoreFixture } from "@/test/support/stores";
 import { LONG_HOLD_RESOURCES } from "./names";
 import { findFreePort } from "@/scripts/throwaway-servers";
 import { isLoopbackUrl, MAX_OPS_PER_SECOND, startWorkload, type WorkloadStats } from "./index";
 import { startWorkerMetrics, type WorkerMetrics } from "./metrics-exporter";
 
 describe("startWorkload against real Postgres and Redis", () => {
-  let pg: FreshPgSchema;
-  let redis: FreshRedisNamespace;
+  const pg = setUpStoreFixture("postgres");
+  const redis = setUpStoreFixture("redis");
   let configs: TStoreConfig[];
   let stores: LeaseStore[];
   let stats: WorkloadStats;
@@ -26,18 +20,13 @@ describe("startWorkload against real Postgres and Redis", () => {
   let scraped = "";
 
   beforeAll(async () => {
-    pg = freshPgSchema();
-    redis = freshRedisNamespace();
-    configs = [
-      { name: "pg-test", kind: "postgres", url: pg.connectionString, schema: pg.schema },
-      { name: "redis-test", kind: "redis", url: redis.url, namespace: redis.namespace },
-    ];
+    configs = [pg.spec, redis.spec];
     workerMetrics = await startWorkerMetrics({ port: await findFreePort() });
     const started = performance.now();
     const workload = await startWorkload({
       stores: configs,
       durationMs: 14_000,
-      downstreamTable: `${pg.schema}.ledger_exports`,
+      downstreamTable: `${pg.spec.schema}.ledger_exports`,
       seed: 7,
       meterProvider: workerMetrics.meterProvider,
     });
@@ -47,18 +36,13 @@ describe("startWorkload against real Postgres and Redis", () => {
     scraped = await scraping;
     elapsedS = (performance.now() - started) / 1000;
     stats = workload.stats();
-    stores = [
-      new PostgresLeaseStore({ name: "pg-test", connectionString: pg.connectionString, schema: pg.schema }),
-      new RedisLeaseStore({ name: "redis-test", url: redis.url, namespace: redis.namespace }),
-    ];
+    stores = [pg.store, redis.store];
     // Record every expiry the stores already enforced, as the console's sweeper would.
     for (const store of stores) await store.sweep();
   }, 90_000);
 
   afterAll(async () => {
     await workerMetrics?.stop();
-    await Promise.allSettled((stores ?? []).map((s) => s.close()));
-    await Promise.allSettled([pg?.drop(), redis?.drop()]);
   });
 
   it.each(["pg-test", "redis-test"])("%s: the workers' own metrics are served on their Prometheus endpoint", (name) => {
@@ -129,13 +113,9 @@ describe("startWorkload against real Postgres and Redis", () => {
 
 describe("stale writers of two stores on one fenced downstream row", () => {
   it("refuse a stale token only for a newer token of the same store", async () => {
-    const pg = freshPgSchema();
-    const redis = freshRedisNamespace();
-    const configs: TStoreConfig[] = [
-      { name: "pg-fence", kind: "postgres", url: pg.connectionString, schema: pg.schema },
-      { name: "redis-fence", kind: "redis", url: redis.url, namespace: redis.namespace },
-    ];
-    const opened: LeaseStore[] = [];
+    const pg = await createStoreFixture("postgres", { name: "pg-fence" });
+    const redis = await createStoreFixture("redis", { name: "redis-fence" });
+    const configs: TStoreConfig[] = [pg.spec, redis.spec];
     try {
       // One ledger tenant: every store's writers write the same downstream key, as two stores' workers on one resource name would.
       const workload = await startWorkload({
@@ -144,30 +124,25 @@ describe("stale writers of two stores on one fenced downstream row", () => {
         kinds: ["stale-writer", "sweeper"],
         intensity: 2,
         ledgerTenants: 1,
-        downstreamTable: `${pg.schema}.ledger_exports`,
+        downstreamTable: `${pg.spec.schema}.ledger_exports`,
         seed: 11,
       });
       await workload.done;
-      opened.push(
-        new PostgresLeaseStore({ name: "pg-fence", connectionString: pg.connectionString, schema: pg.schema }),
-        new RedisLeaseStore({ name: "redis-fence", url: redis.url, namespace: redis.namespace }),
-      );
-      for (const store of opened) {
+      for (const store of [pg.store, redis.store]) {
         const events = await collectEvents(store);
         expect(events.filter((e) => e.kind === "fencing_rejected").length, store.name).toBeGreaterThan(0);
         expect(findForeignFencingRejections(events), store.name).toEqual([]);
       }
     } finally {
-      await Promise.allSettled(opened.map((s) => s.close()));
-      await Promise.allSettled([pg.drop(), redis.drop()]);
+      await Promise.allSettled([pg.cleanup(), redis.cleanup()]);
     }
   }, 60_000);
 });
 
 describe("startWorkload with a store instance", () => {
   it("drives a store it was given and leaves it open for its owner", async () => {
-    const redis = freshRedisNamespace();
-    const store = new RedisLeaseStore({ name: "redis-own", url: redis.url, namespace: redis.namespace });
+    const fixture = await createStoreFixture("redis", { name: "redis-own" });
+    const { store } = fixture;
     try {
       const workload = await startWorkload({ stores: [store], durationMs: 3_000, kinds: ["well-behaved", "sweeper"], seed: 3 });
       await workload.done;
@@ -176,8 +151,7 @@ describe("startWorkload with a store instance", () => {
       const result = await store.acquire({ resource: "tenant_1:invoice-sync", owner: "worker-1@test-0000", task: "run-1", ttlMs: 1_000 });
       expect(result.acquired).toBe(true);
     } finally {
-      await store.close();
-      await redis.drop();
+      await fixture.cleanup();
     }
   });
 });

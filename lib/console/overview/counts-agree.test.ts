@@ -5,8 +5,7 @@
  * covers instead.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { type LeaseStore, PostgresLeaseStore, RedisLeaseStore } from "@leasewatch/lease";
-import { freshPgSchema, freshRedisNamespace } from "@leasewatch/lease/testing";
+import { type LeaseStore, type PostgresLeaseStore, RedisLeaseStore } from "@leasewatch/lease";
 import { backfillHistory } from "@/scripts/seed/backfill";
 import type { TStoreConfig } from "@/lib/server/store-config";
 import { getEventFacetsFromSearch } from "@/lib/console/facets/facets";
@@ -17,6 +16,7 @@ import { listEventsFromSearch } from "@/lib/console/events/list-events";
 import { wrapWithLazyMigration } from "@/lib/server/store-registry";
 import type { ReadResult } from "@/lib/console/shared/views";
 import { setUpStorePair } from "@/test/support/store-pair";
+import { createStoreFixture } from "@/test/support/stores";
 
 const MINUTE = 60_000;
 const EXPIRING_OWNER = "counts-zombie";
@@ -185,13 +185,13 @@ describe("the per-store pill on the overview", () => {
 
 describe("a Redis namespace that projected events before it counted per prefix group", () => {
   it("says from when its prefix counts start, and does not count the hours before", async () => {
-    const fresh = freshRedisNamespace();
-    const store = new RedisLeaseStore({ name: "redis-old", url: fresh.url, namespace: fresh.namespace, buckets: 2 });
+    const fixture = await createStoreFixture("redis", { name: "redis-old", options: { buckets: 2 } });
+    const { store } = fixture;
     try {
       await store.acquire({ resource: "old:a:1", owner: "w", task: "t", ttlMs: 60_000 });
       await store.project();
       // As a namespace projected by a store that kept no group counts: no mark of since when.
-      for (let b = 0; b < 2; b++) await store.client.hdel(`${fresh.namespace}:{b${b}}:proj`, "groups");
+      for (let b = 0; b < 2; b++) await store.client.hdel(`${fixture.spec.namespace}:{b${b}}:proj`, "groups");
       await store.acquire({ resource: "old:a:2", owner: "w", task: "t", ttlMs: 60_000 });
       const view = viewOf(await getOverviewFromSearch({ window: "7d", prefix: "old:" }, { entries: [{ store }] }));
       // Its marks now start after the events it had projected: within the current hour, so nothing of this window is covered.
@@ -199,8 +199,7 @@ describe("a Redis namespace that projected events before it counted per prefix g
       expect(outcome?.ok).toBe(false);
       if (outcome && !outcome.ok) expect(outcome.error).toMatch(/counts per prefix only since .* UTC, after this window/);
     } finally {
-      await store.close();
-      await fresh.drop();
+      await fixture.cleanup();
     }
   });
 });
@@ -212,23 +211,11 @@ describe("a Redis namespace that projected events before it counted per prefix g
 describe.each([
   ["postgres", "pg-h"],
   ["redis", "redis-h"],
-])("backfilled history on %s", (kind, name) => {
+] as const)("backfilled history on %s", (kind, name) => {
   it("counts contention, expiries and acquires alike on the overview, the events list and the facets", async () => {
-    let store: LeaseStore;
-    let drop: () => Promise<unknown>;
-    let config: TStoreConfig | undefined;
-    if (kind === "postgres") {
-      const fresh = freshPgSchema();
-      const pg = new PostgresLeaseStore({ name, connectionString: fresh.connectionString, schema: fresh.schema });
-      await pg.migrate();
-      store = pg;
-      config = { kind: "postgres", name, url: fresh.connectionString, schema: fresh.schema };
-      drop = () => fresh.drop();
-    } else {
-      const fresh = freshRedisNamespace();
-      store = new RedisLeaseStore({ name, url: fresh.url, namespace: fresh.namespace });
-      drop = () => fresh.drop();
-    }
+    const fixture = await createStoreFixture(kind, { name });
+    const { store } = fixture;
+    const config: TStoreConfig | undefined = fixture.spec.kind === "postgres" ? fixture.spec : undefined;
     try {
       const written = await backfillHistory({ store, hours: 1, seed: 23, ...(config ? { config } : {}) });
       expect(written.events).toBeGreaterThan(1_000);
@@ -268,8 +255,7 @@ describe.each([
         }
       }
     } finally {
-      await store.close();
-      await drop();
+      await fixture.cleanup();
     }
   }, 120_000);
 });
