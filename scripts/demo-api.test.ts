@@ -2,35 +2,33 @@ import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { verifyAuditChain } from "@/lib/audit/verify";
 import { parseStoresConfig } from "@/lib/server/store-config";
-import { PostgresLeaseStore } from "@leasewatch/lease";
 import { freshPgSchema, TEST_DATABASE_URL } from "@leasewatch/lease/testing";
+import { setUpStoreFixture } from "@/test/support/store-suite";
 import { startDemoApi } from "./demo-api";
 
 /** `npm run demo` prints a lock API token; like every token, its creation is in the audit log. */
 describe("the demo's lock API token", () => {
-  /** The console's tables (tokens, audit log) and the lease store's, in schemas of their own as in the demo. */
+  /**
+   * The console's tables (tokens, audit log) and the lease store's, in schemas of their own as in
+   * the demo; the store's comes migrated, as the demo migrates its stores before it starts the lock API.
+   */
   const fresh = freshPgSchema();
-  const leases = freshPgSchema();
+  const leases = setUpStoreFixture("postgres", { name: "pg-demo-test" });
   const pool = new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 2 });
   pool.on("error", () => {});
 
   afterAll(async () => {
     await pool.end();
     await fresh.drop();
-    await leases.drop();
   });
 
   it("is created with a token_create entry by the actor demo, in the same chain the console writes", async () => {
     const env: NodeJS.ProcessEnv = {
       NODE_ENV: "test",
-      LEASEWATCH_STORES: JSON.stringify([{ name: "pg-demo-test", kind: "postgres", url: TEST_DATABASE_URL, schema: leases.schema }]),
+      LEASEWATCH_STORES: JSON.stringify([leases.spec]),
       LEASEWATCH_CONSOLE_SCHEMA: fresh.schema,
       LEASEWATCH_AUDIT_KEY: "demo-api-test-audit-key-0000000000000000",
     };
-    // The demo migrates its stores before it starts the lock API.
-    const store = new PostgresLeaseStore({ name: "pg-demo-test", connectionString: TEST_DATABASE_URL, schema: leases.schema });
-    await store.migrate();
-    await store.close();
     const { api, token } = await startDemoApi({ port: 0, env, stores: parseStoresConfig(env) });
     try {
       const tokens = await pool.query<{ name: string; created_by: string; prefixes: string[] }>(`SELECT name, created_by, prefixes FROM "${fresh.schema}".api_tokens`);
