@@ -5,10 +5,11 @@ import { AuditLog } from "@/lib/audit/log";
 import { resolveConsoleDbConfig } from "@/lib/auth/session-store";
 import { listAuditEntries } from "@/lib/audit/read";
 import { verifyAuditChain } from "@/lib/audit/verify";
-import { PostgresLeaseStore } from "@leasewatch/lease";
+import type { PostgresLeaseStore } from "@leasewatch/lease";
 import { freshPgSchema, TEST_DATABASE_URL } from "@leasewatch/lease/testing";
 import { ALICE, REQUEST, TEST_AUDIT_KEY, auditDeps } from "@/test/support/audit";
 import { startPgBouncer, stopAllServers, type ThrowawayPooler } from "@/test/support/servers";
+import { createStoreFixture, type StoreFixture } from "@/test/support/stores";
 
 /**
  * The console's own tables (audit log) and a store, both reached through PgBouncer in
@@ -18,21 +19,22 @@ import { startPgBouncer, stopAllServers, type ThrowawayPooler } from "@/test/sup
 describe("an audited force-release through a transaction pooler", () => {
   let pooler: ThrowawayPooler;
   let audit: AuditLog;
+  let fixture: StoreFixture<"postgres"> | undefined;
   let store: PostgresLeaseStore;
-  const storeSchema = freshPgSchema();
+  let storeSchema: string;
   const auditSchema = freshPgSchema();
   beforeAll(async () => {
     pooler = await startPgBouncer(TEST_DATABASE_URL, { poolSize: 2 });
-    store = new PostgresLeaseStore({ name: "pg-pooled", connectionString: pooler.url, schema: storeSchema.schema, pooler: "transaction" });
-    await store.migrate();
+    fixture = await createStoreFixture("postgres", { url: pooler.url, name: "pg-pooled", options: { pooler: "transaction" } });
+    store = fixture.store;
+    storeSchema = fixture.spec.schema;
     audit = new AuditLog({ connectionString: pooler.url, schema: auditSchema.schema, key: TEST_AUDIT_KEY, pooler: "transaction" });
-    await audit.migrate([storeSchema.schema]);
+    await audit.migrate([storeSchema]);
   });
   afterAll(async () => {
     await audit?.close();
     await auditSchema.drop();
-    await store?.close();
-    await storeSchema.drop();
+    await fixture?.cleanup();
     await stopAllServers();
   });
 
@@ -46,7 +48,7 @@ describe("an audited force-release through a transaction pooler", () => {
   });
 
   it("ends the lease, writes requested and released, and the chain verifies", async () => {
-    const target = { store, config: { name: "pg-pooled", kind: "postgres" as const, url: pooler.url, schema: storeSchema.schema, pooler: "transaction" as const } };
+    const target = { store, config: { name: "pg-pooled", kind: "postgres" as const, url: pooler.url, schema: storeSchema, pooler: "transaction" as const } };
     for (const n of [1, 2, 3]) {
       const granted = await store.acquire({ resource: `pooled:${n}`, owner: "worker-1", task: "run-1", ttlMs: 60_000 });
       if (!granted.acquired) throw new Error("test setup: acquire failed");

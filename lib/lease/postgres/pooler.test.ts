@@ -5,6 +5,7 @@ import { createFencedTable, fencedWrite, readFencedHistory } from "../fencing";
 import { describeLeaseStoreContract } from "../testing/contract";
 import { freshPgSchema, sleep, TEST_DATABASE_URL } from "../testing/isolation";
 import { startPgBouncer, stopAllServers, type ThrowawayPooler } from "@/test/support/servers";
+import { createStoreFixture } from "@/test/support/stores";
 import { ReadAbortedError } from "./bounded-read";
 import { PostgresLeaseStore } from "./store";
 
@@ -20,24 +21,9 @@ afterAll(async () => {
   await stopAllServers();
 });
 
-/** A migrated store with `pooler: "transaction"` on its own schema, through `url`. */
-async function openThroughPooler(url: string, name = "pg-pooled") {
-  const fresh = freshPgSchema();
-  const store = new PostgresLeaseStore({ name, connectionString: url, schema: fresh.schema, pooler: "transaction" });
-  await store.migrate();
-  return { store, schema: fresh.schema, drop: fresh.drop };
-}
-
-describeLeaseStoreContract("postgres through PgBouncer (transaction pooling)", async () => {
-  const { store, drop } = await openThroughPooler((await sharedPooler()).url);
-  return {
-    store,
-    cleanup: async () => {
-      await store.close();
-      await drop();
-    },
-  };
-});
+describeLeaseStoreContract("postgres through PgBouncer (transaction pooling)", async () =>
+  createStoreFixture("postgres", { url: (await sharedPooler()).url, name: "pg-pooled", options: { pooler: "transaction" } }),
+);
 
 describe("PostgresLeaseStore behind a transaction pooler", () => {
   it("refuses a pooler value it does not know", () => {
