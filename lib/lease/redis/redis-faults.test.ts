@@ -1,6 +1,7 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startRedis, stopAllServers, type ThrowawayServer } from "@/test/support/servers";
+import { createStoreFixture } from "@/test/support/stores";
 import { startTcpProxy } from "@/test/support/tcp-proxy";
 import { LeaseClient } from "../client";
 import { LeaseError } from "../errors";
@@ -279,12 +280,12 @@ describe("RedisLeaseStore on a throwaway server", () => {
 
   it("keeps the hot path lean: the bucket count, the lock, the lease, the token, the expiry index, the totals, the lease id's note and one event, no read model", async () => {
     const admin = new Redis(server.url);
-    const fresh = freshRedisNamespace(server.url);
-    const store = new RedisLeaseStore({ name: "redis-lean", url: server.url, namespace: fresh.namespace, buckets: 1 });
+    const fixture = await createStoreFixture("redis", { url: server.url, name: "redis-lean", options: { buckets: 1 } });
+    const { store } = fixture;
     // The last event's id says whether it was its millisecond's first (sequence 0), the one that
     // checks the stream's cap; read after the command counts, so it is not counted itself.
     const capCheck = async () => {
-      const [last] = await admin.xrevrange(buildBucketKeys(fresh.namespace, 0).events, "+", "-", "COUNT", 1);
+      const [last] = await admin.xrevrange(buildBucketKeys(fixture.spec.namespace, 0).events, "+", "-", "COUNT", 1);
       if (!last) throw new Error("expected an event in the bucket stream");
       return last[0].endsWith("-0") ? { xlen: 1 } : {};
     };
@@ -312,16 +313,15 @@ describe("RedisLeaseStore on a throwaway server", () => {
       await store.project();
       expect((await store.events({ resource: "lean:1" })).items.map((e) => e.kind)).toEqual(["released", "acquired"]);
     } finally {
-      await store.close();
+      await fixture.cleanup();
       await admin.quit();
-      await fresh.drop();
     }
   });
 
   it("sends one command per acquire, renew and release: an FCALL of the loaded library, never a load", async () => {
     const admin = new Redis(server.url);
-    const fresh = freshRedisNamespace(server.url);
-    const store = new RedisLeaseStore({ name: "redis-round-trips", url: server.url, namespace: fresh.namespace });
+    const fixture = await createStoreFixture("redis", { url: server.url, name: "redis-round-trips" });
+    const { store } = fixture;
     const watch = await watchConnection(server, store.client as Redis, admin);
     try {
       // Warm: the library loaded and the once-per-store check done.
@@ -351,9 +351,8 @@ describe("RedisLeaseStore on a throwaway server", () => {
       expect(release).toMatchObject({ result: { released: true }, sent: ["fcall"], fcall: 1, loads: 0 });
     } finally {
       watch.stop();
-      await store.close();
+      await fixture.cleanup();
       await admin.quit();
-      await fresh.drop();
     }
   });
 });
