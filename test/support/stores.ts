@@ -57,16 +57,6 @@ export function openStore<K extends StoreKind>(spec: SpecOf<K>, options?: StoreO
   return open(spec, options);
 }
 
-export interface StoreFixture<K extends StoreKind = StoreKind> {
-  spec: SpecOf<K>;
-  /** A store opened for the test itself. */
-  store: StoreOf<K>;
-  /** Another store instance (own connections) on the same data; its `name` and `options` replace the fixture's. */
-  open(overrides?: Omit<StoreFixtureSetup<K>, "url">): StoreOf<K>;
-  /** Closes every store opened here and drops the schema / namespace. */
-  cleanup(): Promise<void>;
-}
-
 export interface StoreFixtureSetup<K extends StoreKind = StoreKind> {
   /** Server (default: the shared one for the kind, or a throwaway one from servers.ts). */
   url?: string;
@@ -74,6 +64,16 @@ export interface StoreFixtureSetup<K extends StoreKind = StoreKind> {
   name?: string;
   /** Passed to every store the fixture opens, the migrating one included. */
   options?: StoreOptions<K>;
+}
+
+export interface StoreFixture<K extends StoreKind = StoreKind> {
+  spec: SpecOf<K>;
+  /** A store opened for the test itself. */
+  store: StoreOf<K>;
+  /** Another store instance (own connections) on the same data; `name` and each of `options` replace the fixture's. */
+  open(overrides?: Omit<StoreFixtureSetup<K>, "url">): StoreOf<K>;
+  /** Closes every store opened here and drops the schema / namespace. */
+  cleanup(): Promise<void>;
 }
 
 /** An isolated store of `kind`: its own schema / namespace, migrated, on `setup.url`. */
@@ -97,7 +97,7 @@ export async function createStoreFixture<K extends StoreKind>(kind: K, setup: St
     return store;
   };
   if (kind === "postgres") {
-    // Migrated by a store of its own, so the test's store starts as a fresh one on a ready schema.
+    // Migrated by a store of its own, closed before the test's stores open.
     const migrator = openStore(kindSpec, setup.options);
     try {
       if (migrator instanceof PostgresLeaseStore) await migrator.migrate();
