@@ -11,7 +11,8 @@ import type { RedisLeaseStore } from "./store";
  * indexes it, a batch at a time, and until it is done such a read says it is partial.
  */
 // One bucket: every event in one stream, so the history is several projector batches deep.
-const fixture = setUpStoreFixture("redis", { name: "redis-index", options: { buckets: 1 } });
+// Dropping a namespace this deep takes a while on a busy server.
+const fixture = setUpStoreFixture("redis", { name: "redis-index", options: { buckets: 1 }, hookTimeoutMs: 180_000 });
 let store: RedisLeaseStore;
 let keys: BucketKeys;
 const OWNERS = ["w1", "w2", "w3"];
