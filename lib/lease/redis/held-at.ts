@@ -19,7 +19,9 @@
  * ZRANGEBYSCORE over a window no wider than twice its holds: at least about half of
  * what is read is an answer, whatever the history's length. heldAt() catches the projection
  * up first; events after the projection cursor (`<bucket>proj`, what is still left) are read
- * from the stream directly, so answers never wait for a projection.
+ * from the stream directly, so answers never wait for a projection: their terminal events are
+ * ended holds, and their acquires not ended there are current leases the `acq` zset lacks yet
+ * (read from their hashes).
  *
  * Precision: stream ids are `<ms>-<seq>` in the store's order; T names a millisecond and
  * includes every event in it. Retention: the index drops holds that ended before the
@@ -267,6 +269,7 @@ export async function readHeldAt(
   const firstReads = await execPipeline(ctx, "heldAt", (p) => {
     for (const s of states) p.xrange(s.keys.events, s.pos === null ? "-" : `(${s.pos}`, "+", "COUNT", TAIL_BATCH);
   });
+  const unlisted: UnlistedLease[] = [];
   for (const [i, s] of states.entries()) {
     const tail = parseEntries(firstReads[i]);
     let last = tail[tail.length - 1];
@@ -285,14 +288,25 @@ export async function readHeldAt(
     }
     if (tail.length === 0) continue;
     const starts = await loadOpenStarts(ctx, buildHoldKeys(s.keys), tail);
-    for (const h of holdsFromEntries(tail, starts).holds) {
+    const { holds, acquired } = holdsFromEntries(tail, starts);
+    for (const h of holds) {
       if (h.s < tn && h.e >= tn && matches({ resource: h.r, owner: h.o, task: h.t })) ended.set(h.i, h);
     }
+    // Acquired before the instant and not ended in the tail: a current lease the listing
+    // zsets (projected too) do not have yet.
+    for (const raw of tail) {
+      if (raw.kind !== "acquired" || !raw.leaseId || raw.resource === undefined || !acquired.has(raw.leaseId)) continue;
+      if (acquired.get(raw.leaseId)! >= tn || !matches({ resource: raw.resource, owner: raw.owner ?? "", task: raw.task ?? "" })) continue;
+      unlisted.push({ resource: raw.resource, leaseId: raw.leaseId, state: s, after: last!.id!, starts });
+    }
   }
+  live.push(...(await readUnlistedLive(ctx, deps, unlisted, tn, ended, matches)));
 
   const endedLeaseIds = new Set([...ended.values()].map((h) => h.l));
+  // A lease read both from the listing and as unlisted (the projector moved in between) counts once.
+  const current = new Map(live.map((l) => [l.leaseId, l]));
   const items: PastHold[] = [
-    ...live.filter((l) => !endedLeaseIds.has(l.leaseId) && matches(l)).map((l): PastHold => {
+    ...[...current.values()].filter((l) => !endedLeaseIds.has(l.leaseId) && matches(l)).map((l): PastHold => {
       const isLapsed = l.expiresAt.getTime() <= nowMs;
       return {
         store: ctx.storeName,
@@ -324,6 +338,57 @@ export async function readHeldAt(
   ];
   items.sort((a, b) => a.acquiredAt.getTime() - b.acquiredAt.getTime() || (a.resource < b.resource ? -1 : a.resource > b.resource ? 1 : 0));
   return { covered: true, at: q.at, items: items.slice(0, limit), hasMore: items.length > limit, now, historyStartsAt: historyStartsAt! };
+}
+
+/** A lease acquired in the unprojected tail of a bucket's stream, before the instant, not ended there. */
+interface UnlistedLease {
+  resource: string;
+  leaseId: string;
+  state: BucketState;
+  /** The tail's last stream id: its end, if it comes after the tail was read, is after this. */
+  after: string;
+  starts: Map<string, number>;
+}
+
+/**
+ * The unlisted leases still current (read from their hashes), and, for those that ended since the
+ * tail was read, their holds from the events after it (added to `ended`). Hashes first, stream
+ * second, as for the listed leases: a lease ending in between shows in both, never in neither.
+ */
+async function readUnlistedLive(
+  ctx: RedisContext,
+  deps: HeldAtDeps,
+  unlisted: readonly UnlistedLease[],
+  tn: number,
+  ended: Map<string, HoldRecord>,
+  matches: (r: { resource: string; owner: string; task: string }) => boolean,
+): Promise<Lease[]> {
+  if (unlisted.length === 0) return [];
+  const hashes = await execPipeline(ctx, "heldAt", (p) => {
+    for (const u of unlisted) p.hgetall(deps.leaseKey(u.resource));
+  });
+  const live: Lease[] = [];
+  const gone = new Map<BucketState, UnlistedLease[]>();
+  unlisted.forEach((u, i) => {
+    const lease = toLease(ctx.storeName, u.resource, (hashes[i] ?? {}) as RawLease);
+    if (lease?.leaseId === u.leaseId) {
+      if (lease.acquiredAt.getTime() < tn && lease.expiresAt.getTime() >= tn) live.push(lease);
+      return;
+    }
+    gone.set(u.state, [...(gone.get(u.state) ?? []), u]);
+  });
+  if (gone.size === 0) return live;
+  const groups = [...gone.values()];
+  const replies = await execPipeline(ctx, "heldAt", (p) => {
+    for (const group of groups) p.xrange(group[0]!.state.keys.events, `(${group[0]!.after}`, "+", "COUNT", MAX_UNPROJECTED_EVENTS);
+  });
+  groups.forEach((group, i) => {
+    const wanted = new Set(group.map((u) => u.leaseId));
+    for (const h of holdsFromEntries(parseEntries(replies[i]), new Map(group[0]!.starts)).holds) {
+      if (wanted.has(h.l) && h.s < tn && h.e >= tn && matches({ resource: h.r, owner: h.o, task: h.t })) ended.set(h.i, h);
+    }
+  });
+  return live;
 }
 
 /** Current leases acquired before `tn` that had not lapsed by then, oldest first (at most `want`). */

@@ -121,7 +121,7 @@ const HOUR_MS = 3_600_000;
 /** Due leases read per bucket per sweep round (each is recorded by a script call of its own). */
 export const SWEEP_BATCH = 500;
 /** Batches per bucket a read of a read model projects first, at most (so a read stays bounded): 4,000 events. */
-const READ_CATCH_UP_ROUNDS = 16;
+export const READ_CATCH_UP_ROUNDS = 16;
 
 /** See RedisLeaseStore.lifetimeCounts. */
 export interface LifetimeCounts {
