@@ -5,7 +5,7 @@
  * while a lapsed lease is not swept yet, before the history, after it — compared with
  * what those replies say was held.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { Redis } from "ioredis";
 import pg from "pg";
 import { createStoreFixture, type StoreFixture } from "@/test/support/stores";
@@ -259,18 +259,19 @@ describe.each<StoreKind>(["postgres", "redis"])("heldAt on %s", (kind) => {
 describe("heldAt on redis, ahead of the projection", () => {
   let fx: StoreFixture<"redis">;
 
-  beforeAll(async () => {
+  beforeEach(async () => {
     fx = await createStoreFixture("redis", { options: { buckets: 1 } });
   }, 60_000);
-  afterAll(async () => {
+  afterEach(async () => {
     await fx?.cleanup();
   });
 
-  it("lists a current lease whose acquire is after what a read's catch-up projects", async () => {
-    // More events than four reads' catch-ups apply, then the lease: its acquire stays unprojected
-    // through the four reads below, so the listing zsets do not have it; only the stream does.
-    const readsAhead = 4;
-    const pairs = (readsAhead * READ_CATCH_UP_ROUNDS * PROJECT_BATCH) / 2 + 200;
+  /**
+   * Acquire+release pairs outside P: more events than `reads` reads' catch-ups project, so
+   * whatever is written after them stays unprojected through those reads.
+   */
+  async function writeBacklog(reads: number): Promise<void> {
+    const pairs = (reads * READ_CATCH_UP_ROUNDS * PROJECT_BATCH) / 2 + 200;
     for (let done = 0; done < pairs; done += 100) {
       await Promise.all(
         Array.from({ length: 100 }, async (_, i) => {
@@ -280,24 +281,55 @@ describe("heldAt on redis, ahead of the projection", () => {
         }),
       );
     }
-    const r = await fx.store.acquire({ resource: `${P}late`, owner: "late-owner", task: "late-task", ttlMs: 60_000 });
-    if (!r.acquired) throw new Error("late resource was not free");
-    const at = new Date(r.lease.acquiredAt.getTime());
+  }
+
+  async function grant(resource: string, owner = "o", task = "t") {
+    const r = await fx.store.acquire({ resource, owner, task, ttlMs: 60_000 });
+    if (!r.acquired) throw new Error(`${resource} was not free`);
+    return r.lease;
+  }
+
+  const heldAt = async (q: Parameters<LeaseStore["heldAt"]>[0]) => {
+    const result = await fx.store.heldAt(q);
+    if (!result.covered) throw new Error(`not covered: ${result.reason}`);
+    return result.items.map((h) => [h.leaseId, h.ending]);
+  };
+
+  it("lists a current lease whose acquire is after what a read's catch-up projects", async () => {
+    // Its acquire stays unprojected through the four reads below, so the listing zsets do not
+    // have it; only the stream does.
+    await writeBacklog(4);
+    const late = await grant(`${P}late`, "late-owner", "late-task");
+    const at = new Date(late.acquiredAt.getTime());
     await sleep(5);
-    const leaseIds = async (q: Omit<Parameters<LeaseStore["heldAt"]>[0], "at">) => {
-      const result = await fx.store.heldAt({ at, ...q });
-      if (!result.covered) throw new Error(`not covered: ${result.reason}`);
-      return result.items.map((h) => h.leaseId);
-    };
-    expect(await leaseIds({}), "no filter").toContain(r.lease.leaseId);
-    expect(await leaseIds({ prefix: P }), "by prefix").toEqual([r.lease.leaseId]);
-    expect(await leaseIds({ owner: "late-owner" }), "by owner").toEqual([r.lease.leaseId]);
-    expect(await leaseIds({ resource: `${P}late` }), "by resource").toEqual([r.lease.leaseId]);
+    expect(await heldAt({ at }), "no filter").toContainEqual([late.leaseId, "held"]);
+    expect(await heldAt({ at, prefix: P }), "by prefix").toEqual([[late.leaseId, "held"]]);
+    expect(await heldAt({ at, owner: "late-owner" }), "by owner").toEqual([[late.leaseId, "held"]]);
+    expect(await heldAt({ at, resource: `${P}late` }), "by resource").toEqual([[late.leaseId, "held"]]);
     // The projection had not reached it for any of these reads.
     expect((await fx.store.projectionLag()).lagMs).toBeGreaterThan(0);
     // Once ended, it is the same hold, now ending "released".
-    await fx.store.release({ resource: r.lease.resource, leaseId: r.lease.leaseId });
-    const after = await fx.store.heldAt({ at, prefix: P });
-    expect(after.covered && after.items.map((h) => [h.leaseId, h.ending])).toEqual([[r.lease.leaseId, "released"]]);
+    await fx.store.release({ resource: late.resource, leaseId: late.leaseId });
+    expect(await heldAt({ at, prefix: P })).toEqual([[late.leaseId, "released"]]);
+  }, 120_000);
+
+  it("reads past a resource taken again since its listing was projected", async () => {
+    // a then b, both listed; after the instant, a changes hands behind a backlog, so the listing
+    // still has a at its first grant while its lease hash holds a grant made after the instant.
+    const first = await grant(`${P}a`);
+    await sleep(2);
+    const b = await grant(`${P}b`);
+    await fx.store.projectHolds();
+    const at = new Date(b.acquiredAt.getTime());
+    await sleep(5);
+    // Two catch-ups: heldAt's own, and the listing's it reads a prefix through.
+    await writeBacklog(2);
+    await fx.store.release({ resource: first.resource, leaseId: first.leaseId });
+    const again = await grant(`${P}a`);
+    expect(again.acquiredAt.getTime()).toBeGreaterThan(at.getTime());
+    expect(await heldAt({ at, prefix: P })).toEqual([
+      [first.leaseId, "released"],
+      [b.leaseId, "held"],
+    ]);
   }, 120_000);
 });

@@ -32,6 +32,7 @@ import { TERMINAL_EVENT_KINDS, type HeldAtQuery, type HeldAtResult, type Lease, 
 import { parseStreamId, streamEntryToRaw, toLease, type RawEvent, type RawLease } from "./codec";
 import { execPipeline, parseTimeReply, type RedisContext } from "./connection";
 import type { BucketKeys } from "./keys";
+import { listCursorScore } from "./list";
 
 /** Duration classes 0..36: 2^37 ms is over four years; longer holds share the last class. */
 export const HOLD_CLASSES = 37;
@@ -409,16 +410,18 @@ async function readLiveAt(
   if (states.every((s) => s.liveBefore === 0)) return [];
   const found: Lease[] = [];
   if (q.prefix !== undefined) {
-    // A prefix narrows by the names zset (the store's own list); its oldest-first order ends the scan.
+    // A prefix narrows by the names zset (the store's own list), in listing order: acquiredAt as
+    // projected. A lease hash granted after the instant is skipped, not taken as the end of the
+    // scan: its resource may be listed still at an earlier grant that has ended since (that hold
+    // is in the stream). The scan ends with the first page whose listing order passes the instant.
     let cursor: string | undefined;
     for (;;) {
       const page = await deps.listOldestFirst({ prefix: q.prefix, owner: q.owner, task: q.task, limit: Math.min(1000, Math.max(want, 100)), cursor });
       for (const lease of page.items) {
-        if (lease.acquiredAt.getTime() >= tn) return found;
         if (isLiveAt(lease)) found.push(lease);
         if (found.length >= want) return found;
       }
-      if (!page.nextCursor) return found;
+      if (!page.nextCursor || listCursorScore(page.nextCursor, "held_longest") >= tn) return found;
       cursor = page.nextCursor;
     }
   }

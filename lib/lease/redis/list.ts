@@ -48,6 +48,11 @@ function readCursor(cursor: string | undefined, sort: LeaseSort): ListCursor | n
   return { sort, score: raw.v, resource: raw.r };
 }
 
+/** The listing-order score (acquiredAt ms as projected, for "held_longest") a page's next cursor resumes after. */
+export function listCursorScore(cursor: string, sort: LeaseSort): number {
+  return readCursor(cursor, sort)!.score;
+}
+
 /** Sort order: score, then resource byte-wise (Redis' own tie order), reversed for descending sorts. */
 function makeCompare(plan: SortPlan) {
   const sign = plan.isDescending ? -1 : 1;
