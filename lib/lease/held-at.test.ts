@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { Redis } from "ioredis";
 import pg from "pg";
 import { createStoreFixture, type StoreFixture } from "@/test/support/stores";
-import { buildBucketKeys } from "./redis/keys";
+import { bucketOf, buildBucketKeys } from "./redis/keys";
 import { PROJECT_BATCH } from "./redis/projector";
 import { READ_CATCH_UP_ROUNDS } from "./redis/store";
 import type { PostgresLeaseStore } from "./postgres/store";
@@ -332,4 +332,53 @@ describe("heldAt on redis, ahead of the projection", () => {
       [b.leaseId, "held"],
     ]);
   }, 120_000);
+});
+
+describe("heldAt on redis, across buckets", () => {
+  let fx: StoreFixture<"redis">;
+
+  beforeAll(async () => {
+    fx = await createStoreFixture("redis", { options: { buckets: 2 } });
+  }, 60_000);
+  afterAll(async () => {
+    await fx?.cleanup();
+  });
+
+  it("keeps two holds whose ends have the same stream id in different buckets", async () => {
+    // Two resources in different buckets (each bucket has its own stream and its own ids).
+    const names = Array.from({ length: 20 }, (_, i) => `${P}pair:${i}`);
+    const first = names.find((r) => bucketOf(r, 2) === 0)!;
+    const second = names.find((r) => bucketOf(r, 2) === 1)!;
+    const leases = [];
+    for (const resource of [first, second]) {
+      const r = await fx.store.acquire({ resource, owner: "o", task: "t", ttlMs: 60_000 });
+      if (!r.acquired) throw new Error(`${resource} was not free`);
+      leases.push(r.lease);
+    }
+    await sleep(1_500);
+    const at = new Date(Date.now() - 200);
+    // Both streams' last id a second ahead, as after a clock step back (or, by chance, two
+    // buckets' events in one millisecond): the next event in each is <that ms>-1, in both.
+    const redis = new Redis(fx.spec.url);
+    try {
+      const ahead = `${Date.now() + 1_000}-0`;
+      for (let b = 0; b < 2; b++) await redis.xsetid(buildBucketKeys(fx.spec.namespace, b).events, ahead);
+      for (const lease of leases) await fx.store.release({ resource: lease.resource, leaseId: lease.leaseId });
+      const ids = [];
+      for (let b = 0; b < 2; b++) ids.push((await redis.xrevrange(buildBucketKeys(fx.spec.namespace, b).events, "+", "-", "COUNT", 1))[0]![0]);
+      expect(ids[0], "the two ends share a stream id").toBe(ids[1]);
+    } finally {
+      redis.disconnect();
+    }
+    for (const read of [() => fx.store.heldAt({ at, prefix: P }), () => fx.store.heldAt({ at })]) {
+      const result = await read();
+      if (!result.covered) throw new Error(`not covered: ${result.reason}`);
+      expect(result.items.map((h) => [h.resource, h.ending]).sort()).toEqual(
+        [
+          [first, "released"],
+          [second, "released"],
+        ].sort(),
+      );
+    }
+  }, 60_000);
 });

@@ -248,6 +248,8 @@ export async function readHeldAt(
   // Current leases first, ended holds second: a release in between then shows in both
   // reads (and is kept once, as ended) rather than in neither.
   const live = await readLiveAt(ctx, states, deps, q, tn, limit + 1);
+  // By lease id: a hold ends once, while stream ids repeat across buckets (two buckets' events in
+  // one millisecond are both <ms>-0).
   const ended = new Map<string, HoldRecord>();
   const classReplies = await execPipeline(ctx, "heldAt", (p) => {
     for (const s of states) {
@@ -261,7 +263,7 @@ export async function readHeldAt(
   for (const reply of classReplies) {
     for (const member of reply as string[]) {
       const h = JSON.parse(member) as HoldRecord;
-      if (h.s < tn && h.e >= tn && matches({ resource: h.r, owner: h.o, task: h.t })) ended.set(h.i, h);
+      if (h.s < tn && h.e >= tn && matches({ resource: h.r, owner: h.o, task: h.t })) ended.set(h.l, h);
     }
   }
   // The projector's lag: events after its cursor, read from the stream itself (one pipeline
@@ -291,7 +293,7 @@ export async function readHeldAt(
     const starts = await loadOpenStarts(ctx, buildHoldKeys(s.keys), tail);
     const { holds, acquired } = holdsFromEntries(tail, starts);
     for (const h of holds) {
-      if (h.s < tn && h.e >= tn && matches({ resource: h.r, owner: h.o, task: h.t })) ended.set(h.i, h);
+      if (h.s < tn && h.e >= tn && matches({ resource: h.r, owner: h.o, task: h.t })) ended.set(h.l, h);
     }
     // Acquired before the instant and not ended in the tail: a current lease the listing
     // zsets (projected too) do not have yet.
@@ -303,7 +305,7 @@ export async function readHeldAt(
   }
   live.push(...(await readUnlistedLive(ctx, deps, unlisted, tn, ended, matches)));
 
-  const endedLeaseIds = new Set([...ended.values()].map((h) => h.l));
+  const endedLeaseIds = new Set(ended.keys());
   // A lease read both from the listing and as unlisted (the projector moved in between) counts once.
   const current = new Map(live.map((l) => [l.leaseId, l]));
   const items: PastHold[] = [
@@ -386,7 +388,7 @@ async function readUnlistedLive(
   groups.forEach((group, i) => {
     const wanted = new Set(group.map((u) => u.leaseId));
     for (const h of holdsFromEntries(parseEntries(replies[i]), new Map(group[0]!.starts)).holds) {
-      if (wanted.has(h.l) && h.s < tn && h.e >= tn && matches({ resource: h.r, owner: h.o, task: h.t })) ended.set(h.i, h);
+      if (wanted.has(h.l) && h.s < tn && h.e >= tn && matches({ resource: h.r, owner: h.o, task: h.t })) ended.set(h.l, h);
     }
   });
   return live;
