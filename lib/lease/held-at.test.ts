@@ -351,19 +351,22 @@ describe("heldAt on redis, across buckets", () => {
     const second = names.find((r) => bucketOf(r, 2) === 1)!;
     const leases = [];
     for (const resource of [first, second]) {
-      const r = await fx.store.acquire({ resource, owner: "o", task: "t", ttlMs: 60_000 });
+      const r = await fx.store.acquire({ resource, owner: "o", task: "t", ttlMs: 2_000 });
       if (!r.acquired) throw new Error(`${resource} was not free`);
       leases.push(r.lease);
     }
-    await sleep(1_500);
-    const at = new Date(Date.now() - 200);
-    // Both streams' last id a second ahead, as after a clock step back (or, by chance, two
+    const at = new Date(leases[1]!.acquiredAt.getTime());
+    if (leases[0]!.expiresAt.getTime() <= at.getTime()) throw new Error("the two grants were too far apart to overlap");
+    await fx.store.projectHolds();
+    // Both streams' last id a minute ahead, as after a clock step back (or, by chance, two
     // buckets' events in one millisecond): the next event in each is <that ms>-1, in both.
+    // An expiry's hold is placed by its lease's grant and TTL, not by its event's id.
     const redis = new Redis(fx.spec.url);
     try {
-      const ahead = `${Date.now() + 1_000}-0`;
+      const ahead = `${Date.now() + 60_000}-0`;
       for (let b = 0; b < 2; b++) await redis.xsetid(buildBucketKeys(fx.spec.namespace, b).events, ahead);
-      for (const lease of leases) await fx.store.release({ resource: lease.resource, leaseId: lease.leaseId });
+      await sleep(Math.max(0, ...leases.map((l) => l.expiresAt.getTime() - Date.now())) + 50);
+      expect((await fx.store.sweep()).expired).toBe(2);
       const ids = [];
       for (let b = 0; b < 2; b++) ids.push((await redis.xrevrange(buildBucketKeys(fx.spec.namespace, b).events, "+", "-", "COUNT", 1))[0]![0]);
       expect(ids[0], "the two ends share a stream id").toBe(ids[1]);
@@ -373,11 +376,8 @@ describe("heldAt on redis, across buckets", () => {
     for (const read of [() => fx.store.heldAt({ at, prefix: P }), () => fx.store.heldAt({ at })]) {
       const result = await read();
       if (!result.covered) throw new Error(`not covered: ${result.reason}`);
-      expect(result.items.map((h) => [h.resource, h.ending]).sort()).toEqual(
-        [
-          [first, "released"],
-          [second, "released"],
-        ].sort(),
+      expect(result.items.map((h) => [h.resource, h.ending, h.endedAt?.getTime()]).sort()).toEqual(
+        leases.map((l) => [l.resource, "expired", l.expiresAt.getTime()]).sort(),
       );
     }
   }, 60_000);
