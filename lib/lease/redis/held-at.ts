@@ -33,6 +33,7 @@ import { parseStreamId, streamEntryToRaw, toLease, type RawEvent, type RawLease 
 import { execPipeline, parseTimeReply, type RedisContext } from "./connection";
 import type { BucketKeys } from "./keys";
 import { listCursorScore } from "./list";
+import { advanceZsetPosition, nextZsetBatch, type ZsetPosition } from "./merge";
 
 /** Duration classes 0..36: 2^37 ms is over four years; longer holds share the last class. */
 export const HOLD_CLASSES = 37;
@@ -432,18 +433,19 @@ async function readLiveAt(
   const batch = Math.min(500, Math.max(50, want));
   const sources = states
     .filter((s) => s.liveBefore > 0)
-    .map((s) => ({ state: s, offset: 0, buffer: [] as { resource: string; score: number }[], isExhausted: false }));
+    .map((s) => ({ state: s, position: undefined as ZsetPosition | undefined, buffer: [] as { resource: string; score: number }[], isExhausted: false }));
   while (found.length < want) {
     const needy = sources.filter((s) => s.buffer.length === 0 && !s.isExhausted);
     if (needy.length > 0) {
+      const batches = needy.map((s) => nextZsetBatch(s.position, "-inf", batch));
       const replies = await execPipeline(ctx, "heldAt", (p) => {
-        for (const s of needy) p.zrangebyscore(s.state.keys.acq, "-inf", `(${tn}`, "WITHSCORES", "LIMIT", s.offset, batch);
+        needy.forEach((s, i) => p.zrangebyscore(s.state.keys.acq, batches[i]!.from, `(${tn}`, "WITHSCORES", "LIMIT", 0, batches[i]!.count));
       });
       needy.forEach((s, i) => {
-        const flat = replies[i] as string[];
-        for (let j = 0; j + 1 < flat.length; j += 2) s.buffer.push({ resource: flat[j]!, score: Number(flat[j + 1]) });
-        s.offset += flat.length / 2;
-        if (flat.length / 2 < batch) s.isExhausted = true;
+        const read = advanceZsetPosition(s.position, replies[i], batches[i]!.count, false);
+        s.position = read.position;
+        for (const entry of read.entries) s.buffer.push({ resource: entry.member, score: entry.score });
+        if (read.isExhausted) s.isExhausted = true;
       });
     }
     const candidates: string[] = [];

@@ -3,7 +3,7 @@ import { leaseStateAt, type Lease, type LeasePage, type LeaseSort, type ListQuer
 import { compareBytes, decodeCursor, encodeCursor, toLease, type RawLease } from "./codec";
 import { execPipeline, parseTimeReply, type RedisContext } from "./connection";
 import { buildLiveIndexKey, LIVE_INDEX_DONE, type BucketKeys } from "./keys";
-import { takeMerged, type MergeSource } from "./merge";
+import { advanceZsetPosition, nextZsetBatch, takeMerged, type MergeSource, type ZsetPosition } from "./merge";
 import type { ReadBudget } from "./read-budget";
 
 export const DEFAULT_LIST_LIMIT = 100;
@@ -17,8 +17,8 @@ interface ListSource extends MergeSource<Candidate> {
   keys: BucketKeys;
   /** The zset this source reads in sort order: the bucket's `idx` / `acq`, or an owner's or task's live zset. */
   zset: string;
-  /** ZRANGE offset of the next batch, counted from the (inclusive) start score. */
-  offset: number;
+  /** How far this source has been read (see ZsetPosition); none before the first batch. */
+  position?: ZsetPosition;
 }
 
 interface SortPlan {
@@ -84,7 +84,7 @@ export async function listLeases(
   const compare = makeCompare(plan);
   const isAfterCursor = (c: Candidate) => !after || compare(c, { score: after.score, resource: after.resource }) > 0;
 
-  let sources: ListSource[] = bucketKeys.map((keys) => ({ keys, zset: keys[plan.zset], buffer: [], isExhausted: false, offset: 0 }));
+  let sources: ListSource[] = bucketKeys.map((keys) => ({ keys, zset: keys[plan.zset], buffer: [], isExhausted: false }));
   const batchSize = Math.min(Math.max(limit + 1, 50), 1000);
 
   const prefix = query.prefix;
@@ -101,7 +101,7 @@ export async function listLeases(
       isIndexBuilding = true;
     } else if (sort !== "expires") {
       // Each live zset is scored by acquiredAt like `acq`: the same merge, cursor and checks below.
-      sources = live.zsets.map(({ keys, zset, size }) => ({ keys, zset, buffer: [], isExhausted: size === 0, offset: 0 }));
+      sources = live.zsets.map(({ keys, zset, size }) => ({ keys, zset, buffer: [], isExhausted: size === 0 }));
     } else {
       // sort=expires has no owner / task index (expiry changes on every renew). Cost model, as for
       // prefixes: gathering reads every match (member and hash); walking the expiry order reads
@@ -144,23 +144,22 @@ export async function listLeases(
 
   const refill = async (needy: readonly ListSource[]) => {
     budget.checkpoint();
+    const start = after ? after.score : plan.isDescending ? "+inf" : "-inf";
+    const batches = needy.map((source) => nextZsetBatch(source.position, start, batchSize));
     const replies = await execPipeline(ctx, "list", (p) => {
-      for (const source of needy) {
-        const key = source.zset;
-        if (plan.isDescending) {
-          p.zrevrangebyscore(key, after ? after.score : "+inf", "-inf", "WITHSCORES", "LIMIT", source.offset, batchSize);
-        } else {
-          p.zrangebyscore(key, after ? after.score : "-inf", "+inf", "WITHSCORES", "LIMIT", source.offset, batchSize);
-        }
-      }
+      needy.forEach((source, i) => {
+        const { from, count } = batches[i]!;
+        if (plan.isDescending) p.zrevrangebyscore(source.zset, from, "-inf", "WITHSCORES", "LIMIT", 0, count);
+        else p.zrangebyscore(source.zset, from, "+inf", "WITHSCORES", "LIMIT", 0, count);
+      });
     });
     needy.forEach((source, i) => {
-      const flat = (replies[i] as string[]) ?? [];
-      source.offset += flat.length / 2;
-      budget.spend(Math.max(1, flat.length / 2));
-      if (flat.length / 2 < batchSize) source.isExhausted = true;
-      for (let j = 0; j + 1 < flat.length; j += 2) {
-        const candidate = { resource: flat[j]!, score: Number(flat[j + 1]) };
+      const read = advanceZsetPosition(source.position, replies[i], batches[i]!.count, plan.isDescending);
+      source.position = read.position;
+      budget.spend(Math.max(1, read.read));
+      if (read.isExhausted) source.isExhausted = true;
+      for (const entry of read.entries) {
+        const candidate = { resource: entry.member, score: entry.score };
         // Ties on the cursor's score that sort at or before it were on earlier pages.
         if (isCandidate(candidate)) source.buffer.push(candidate);
       }

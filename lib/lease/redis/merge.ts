@@ -1,3 +1,5 @@
+import { compareBytes } from "./codec";
+
 /**
  * K-way merge over per-bucket sources that each yield items in the same order.
  * An item is taken only when every source that could still produce something
@@ -34,4 +36,48 @@ export async function takeMerged<T, S extends MergeSource<T>>(
     taken.push(best.buffer.shift()!);
   }
   return taken;
+}
+
+/**
+ * Where a sorted set read in batches stands: the furthest entry read, and how many entries read
+ * share its score. The next batch starts at that score (inclusive) and drops what sorts at or
+ * before that entry, instead of skipping by offset: an entry removed meanwhile (a lease ending
+ * while the read pages through) would shift an offset past entries not read yet.
+ */
+export interface ZsetPosition {
+  score: number;
+  member: string;
+  ties: number;
+}
+
+/** The next batch's start score (inclusive) and size: `start` for the first, else the position's score, re-reading its ties. */
+export function nextZsetBatch(position: ZsetPosition | undefined, start: number | string, batch: number): { from: number | string; count: number } {
+  return position ? { from: position.score, count: position.ties + batch } : { from: start, count: batch };
+}
+
+/**
+ * Folds one batch (a WITHSCORES reply of ZRANGEBYSCORE, or ZREVRANGEBYSCORE when `isDescending`,
+ * asked for `count` entries) into the position: the entries after the old position, the new
+ * position, how many entries the reply held, and whether the set has nothing further.
+ */
+export function advanceZsetPosition(
+  position: ZsetPosition | undefined,
+  reply: unknown,
+  count: number,
+  isDescending: boolean,
+): { entries: { member: string; score: number }[]; position: ZsetPosition | undefined; read: number; isExhausted: boolean } {
+  const flat = (reply as string[] | null) ?? [];
+  const sign = isDescending ? -1 : 1;
+  const isAfter = (e: { member: string; score: number }, p: ZsetPosition) => sign * (e.score - p.score || compareBytes(e.member, p.member)) > 0;
+  const all: { member: string; score: number }[] = [];
+  for (let j = 0; j + 1 < flat.length; j += 2) all.push({ member: flat[j]!, score: Number(flat[j + 1]) });
+  const entries = position ? all.filter((e) => isAfter(e, position)) : all;
+  let next = position;
+  const last = all[all.length - 1];
+  if (last && (!position || isAfter(last, position))) next = { score: last.score, member: last.member, ties: 0 };
+  if (next) {
+    const at = next.score;
+    next = { ...next, ties: all.filter((e) => e.score === at).length };
+  }
+  return { entries, position: next, read: all.length, isExhausted: all.length < count };
 }
