@@ -8,6 +8,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { Redis } from "ioredis";
 import pg from "pg";
+import { setUpStoreFixture } from "@/test/support/store-suite";
 import { createStoreFixture, type StoreFixture } from "@/test/support/stores";
 import { bucketOf, buildBucketKeys } from "./redis/keys";
 import { PROJECT_BATCH } from "./redis/projector";
@@ -335,14 +336,7 @@ describe("heldAt on redis, ahead of the projection", () => {
 });
 
 describe("heldAt on redis, across buckets", () => {
-  let fx: StoreFixture<"redis">;
-
-  beforeAll(async () => {
-    fx = await createStoreFixture("redis", { options: { buckets: 2 } });
-  }, 60_000);
-  afterAll(async () => {
-    await fx?.cleanup();
-  });
+  const fx = setUpStoreFixture("redis", { options: { buckets: 2 }, hookTimeoutMs: 60_000 });
 
   it("keeps two holds whose ends have the same stream id in different buckets", async () => {
     // Two resources in different buckets (each bucket has its own stream and its own ids).
