@@ -379,7 +379,9 @@ async function readUnlistedLive(
       if (lease.acquiredAt.getTime() < tn && lease.expiresAt.getTime() >= tn) live.push(lease);
       return;
     }
-    gone.set(u.state, [...(gone.get(u.state) ?? []), u]);
+    const group = gone.get(u.state);
+    if (group) group.push(u);
+    else gone.set(u.state, [u]);
   });
   if (gone.size === 0) return live;
   const groups = [...gone.values()];
