@@ -245,6 +245,7 @@ export async function readHeldAt(
     (q.prefix === undefined || r.resource.startsWith(q.prefix)) &&
     (q.owner === undefined || r.owner === q.owner) &&
     (q.task === undefined || r.task === q.task);
+  const isAnswer = (h: HoldRecord) => h.s < tn && h.e >= tn && matches({ resource: h.r, owner: h.o, task: h.t });
 
   // Current leases first, ended holds second: a release in between then shows in both
   // reads (and is kept once, as ended) rather than in neither.
@@ -264,7 +265,7 @@ export async function readHeldAt(
   for (const reply of classReplies) {
     for (const member of reply as string[]) {
       const h = JSON.parse(member) as HoldRecord;
-      if (h.s < tn && h.e >= tn && matches({ resource: h.r, owner: h.o, task: h.t })) ended.set(h.l, h);
+      if (isAnswer(h)) ended.set(h.l, h);
     }
   }
   // The projector's lag: events after its cursor, read from the stream itself (one pipeline
@@ -273,7 +274,7 @@ export async function readHeldAt(
   const firstReads = await execPipeline(ctx, "heldAt", (p) => {
     for (const s of states) p.xrange(s.keys.events, s.pos === null ? "-" : `(${s.pos}`, "+", "COUNT", TAIL_BATCH);
   });
-  const unlisted: UnlistedLease[] = [];
+  const unlisted: UnlistedTail[] = [];
   for (const [i, s] of states.entries()) {
     const tail = parseEntries(firstReads[i]);
     let last = tail[tail.length - 1];
@@ -293,18 +294,18 @@ export async function readHeldAt(
     if (tail.length === 0) continue;
     const starts = await loadOpenStarts(ctx, buildHoldKeys(s.keys), tail);
     const { holds, acquired } = holdsFromEntries(tail, starts);
-    for (const h of holds) {
-      if (h.s < tn && h.e >= tn && matches({ resource: h.r, owner: h.o, task: h.t })) ended.set(h.l, h);
-    }
+    for (const h of holds) if (isAnswer(h)) ended.set(h.l, h);
     // Acquired before the instant and not ended in the tail: a current lease the listing
     // zsets (projected too) do not have yet.
+    const leases: UnlistedTail["leases"] = [];
     for (const raw of tail) {
       if (raw.kind !== "acquired" || !raw.leaseId || raw.resource === undefined || !acquired.has(raw.leaseId)) continue;
       if (acquired.get(raw.leaseId)! >= tn || !matches({ resource: raw.resource, owner: raw.owner ?? "", task: raw.task ?? "" })) continue;
-      unlisted.push({ resource: raw.resource, leaseId: raw.leaseId, state: s, after: last!.id!, starts });
+      leases.push({ resource: raw.resource, leaseId: raw.leaseId });
     }
+    if (leases.length > 0) unlisted.push({ keys: s.keys, after: last!.id!, starts, leases });
   }
-  live.push(...(await readUnlistedLive(ctx, deps, unlisted, tn, ended, matches)));
+  live.push(...(await readUnlistedLive(ctx, deps, unlisted, tn, ended, isAnswer)));
 
   const endedLeaseIds = new Set(ended.keys());
   // A lease read both from the listing and as unlisted (the projector moved in between) counts once.
@@ -344,54 +345,59 @@ export async function readHeldAt(
   return { covered: true, at: q.at, items: items.slice(0, limit), hasMore: items.length > limit, now, historyStartsAt: historyStartsAt! };
 }
 
-/** A lease acquired in the unprojected tail of a bucket's stream, before the instant, not ended there. */
-interface UnlistedLease {
-  resource: string;
-  leaseId: string;
-  state: BucketState;
-  /** The tail's last stream id: its end, if it comes after the tail was read, is after this. */
+/** One bucket's leases acquired in the unprojected tail of its stream, before the instant, not ended there. */
+interface UnlistedTail {
+  keys: BucketKeys;
+  /** The tail's last stream id: a lease's end, if it comes after the tail was read, is after this. */
   after: string;
+  /** Starts of the holds open in the tail (holdsFromEntries filled it). */
   starts: Map<string, number>;
+  leases: { resource: string; leaseId: string }[];
+}
+
+/** Held at the instant, by a current lease: granted before it and not lapsed by then. */
+function isLiveAt(lease: Lease, tn: number): boolean {
+  return lease.acquiredAt.getTime() < tn && lease.expiresAt.getTime() >= tn;
 }
 
 /**
  * The unlisted leases still current (read from their hashes), and, for those that ended since the
- * tail was read, their holds from the events after it (added to `ended`). Hashes first, stream
- * second, as for the listed leases: a lease ending in between shows in both, never in neither.
+ * tail was read, their holds from the events after it (added to `ended` when `isAnswer`). Hashes
+ * first, stream second, as for the listed leases: a lease ending in between shows in both, never
+ * in neither.
  */
 async function readUnlistedLive(
   ctx: RedisContext,
   deps: HeldAtDeps,
-  unlisted: readonly UnlistedLease[],
+  tails: readonly UnlistedTail[],
   tn: number,
   ended: Map<string, HoldRecord>,
-  matches: (r: { resource: string; owner: string; task: string }) => boolean,
+  isAnswer: (h: HoldRecord) => boolean,
 ): Promise<Lease[]> {
-  if (unlisted.length === 0) return [];
+  if (tails.length === 0) return [];
   const hashes = await execPipeline(ctx, "heldAt", (p) => {
-    for (const u of unlisted) p.hgetall(deps.leaseKey(u.resource));
+    for (const tail of tails) for (const u of tail.leases) p.hgetall(deps.leaseKey(u.resource));
   });
   const live: Lease[] = [];
-  const gone = new Map<BucketState, UnlistedLease[]>();
-  unlisted.forEach((u, i) => {
-    const lease = toLease(ctx.storeName, u.resource, (hashes[i] ?? {}) as RawLease);
-    if (lease?.leaseId === u.leaseId) {
-      if (lease.acquiredAt.getTime() < tn && lease.expiresAt.getTime() >= tn) live.push(lease);
-      return;
+  let at = 0;
+  // Per tail, the lease ids no longer in their hashes: ended since the tail was read.
+  const gone = tails.map((tail) => {
+    const ids = new Set<string>();
+    for (const u of tail.leases) {
+      const lease = toLease(ctx.storeName, u.resource, (hashes[at++] ?? {}) as RawLease);
+      if (lease?.leaseId !== u.leaseId) ids.add(u.leaseId);
+      else if (isLiveAt(lease, tn)) live.push(lease);
     }
-    const group = gone.get(u.state);
-    if (group) group.push(u);
-    else gone.set(u.state, [u]);
+    return ids;
   });
-  if (gone.size === 0) return live;
-  const groups = [...gone.values()];
+  const ending = tails.flatMap((tail, i) => (gone[i]!.size > 0 ? [{ tail, ids: gone[i]! }] : []));
+  if (ending.length === 0) return live;
   const replies = await execPipeline(ctx, "heldAt", (p) => {
-    for (const group of groups) p.xrange(group[0]!.state.keys.events, `(${group[0]!.after}`, "+", "COUNT", MAX_UNPROJECTED_EVENTS);
+    for (const { tail } of ending) p.xrange(tail.keys.events, `(${tail.after}`, "+", "COUNT", MAX_UNPROJECTED_EVENTS);
   });
-  groups.forEach((group, i) => {
-    const wanted = new Set(group.map((u) => u.leaseId));
-    for (const h of holdsFromEntries(parseEntries(replies[i]), new Map(group[0]!.starts)).holds) {
-      if (wanted.has(h.l) && h.s < tn && h.e >= tn && matches({ resource: h.r, owner: h.o, task: h.t })) ended.set(h.l, h);
+  ending.forEach(({ tail, ids }, i) => {
+    for (const h of holdsFromEntries(parseEntries(replies[i]), tail.starts).holds) {
+      if (ids.has(h.l) && isAnswer(h)) ended.set(h.l, h);
     }
   });
   return live;
@@ -406,10 +412,9 @@ async function readLiveAt(
   tn: number,
   want: number,
 ): Promise<Lease[]> {
-  const isLiveAt = (l: Lease) => l.acquiredAt.getTime() < tn && l.expiresAt.getTime() >= tn;
   if (q.resource !== undefined) {
     const lease = await deps.get(q.resource);
-    return lease && isLiveAt(lease) ? [lease] : [];
+    return lease && isLiveAt(lease, tn) ? [lease] : [];
   }
   // No current lease was acquired before the instant (the usual case for an older one): nothing to read.
   if (states.every((s) => s.liveBefore === 0)) return [];
@@ -423,7 +428,7 @@ async function readLiveAt(
     for (;;) {
       const page = await deps.listOldestFirst({ prefix: q.prefix, owner: q.owner, task: q.task, limit: Math.min(1000, Math.max(want, 100)), cursor });
       for (const lease of page.items) {
-        if (isLiveAt(lease)) found.push(lease);
+        if (isLiveAt(lease, tn)) found.push(lease);
         if (found.length >= want) return found;
       }
       if (!page.nextCursor || listCursorScore(page.nextCursor, "held_longest") >= tn) return found;
@@ -475,7 +480,7 @@ async function readLiveAt(
     });
     candidates.forEach((resource, i) => {
       const lease = toLease(ctx.storeName, resource, (hashes[i] ?? {}) as RawLease);
-      if (!lease || !isLiveAt(lease)) return;
+      if (!lease || !isLiveAt(lease, tn)) return;
       if (q.owner !== undefined && lease.owner !== q.owner) return;
       if (q.task !== undefined && lease.task !== q.task) return;
       if (found.length < want) found.push(lease);

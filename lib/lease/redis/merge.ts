@@ -72,12 +72,8 @@ export function advanceZsetPosition(
   const all: { member: string; score: number }[] = [];
   for (let j = 0; j + 1 < flat.length; j += 2) all.push({ member: flat[j]!, score: Number(flat[j + 1]) });
   const entries = position ? all.filter((e) => isAfter(e, position)) : all;
-  let next = position;
   const last = all[all.length - 1];
-  if (last && (!position || isAfter(last, position))) next = { score: last.score, member: last.member, ties: 0 };
-  if (next) {
-    const at = next.score;
-    next = { ...next, ties: all.filter((e) => e.score === at).length };
-  }
+  const furthest = last && (!position || isAfter(last, position)) ? last : position;
+  const next = furthest && { score: furthest.score, member: furthest.member, ties: all.filter((e) => e.score === furthest.score).length };
   return { entries, position: next, read: all.length, isExhausted: all.length < count };
 }
