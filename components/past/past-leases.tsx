@@ -1,6 +1,6 @@
 import Link from "next/link";
 import { FIELD, FilterActions, LABEL, StoreSelect } from "@/components/locks/filter-fields";
-import { StoreReadProblems } from "@/components/locks/read-notices";
+import { PartialReadNotice, StoreReadProblems } from "@/components/locks/read-notices";
 import { EmptyState } from "@/components/ui/empty-state";
 import { locksHref, withParams } from "@/lib/console/shared/links";
 import type { PastLeasesView } from "@/lib/console/past/past-views";
@@ -57,8 +57,9 @@ export function PastLeases({ view, search }: { view: PastLeasesView; search: str
       <ShareLink path="/locks" search={search} />
       <PastGaps gaps={view.gaps} />
       <StoreReadProblems stores={view.stores} />
+      <PartialReadNotice stores={view.stores} noun="holders" />
       {view.items.length === 0 ? (
-        view.gaps.length === view.stores.length ? null : (
+        view.gaps.length === view.stores.length || view.stores.some((s) => s.ok && s.data.partial) ? null : (
           <EmptyState title="Nothing was held at this instant">
             No lease matching these filters was held then on the stores that could answer. Try a broader prefix, or another instant.
           </EmptyState>

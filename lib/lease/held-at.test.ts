@@ -376,3 +376,43 @@ describe("heldAt on redis, across buckets", () => {
     }
   }, 60_000);
 });
+
+describe("heldAt on redis, past its read budget", () => {
+  const fx = setUpStoreFixture("redis", { options: { buckets: 2 }, hookTimeoutMs: 60_000 });
+
+  it("says a prefix read that stopped at the budget is partial, and lists only real holders", async () => {
+    // Many holders under the prefix, then the few the read asks for (by owner), listed last.
+    const prefix = `${P}budget:`;
+    for (let i = 0; i < 300; i++) await fx.store.acquire({ resource: `${prefix}common:${i}`, owner: "common", task: "t", ttlMs: 60_000 });
+    const rare: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const r = await fx.store.acquire({ resource: `${prefix}rare:${i}`, owner: "rare", task: "t", ttlMs: 60_000 });
+      if (!r.acquired) throw new Error("a fresh resource was not free");
+      rare.push(r.lease.leaseId);
+    }
+    await fx.store.project();
+    await sleep(5);
+    const at = new Date();
+
+    const whole = await fx.store.heldAt({ at, prefix, owner: "rare" });
+    if (!whole.covered) throw new Error(`not covered: ${whole.reason}`);
+    expect(whole.partial).toBeUndefined();
+    expect(whole.items.map((h) => h.leaseId).sort()).toEqual([...rare].sort());
+
+    const small = fx.open({ name: "redis-small-budget", options: { buckets: 2, readKeyBudget: 100 } });
+    try {
+      const cut = await small.heldAt({ at, prefix, owner: "rare" });
+      if (!cut.covered) throw new Error(`not covered: ${cut.reason}`);
+      expect(cut.partial).toEqual({ reason: "read_budget", examined: expect.any(Number) });
+      expect(cut.items.length).toBeLessThan(rare.length);
+      expect(cut.items.every((h) => rare.includes(h.leaseId))).toBe(true);
+      // Without the owner filter the first 50 holders are found well inside the budget: complete.
+      const first = await small.heldAt({ at, prefix, limit: 50 });
+      if (!first.covered) throw new Error(`not covered: ${first.reason}`);
+      expect(first.partial).toBeUndefined();
+      expect(first.items).toHaveLength(50);
+    } finally {
+      await small.close();
+    }
+  }, 60_000);
+});

@@ -253,6 +253,11 @@ export type HeldAtResult =
       /** Ordered by acquiredAt (longest-held first), then resource. */
       items: PastHold[];
       hasMore: boolean;
+      /**
+       * Set when the store stopped before reading every current lease that could match (Redis: a
+       * prefix read past its read budget). The holders listed are right; some may be missing.
+       */
+      partial?: PartialRead;
       now: Date;
       historyStartsAt: Date;
     }

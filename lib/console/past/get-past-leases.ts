@@ -85,6 +85,7 @@ export async function getPastLeases(params: PastLeasesParams, options: ReadOptio
               data: {
                 count: o.data.covered ? o.data.items.length : 0,
                 hasMore: o.data.covered && o.data.hasMore,
+                ...(o.data.covered && o.data.partial ? { partial: o.data.partial } : {}),
                 historyStartsAt: o.data.historyStartsAt?.toISOString() ?? null,
               },
             }

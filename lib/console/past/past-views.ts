@@ -3,7 +3,7 @@
  * so client components can import them without the read model.
  */
 import type { PastHoldEnding } from "@leasewatch/lease";
-import type { LeaseView, StoreOutcome } from "@/lib/console/shared/views";
+import type { LeaseView, PageSummary, StoreOutcome } from "@/lib/console/shared/views";
 
 /** A lease as it stood at the instant: who held it, from when, and how its hold ended later. */
 export interface PastLeaseView extends Pick<LeaseView, "store" | "storeKind" | "resource" | "leaseId" | "owner" | "task" | "fencingToken" | "acquiredAt"> {
@@ -32,6 +32,7 @@ export interface PastLeasesView {
   /** Some store had more holders than shown: narrow with prefix, owner or task. */
   hasMore: boolean;
   limit: number;
-  stores: StoreOutcome<{ count: number; hasMore: boolean; historyStartsAt: string | null }>[];
+  /** `partial`: the store stopped reading before it had every current lease that could match. */
+  stores: StoreOutcome<PageSummary & { historyStartsAt: string | null }>[];
   gaps: PastGap[];
 }

@@ -197,10 +197,12 @@ function scopedView(inner: LeaseStore, scope: PrefixScope): LeaseStore {
       const covered = reads as Extract<HeldAtResult, { covered: true }>[];
       const items = covered.flatMap((r) => r.items);
       items.sort((a, b) => a.acquiredAt.getTime() - b.acquiredAt.getTime() || a.resource.localeCompare(b.resource));
+      const partial = covered.find((r) => r.partial)?.partial;
       return {
         ...covered[0]!,
         items: items.slice(0, limit),
         hasMore: items.length > limit || covered.some((r) => r.hasMore),
+        ...(partial ? { partial } : {}),
       };
     },
 

@@ -28,7 +28,7 @@
  * stream's trimmed part, and T must not be before that (historyStartsAt).
  */
 import { LeaseError } from "../errors";
-import { TERMINAL_EVENT_KINDS, type HeldAtQuery, type HeldAtResult, type Lease, type PastHold, type TerminalEventKind } from "../types";
+import { TERMINAL_EVENT_KINDS, type HeldAtQuery, type HeldAtResult, type Lease, type PartialRead, type PastHold, type TerminalEventKind } from "../types";
 import { parseStreamId, streamEntryToRaw, toLease, type RawEvent, type RawLease } from "./codec";
 import { execPipeline, parseTimeReply, type RedisContext } from "./connection";
 import type { BucketKeys } from "./keys";
@@ -186,7 +186,7 @@ interface BucketState {
 
 export interface HeldAtDeps {
   /** Current leases in acquiredAt order (the store's list with sort "held_longest"). */
-  listOldestFirst: (q: { prefix?: string; owner?: string; task?: string; limit: number; cursor?: string }) => Promise<{ items: Lease[]; nextCursor?: string }>;
+  listOldestFirst: (q: { prefix?: string; owner?: string; task?: string; limit: number; cursor?: string }) => Promise<{ items: Lease[]; nextCursor?: string; partial?: PartialRead }>;
   get: (resource: string) => Promise<Lease | null>;
   /** Key of a resource's lease hash. */
   leaseKey: (resource: string) => string;
@@ -249,7 +249,7 @@ export async function readHeldAt(
 
   // Current leases first, ended holds second: a release in between then shows in both
   // reads (and is kept once, as ended) rather than in neither.
-  const live = await readLiveAt(ctx, states, deps, q, tn, limit + 1);
+  const { leases: live, partial } = await readLiveAt(ctx, states, deps, q, tn, limit + 1);
   // By lease id: a hold ends once, while stream ids repeat across buckets (two buckets' events in
   // one millisecond are both <ms>-0).
   const ended = new Map<string, HoldRecord>();
@@ -342,7 +342,7 @@ export async function readHeldAt(
     ),
   ];
   items.sort((a, b) => a.acquiredAt.getTime() - b.acquiredAt.getTime() || (a.resource < b.resource ? -1 : a.resource > b.resource ? 1 : 0));
-  return { covered: true, at: q.at, items: items.slice(0, limit), hasMore: items.length > limit, now, historyStartsAt: historyStartsAt! };
+  return { covered: true, at: q.at, items: items.slice(0, limit), hasMore: items.length > limit, ...(partial ? { partial } : {}), now, historyStartsAt: historyStartsAt! };
 }
 
 /** One bucket's leases acquired in the unprojected tail of its stream, before the instant, not ended there. */
@@ -403,7 +403,10 @@ async function readUnlistedLive(
   return live;
 }
 
-/** Current leases acquired before `tn` that had not lapsed by then, oldest first (at most `want`). */
+/**
+ * Current leases acquired before `tn` that had not lapsed by then, oldest first (at most `want`);
+ * `partial` when the store's list stopped at its read budget before the scan was done.
+ */
 async function readLiveAt(
   ctx: RedisContext,
   states: readonly BucketState[],
@@ -411,13 +414,13 @@ async function readLiveAt(
   q: HeldAtQuery,
   tn: number,
   want: number,
-): Promise<Lease[]> {
+): Promise<{ leases: Lease[]; partial?: PartialRead }> {
   if (q.resource !== undefined) {
     const lease = await deps.get(q.resource);
-    return lease && isLiveAt(lease, tn) ? [lease] : [];
+    return { leases: lease && isLiveAt(lease, tn) ? [lease] : [] };
   }
   // No current lease was acquired before the instant (the usual case for an older one): nothing to read.
-  if (states.every((s) => s.liveBefore === 0)) return [];
+  if (states.every((s) => s.liveBefore === 0)) return { leases: [] };
   const found: Lease[] = [];
   if (q.prefix !== undefined) {
     // A prefix narrows by the names zset (the store's own list), in listing order: acquiredAt as
@@ -429,9 +432,10 @@ async function readLiveAt(
       const page = await deps.listOldestFirst({ prefix: q.prefix, owner: q.owner, task: q.task, limit: Math.min(1000, Math.max(want, 100)), cursor });
       for (const lease of page.items) {
         if (isLiveAt(lease, tn)) found.push(lease);
-        if (found.length >= want) return found;
+        if (found.length >= want) return { leases: found };
       }
-      if (!page.nextCursor || listCursorScore(page.nextCursor, "held_longest") >= tn) return found;
+      if (page.partial) return { leases: found, partial: page.partial };
+      if (!page.nextCursor || listCursorScore(page.nextCursor, "held_longest") >= tn) return { leases: found };
       cursor = page.nextCursor;
     }
   }
@@ -486,5 +490,5 @@ async function readLiveAt(
       if (found.length < want) found.push(lease);
     });
   }
-  return found;
+  return { leases: found };
 }
