@@ -9,16 +9,19 @@
 import AxeBuilder from "@axe-core/playwright";
 import { expect, test, type APIRequestContext, type Page } from "@playwright/test";
 import { randomUUID } from "node:crypto";
+import { decode } from "next-auth/jwt";
 import pg from "pg";
 import { fencedWrite, type Lease, PostgresLeaseStore } from "@leasewatch/lease";
 import { createFencedDownstream, type FencedDownstream } from "../test/support/stores";
 import { spawnWorker, stopAllWorkers } from "../test/support/worker-process";
 import { scopedAxe } from "./support/axe";
 import { CAROL_GROUPS, getStackFacts, setIdpGroups } from "./support/control";
-import { BASE_URL, ISSUER_URL, PG_STORE, type StackFacts } from "./support/harness";
-import { signInThroughIdp } from "./support/sign-in";
+import { BASE_URL, E2E_NEXTAUTH_SECRET, ISSUER_URL, PG_STORE, type StackFacts } from "./support/harness";
+import { freshOperatorTest, signInThroughIdp } from "./support/sign-in";
 
 test.describe.configure({ mode: "serial" });
+// A force-release needs a sign-in from the last 15 minutes: the tests that release as alice sign her in
+// afresh (freshOperatorTest) rather than use the setup's session, which a long suite outlives.
 
 const RUN = randomUUID().slice(0, 8);
 const REASON = "stuck after a node crash, holder is gone";
@@ -89,7 +92,7 @@ async function fillAndSubmit(dialog: ReturnType<Page["getByRole"]>, resource: st
   await dialog.getByRole("button", { name: "Force release" }).click();
 }
 
-test("operator force-releases a held lease: the holder's signal aborts, its fenced write is refused, the audit page shows it", async ({ page }) => {
+freshOperatorTest("operator force-releases a held lease: the holder's signal aborts, its fenced write is refused, the audit page shows it", async ({ page }) => {
   test.setTimeout(90_000);
   const resource = `e2e-fr-${RUN}:held`;
   const spec = pgSpec();
@@ -169,7 +172,7 @@ test("operator force-releases a held lease: the holder's signal aborts, its fenc
   }
 });
 
-test("stale dialog: the lease is re-acquired after the dialog opened → refused, nothing released, the entry says so", async ({ page }) => {
+freshOperatorTest("stale dialog: the lease is re-acquired after the dialog opened → refused, nothing released, the entry says so", async ({ page }) => {
   const resource = `e2e-fr-${RUN}:stale`;
   const first = await hold(resource, `first-${RUN}`);
   const dialog = await openDialog(page, resource);
@@ -218,7 +221,7 @@ test("roles revoked at the IdP: the next force-release is refused without signin
   }
 });
 
-test("a cross-origin POST and a POST without Origin are refused; the lease stays", async ({ page }) => {
+freshOperatorTest("a cross-origin POST and a POST without Origin are refused; the lease stays", async ({ page }) => {
   const resource = `e2e-fr-${RUN}:csrf`;
   const lease = await hold(resource, `holder-${RUN}`);
   const body = { store: PG_STORE, resource, leaseId: lease.leaseId, reason: REASON, confirm: resource };
@@ -239,14 +242,15 @@ test("a cross-origin POST and a POST without Origin are refused; the lease stays
   }
 });
 
-test("bulk release over a prefix ends exactly the lapsed and overdue leases listed", async ({ page }) => {
+freshOperatorTest("bulk release over a prefix ends exactly the lapsed and overdue leases listed", async ({ page }) => {
   const prefix = `e2e-bulk-${RUN}:`;
-  const stuck = [await hold(`${prefix}a`, "stuck-1"), await hold(`${prefix}b`, "stuck-2"), await hold(`${prefix}c`, "stuck-3")];
+  const stuck = [await hold(`${prefix}a`, "stuck-1", 600_000), await hold(`${prefix}b`, "stuck-2", 600_000), await hold(`${prefix}c`, "stuck-3", 600_000)];
   const healthy = await hold(`${prefix}healthy`, "healthy");
-  // Holders that stopped renewing: last renewal 100 s into a 120 s lease (overdue: over 2/3 of the TTL).
+  // Holders that stopped renewing: last renewal 500 s into a 600 s lease (overdue: over 2/3 of the TTL),
+  // with time to spare before they lapse and the sweeper ends them, however slowly the page runs.
   const spec = pgSpec();
   await pool.query(
-    `UPDATE "${spec.schema}".leases SET acquired_at = now() - interval '100 seconds', renewed_at = now() - interval '100 seconds', expires_at = now() + interval '20 seconds' WHERE resource = ANY($1)`,
+    `UPDATE "${spec.schema}".leases SET acquired_at = now() - interval '500 seconds', renewed_at = now() - interval '500 seconds', expires_at = now() + interval '100 seconds' WHERE resource = ANY($1)`,
     [stuck.map((l) => l.resource)],
   );
   try {
@@ -271,7 +275,30 @@ test("bulk release over a prefix ends exactly the lapsed and overdue leases list
   }
 });
 
-test("audit log unavailable ⇒ force-release refused, nothing released", async ({ page }) => {
+freshOperatorTest("a bulk release on a sign-in older than 15 minutes is refused, nothing released, with a way back to the same prefix", async ({ page }) => {
+  const prefix = `e2e-bulk-old-${RUN}:`;
+  const lease = await hold(`${prefix}a`, "stuck-old");
+  // The IdP's last authentication of this session, 20 minutes back (the console reads it from the session record).
+  const token = (await page.context().cookies()).find((c) => c.name === "next-auth.session-token")!.value;
+  const sid = (await decode({ token, secret: E2E_NEXTAUTH_SECRET }))!.sid as string;
+  const updated = await pool.query(`UPDATE "${pgSpec().schema}".console_sessions SET auth_time = now() - interval '20 minutes' WHERE id = $1::uuid`, [sid]);
+  expect(updated.rowCount).toBe(1);
+  try {
+    const response = await page.request.post("/api/force-release/bulk", {
+      data: { prefix, reason: "workers of this batch crashed overnight", confirm: prefix, leases: [{ store: PG_STORE, resource: lease.resource, leaseId: lease.leaseId }] },
+      headers: { origin: BASE_URL },
+    });
+    expect(response.status()).toBe(403);
+    const body = (await response.json()) as { code: string; reauthUrl: string };
+    expect(body.code).toBe("reauth_required");
+    expect(body.reauthUrl).toBe(`/signin/reauth?${new URLSearchParams({ callbackUrl: `/locks?${new URLSearchParams({ prefix })}` })}`);
+    expect((await store.get(lease.resource))?.leaseId).toBe(lease.leaseId);
+  } finally {
+    await store.release({ resource: lease.resource, leaseId: lease.leaseId });
+  }
+});
+
+freshOperatorTest("audit log unavailable ⇒ force-release refused, nothing released", async ({ page }) => {
   test.setTimeout(60_000);
   const resource = `e2e-fr-${RUN}:audit-down`;
   const lease = await hold(resource, `holder-${RUN}`);
@@ -386,7 +413,7 @@ async function shoot(page: Page, name: string): Promise<void> {
 const isFocusInDialog = (page: Page) => page.evaluate(() => document.activeElement?.closest("dialog[open]") !== null);
 
 for (const colorScheme of ["light", "dark"] as const) {
-  test(`the dialogs and /audit fit 1280×800, pass axe and work by keyboard (${colorScheme})`, async ({ page }) => {
+  freshOperatorTest(`the dialogs and /audit fit 1280×800, pass axe and work by keyboard (${colorScheme})`, async ({ page }) => {
     test.setTimeout(90_000);
     await page.emulateMedia({ colorScheme });
     // The dialogs and /audit run under the console's CSP too (nothing in their bundle may need eval).

@@ -14,6 +14,8 @@ import { PG_STORE } from "./support/harness";
 const DAY_MS = 86_400_000;
 
 test("the events page says which store no longer keeps the start of the window", async ({ page }) => {
+  // Three page loads and an axe scan: on a busy machine that is more than the default minute.
+  test.setTimeout(120_000);
   const facts = await getStackFacts();
   const store = facts.stores.find((s) => s.kind === "postgres" && s.name === PG_STORE);
   if (!store || store.kind !== "postgres") throw new Error(`no ${PG_STORE} in the stack`);

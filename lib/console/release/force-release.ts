@@ -22,7 +22,7 @@ import { buildReauthUrl, checkFreshPermission } from "@/lib/auth/fresh";
 import { describeScope, isResourceInScope, type ViewerScope } from "@/lib/auth/scope";
 import { scopeFor } from "@/lib/auth/session";
 import { getAuthEnv } from "@/lib/auth/env";
-import { leaseHref } from "@/lib/console/shared/links";
+import { leaseHref, locksHref } from "@/lib/console/shared/links";
 import { checkReleaseCandidates, type ReleaseCandidateState } from "@/lib/console/release/list-release-candidates";
 import { getStoreNames } from "@/lib/server/store-registry";
 import {
@@ -131,7 +131,9 @@ async function authorise(request: Request, cost: (body: unknown) => number): Pro
     if (fresh.code === "forbidden") {
       return { ok: false, answer: await auditRefusal(auth, context, "denied_role", fresh.message, refusal("forbidden", "Force release needs the operator role; your current roles do not include it.")) };
     }
-    const back = context.store && context.resource ? safeLeaseHref(context.store, context.resource) : "/locks";
+    // Back to where the attempt was made: the lease's page, or the leases under the bulk release's prefix.
+    const prefix = field(auth.body, "prefix", 512);
+    const back = context.store && context.resource ? safeLeaseHref(context.store, context.resource) : prefix ? locksHref({ prefix }) : "/locks";
     if (fresh.code === "reauth_required") {
       return {
         ok: false,
