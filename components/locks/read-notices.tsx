@@ -78,7 +78,16 @@ export function StoreReadProblems({ stores }: { stores: ReadonlyArray<StoreOutco
  * did not look for (it stopped at its read budget, or its index does not reach that far back).
  * Said plainly, so a short list is never taken for the whole answer.
  */
-export function PartialReadNotice({ stores, noun }: { stores: ReadonlyArray<StoreOutcome<PageSummary>>; noun: string }) {
+export function PartialReadNotice({
+  stores,
+  noun,
+  narrowing = "narrow by prefix, owner or task, or choose a shorter window",
+}: {
+  stores: ReadonlyArray<StoreOutcome<PageSummary>>;
+  noun: string;
+  /** What the reader can change to get a whole answer. */
+  narrowing?: string;
+}) {
   const partial = stores.flatMap((s) => (s.ok && s.data.partial ? [{ store: s.store, count: s.data.count, partial: s.data.partial }] : []));
   if (partial.length === 0) return null;
   return (
@@ -92,7 +101,7 @@ export function PartialReadNotice({ stores, noun }: { stores: ReadonlyArray<Stor
               : p.reason === "index_building"
                 ? `is still indexing its earlier events by owner and task, so the newest may be missing; showing the first ${count} ${noun} it has indexed.`
                 : `keeps only the newest events of each owner, task and resource in its index; showing the first ${count} ${noun} it holds.`}{" "}
-            There may be more: narrow by prefix, owner or task, or choose a shorter window.
+            There may be more: {narrowing}.
           </li>
         ))}
       </ul>

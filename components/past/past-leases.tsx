@@ -21,13 +21,14 @@ export function PastLeases({ view, search }: { view: PastLeasesView; search: str
   const state = params.get("state");
   // Filters this form has no field for ride along, so applying it keeps what the link asked for.
   const kept = (["window", "from", "to", "state", "sort"] as const).filter((key) => params.get(key));
+  const isPartial = view.stores.some((s) => s.ok && s.data.partial);
   return (
     <div className="space-y-4">
       <div className="flex flex-wrap items-baseline justify-between gap-2">
         <h1 className="text-lg font-semibold tracking-tight">Leases held at an instant</h1>
         <p className="text-sm text-zinc-600 dark:text-zinc-400">
           {view.items.length} {view.items.length === 1 ? "holder" : "holders"}
-          {view.hasMore ? ` shown (the ${view.limit} held longest; narrow with a prefix, owner or task)` : ""}
+          {view.hasMore ? ` shown (the ${view.limit} held longest; narrow with a prefix, owner or task)` : isPartial ? " found before a store stopped reading" : ""}
         </p>
       </div>
       <PastViewBanner at={view.at} nowHref={nowHref} what="leases held" />
@@ -57,9 +58,9 @@ export function PastLeases({ view, search }: { view: PastLeasesView; search: str
       <ShareLink path="/locks" search={search} />
       <PastGaps gaps={view.gaps} />
       <StoreReadProblems stores={view.stores} />
-      <PartialReadNotice stores={view.stores} noun="holders" />
+      <PartialReadNotice stores={view.stores} noun="holders" narrowing="narrow by a longer prefix" />
       {view.items.length === 0 ? (
-        view.gaps.length === view.stores.length || view.stores.some((s) => s.ok && s.data.partial) ? null : (
+        view.gaps.length === view.stores.length || isPartial ? null : (
           <EmptyState title="Nothing was held at this instant">
             No lease matching these filters was held then on the stores that could answer. Try a broader prefix, or another instant.
           </EmptyState>
