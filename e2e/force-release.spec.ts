@@ -307,7 +307,9 @@ freshOperatorTest("audit log unavailable ⇒ force-release refused, nothing rele
   const blocker = await pool.connect();
   try {
     await blocker.query("BEGIN");
-    await blocker.query(`LOCK TABLE "${facts.audit.schema}".audit_log IN ACCESS EXCLUSIVE MODE`);
+    // EXCLUSIVE blocks every write but not plain reads, so pages that read the audit log in tests
+    // running beside this one (the other worker) still load.
+    await blocker.query(`LOCK TABLE "${facts.audit.schema}".audit_log IN EXCLUSIVE MODE`);
     await fillAndSubmit(dialog, resource);
     const alert = page.getByRole("alert").filter({ hasText: "The audit log is unavailable — nothing was released." });
     await expect(alert).toBeVisible({ timeout: 30_000 });
