@@ -33,8 +33,11 @@
  * pick the servers (a private Redis keeps others' traffic out of the CPU column).
  * The machine is usually shared: run it a few times and take the median.
  */
+import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { Redlock } from "@sesamecare-oss/redlock";
 import { Cluster, Redis } from "ioredis";
 import pg from "pg";
@@ -44,6 +47,7 @@ import { LeaseClient, type LeaseStore, PostgresLeaseStore, type RedisClient, Red
 import { PROJECTION_INTERVAL_MS } from "@leasewatch/lease/internal";
 import { startRedisCluster, stopAllServers } from "@/scripts/throwaway-servers";
 import { freshPgSchema, freshRedisNamespace, TEST_DATABASE_URL, TEST_REDIS_URL } from "@leasewatch/lease/testing";
+import type { ProjectorSummary } from "./projector-process";
 import type { BenchOutcome } from "./run";
 
 const CONCURRENCY = Number(process.env.LW_BENCH_CONCURRENCY ?? 16);
@@ -194,6 +198,8 @@ const COMPARE_AND_DELETE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return
 interface RedisTarget {
   backend: string;
   makeClient: () => RedisClient;
+  /** How bench/projector-process.ts reaches the same servers. */
+  projectorEnv: (namespace: string) => Record<string, string>;
   /** Every server (each master of a cluster), for INFO cpu and commandstats summed over them. */
   nodeUrls: string[];
   ratioTarget: number;
@@ -251,34 +257,23 @@ async function benchRedis(target: RedisTarget): Promise<Row[]> {
       }
       return calls;
     };
-    // The read models are projected off the hot path as the console does it: every second, by
-    // another client; the lag it leaves behind is sampled just before each projection.
-    const projectorClient = target.makeClient();
-    const projecting = new RedisLeaseStore({ name: "bench-projector", client: projectorClient, namespace: fresh.namespace });
-    let maxLagMs = 0;
-    let projected = 0;
-    let isProjecting = false;
-    const projectTimer = setInterval(() => {
-      if (isProjecting) return;
-      isProjecting = true;
-      void projecting
-        .projectionLag()
-        .then(({ lagMs }) => {
-          maxLagMs = Math.max(maxLagMs, lagMs);
-          return projecting.project();
-        })
-        .then((r) => (projected += r.applied))
-        .catch(() => undefined)
-        .finally(() => (isProjecting = false));
-    }, PROJECTION_INTERVAL_MS);
+    // The read models are projected off the hot path as a deployment does it: every second, by
+    // the sweeper or the console, a process of its own. Its CPU is the store side's too, and is
+    // printed per store pair; it shares this machine's cores with every side.
+    const projector = await startProjectorProcess(target.projectorEnv(fresh.namespace));
     let c: Comparison;
     try {
       c = await compare({ bare, redlock: redlockPair, store: storePair(store, "bench") }, readServerCpu, readCommandStats);
-    } finally {
-      clearInterval(projectTimer);
-      projectorClient.disconnect();
+    } catch (error) {
+      await projector.stop().catch(() => undefined);
+      throw error;
     }
-    console.log(`${target.backend} projection: ${projected} events projected, every ${PROJECTION_INTERVAL_MS} ms; largest lag seen ${maxLagMs} ms`);
+    const projection = await projector.stop();
+    const storePairs = c.total.store!.pairs;
+    console.log(
+      `${target.backend} projection (own process): ${projection.projected} events projected, every ${PROJECTION_INTERVAL_MS} ms; ` +
+        `largest lag seen ${projection.maxLagMs} ms; its CPU ${(projection.cpuUs / storePairs).toFixed(1)} µs per store pair`,
+    );
     console.log(`${target.backend} commands per pair (INFO commandstats; a shared server adds others' commands):`);
     for (const [side, list] of Object.entries(c.commandsPerPair ?? {})) {
       const top = list.filter(([, n]) => n >= 0.05);
@@ -302,6 +297,35 @@ async function benchRedis(target: RedisTarget): Promise<Row[]> {
   }
 }
 
+/**
+ * Starts bench/projector-process.ts (node with tsx as a loader) and waits until it projects.
+ * It stops when its stdin closes: by stop(), or when this process dies without calling it.
+ */
+async function startProjectorProcess(env: Record<string, string>): Promise<{ stop: () => Promise<ProjectorSummary> }> {
+  const profileDir = process.env.LW_BENCH_PROJECTOR_CPU_PROF;
+  const profile = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
+  const script = path.join(path.dirname(fileURLToPath(import.meta.url)), "projector-process.ts");
+  const child = spawn(process.execPath, ["--import", "tsx", ...profile, script], { env: { ...process.env, ...env }, stdio: ["pipe", "pipe", "inherit"] });
+  let output = "";
+  const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on("data", (d: Buffer) => {
+      output += d.toString();
+      if (output.includes("projecting")) resolve();
+    });
+    void exited.then((code) => reject(new Error(`bench projector exited (${code}) before projecting`)));
+  });
+  return {
+    stop: async () => {
+      child.stdin.end();
+      const code = await exited;
+      const last = output.trim().split("\n").at(-1) ?? "";
+      if (code !== 0 || !last.startsWith("{")) throw new Error(`bench projector exited (${code}): ${output.slice(-500)}`);
+      return JSON.parse(last) as ProjectorSummary;
+    },
+  };
+}
+
 /** Unlinks the namespace's keys on every server, one key per UNLINK (a cluster node refuses keys of several slots in one). */
 async function dropEverywhere(admins: Redis[], namespace: string): Promise<void> {
   for (const admin of admins) {
@@ -321,6 +345,7 @@ async function benchRedisCluster(): Promise<Row[]> {
     return await benchRedis({
       backend: "redis-cluster",
       makeClient: () => new Cluster(cluster.seeds),
+      projectorEnv: (namespace) => ({ LW_PROJECT_NAMESPACE: namespace, LW_PROJECT_CLUSTER_SEEDS: JSON.stringify(cluster.seeds) }),
       nodeUrls: cluster.masters.map((m) => m.url),
       ratioTarget: TARGETS.redisClusterRatio,
       p99TargetMs: null,
@@ -540,7 +565,7 @@ export async function run(): Promise<BenchOutcome> {
   );
   const all = [
     ...(BACKENDS.includes("redis")
-      ? await benchRedis({ backend: "redis", makeClient: () => new Redis(TEST_REDIS_URL), nodeUrls: [TEST_REDIS_URL], ratioTarget: TARGETS.redisRatio, p99TargetMs: TARGETS.redisP99Ms })
+      ? await benchRedis({ backend: "redis", makeClient: () => new Redis(TEST_REDIS_URL), projectorEnv: (namespace) => ({ LW_PROJECT_NAMESPACE: namespace, LW_PROJECT_REDIS_URL: TEST_REDIS_URL }), nodeUrls: [TEST_REDIS_URL], ratioTarget: TARGETS.redisRatio, p99TargetMs: TARGETS.redisP99Ms })
       : []),
     ...(BACKENDS.includes("redis-cluster") ? await benchRedisCluster() : []),
     ...(BACKENDS.includes("postgres") ? await benchPostgres() : []),

@@ -8,7 +8,8 @@
  *   node --cpu-prof --cpu-prof-dir=/tmp/prof --import tsx bench/redis-store-profile.ts   (client CPU profile)
  *
  * Knobs: LW_PROFILE_SECONDS (5), LW_BENCH_CONCURRENCY (16), LW_PROFILE_PROJECT=1 also projects
- * every second from this process (as the lease bench does), to see its share of the client CPU.
+ * every second from this process, to see its share of this process's CPU (the lease bench projects
+ * from a process of its own).
  * Use a private Redis: a shared server's commandstats include everyone else's commands.
  */
 import { Redis } from "ioredis";

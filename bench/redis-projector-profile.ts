@@ -1,0 +1,155 @@
+/**
+ * What projecting costs per event: writes a backlog of uncontended acquire+release pairs with no
+ * projector running, then projects it all from a fresh store in this process and prints, per
+ * event, this process's CPU, the server's CPU (INFO cpu) and the time the `project` function held
+ * the server (INFO commandstats), with the longest single project call (SLOWLOG is not needed:
+ * the stall per call is its time / calls at the chosen batch). Repeated on fresh namespaces;
+ * the median of the repeats is printed last. Deterministic enough to compare two builds of the
+ * projector, unlike the lease bench, whose store side shares the cores with it.
+ *
+ *   node --import tsx bench/redis-projector-profile.ts
+ *   LW_PROFILE_CPU=/tmp/projector.cpuprofile node --import tsx bench/redis-projector-profile.ts
+ *
+ * Knobs: LW_PROFILE_PAIRS (20 000 per repeat), LW_PROFILE_REPEATS (3), LW_BENCH_CONCURRENCY (16);
+ * LW_PROFILE_CPU (a file: the projection's
+ * CPU profile, the backlog's writing left out, of the last repeat); REDIS_URL: use a private Redis, a shared server's CPU includes everyone else's commands.
+ */
+import { writeFileSync } from "node:fs";
+import { Session } from "node:inspector/promises";
+import { Redis } from "ioredis";
+import { RedisLeaseStore } from "@leasewatch/lease";
+import { freshRedisNamespace, TEST_REDIS_URL } from "@leasewatch/lease/testing";
+
+const PAIRS = Number(process.env.LW_PROFILE_PAIRS ?? 20_000);
+const REPEATS = Number(process.env.LW_PROFILE_REPEATS ?? 3);
+const CONCURRENCY = Number(process.env.LW_BENCH_CONCURRENCY ?? 16);
+const PROFILE_FILE = process.env.LW_PROFILE_CPU;
+
+interface Sample {
+  events: number;
+  clientUs: number;
+  serverUs: number;
+  projectUs: number;
+  projectCalls: number;
+  wallMs: number;
+  /** Per command: calls and µs, over the projection. */
+  commands: Map<string, { calls: number; usec: number }>;
+}
+
+async function serverCpuUs(admin: Redis): Promise<number> {
+  const info = await admin.info("cpu");
+  return (Number(/used_cpu_user:([\d.]+)/.exec(info)?.[1]) + Number(/used_cpu_sys:([\d.]+)/.exec(info)?.[1])) * 1e6;
+}
+
+/** Calls and µs per command so far (INFO commandstats; commands run inside functions under their own names). */
+async function commandStats(admin: Redis): Promise<Map<string, { calls: number; usec: number }>> {
+  const stats = new Map<string, { calls: number; usec: number }>();
+  const info = await admin.info("commandstats");
+  for (const m of info.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) stats.set(m[1]!, { calls: Number(m[2]), usec: Number(m[3]) });
+  return stats;
+}
+
+async function writeBacklog(store: RedisLeaseStore, namespace: string): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async (_, loop) => {
+      while (next < PAIRS) {
+        next++;
+        const resource = `${namespace}-profile:${loop}`;
+        const r = await store.acquire({ resource, owner: "profile", task: "profile", ttlMs: 30_000 });
+        if (!r.acquired) throw new Error("profile: unexpectedly held");
+        const released = await store.release({ resource, leaseId: r.lease.leaseId });
+        if (!released.released) throw new Error(`profile: release refused (${released.reason})`);
+      }
+    }),
+  );
+}
+
+async function once(admin: Redis): Promise<Sample> {
+  const fresh = freshRedisNamespace();
+  const writer = new RedisLeaseStore({ name: "profile", client: new Redis(TEST_REDIS_URL), namespace: fresh.namespace });
+  const projecting = new RedisLeaseStore({ name: "profile-projector", client: new Redis(TEST_REDIS_URL), namespace: fresh.namespace });
+  try {
+    await writeBacklog(writer, fresh.namespace);
+    // Loads the store's functions and checks the namespace, so neither is counted below.
+    await projecting.projectionLag();
+    const inspector = PROFILE_FILE ? new Session() : null;
+    if (inspector) {
+      inspector.connect();
+      await inspector.post("Profiler.enable");
+      await inspector.post("Profiler.start");
+    }
+    const serverBefore = await serverCpuUs(admin);
+    const statsBefore = await commandStats(admin);
+    const cpuBefore = process.cpuUsage();
+    const started = performance.now();
+    let events = 0;
+    for (;;) {
+      const r = await projecting.project();
+      events += r.applied;
+      if (r.isCaughtUp) break;
+    }
+    const wallMs = performance.now() - started;
+    const cpu = process.cpuUsage(cpuBefore);
+    const statsAfter = await commandStats(admin);
+    if (inspector && PROFILE_FILE) {
+      const { profile } = await inspector.post("Profiler.stop");
+      writeFileSync(PROFILE_FILE, JSON.stringify(profile));
+      inspector.disconnect();
+    }
+    const commands = new Map<string, { calls: number; usec: number }>();
+    for (const [command, after] of statsAfter) {
+      const before = statsBefore.get(command) ?? { calls: 0, usec: 0 };
+      if (after.calls > before.calls) commands.set(command, { calls: after.calls - before.calls, usec: after.usec - before.usec });
+    }
+    const fcall = commands.get("fcall") ?? { calls: 0, usec: 0 };
+    return {
+      events,
+      clientUs: cpu.user + cpu.system,
+      serverUs: (await serverCpuUs(admin)) - serverBefore,
+      projectUs: fcall.usec,
+      projectCalls: fcall.calls,
+      wallMs,
+      commands,
+    };
+  } finally {
+    await writer.close();
+    await projecting.close();
+    writer.client.disconnect();
+    projecting.client.disconnect();
+    await fresh.drop();
+  }
+}
+
+function describe(s: Sample): string {
+  return (
+    `${s.events} events in ${s.wallMs.toFixed(0)} ms (${((s.events / s.wallMs) * 1000).toFixed(0)} events/s): ` +
+    `client ${(s.clientUs / s.events).toFixed(1)} µs/event, server ${(s.serverUs / s.events).toFixed(1)} µs/event, ` +
+    `project function ${(s.projectUs / s.events).toFixed(1)} µs/event over ${s.projectCalls} calls (${(s.projectUs / Math.max(1, s.projectCalls)).toFixed(0)} µs/call)`
+  );
+}
+
+async function main(): Promise<void> {
+  const admin = new Redis(TEST_REDIS_URL);
+  const samples: Sample[] = [];
+  try {
+    for (let i = 0; i < REPEATS; i++) {
+      const s = await once(admin);
+      samples.push(s);
+      console.log(`run ${i + 1}: ${describe(s)}`);
+    }
+  } finally {
+    admin.disconnect();
+  }
+  const median = (pick: (s: Sample) => number) => [...samples].sort((a, b) => pick(a) - pick(b))[Math.floor(samples.length / 2)]!;
+  const typical = median((s) => s.clientUs / s.events);
+  console.log(`median by client CPU: ${describe(typical)}`);
+  console.log("command         calls/event  µs/call  µs/event");
+  for (const [command, { calls, usec }] of [...typical.commands].sort((a, b) => b[1].usec - a[1].usec)) {
+    if (calls / typical.events < 0.005) continue;
+    const perEvent = (n: number) => (n / typical.events).toFixed(2);
+    console.log(`${command.padEnd(15)} ${perEvent(calls).padStart(11)}  ${(usec / calls).toFixed(2).padStart(7)}  ${perEvent(usec).padStart(8)}`);
+  }
+}
+
+void main();
