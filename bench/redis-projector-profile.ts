@@ -11,6 +11,7 @@
  *   LW_PROFILE_CPU=/tmp/projector.cpuprofile node --import tsx bench/redis-projector-profile.ts
  *
  * Knobs: LW_PROFILE_PAIRS (20 000 per repeat), LW_PROFILE_REPEATS (3), LW_BENCH_CONCURRENCY (16);
+ * LW_PROFILE_FOLD=1 then folds the same backlog with redis-fold-prototype.ts, for its cost per event;
  * LW_PROFILE_CPU (a file: the projection's
  * CPU profile, the backlog's writing left out, of the last repeat); REDIS_URL: use a private Redis, a shared server's CPU includes everyone else's commands.
  */
@@ -19,11 +20,16 @@ import { Session } from "node:inspector/promises";
 import { Redis } from "ioredis";
 import { RedisLeaseStore } from "@leasewatch/lease";
 import { freshRedisNamespace, TEST_REDIS_URL } from "@leasewatch/lease/testing";
+import { foldNamespace } from "./redis-fold-prototype";
 
 const PAIRS = Number(process.env.LW_PROFILE_PAIRS ?? 20_000);
 const REPEATS = Number(process.env.LW_PROFILE_REPEATS ?? 3);
 const CONCURRENCY = Number(process.env.LW_BENCH_CONCURRENCY ?? 16);
 const PROFILE_FILE = process.env.LW_PROFILE_CPU;
+const WITH_FOLD = process.env.LW_PROFILE_FOLD === "1";
+/** The projector's own batch and id-stream cap, so the fold's calls are the same size. */
+const FOLD_BATCH = 250;
+const FOLD_ID_STREAM_CAP = 100_000;
 
 interface Sample {
   events: number;
@@ -34,6 +40,8 @@ interface Sample {
   wallMs: number;
   /** Per command: calls and µs, over the projection. */
   commands: Map<string, { calls: number; usec: number }>;
+  /** The fold prototype over the same backlog (LW_PROFILE_FOLD=1). */
+  fold?: { events: number; clientUs: number; serverUs: number; scriptUs: number; calls: number };
 }
 
 async function serverCpuUs(admin: Redis): Promise<number> {
@@ -103,14 +111,16 @@ async function once(admin: Redis): Promise<Sample> {
       if (after.calls > before.calls) commands.set(command, { calls: after.calls - before.calls, usec: after.usec - before.usec });
     }
     const fcall = commands.get("fcall") ?? { calls: 0, usec: 0 };
+    const serverUs = (await serverCpuUs(admin)) - serverBefore;
     return {
       events,
       clientUs: cpu.user + cpu.system,
-      serverUs: (await serverCpuUs(admin)) - serverBefore,
+      serverUs,
       projectUs: fcall.usec,
       projectCalls: fcall.calls,
       wallMs,
       commands,
+      ...(WITH_FOLD ? { fold: await measureFold(admin, fresh.namespace) } : {}),
     };
   } finally {
     await writer.close();
@@ -121,11 +131,30 @@ async function once(admin: Redis): Promise<Sample> {
   }
 }
 
+/** The fold prototype over the backlog the projector just projected (its own cursor and keys). */
+async function measureFold(admin: Redis, namespace: string): Promise<NonNullable<Sample["fold"]>> {
+  const serverBefore = await serverCpuUs(admin);
+  const statsBefore = await commandStats(admin);
+  const cpuBefore = process.cpuUsage();
+  const events = await foldNamespace(admin, namespace, FOLD_BATCH, FOLD_ID_STREAM_CAP);
+  const cpu = process.cpuUsage(cpuBefore);
+  const statsAfter = await commandStats(admin);
+  const serverUs = (await serverCpuUs(admin)) - serverBefore;
+  const evalsha = statsAfter.get("evalsha") ?? { calls: 0, usec: 0 };
+  const before = statsBefore.get("evalsha") ?? { calls: 0, usec: 0 };
+  return { events, clientUs: cpu.user + cpu.system, serverUs, scriptUs: evalsha.usec - before.usec, calls: evalsha.calls - before.calls };
+}
+
 function describe(s: Sample): string {
   return (
     `${s.events} events in ${s.wallMs.toFixed(0)} ms (${((s.events / s.wallMs) * 1000).toFixed(0)} events/s): ` +
     `client ${(s.clientUs / s.events).toFixed(1)} µs/event, server ${(s.serverUs / s.events).toFixed(1)} µs/event, ` +
-    `project function ${(s.projectUs / s.events).toFixed(1)} µs/event over ${s.projectCalls} calls (${(s.projectUs / Math.max(1, s.projectCalls)).toFixed(0)} µs/call)`
+    `project function ${(s.projectUs / s.events).toFixed(1)} µs/event over ${s.projectCalls} calls (${(s.projectUs / Math.max(1, s.projectCalls)).toFixed(0)} µs/call)` +
+    (s.fold
+      ? `; fold prototype: ${s.fold.events} events, client ${(s.fold.clientUs / s.fold.events).toFixed(1)} µs/event, ` +
+        `server ${(s.fold.serverUs / s.fold.events).toFixed(1)} µs/event, script ${(s.fold.scriptUs / s.fold.events).toFixed(1)} µs/event ` +
+        `(${(s.fold.scriptUs / Math.max(1, s.fold.calls)).toFixed(0)} µs/call)`
+      : "")
   );
 }
 
