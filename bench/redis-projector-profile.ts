@@ -1,19 +1,18 @@
 /**
  * What projecting costs per event: writes a backlog of uncontended acquire+release pairs with no
  * projector running, then projects it all from a fresh store in this process and prints, per
- * event, this process's CPU, the server's CPU (INFO cpu) and the time the `project` function held
- * the server (INFO commandstats), with the longest single project call (SLOWLOG is not needed:
- * the stall per call is its time / calls at the chosen batch). Repeated on fresh namespaces;
- * the median of the repeats is printed last. Deterministic enough to compare two builds of the
- * projector, unlike the lease bench, whose store side shares the cores with it.
+ * event, this process's CPU, the server's CPU (INFO cpu), the time the `project` function held
+ * the server and, per call, how long each call held it (INFO commandstats), and the server's time
+ * per command. Repeated on fresh namespaces; the median of the repeats is printed last. Steadier
+ * than the lease bench for comparing two builds of the projector, since nothing else runs.
  *
  *   node --import tsx bench/redis-projector-profile.ts
  *   LW_PROFILE_CPU=/tmp/projector.cpuprofile node --import tsx bench/redis-projector-profile.ts
  *
  * Knobs: LW_PROFILE_PAIRS (20 000 per repeat), LW_PROFILE_REPEATS (3), LW_BENCH_CONCURRENCY (16);
- * LW_PROFILE_FOLD=1 then folds the same backlog with redis-fold-prototype.ts, for its cost per event;
- * LW_PROFILE_CPU (a file: the projection's
- * CPU profile, the backlog's writing left out, of the last repeat); REDIS_URL: use a private Redis, a shared server's CPU includes everyone else's commands.
+ * LW_PROFILE_CPU, a file for the CPU profile of the last repeat's projection (the backlog's
+ * writing left out); LW_PROFILE_FOLD=1 also folds the same backlog with redis-fold-prototype.ts
+ * and prints its cost; REDIS_URL: use a private Redis, a shared one's CPU includes everyone's.
  */
 import { writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
