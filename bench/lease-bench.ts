@@ -48,6 +48,7 @@ import { PROJECTION_INTERVAL_MS } from "@leasewatch/lease/internal";
 import { startRedisCluster, stopAllServers } from "@/scripts/throwaway-servers";
 import { freshPgSchema, freshRedisNamespace, TEST_DATABASE_URL, TEST_REDIS_URL } from "@leasewatch/lease/testing";
 import type { ProjectorSummary } from "./projector-process";
+import { readCommandStats, readServerCpuSeconds } from "./redis-info";
 import type { BenchOutcome } from "./run";
 
 const CONCURRENCY = Number(process.env.LW_BENCH_CONCURRENCY ?? 16);
@@ -241,19 +242,16 @@ async function benchRedis(target: RedisTarget): Promise<Row[]> {
     const readServerCpu = async () => {
       let seconds = 0;
       for (const admin of admins) {
-        const info = await admin.info("cpu");
-        const user = /used_cpu_user:([\d.]+)/.exec(info)?.[1];
-        const system = /used_cpu_sys:([\d.]+)/.exec(info)?.[1];
-        if (user === undefined || system === undefined) return null;
-        seconds += Number(user) + Number(system);
+        const used = await readServerCpuSeconds(admin);
+        if (used === null) return null;
+        seconds += used;
       }
       return seconds;
     };
-    const readCommandStats = async () => {
+    const readCommandCalls = async () => {
       const calls = new Map<string, number>();
       for (const admin of admins) {
-        const info = await admin.info("commandstats");
-        for (const m of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) calls.set(m[1]!, (calls.get(m[1]!) ?? 0) + Number(m[2]));
+        for (const [command, stat] of await readCommandStats(admin)) calls.set(command, (calls.get(command) ?? 0) + stat.calls);
       }
       return calls;
     };
@@ -263,7 +261,7 @@ async function benchRedis(target: RedisTarget): Promise<Row[]> {
     const projector = await startProjectorProcess(target.projectorEnv(fresh.namespace));
     let c: Comparison;
     try {
-      c = await compare({ bare, redlock: redlockPair, store: storePair(store, "bench") }, readServerCpu, readCommandStats);
+      c = await compare({ bare, redlock: redlockPair, store: storePair(store, "bench") }, readServerCpu, readCommandCalls);
     } catch (error) {
       await projector.stop().catch(() => undefined);
       throw error;

@@ -20,6 +20,7 @@ import { Redis } from "ioredis";
 import { RedisLeaseStore } from "@leasewatch/lease";
 import { freshRedisNamespace, TEST_REDIS_URL } from "@leasewatch/lease/testing";
 import { foldNamespace } from "./redis-fold-prototype";
+import { type CommandStat, readCommandStats, readServerCpuSeconds } from "./redis-info";
 
 const PAIRS = Number(process.env.LW_PROFILE_PAIRS ?? 20_000);
 const REPEATS = Number(process.env.LW_PROFILE_REPEATS ?? 3);
@@ -38,22 +39,13 @@ interface Sample {
   projectCalls: number;
   wallMs: number;
   /** Per command: calls and µs, over the projection. */
-  commands: Map<string, { calls: number; usec: number }>;
+  commands: Map<string, CommandStat>;
   /** The fold prototype over the same backlog (LW_PROFILE_FOLD=1). */
   fold?: { events: number; clientUs: number; serverUs: number; scriptUs: number; calls: number };
 }
 
 async function serverCpuUs(admin: Redis): Promise<number> {
-  const info = await admin.info("cpu");
-  return (Number(/used_cpu_user:([\d.]+)/.exec(info)?.[1]) + Number(/used_cpu_sys:([\d.]+)/.exec(info)?.[1])) * 1e6;
-}
-
-/** Calls and µs per command so far (INFO commandstats; commands run inside functions under their own names). */
-async function commandStats(admin: Redis): Promise<Map<string, { calls: number; usec: number }>> {
-  const stats = new Map<string, { calls: number; usec: number }>();
-  const info = await admin.info("commandstats");
-  for (const m of info.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) stats.set(m[1]!, { calls: Number(m[2]), usec: Number(m[3]) });
-  return stats;
+  return ((await readServerCpuSeconds(admin)) ?? 0) * 1e6;
 }
 
 async function writeBacklog(store: RedisLeaseStore, namespace: string): Promise<void> {
@@ -87,7 +79,7 @@ async function once(admin: Redis): Promise<Sample> {
       await inspector.post("Profiler.start");
     }
     const serverBefore = await serverCpuUs(admin);
-    const statsBefore = await commandStats(admin);
+    const statsBefore = await readCommandStats(admin);
     const cpuBefore = process.cpuUsage();
     const started = performance.now();
     let events = 0;
@@ -98,13 +90,13 @@ async function once(admin: Redis): Promise<Sample> {
     }
     const wallMs = performance.now() - started;
     const cpu = process.cpuUsage(cpuBefore);
-    const statsAfter = await commandStats(admin);
+    const statsAfter = await readCommandStats(admin);
     if (inspector && PROFILE_FILE) {
       const { profile } = await inspector.post("Profiler.stop");
       writeFileSync(PROFILE_FILE, JSON.stringify(profile));
       inspector.disconnect();
     }
-    const commands = new Map<string, { calls: number; usec: number }>();
+    const commands = new Map<string, CommandStat>();
     for (const [command, after] of statsAfter) {
       const before = statsBefore.get(command) ?? { calls: 0, usec: 0 };
       if (after.calls > before.calls) commands.set(command, { calls: after.calls - before.calls, usec: after.usec - before.usec });
@@ -133,11 +125,11 @@ async function once(admin: Redis): Promise<Sample> {
 /** The fold prototype over the backlog the projector just projected (its own cursor and keys). */
 async function measureFold(admin: Redis, namespace: string): Promise<NonNullable<Sample["fold"]>> {
   const serverBefore = await serverCpuUs(admin);
-  const statsBefore = await commandStats(admin);
+  const statsBefore = await readCommandStats(admin);
   const cpuBefore = process.cpuUsage();
   const events = await foldNamespace(admin, namespace, FOLD_BATCH, FOLD_ID_STREAM_CAP);
   const cpu = process.cpuUsage(cpuBefore);
-  const statsAfter = await commandStats(admin);
+  const statsAfter = await readCommandStats(admin);
   const serverUs = (await serverCpuUs(admin)) - serverBefore;
   const evalsha = statsAfter.get("evalsha") ?? { calls: 0, usec: 0 };
   const before = statsBefore.get("evalsha") ?? { calls: 0, usec: 0 };

@@ -16,26 +16,15 @@ import { Redis } from "ioredis";
 import { PROJECTION_INTERVAL_MS } from "@leasewatch/lease/internal";
 import { RedisLeaseStore } from "@leasewatch/lease";
 import { freshRedisNamespace, TEST_REDIS_URL } from "@leasewatch/lease/testing";
+import { readCommandStats, readServerCpuSeconds } from "./redis-info";
 
 const SECONDS = Number(process.env.LW_PROFILE_SECONDS ?? 5);
 const CONCURRENCY = Number(process.env.LW_BENCH_CONCURRENCY ?? 16);
 const WITH_PROJECTOR = process.env.LW_PROFILE_PROJECT === "1";
 
-interface CommandStat {
-  calls: number;
-  usec: number;
-}
-
-async function commandStats(admin: Redis): Promise<Map<string, CommandStat>> {
-  const stats = new Map<string, CommandStat>();
-  const info = await admin.info("commandstats");
-  for (const m of info.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) stats.set(m[1]!, { calls: Number(m[2]), usec: Number(m[3]) });
-  return stats;
-}
-
+/** The server's CPU so far, in seconds (0 when INFO does not say). */
 async function serverCpuSeconds(admin: Redis): Promise<number> {
-  const info = await admin.info("cpu");
-  return Number(/used_cpu_user:([\d.]+)/.exec(info)?.[1]) + Number(/used_cpu_sys:([\d.]+)/.exec(info)?.[1]);
+  return (await readServerCpuSeconds(admin)) ?? 0;
 }
 
 async function main(): Promise<void> {
@@ -69,7 +58,7 @@ async function main(): Promise<void> {
     : null;
   try {
     await Promise.all(Array.from({ length: CONCURRENCY }, (_, i) => loop(i, performance.now() + 500)));
-    const statsBefore = await commandStats(admin);
+    const statsBefore = await readCommandStats(admin);
     const serverBefore = await serverCpuSeconds(admin);
     const cpuBefore = process.cpuUsage();
     const started = performance.now();
@@ -77,7 +66,7 @@ async function main(): Promise<void> {
     const elapsed = performance.now() - started;
     const cpu = process.cpuUsage(cpuBefore);
     const serverUs = ((await serverCpuSeconds(admin)) - serverBefore) * 1e6;
-    const statsAfter = await commandStats(admin);
+    const statsAfter = await readCommandStats(admin);
     console.log(
       `${pairs} pairs in ${(elapsed / 1000).toFixed(1)} s = ${((pairs / elapsed) * 1000).toFixed(0)} pairs/s; ` +
         `client ${((cpu.user + cpu.system) / pairs).toFixed(1)} µs/pair, server ${(serverUs / pairs).toFixed(1)} µs/pair`,
