@@ -366,9 +366,11 @@ async function benchPostgres(): Promise<Row[]> {
   // Each pool names itself so the server CPU of its own backends can be told apart.
   const storePool = new pg.Pool({ connectionString: fresh.connectionString, max: PG_POOL_SIZE, application_name: `${fresh.schema}_store` });
   const barePool = new pg.Pool({ connectionString: fresh.connectionString, max: PG_POOL_SIZE, application_name: `${fresh.schema}_bare` });
-  storePool.on("error", () => undefined);
-  barePool.on("error", () => undefined);
+  const alonePool = new pg.Pool({ connectionString: fresh.connectionString, max: PG_POOL_SIZE, application_name: `${fresh.schema}_alone` });
+  for (const pool of [storePool, barePool, alonePool]) pool.on("error", () => undefined);
   const store = new PostgresLeaseStore({ name: "bench-pg", pool: storePool, schema: fresh.schema });
+  // The same store sending each call alone, as it did before group commit: the before beside the after.
+  const storeAlone = new PostgresLeaseStore({ name: "bench-pg", pool: alonePool, schema: fresh.schema, groupCommit: false });
   try {
     await store.migrate();
     // The bare baseline: a plain lock table, no events, no fencing. Named prepared statements,
@@ -390,13 +392,23 @@ async function benchPostgres(): Promise<Row[]> {
       if (deleted.rowCount !== 1) throw new Error(`bench: delete of ${resource} refused`);
       return ms;
     };
-    const c = await compare({ bare, store: storePair(store, "bench") }, {
-      store: () => readBackendCpu(barePool, `${fresh.schema}_store`),
-      bare: () => readBackendCpu(barePool, `${fresh.schema}_bare`),
-    });
-    return [row("postgres", "bare", c), row("postgres", "store", c, { vs: "bare", ratioTarget: TARGETS.pgRatio })];
+    const c = await compare(
+      { bare, store: storePair(store, "bench"), "store, calls alone": storePair(storeAlone, "bench-alone") },
+      {
+        store: () => readBackendCpu(barePool, `${fresh.schema}_store`),
+        bare: () => readBackendCpu(barePool, `${fresh.schema}_bare`),
+        "store, calls alone": () => readBackendCpu(barePool, `${fresh.schema}_alone`),
+      },
+    );
+    return [
+      row("postgres", "bare", c),
+      row("postgres", "store", c, { vs: "bare", ratioTarget: TARGETS.pgRatio }),
+      row("postgres", "store, calls alone", c, { vs: "bare" }),
+    ];
   } finally {
     await store.close();
+    await storeAlone.close();
+    await alonePool.end();
     await storePool.end();
     await barePool.end();
     await fresh.drop();

@@ -84,6 +84,7 @@ import {
   uuidOrNull,
 } from "./rows";
 import { buildEventsQuery, buildMigrationStatements, buildLeaseStatements, buildListMatchCountQuery, buildListQuery, DEFAULT_SCHEMA, LIST_GATHER_MAX, SCHEMA_PATTERN, type LeaseStatements } from "./sql";
+import { CallBatch } from "./call-batch";
 
 export interface PostgresLeaseStoreOptions {
   /** Store name shown in the console and stamped on every lease and event. */
@@ -109,6 +110,14 @@ export interface PostgresLeaseStoreOptions {
    * Default: a direct connection, where the lease statements are prepared once per session.
    */
   pooler?: "transaction";
+  /**
+   * Default true: the acquires (and the releases) this store is asked for in one event-loop
+   * turn go to Postgres as one statement and one commit, each answered as if sent alone
+   * (./call-batch.ts). false: every call is its own statement, so a call that waits for a row
+   * lock (the previous holder's release still committing) delays no other call, at the cost of
+   * a round trip and a commit per call.
+   */
+  groupCommit?: boolean;
 }
 
 const isPoolLike = (v: unknown): v is pg.Pool =>
@@ -123,6 +132,7 @@ const ZPostgresLeaseStoreOptions = z
     statementTimeoutMs: z.number().int().min(1).max(600_000, { error: "statementTimeoutMs must be at most 600000 (10 minutes)" }).optional(),
     eventRetentionDays: z.number().int().min(0, { error: "eventRetentionDays must be 0 (keep everything) or more" }).max(36_500).optional(),
     pooler: z.literal("transaction", { error: 'pooler must be "transaction" (or left out for a direct connection)' }).optional(),
+    groupCommit: z.boolean({ error: "groupCommit must be true or false" }).optional(),
   })
   .refine((o) => (o.connectionString === undefined) !== (o.pool === undefined), {
     error: "give exactly one of connectionString or pool",
@@ -177,6 +187,16 @@ export class PostgresLeaseStore implements LeaseStore {
   /** The server settings acquire relies on were read and hold (see checkServer). */
   private isServerChecked = false;
   private serverCheck: Promise<void> | null = null;
+  /** Calls of one turn share a statement (PostgresLeaseStoreOptions.groupCommit). */
+  private readonly isGroupCommit: boolean;
+  private readonly acquireCalls = new CallBatch<pg.QueryResultRow>({
+    runOne: async (values) => (await this.run("acquire", [...values])).rows[0],
+    runMany: async (columns) => (await this.run("acquireMany", columns)).rows as (pg.QueryResultRow & { n: string })[],
+  });
+  private readonly releaseCalls = new CallBatch<pg.QueryResultRow>({
+    runOne: async (values) => (await this.run("release", [...values])).rows[0],
+    runMany: async (columns) => (await this.run("releaseMany", columns)).rows as (pg.QueryResultRow & { n: string })[],
+  });
 
   /**
    * Runs one of the fixed lease statements as a named prepared statement: each
@@ -210,6 +230,7 @@ export class PostgresLeaseStore implements LeaseStore {
     this.statementTimeoutMs = o.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
     this.eventRetentionDays = o.eventRetentionDays ?? 0;
     this.isBehindPooler = o.pooler === "transaction";
+    this.isGroupCommit = o.groupCommit ?? true;
   }
 
   /** Creates or upgrades the schema, then prepares the event partitions. Returns the versions applied by this call. */
@@ -252,8 +273,9 @@ export class PostgresLeaseStore implements LeaseStore {
     const leaseId = chosen ?? randomUUID();
     if (!this.isServerChecked) await this.checkServer();
     for (let attempt = 0; attempt < MAX_ACQUIRE_ATTEMPTS; attempt++) {
-      const { rows } = await this.run(chosen === undefined ? "acquire" : "acquireOnce", [resource, owner, task, ttlMs, leaseId]);
-      const row = rows[0];
+      const values = [resource, owner, task, ttlMs, leaseId];
+      const row =
+        chosen === undefined && this.isGroupCommit ? await this.acquireCalls.run(values) : (await this.run(chosen === undefined ? "acquire" : "acquireOnce", values)).rows[0];
       // No row: the insert met a lapsed row our snapshot could not see, and wrote nothing.
       // Re-run: the row is visible to a new snapshot, so the next run takes it over.
       if (!row) continue;
@@ -326,8 +348,8 @@ export class PostgresLeaseStore implements LeaseStore {
 
   async release(input: ReleaseInput): Promise<ReleaseResult> {
     const { resource, leaseId, afterDeadlineLoss } = parseReleaseInput(input);
-    const { rows } = await this.run("release", [resource, leaseId, afterDeadlineLoss === true]);
-    const row = rows[0]!;
+    const values = [resource, leaseId, afterDeadlineLoss === true];
+    const row = (this.isGroupCommit ? await this.releaseCalls.run(values) : (await this.run("release", values)).rows[0])!;
     if (row.verdict === "ok" && hasColumn(row, "id")) {
       const event = toReleasedEvent(this.name, resource, leaseId, row);
       return { released: true, holdMs: event.holdMs ?? 0, event };

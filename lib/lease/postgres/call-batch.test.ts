@@ -1,0 +1,171 @@
+import { randomUUID } from "node:crypto";
+import pg from "pg";
+import { afterAll, describe, expect, it } from "vitest";
+import { TEST_DATABASE_URL } from "../testing/isolation";
+import { createStoreFixture, type StoreFixture } from "@/test/support/stores";
+import { CallBatch } from "./call-batch";
+
+describe("calls made together go to Postgres as one statement", () => {
+  const raw = new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 4 });
+  raw.on("error", () => {});
+  const opened: StoreFixture<"postgres">[] = [];
+  async function fresh() {
+    const f = await createStoreFixture("postgres");
+    opened.push(f);
+    return f;
+  }
+  afterAll(async () => {
+    for (const f of opened) await f.cleanup();
+    await raw.end();
+  });
+
+  /** How many transactions wrote `schema`'s event rows for `resources` (rows a transaction inserted share its xmin). */
+  async function countWritingTransactions(schema: string, resources: string[]): Promise<number> {
+    const { rows } = await raw.query(`SELECT count(DISTINCT xmin::text)::int AS n FROM "${schema}".lease_events WHERE resource = ANY($1::text[])`, [resources]);
+    return rows[0].n as number;
+  }
+
+  it("grants acquires of distinct resources made in one turn together: each its own lease and token, one commit", async () => {
+    const { store, spec } = await fresh();
+    const resources = Array.from({ length: 20 }, (_, i) => `batch:distinct:${i}`);
+    const results = await Promise.all(resources.map((resource, i) => store.acquire({ resource, owner: `worker-${i}`, task: "t", ttlMs: 30_000 })));
+    const leases = results.map((r) => (r.acquired ? r.lease : null));
+    expect(leases.every((l) => l !== null)).toBe(true);
+    expect(leases.map((l) => l!.resource)).toEqual(resources);
+    expect(leases.map((l) => l!.owner)).toEqual(resources.map((_, i) => `worker-${i}`));
+    expect(new Set(leases.map((l) => l!.fencingToken)).size).toBe(20);
+    expect(await countWritingTransactions(spec.schema, resources)).toBe(1);
+
+    const released = await Promise.all(leases.map((l) => store.release({ resource: l!.resource, leaseId: l!.leaseId })));
+    expect(released.every((r) => r.released)).toBe(true);
+    expect(await store.list({ prefix: "batch:distinct:" })).toMatchObject({ items: [] });
+    const { rows } = await raw.query(`SELECT kind, count(*)::int AS n FROM "${spec.schema}".lease_events GROUP BY kind ORDER BY kind`);
+    expect(rows).toEqual([
+      { kind: "acquired", n: 20 },
+      { kind: "released", n: 20 },
+    ]);
+  });
+
+  it("with groupCommit: false, sends every call alone: its own statement and commit", async () => {
+    const { open, spec } = await fresh();
+    const store = open({ options: { groupCommit: false } });
+    const resources = Array.from({ length: 6 }, (_, i) => `batch:alone:${i}`);
+    const results = await Promise.all(resources.map((resource) => store.acquire({ resource, owner: "w", task: "t", ttlMs: 30_000 })));
+    expect(results.every((r) => r.acquired)).toBe(true);
+    expect(await countWritingTransactions(spec.schema, resources)).toBe(6);
+  });
+
+  it("answers acquires of one resource made in one turn in the order they were made: the first holds, the rest hear contention from it", async () => {
+    const { store, spec } = await fresh();
+    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => store.acquire({ resource: "batch:same", owner: `worker-${i}`, task: "t", ttlMs: 30_000 })));
+    const first = results[0]!;
+    if (!first.acquired) throw new Error("the first acquire made should hold the lease");
+    expect(first.lease.owner).toBe("worker-0");
+    for (const r of results.slice(1)) expect(r).toMatchObject({ acquired: false, holder: { owner: "worker-0", leaseId: first.lease.leaseId } });
+    const { rows } = await raw.query(`SELECT kind, owner FROM "${spec.schema}".lease_events ORDER BY id`);
+    expect(rows).toEqual([{ kind: "acquired", owner: "worker-0" }, ...Array.from({ length: 9 }, (_, i) => ({ kind: "contended", owner: `worker-${i + 1}` }))]);
+  });
+
+  it("a release sent twice in one turn (a retry after a lost reply) ends the lease once and answers both with its one event", async () => {
+    const { store, spec } = await fresh();
+    const granted = await store.acquire({ resource: "batch:retry", owner: "w", task: "t", ttlMs: 30_000 });
+    if (!granted.acquired) throw new Error("expected a grant");
+    const [a, b] = await Promise.all([0, 1].map(() => store.release({ resource: "batch:retry", leaseId: granted.lease.leaseId })));
+    if (!a!.released || !b!.released) throw new Error("both releases should answer released");
+    expect(b!.event.id).toBe(a!.event.id);
+    const { rows } = await raw.query(`SELECT count(*)::int AS n FROM "${spec.schema}".lease_events WHERE kind = 'released'`);
+    expect(rows[0].n).toBe(1);
+  });
+
+  it("two processes' batches of the same resources, made in opposite orders, never wait on each other in a cycle", async () => {
+    const { store, open, spec } = await fresh();
+    const other = open({ name: "pg-test" });
+    for (let round = 0; round < 15; round++) {
+      const resources = ["a", "b", "c", "d"].map((r) => `batch:order:${round}:${r}`);
+      const acquireAll = (s: typeof store, order: string[], owner: string) => Promise.all(order.map((resource) => s.acquire({ resource, owner, task: "t", ttlMs: 30_000 })));
+      const [mine, theirs] = await Promise.all([acquireAll(store, resources, "one"), acquireAll(other, [...resources].reverse(), "two")]);
+      // Every resource went to exactly one of them.
+      const granted = [...mine, ...theirs].filter((r) => r.acquired).map((r) => (r.acquired ? r.lease.resource : ""));
+      expect(granted.sort()).toEqual(resources);
+      // Each side's four calls committed as its one statement: a deadlock would have had one
+      // statement rolled back and its calls run again one by one (more transactions).
+      expect(await countWritingTransactions(spec.schema, resources)).toBe(2);
+    }
+  });
+});
+
+describe("CallBatch on a real Postgres", () => {
+  const pool = new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 4 });
+  pool.on("error", () => {});
+  afterAll(() => pool.end());
+
+  /** 100 / x, alone or many at a time: a statement of many fails as a whole when one x is 0. */
+  function divisions(sent: string[]) {
+    return new CallBatch<{ q: number }>({
+      runOne: async (values) => {
+        sent.push("one");
+        return (await pool.query<{ q: number }>("SELECT 100 / $1::int AS q", [...values])).rows[0];
+      },
+      runMany: async ([xs]) => {
+        sent.push("many");
+        const result = await pool.query<{ q: number; n: string }>("SELECT n, 100 / x AS q FROM unnest($1::int[]) WITH ORDINALITY AS u(x, n)", [xs]);
+        return result.rows;
+      },
+    });
+  }
+
+  it("sends a lone call as it is, and the calls of one turn as one statement, each answered with its own row", async () => {
+    const sent: string[] = [];
+    const batch = divisions(sent);
+    expect(await batch.run([4])).toEqual({ q: 25 });
+    expect(sent).toEqual(["one"]);
+    expect(await Promise.all([5, 2, 10, 1].map((x) => batch.run([x])))).toEqual([{ q: 20 }, { q: 50 }, { q: 10 }, { q: 100 }]);
+    expect(sent).toEqual(["one", "many"]);
+  });
+
+  it("when the server refuses a statement of many, runs each call again alone, so only the failing call fails", async () => {
+    const sent: string[] = [];
+    const batch = divisions(sent);
+    const results = await Promise.allSettled([5, 0, 20].map((x) => batch.run([x])));
+    expect(results[0]).toEqual({ status: "fulfilled", value: { q: 20 } });
+    expect(results[1]).toMatchObject({ status: "rejected", reason: { code: "22012" } });
+    expect(results[2]).toEqual({ status: "fulfilled", value: { q: 5 } });
+    expect(sent).toEqual(["many", "one", "one", "one"]);
+  });
+
+  it("gives every call of a statement whose connection failed that error, without sending them again (the statement may have committed)", async () => {
+    const sent: string[] = [];
+    const lost = new Error("Connection terminated unexpectedly");
+    const batch = new CallBatch<{ q: number }>({
+      runOne: async () => {
+        sent.push("one");
+        return { q: 1 };
+      },
+      runMany: async () => {
+        sent.push("many");
+        throw lost;
+      },
+    });
+    const results = await Promise.allSettled([1, 2, 3].map((x) => batch.run([x])));
+    expect(results.map((r) => (r.status === "rejected" ? r.reason : r.value))).toEqual([lost, lost, lost]);
+    expect(sent).toEqual(["many"]);
+  });
+
+  it("splits more calls than one statement takes into several, answering each", async () => {
+    const sent: string[] = [];
+    const batch = divisions(sent);
+    const xs = Array.from({ length: 150 }, (_, i) => i + 1);
+    const answers = await Promise.all(xs.map((x) => batch.run([x])));
+    expect(answers).toEqual(xs.map((x) => ({ q: Math.trunc(100 / x) })));
+    expect(sent).toEqual(["many", "many", "many"]);
+  });
+
+  it("answers each call with its own row when sorting by the first value reorders them", async () => {
+    const ids = Array.from({ length: 5 }, () => randomUUID());
+    const batch = new CallBatch<{ id: string }>({
+      runOne: async (values) => (await pool.query<{ id: string }>("SELECT $1::uuid::text AS id", [...values])).rows[0],
+      runMany: async ([xs]) => (await pool.query<{ id: string; n: string }>("SELECT n, x::text AS id FROM unnest($1::uuid[]) WITH ORDINALITY AS u(x, n)", [xs])).rows,
+    });
+    expect(await Promise.all(ids.map((id) => batch.run([id])))).toEqual(ids.map((id) => ({ id })));
+  });
+});
