@@ -44,6 +44,33 @@ describe("calls made together go to Postgres as one statement", () => {
       { kind: "acquired", n: 20 },
       { kind: "released", n: 20 },
     ]);
+    // The releases too committed together, and nothing else ran: no refusal was counted.
+    expect(await countWritingTransactions(spec.schema, resources)).toBe(2);
+    const refusals = await raw.query(`SELECT reason, n FROM "${spec.schema}".lease_release_failures`);
+    expect(refusals.rows).toEqual([]);
+  });
+
+  it("answers acquires and releases made in one turn from one statement, each as alone", async () => {
+    const { store, spec } = await fresh();
+    const held = await store.acquire({ resource: "batch:mixed:held", owner: "w", task: "t", ttlMs: 30_000 });
+    if (!held.acquired) throw new Error("expected a grant");
+    const [granted, released, refused, contended] = await Promise.all([
+      store.acquire({ resource: "batch:mixed:free", owner: "w2", task: "t", ttlMs: 30_000 }),
+      store.release({ resource: "batch:mixed:held", leaseId: held.lease.leaseId }),
+      store.release({ resource: "batch:mixed:free-too", leaseId: "not-a-uuid" }),
+      store.acquire({ resource: "batch:mixed:held", owner: "w3", task: "t", ttlMs: 30_000 }),
+    ]);
+    expect(granted).toMatchObject({ acquired: true, lease: { owner: "w2" } });
+    expect(released).toMatchObject({ released: true, event: { kind: "released", owner: "w" } });
+    expect(refused).toEqual({ released: false, reason: "not_owner" });
+    // One resource's acquire runs before its release: the acquire met the holder still there.
+    expect(contended).toMatchObject({ acquired: false, holder: { owner: "w", leaseId: held.lease.leaseId } });
+    const { rows } = await raw.query(
+      `SELECT count(DISTINCT xmin::text)::int AS n FROM "${spec.schema}".lease_events WHERE resource LIKE 'batch:mixed:%' AND kind <> 'acquired' OR owner = 'w2'`,
+    );
+    expect(rows[0].n).toBe(1);
+    const refusals = await raw.query(`SELECT reason, n::int FROM "${spec.schema}".lease_release_failures`);
+    expect(refusals.rows).toEqual([{ reason: "not_owner", n: 1 }]);
   });
 
   it("with groupCommit: false, sends every call alone: its own statement and commit", async () => {

@@ -20,25 +20,35 @@ export interface CallBatchStatements<Row> {
    * row carrying `n`, the call's 1-based position. A call with no row answers undefined.
    */
   runMany(columns: unknown[][]): Promise<readonly (Row & { n: string | number })[]>;
+  /**
+   * The order calls run in within a statement (ties: arrival order); default, by the first
+   * value. Every statement must take its locks in one global order, or two of them can wait on
+   * each other in a cycle.
+   */
+  order?: (a: readonly unknown[], b: readonly unknown[]) => number;
 }
 
 /**
- * Group commit for one lease function: the calls made while the process is busy with other
- * work (one event-loop turn) go to Postgres as one statement, so they share its round trip,
- * its parse and its commit, where each call's own work (the locks, the rows, the events) stays
- * as it was. A call alone goes as it always did.
+ * Group commit: the calls made while the process is busy with other work (one event-loop turn)
+ * go to Postgres as one statement, so they share its round trip, its parse and its commit,
+ * where each call's own work (the locks, the rows, the events) stays as it was. A call alone
+ * goes as it always did.
  *
- * Calls run in order of their first value (the resource), ties in arrival order: every
- * statement takes its row and advisory locks in that one order, so two statements never wait
- * on each other in a cycle. Should a statement fail on the server anyway (it then committed
- * nothing), each of its calls runs again alone and meets its own answer; a statement whose
- * connection failed may have committed, so its calls get that error, as a call alone would.
+ * Calls run in one order (`order`), ties in arrival order, so every statement takes its locks
+ * in that one order and two statements never wait on each other in a cycle. Should a statement
+ * fail on the server anyway (it then committed nothing), each of its calls runs again alone and
+ * meets its own answer; a statement whose connection failed may have committed, so its calls
+ * get that error, as a call alone would.
  */
 export class CallBatch<Row> {
   private pending: PendingCall<Row>[] = [];
   private isFlushScheduled = false;
 
-  constructor(private readonly statements: CallBatchStatements<Row>) {}
+  private readonly order: (a: readonly unknown[], b: readonly unknown[]) => number;
+
+  constructor(private readonly statements: CallBatchStatements<Row>) {
+    this.order = statements.order ?? ((a, b) => compareText(a[0], b[0]));
+  }
 
   run(values: readonly unknown[]): Promise<Row | undefined> {
     return new Promise((resolve, reject) => {
@@ -61,7 +71,7 @@ export class CallBatch<Row> {
     if (calls.length === 1) return this.sendOne(calls[0]!);
     const ordered = calls
       .map((call, arrival) => ({ call, arrival }))
-      .sort((a, b) => compareKeys(a.call.values[0], b.call.values[0]) || a.arrival - b.arrival)
+      .sort((a, b) => this.order(a.call.values, b.call.values) || a.arrival - b.arrival)
       .map(({ call }) => call);
     const columns = ordered[0]!.values.map((_, column) => ordered.map((call) => call.values[column]));
     let rows: readonly (Row & { n: string | number })[];
@@ -92,7 +102,8 @@ export class CallBatch<Row> {
   }
 }
 
-function compareKeys(a: unknown, b: unknown): number {
+/** Code-unit order (as "C" collation), the same in every process. */
+export function compareText(a: unknown, b: unknown): number {
   const x = String(a);
   const y = String(b);
   return x < y ? -1 : x > y ? 1 : 0;
