@@ -6,10 +6,11 @@
  *   bare `SET key val NX PX` + compare-and-delete Lua via EVALSHA, and vs
  *   `@sesamecare-oss/redlock` on a single instance (what a lock library costs). One
  *   connection each, all clients created with the same (default) options.
- * - Postgres: PostgresLeaseStore acquire+release (one statement each, events) vs
- *   bare `INSERT … ON CONFLICT DO NOTHING` + `DELETE … WHERE resource=$1 AND
- *   lease_id=$2` on a plain table, both as named prepared statements (as the store's
- *   are). Same pool size each.
+ * - Postgres: PostgresLeaseStore acquire+release (events; the calls of one event-loop turn
+ *   grouped into one statement) vs bare `INSERT … ON CONFLICT DO NOTHING` + `DELETE … WHERE
+ *   resource=$1 AND lease_id=$2` on a plain table, both as named prepared statements (as the
+ *   store's are), and vs the same store with `groupCommit: false` (every call its own
+ *   statement: the store before grouping). Same pool size each.
  *
  * CONCURRENCY loops run acquire→release back to back over distinct resources
  * (no contention: this measures the cost of an uncontended lease). The sides

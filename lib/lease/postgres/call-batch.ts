@@ -35,8 +35,8 @@ export interface CallBatchStatements<Row> {
  * goes as it always did.
  *
  * Calls run in one order (`order`), ties in arrival order, so every statement takes its locks
- * in that one order and two statements never wait on each other in a cycle. Should a statement
- * fail on the server anyway (it then committed nothing), each of its calls runs again alone and
+ * in that one order and two statements never wait on each other in a cycle. Should the server
+ * refuse a statement anyway (it then committed nothing), each of its calls runs again alone and
  * meets its own answer; a statement whose connection failed may have committed, so its calls
  * get that error, as a call alone would.
  */
@@ -78,7 +78,7 @@ export class CallBatch<Row> {
     try {
       rows = await this.statements.runMany(columns);
     } catch (error) {
-      if (!isServerError(error)) {
+      if (!isStatementError(error)) {
         for (const call of ordered) call.reject(error);
         return;
       }
@@ -109,8 +109,12 @@ export function compareText(a: unknown, b: unknown): number {
   return x < y ? -1 : x > y ? 1 : 0;
 }
 
-/** The server answered with an error: the statement's transaction rolled back, nothing of it committed. */
-function isServerError(error: unknown): error is pg.DatabaseError {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === "string" && SQLSTATE_PATTERN.test(code) && (error as { severity?: unknown }).severity !== undefined;
+/**
+ * The server refused the statement and kept the session (severity ERROR: a deadlock, a bad
+ * value): its transaction rolled back, nothing of it committed. A FATAL one ends the session,
+ * possibly after the commit, so it counts as a lost connection.
+ */
+function isStatementError(error: unknown): error is pg.DatabaseError {
+  const { code, severity } = (error ?? {}) as { code?: unknown; severity?: unknown };
+  return typeof code === "string" && SQLSTATE_PATTERN.test(code) && severity === "ERROR";
 }
