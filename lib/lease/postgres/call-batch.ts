@@ -20,12 +20,6 @@ export interface CallBatchStatements<Row> {
    * row carrying `n`, the call's 1-based position. A call with no row answers undefined.
    */
   runMany(columns: unknown[][]): Promise<readonly (Row & { n: string | number })[]>;
-  /**
-   * The order calls run in within a statement (ties: arrival order); default, by the first
-   * value. Every statement must take its locks in one global order, or two of them can wait on
-   * each other in a cycle.
-   */
-  order?: (a: readonly unknown[], b: readonly unknown[]) => number;
 }
 
 /**
@@ -34,21 +28,17 @@ export interface CallBatchStatements<Row> {
  * where each call's own work (the locks, the rows, the events) stays as it was. A call alone
  * goes as it always did.
  *
- * Calls run in one order (`order`), ties in arrival order, so every statement takes its locks
- * in that one order and two statements never wait on each other in a cycle. Should the server
- * refuse a statement anyway (it then committed nothing), each of its calls runs again alone and
- * meets its own answer; a statement whose connection failed may have committed, so its calls
- * get that error, as a call alone would.
+ * Calls run in order of their first value (the resource), ties in arrival order, so every
+ * statement takes its locks in that one order and two never wait on each other in a cycle.
+ * Should the server refuse a statement anyway (it then committed nothing), each of its calls
+ * runs again alone and meets its own answer; a statement whose connection failed may have
+ * committed, so its calls get that error, as a call alone would.
  */
 export class CallBatch<Row> {
   private pending: PendingCall<Row>[] = [];
   private isFlushScheduled = false;
 
-  private readonly order: (a: readonly unknown[], b: readonly unknown[]) => number;
-
-  constructor(private readonly statements: CallBatchStatements<Row>) {
-    this.order = statements.order ?? ((a, b) => compareText(a[0], b[0]));
-  }
+  constructor(private readonly statements: CallBatchStatements<Row>) {}
 
   run(values: readonly unknown[]): Promise<Row | undefined> {
     return new Promise((resolve, reject) => {
@@ -71,7 +61,7 @@ export class CallBatch<Row> {
     if (calls.length === 1) return this.sendOne(calls[0]!);
     const ordered = calls
       .map((call, arrival) => ({ call, arrival }))
-      .sort((a, b) => this.order(a.call.values, b.call.values) || a.arrival - b.arrival)
+      .sort((a, b) => compareText(a.call.values[0], b.call.values[0]) || a.arrival - b.arrival)
       .map(({ call }) => call);
     const columns = ordered[0]!.values.map((_, column) => ordered.map((call) => call.values[column]));
     let rows: readonly (Row & { n: string | number })[];
@@ -102,8 +92,8 @@ export class CallBatch<Row> {
   }
 }
 
-/** Code-unit order (as "C" collation), the same in every process. */
-export function compareText(a: unknown, b: unknown): number {
+/** Code-unit order, the same in every process. */
+function compareText(a: unknown, b: unknown): number {
   const x = String(a);
   const y = String(b);
   return x < y ? -1 : x > y ? 1 : 0;

@@ -636,53 +636,6 @@ export const MIGRATIONS: readonly Migration[] = [
       `;
     },
   },
-  {
-    version: 17,
-    name: "acquires and releases in one call",
-    sql: (schema) => {
-      const s = quoteSchema(schema);
-      return `
-        -- Group commit (call-batch.ts): the acquires and releases a process makes at once, in one
-        -- call and one commit. Each is exactly one call of lease_acquire or lease_release, in
-        -- array order, as if alone; a function so that only the op asked for runs (a query's
-        -- planner may call a lateral function before testing a condition on it, or reuse one
-        -- call's answer for an identical one). One row per call: n, its position; an acquire's
-        -- columns (outcome NULL: lease_acquire gave no row, the caller re-runs) or a release's.
-        CREATE FUNCTION ${s}.lease_write_many(p_resource text[], p_op text[], p_owner text[], p_task text[], p_ttl_ms integer[],
-          p_lease_id text[], p_after_loss boolean[],
-          OUT n integer, OUT outcome text, OUT took_over boolean, OUT lease_id uuid, OUT acquired_at timestamptz, OUT expires_at timestamptz,
-          OUT verdict text, OUT id bigint, OUT at timestamptz, OUT hold_ms bigint, OUT renewals integer, OUT kind text,
-          OUT owner text, OUT task text, OUT fencing_token bigint)
-        RETURNS SETOF record LANGUAGE plpgsql AS $f$
-        DECLARE
-          a record;
-          r record;
-        BEGIN
-          FOR i IN 1 .. coalesce(array_length(p_resource, 1), 0) LOOP
-            n := i;
-            outcome := NULL; took_over := NULL; lease_id := NULL; acquired_at := NULL; expires_at := NULL;
-            verdict := NULL; id := NULL; at := NULL; hold_ms := NULL; renewals := NULL; kind := NULL;
-            owner := NULL; task := NULL; fencing_token := NULL;
-            IF p_op[i] = 'acquire' THEN
-              SELECT * INTO a FROM ${s}.lease_acquire(p_resource[i], p_owner[i], p_task[i], p_ttl_ms[i], p_lease_id[i]::uuid);
-              IF FOUND THEN
-                outcome := a.outcome; took_over := a.took_over; lease_id := a.lease_id; acquired_at := a.acquired_at;
-                expires_at := a.expires_at; owner := a.owner; task := a.task; fencing_token := a.fencing_token;
-              END IF;
-            ELSIF p_op[i] = 'release' THEN
-              SELECT * INTO r FROM ${s}.lease_release(p_resource[i], p_lease_id[i], p_after_loss[i]);
-              verdict := r.verdict; id := r.id; at := r.at; hold_ms := r.hold_ms; renewals := r.renewals; kind := r.kind;
-              owner := r.owner; task := r.task; fencing_token := r.fencing_token;
-            ELSE
-              RAISE EXCEPTION 'lease_write_many: unknown op %', p_op[i];
-            END IF;
-            RETURN NEXT;
-          END LOOP;
-        END
-        $f$;
-      `;
-    },
-  },
 ];
 
 export interface MigrateResult {

@@ -96,10 +96,12 @@ export const TERMINAL_LIST = TERMINAL_EVENT_KINDS.map((k) => `'${k}'`).join(", "
 export interface LeaseStatements {
   acquire: string;
   acquireOnce: string;
+  /** Acquires of one event-loop turn in one statement (call-batch.ts). */
+  acquireMany: string;
   renew: string;
   release: string;
-  /** Acquires and releases in one statement (call-batch.ts). */
-  writeMany: string;
+  /** Releases of one event-loop turn in one statement (call-batch.ts). */
+  releaseMany: string;
   forceRelease: string;
   sweep: string;
   get: string;
@@ -128,6 +130,17 @@ export function buildLeaseStatements(schema: string): LeaseStatements {
   const acquire = `SELECT * FROM ${s}.lease_acquire($1::text, $2::text, $3::text, $4::int, $5::uuid)`;
   /** The same, with a lease id the caller chose: a repeat answers as the first; outcome 'ended' once that lease ended (migration 14). */
   const acquireOnce = `SELECT * FROM ${s}.lease_acquire_once($1::text, $2::text, $3::text, $4::int, $5::uuid)`;
+
+  /**
+   * Many acquires in one statement (call-batch.ts): $1..$5 are arrays of acquire's values, one
+   * element per call, run in array order; n is the call's position. Each call is one
+   * lease_acquire, exactly as alone; they commit together. The function is called straight from
+   * the lateral join, once a row: Postgres neither reuses a volatile function scan's answer
+   * (Memoize) nor runs it for rows a condition would drop (there is none); a plan test checks.
+   */
+  const acquireMany = `
+    SELECT u.n, a.* FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::uuid[]) WITH ORDINALITY AS u(resource, owner, task, ttl_ms, lease_id, n)
+    CROSS JOIN LATERAL ${s}.lease_acquire(u.resource, u.owner, u.task, u.ttl_ms, u.lease_id) a`;
 
   // Verdict for renew/release: the presented lease id must be the one holding the row, and not lapsed.
   const verdict = `
@@ -188,12 +201,10 @@ export function buildLeaseStatements(schema: string): LeaseStatements {
    * refusals are counted in lease_release_failures.
    */
   const release = `SELECT * FROM ${s}.lease_release($1::text, $2::text, $3::boolean)`;
-  /**
-   * Many acquires and releases in one statement (call-batch.ts): one call of the function
-   * migration 17 creates. $1..$7 are arrays, one element per call: resource, op ('acquire' |
-   * 'release'), owner, task, ttl_ms, lease id (text; a uuid for an acquire), after a deadline loss.
-   */
-  const writeMany = `SELECT * FROM ${s}.lease_write_many($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::text[], $7::boolean[])`;
+  /** Many releases in one statement, as acquireMany is many acquires. */
+  const releaseMany = `
+    SELECT u.n, r.* FROM unnest($1::text[], $2::text[], $3::boolean[]) WITH ORDINALITY AS u(resource, lease_id, after_loss, n)
+    CROSS JOIN LATERAL ${s}.lease_release(u.resource, u.lease_id, u.after_loss) r`;
 
   /**
    * $1 resource, $2 lease id (text), $3 actor, $4 reason. Ends the lease only if
@@ -272,7 +283,8 @@ export function buildLeaseStatements(schema: string): LeaseStatements {
     acquireOnce,
     renew,
     release,
-    writeMany,
+    acquireMany,
+    releaseMany,
     forceRelease,
     sweep,
     get: `SELECT ${LEASE_LIST} FROM ${s}.leases WHERE resource = $1::text`,

@@ -84,7 +84,7 @@ import {
   uuidOrNull,
 } from "./rows";
 import { buildEventsQuery, buildMigrationStatements, buildLeaseStatements, buildListMatchCountQuery, buildListQuery, DEFAULT_SCHEMA, LIST_GATHER_MAX, SCHEMA_PATTERN, type LeaseStatements } from "./sql";
-import { CallBatch, compareText } from "./call-batch";
+import { CallBatch } from "./call-batch";
 
 export interface PostgresLeaseStoreOptions {
   /** Store name shown in the console and stamped on every lease and event. */
@@ -190,17 +190,17 @@ export class PostgresLeaseStore implements LeaseStore {
   /** Calls of one turn share a statement (PostgresLeaseStoreOptions.groupCommit). */
   private readonly isGroupCommit: boolean;
   /**
-   * Acquires and releases of one turn, as one statement: values [op, resource, …the op's own].
-   * Per resource, acquires run before releases (calls of one turn have no order between them),
-   * so every statement takes a resource's advisory lock before its row lock, as a lone acquire.
+   * The acquires of one turn as one statement, and the releases as another (./call-batch.ts),
+   * each in resource order: an acquire takes a resource's advisory lock, then its row; a release,
+   * its row; so every statement takes its locks in one global order.
    */
-  private readonly writeCalls = new CallBatch<pg.QueryResultRow>({
-    runOne: async ([op, resource, owner, task, ttlMs, leaseId, afterLoss]) => {
-      const values = op === "acquire" ? [resource, owner, task, ttlMs, leaseId] : [resource, leaseId, afterLoss];
-      return (await this.run(op === "acquire" ? "acquire" : "release", values)).rows[0];
-    },
-    runMany: async ([ops, resources, ...rest]) => (await this.run("writeMany", [resources, ops, ...rest])).rows as (pg.QueryResultRow & { n: string })[],
-    order: (a, b) => compareText(a[1], b[1]) || compareText(a[0], b[0]),
+  private readonly acquireCalls = new CallBatch<pg.QueryResultRow>({
+    runOne: async (values) => (await this.run("acquire", [...values])).rows[0],
+    runMany: async (columns) => (await this.run("acquireMany", columns)).rows as (pg.QueryResultRow & { n: string })[],
+  });
+  private readonly releaseCalls = new CallBatch<pg.QueryResultRow>({
+    runOne: async (values) => (await this.run("release", [...values])).rows[0],
+    runMany: async (columns) => (await this.run("releaseMany", columns)).rows as (pg.QueryResultRow & { n: string })[],
   });
 
   /**
@@ -281,11 +281,11 @@ export class PostgresLeaseStore implements LeaseStore {
       const values = [resource, owner, task, ttlMs, leaseId];
       const row =
         chosen === undefined && this.isGroupCommit
-          ? await this.writeCalls.run(["acquire", resource, owner, task, ttlMs, leaseId, false])
+          ? await this.acquireCalls.run(values)
           : (await this.run(chosen === undefined ? "acquire" : "acquireOnce", values)).rows[0];
-      // No row (outcome NULL in a shared statement): the insert met a lapsed row our snapshot
-      // could not see, and wrote nothing. Re-run: a new snapshot sees the row and takes it over.
-      if (!row || row.outcome === null) continue;
+      // No row: the insert met a lapsed row our snapshot could not see, and wrote nothing.
+      // Re-run: a new snapshot sees the row and takes it over.
+      if (!row) continue;
       if (row.outcome === "ended") throw new LeaseError(`acquire of "${resource}" with lease id ${leaseId}: that lease has already ended`, "lease_ended");
       if (row.outcome === "acquired") {
         const lease = toGrantedLease(this.name, resource, ttlMs, row);
@@ -355,12 +355,8 @@ export class PostgresLeaseStore implements LeaseStore {
 
   async release(input: ReleaseInput): Promise<ReleaseResult> {
     const { resource, leaseId, afterDeadlineLoss } = parseReleaseInput(input);
-    const afterLoss = afterDeadlineLoss === true;
-    const row = (
-      this.isGroupCommit
-        ? await this.writeCalls.run(["release", resource, null, null, null, leaseId, afterLoss])
-        : (await this.run("release", [resource, leaseId, afterLoss])).rows[0]
-    )!;
+    const values = [resource, leaseId, afterDeadlineLoss === true];
+    const row = (this.isGroupCommit ? await this.releaseCalls.run(values) : (await this.run("release", values)).rows[0])!;
     if (row.verdict === "ok" && hasColumn(row, "id")) {
       const event = toReleasedEvent(this.name, resource, leaseId, row);
       return { released: true, holdMs: event.holdMs ?? 0, event };
