@@ -158,7 +158,8 @@ const PARTITION_MAINTENANCE_INTERVAL_MS = 10 * 60_000;
 
 /**
  * Leases in PostgreSQL. Every operation is one statement (see ./sql.ts for the
- * invariants); expiry is decided on the database clock; fencing tokens come from
+ * invariants), which acquires or releases made in the same event-loop turn share
+ * (./call-batch.ts); expiry is decided on the database clock; fencing tokens come from
  * a sequence. Call migrate() once before use (idempotent, safe to race).
  */
 export class PostgresLeaseStore implements LeaseStore {
