@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { TEST_DATABASE_URL } from "../testing/isolation";
+import { stallInsertsBy } from "@/test/support/postgres-stall";
 import { createStoreFixture, type StoreFixture } from "@/test/support/stores";
 import { CallBatch } from "./call-batch";
 import { buildLeaseStatements } from "./sql";
@@ -138,47 +139,32 @@ describe("calls made together go to Postgres as one statement", () => {
 
   it("when the session running a shared statement is killed mid-statement, every call in it fails, nothing of it is granted, and a retry succeeds", async () => {
     const { store, spec } = await fresh();
-    const key = 0x4c57_0017;
-    // Inserts by owner "stalled" wait inside the statement on an advisory lock this session holds.
-    await raw.query(`
-      CREATE FUNCTION "${spec.schema}".stall_insert() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        IF NEW.owner = 'stalled' THEN PERFORM pg_advisory_xact_lock_shared(${key}); END IF;
-        RETURN NEW;
-      END $$;
-      CREATE TRIGGER stall_insert BEFORE INSERT ON "${spec.schema}".leases FOR EACH ROW EXECUTE FUNCTION "${spec.schema}".stall_insert();`);
-    const gate = await raw.connect();
-    try {
-      await gate.query("SELECT pg_advisory_lock($1)", [key]);
-      const resources = Array.from({ length: 5 }, (_, i) => `batch:killed:${i}`);
-      const attempts = Promise.allSettled(resources.map((resource) => store.acquire({ resource, owner: "stalled", task: "t", ttlMs: 30_000 })));
-      let pid: number | undefined;
-      for (let i = 0; i < 1_000 && pid === undefined; i++) {
-        const { rows } = await raw.query(
-          `SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database() AND position('WITH ORDINALITY' IN query) > 0 AND position($1 IN query) > 0`,
-          [`"${spec.schema}".`],
-        );
-        pid = rows[0]?.pid as number | undefined;
-        if (pid === undefined) await new Promise((resolve) => setTimeout(resolve, 10));
-      }
-      expect(pid, "the five acquires should wait inside one shared statement").toBeDefined();
-      await raw.query("SELECT pg_terminate_backend($1)", [pid]);
-      const outcomes = await attempts;
-      expect(outcomes.map((o) => o.status)).toEqual(resources.map(() => "rejected"));
-      for (const o of outcomes) expect(o).toMatchObject({ reason: { code: "57P01" } });
-      // Rolled back whole: no lease, no event.
-      expect((await store.list({ prefix: "batch:killed:" })).items).toEqual([]);
-      expect((await raw.query(`SELECT count(*)::int AS n FROM "${spec.schema}".lease_events`)).rows[0].n).toBe(0);
-
-      await gate.query("SELECT pg_advisory_unlock($1)", [key]);
-      const retried = await Promise.all(resources.map((resource) => store.acquire({ resource, owner: "stalled", task: "t", ttlMs: 30_000 })));
-      expect(retried.every((r) => r.acquired)).toBe(true);
-      expect((await store.list({ prefix: "batch:killed:" })).items.map((l) => l.resource).sort()).toEqual(resources);
-      expect((await raw.query(`SELECT count(*)::int AS n FROM "${spec.schema}".lease_events WHERE kind = 'acquired'`)).rows[0].n).toBe(5);
-    } finally {
-      await gate.query("SELECT pg_advisory_unlock_all()").catch(() => undefined);
-      gate.release();
+    const stall = await stallInsertsBy(raw, spec.schema, "stalled", 0x4c57_0017);
+    const resources = Array.from({ length: 5 }, (_, i) => `batch:killed:${i}`);
+    const attempts = Promise.allSettled(resources.map((resource) => store.acquire({ resource, owner: "stalled", task: "t", ttlMs: 30_000 })));
+    let pid: number | undefined;
+    for (let i = 0; i < 1_000 && pid === undefined; i++) {
+      const { rows } = await raw.query(
+        `SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database() AND position('WITH ORDINALITY' IN query) > 0 AND position($1 IN query) > 0`,
+        [`"${spec.schema}".`],
+      );
+      pid = rows[0]?.pid as number | undefined;
+      if (pid === undefined) await new Promise((resolve) => setTimeout(resolve, 10));
     }
+    expect(pid, "the five acquires should wait inside one shared statement").toBeDefined();
+    await raw.query("SELECT pg_terminate_backend($1)", [pid]);
+    const outcomes = await attempts;
+    expect(outcomes.map((o) => o.status)).toEqual(resources.map(() => "rejected"));
+    for (const o of outcomes) expect(o).toMatchObject({ reason: { code: "57P01" } });
+    // Rolled back whole: no lease, no event.
+    expect((await store.list({ prefix: "batch:killed:" })).items).toEqual([]);
+    expect((await raw.query(`SELECT count(*)::int AS n FROM "${spec.schema}".lease_events`)).rows[0].n).toBe(0);
+
+    await stall.open();
+    const retried = await Promise.all(resources.map((resource) => store.acquire({ resource, owner: "stalled", task: "t", ttlMs: 30_000 })));
+    expect(retried.every((r) => r.acquired)).toBe(true);
+    expect((await store.list({ prefix: "batch:killed:" })).items.map((l) => l.resource).sort()).toEqual(resources);
+    expect((await raw.query(`SELECT count(*)::int AS n FROM "${spec.schema}".lease_events WHERE kind = 'acquired'`)).rows[0].n).toBe(5);
   });
 
   it("two processes' batches of the same resources, made in opposite orders, never wait on each other in a cycle", async () => {

@@ -6,6 +6,7 @@ import type { Lease } from "../types";
 import { describeLeaseStoreContract } from "../testing/contract";
 import { freshPgSchema, sleep, TEST_DATABASE_URL } from "../testing/isolation";
 import { startPostgres, stopAllServers } from "@/test/support/servers";
+import { stallInsertsBy as stallInserts } from "@/test/support/postgres-stall";
 import { createStoreFixture, type StoreFixture } from "@/test/support/stores";
 import { MIGRATIONS, runMigrations } from "./migrations";
 import { PostgresLeaseStore } from "./store";
@@ -45,33 +46,7 @@ describe("PostgresLeaseStore (Postgres specifics)", () => {
     throw new Error(`timed out waiting until ${what}`);
   }
 
-  /**
-   * A test-only hook: an insert into `schema`.leases by `owner` stops inside the statement,
-   * after its token and clock are taken and before the row is written, until the returned
-   * `open()` lets it go (the hook waits on an advisory lock the returned session holds).
-   */
-  async function stallInsertsBy(schema: string, owner: string, key: number): Promise<{ open: () => Promise<void> }> {
-    await raw.query(`
-      CREATE FUNCTION "${schema}".stall_insert() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        IF NEW.owner = '${owner}' THEN PERFORM pg_advisory_xact_lock_shared(${key}); END IF;
-        RETURN NEW;
-      END $$;
-      CREATE TRIGGER stall_insert BEFORE INSERT ON "${schema}".leases FOR EACH ROW EXECUTE FUNCTION "${schema}".stall_insert();`);
-    const gate = await raw.connect();
-    await gate.query("SELECT pg_advisory_lock($1)", [key]);
-    let isOpen = false;
-    onTestFinished(async () => {
-      if (!isOpen) await gate.query("SELECT pg_advisory_unlock($1)", [key]).catch(() => undefined);
-      gate.release();
-    });
-    return {
-      open: async () => {
-        isOpen = true;
-        await gate.query("SELECT pg_advisory_unlock($1)", [key]);
-      },
-    };
-  }
+  const stallInsertsBy = (schema: string, owner: string, key: number) => stallInserts(raw, schema, owner, key);
 
   it("validates options: unknown option, both or neither connection, bad schema, bad name", () => {
     const cases: Array<[string, unknown]> = [
