@@ -1,9 +1,8 @@
-import pg from "pg";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { LeaseError, ReadAbortedError } from "@leasewatch/lease";
 import { readBounded } from "@leasewatch/lease/internal";
-import { sleep, TEST_DATABASE_URL } from "@leasewatch/lease/testing";
-import { createStoreFixture, type StoreFixture } from "@/test/support/stores";
+import { sleep } from "@leasewatch/lease/testing";
+import { postgresStoreFixtures } from "@/test/support/postgres-tests";
 import { fanOutStores } from "@/lib/console/shared/fan-out";
 
 /**
@@ -12,17 +11,10 @@ import { fanOutStores } from "@/lib/console/shared/fan-out";
  * store's event table, so the store's read waits on the server until released.
  */
 describe("bounded Postgres reads", () => {
-  const raw = new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 4 });
-  raw.on("error", () => {});
-  const opened: StoreFixture<"postgres">[] = [];
-  afterAll(async () => {
-    for (const f of opened) await f.cleanup();
-    await raw.end();
-  });
+  const { raw, fresh } = postgresStoreFixtures();
 
   async function open(statementTimeoutMs?: number) {
-    const fixture = await createStoreFixture("postgres", { name: "pg-bounded", options: statementTimeoutMs !== undefined ? { statementTimeoutMs } : {} });
-    opened.push(fixture);
+    const fixture = await fresh({ name: "pg-bounded", options: statementTimeoutMs !== undefined ? { statementTimeoutMs } : {} });
     await fixture.store.acquire({ resource: "jobs:a", owner: "w1", task: "t1", ttlMs: 60_000 });
     return { store: fixture.store, schema: fixture.spec.schema };
   }

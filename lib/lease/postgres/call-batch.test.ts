@@ -2,24 +2,12 @@ import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { TEST_DATABASE_URL } from "../testing/isolation";
-import { stallInsertsBy } from "@/test/support/postgres-stall";
-import { createStoreFixture, type StoreFixture } from "@/test/support/stores";
+import { postgresStoreFixtures, stallInsertsBy } from "@/test/support/postgres-tests";
 import { CallBatch } from "./call-batch";
 import { buildLeaseStatements } from "./sql";
 
 describe("calls made together go to Postgres as one statement", () => {
-  const raw = new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 4 });
-  raw.on("error", () => {});
-  const opened: StoreFixture<"postgres">[] = [];
-  async function fresh() {
-    const f = await createStoreFixture("postgres");
-    opened.push(f);
-    return f;
-  }
-  afterAll(async () => {
-    for (const f of opened) await f.cleanup();
-    await raw.end();
-  });
+  const { raw, fresh } = postgresStoreFixtures();
 
   /** How many transactions wrote `schema`'s event rows for `resources` (rows a transaction inserted share its xmin). */
   async function countWritingTransactions(schema: string, resources: string[]): Promise<number> {

@@ -1,7 +1,7 @@
 import type pg from "pg";
 
 /** At most this many calls share one statement; more waiting start further statements at once. */
-export const MAX_CALLS_PER_STATEMENT = 64;
+const MAX_CALLS_PER_STATEMENT = 64;
 
 /** SQLSTATE: five characters, sent by the server with every error it raises. */
 const SQLSTATE_PATTERN = /^[0-9A-Z]{5}$/;
@@ -38,9 +38,14 @@ export class CallBatch<Row> {
   private pending: PendingCall<Row>[] = [];
   private isFlushScheduled = false;
 
-  constructor(private readonly statements: CallBatchStatements<Row>) {}
+  /** `isGrouping` false: every call goes alone, at once (PostgresLeaseStoreOptions.groupCommit). */
+  constructor(
+    private readonly statements: CallBatchStatements<Row>,
+    private readonly isGrouping = true,
+  ) {}
 
   run(values: readonly unknown[]): Promise<Row | undefined> {
+    if (!this.isGrouping) return this.statements.runOne(values);
     return new Promise((resolve, reject) => {
       this.pending.push({ values, resolve, reject });
       if (!this.isFlushScheduled) {

@@ -6,27 +6,21 @@ import type { Lease } from "../types";
 import { describeLeaseStoreContract } from "../testing/contract";
 import { freshPgSchema, sleep, TEST_DATABASE_URL } from "../testing/isolation";
 import { startPostgres, stopAllServers } from "@/test/support/servers";
-import { stallInsertsBy as stallInserts } from "@/test/support/postgres-stall";
-import { createStoreFixture, type StoreFixture } from "@/test/support/stores";
+import { postgresStoreFixtures, stallInsertsBy as stallInserts } from "@/test/support/postgres-tests";
+import { createStoreFixture } from "@/test/support/stores";
 import { MIGRATIONS, runMigrations } from "./migrations";
 import { PostgresLeaseStore } from "./store";
 
 describeLeaseStoreContract("postgres", () => createStoreFixture("postgres"));
 
 describe("PostgresLeaseStore (Postgres specifics)", () => {
-  const raw = new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 4 });
-  raw.on("error", () => {});
-  const opened: StoreFixture<"postgres">[] = [];
+  const fixtures = postgresStoreFixtures();
+  const { raw } = fixtures;
   /** A migrated store on its own schema (`raw` looks underneath). */
   async function fresh() {
-    const f = await createStoreFixture("postgres");
-    opened.push(f);
+    const f = await fixtures.fresh();
     return { store: f.store, schema: f.spec.schema };
   }
-  afterAll(async () => {
-    for (const f of opened) await f.cleanup();
-    await raw.end();
-  });
 
   /** Sessions waiting for a lock (row, transaction or advisory) in a statement on `schema`'s tables. */
   async function countLockWaiters(schema: string): Promise<number> {
@@ -449,7 +443,7 @@ describe("PostgresLeaseStore (Postgres specifics)", () => {
   });
 
   it("sweeps exactly once per expiry with many concurrent sweepers and takeover acquires", async () => {
-    const { store } = await fresh();
+    const { store, schema } = await fresh();
     const n = 120;
     const leaseIds = new Set<string>();
     for (let i = 0; i < n; i += 20) {
@@ -467,7 +461,7 @@ describe("PostgresLeaseStore (Postgres specifics)", () => {
     await Promise.all(work);
     await store.sweep();
     const expired = await raw.query(
-      `SELECT lease_id::text AS id, count(*)::int AS n FROM "${opened.at(-1)!.store.schema}".lease_events WHERE kind = 'expired' GROUP BY 1`,
+      `SELECT lease_id::text AS id, count(*)::int AS n FROM "${schema}".lease_events WHERE kind = 'expired' GROUP BY 1`,
     );
     expect(expired.rows).toHaveLength(n);
     expect(expired.rows.every((r) => r.n === 1 && leaseIds.has(r.id))).toBe(true);

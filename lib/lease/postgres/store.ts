@@ -188,21 +188,14 @@ export class PostgresLeaseStore implements LeaseStore {
   /** The server settings acquire relies on were read and hold (see checkServer). */
   private isServerChecked = false;
   private serverCheck: Promise<void> | null = null;
-  /** Calls of one turn share a statement (PostgresLeaseStoreOptions.groupCommit). */
-  private readonly isGroupCommit: boolean;
   /**
    * The acquires of one turn as one statement, and the releases as another (./call-batch.ts),
    * each in resource order: an acquire takes a resource's advisory lock, then its row; a release,
-   * its row; so every statement takes its locks in one global order.
+   * its row; so every statement takes its locks in one global order. Set in the constructor:
+   * with groupCommit false, each call goes alone.
    */
-  private readonly acquireCalls = new CallBatch<pg.QueryResultRow>({
-    runOne: async (values) => (await this.run("acquire", [...values])).rows[0],
-    runMany: async (columns) => (await this.run("acquireMany", columns)).rows as (pg.QueryResultRow & { n: string })[],
-  });
-  private readonly releaseCalls = new CallBatch<pg.QueryResultRow>({
-    runOne: async (values) => (await this.run("release", [...values])).rows[0],
-    runMany: async (columns) => (await this.run("releaseMany", columns)).rows as (pg.QueryResultRow & { n: string })[],
-  });
+  private readonly acquireCalls: CallBatch<pg.QueryResultRow>;
+  private readonly releaseCalls: CallBatch<pg.QueryResultRow>;
 
   /**
    * Runs one of the fixed lease statements as a named prepared statement: each
@@ -236,7 +229,21 @@ export class PostgresLeaseStore implements LeaseStore {
     this.statementTimeoutMs = o.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
     this.eventRetentionDays = o.eventRetentionDays ?? 0;
     this.isBehindPooler = o.pooler === "transaction";
-    this.isGroupCommit = o.groupCommit ?? true;
+    const isGrouping = o.groupCommit ?? true;
+    this.acquireCalls = new CallBatch(
+      {
+        runOne: async (values) => (await this.run("acquire", [...values])).rows[0],
+        runMany: async (columns) => (await this.run("acquireMany", columns)).rows as (pg.QueryResultRow & { n: string })[],
+      },
+      isGrouping,
+    );
+    this.releaseCalls = new CallBatch(
+      {
+        runOne: async (values) => (await this.run("release", [...values])).rows[0],
+        runMany: async (columns) => (await this.run("releaseMany", columns)).rows as (pg.QueryResultRow & { n: string })[],
+      },
+      isGrouping,
+    );
   }
 
   /** Creates or upgrades the schema, then prepares the event partitions. Returns the versions applied by this call. */
@@ -278,12 +285,9 @@ export class PostgresLeaseStore implements LeaseStore {
     const { resource, owner, task, ttlMs, leaseId: chosen } = parseAcquireInput(input);
     const leaseId = chosen ?? randomUUID();
     if (!this.isServerChecked) await this.checkServer();
+    const values = [resource, owner, task, ttlMs, leaseId];
     for (let attempt = 0; attempt < MAX_ACQUIRE_ATTEMPTS; attempt++) {
-      const values = [resource, owner, task, ttlMs, leaseId];
-      const row =
-        chosen === undefined && this.isGroupCommit
-          ? await this.acquireCalls.run(values)
-          : (await this.run(chosen === undefined ? "acquire" : "acquireOnce", values)).rows[0];
+      const row = chosen === undefined ? await this.acquireCalls.run(values) : (await this.run("acquireOnce", values)).rows[0];
       // No row: the insert met a lapsed row our snapshot could not see, and wrote nothing.
       // Re-run: a new snapshot sees the row and takes it over.
       if (!row) continue;
@@ -356,8 +360,7 @@ export class PostgresLeaseStore implements LeaseStore {
 
   async release(input: ReleaseInput): Promise<ReleaseResult> {
     const { resource, leaseId, afterDeadlineLoss } = parseReleaseInput(input);
-    const values = [resource, leaseId, afterDeadlineLoss === true];
-    const row = (this.isGroupCommit ? await this.releaseCalls.run(values) : (await this.run("release", values)).rows[0])!;
+    const row = (await this.releaseCalls.run([resource, leaseId, afterDeadlineLoss === true]))!;
     if (row.verdict === "ok" && hasColumn(row, "id")) {
       const event = toReleasedEvent(this.name, resource, leaseId, row);
       return { released: true, holdMs: event.holdMs ?? 0, event };

@@ -1,5 +1,34 @@
-import type pg from "pg";
-import { onTestFinished } from "vitest";
+/** Vitest helpers for tests that look underneath a Postgres store (not for Playwright: they use vitest's hooks). */
+import pg from "pg";
+import { afterAll, onTestFinished } from "vitest";
+import { TEST_DATABASE_URL } from "@leasewatch/lease/testing";
+import { createStoreFixture, type StoreFixture, type StoreFixtureSetup } from "./stores";
+
+/**
+ * For one describe block: `fresh()` gives a migrated store on a schema of its own, `raw` a pool
+ * that looks underneath them; after the block every store is closed, its schema dropped, and
+ * the pool ended.
+ */
+export function postgresStoreFixtures(): {
+  raw: pg.Pool;
+  fresh: (setup?: StoreFixtureSetup<"postgres">) => Promise<StoreFixture<"postgres">>;
+} {
+  const raw = new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 4 });
+  raw.on("error", () => {});
+  const opened: StoreFixture<"postgres">[] = [];
+  afterAll(async () => {
+    for (const f of opened) await f.cleanup();
+    await raw.end();
+  });
+  return {
+    raw,
+    fresh: async (setup) => {
+      const fixture = await createStoreFixture("postgres", setup);
+      opened.push(fixture);
+      return fixture;
+    },
+  };
+}
 
 /**
  * A test-only hook: an insert into `schema`.leases by `owner` stops inside its statement, after
