@@ -141,9 +141,14 @@ freshOperatorTest("operator force-releases a held lease: the holder's signal abo
     expect(BigInt(next.fencingToken)).toBeGreaterThan(BigInt(token));
     const write = await fencedWrite({ pool, table: downstream.table, key: resource, value: { by: "next" }, fencingToken: String(next.fencingToken), resource, store, by: "ledger" });
     expect(write.accepted).toBe(true);
+    // A write the old holder had in flight while the new one wrote may report "accepted" after
+    // this point (it committed first); the writes it starts afterwards are refused, and none
+    // lands after the new holder's: the row still holds the new token and value.
     const afterNext = worker.lines.length;
-    const refused = await worker.waitFor((l) => l.type === "write", 15_000, Math.max(lostAt, afterNext));
-    expect(refused.accepted).toBe(false);
+    const refused = await worker.waitFor((l) => l.type === "write" && l.accepted === false, 15_000, Math.max(lostAt, afterNext));
+    expect(refused.token).toBe(token);
+    const { rows: downstreamRows } = await pool.query(`SELECT fencing_token::text AS token, value->>'by' AS by FROM ${downstream.table}`);
+    expect(downstreamRows).toEqual([{ token: String(next.fencingToken), by: "next" }]);
     await store.release({ resource, leaseId: next.leaseId });
 
     // The event list and the audit page show it.
