@@ -52,6 +52,9 @@
  *                                 set by a store's namespace check, compared by every acquire (namespace-check.ts)
  * Outside the buckets:
  *   <ns>:buckets                  the namespace's bucket count, set by the first store to use it, no TTL
+ *   <ns>:stats:hd:<day>           hash '<hour of day>|<field>' → a closed day's hour counters summed over every bucket,
+ *                                 written with that day's day hashes (stats.ts): a chart in hours reads one hash per
+ *                                 closed day instead of 24 per bucket; lives as long as the hours do
  */
 
 export interface BucketKeys {
@@ -197,6 +200,11 @@ export function buildKindStreamKey(keys: BucketKeys, kind: string): string {
 /** Per-bucket stats hash key for an epoch minute / hour / day (a read model). */
 export function buildStatsKey(keys: BucketKeys, unit: "m" | "h" | "d", index: number): string {
   return `${keys.stats}${unit}:${index}`;
+}
+
+/** A closed day's hour counters summed over the namespace's buckets (a read model; see stats.ts). */
+export function buildDayHoursKey(namespace: string, day: number): string {
+  return `${namespace}:stats:hd:${day}`;
 }
 
 /** CRC16/XMODEM, the hash Redis Cluster maps keys to slots with. */

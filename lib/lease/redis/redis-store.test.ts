@@ -7,14 +7,15 @@ import { createStoreFixture, type StoreFixture, type StoreOptions } from "@/test
 import { freshRedisNamespace, sleep, TEST_REDIS_URL, untilDayHasLeft } from "../testing/isolation";
 import { compareFencingTokens } from "../validation";
 import { compareBytes } from "./codec";
-import { bucketOf, buildBucketKeys, buildStatsKey } from "./keys";
+import { bucketOf, buildBucketKeys, buildDayHoursKey, buildStatsKey } from "./keys";
 import { PROJECT_BATCH } from "./projector";
-import { DAY_TTL_S, LEASE_SCRIPTS } from "./scripts";
+import { DAY_TTL_S, HOUR_TTL_S, LEASE_SCRIPTS } from "./scripts";
 import { RedisLeaseStore, type TRedisLeaseStoreOptions } from "./store";
 
 /** Redis-specific behaviour on the shared Redis, each test in its own namespace. */
 
 const DAY_MS = 86_400_000;
+const HOUR_MS = 3_600_000 as const;
 const opened: StoreFixture<"redis">[] = [];
 
 /** A store in a namespace of its own; `fixture.open()` gives another on the same namespace. */
@@ -129,9 +130,10 @@ describe("RedisLeaseStore keys", () => {
     const perResource = /^(lock|lease|note:[0-9a-f-]{36}|fence|evids):(.+)$/;
     const perBucket = /^(idx|acq|names|events|events:(expired|lost|renew_failed|force_released|fencing_rejected|contended)|stats:[mhd]:\d+|slack:\d+|totals|groups|proj|holds:(open|classes|c\d+)|id[ot]:.+|l[ot]:.+|grants:\d+|buckets)$/;
     const kinds = new Set<string>();
-    // The one key outside the buckets: the namespace's bucket count.
+    // Outside the buckets: the namespace's bucket count, and closed days' hours summed over the buckets.
     expect(keys).toContain(`${spec.namespace}:buckets`);
-    for (const key of keys.filter((k) => k !== `${spec.namespace}:buckets`)) {
+    const dayHours = new RegExp(`^${spec.namespace}:stats:hd:\\d+$`);
+    for (const key of keys.filter((k) => k !== `${spec.namespace}:buckets` && !dayHours.test(k))) {
       const match = new RegExp(`^${spec.namespace}:\\{b(\\d+)\\}:(.+)$`).exec(key);
       expect(match, key).not.toBeNull();
       const bucket = Number(match![1]);
@@ -568,6 +570,68 @@ describe("RedisLeaseStore day stats", () => {
       expect(result.pending).toBe(0);
       expect(await store.compactDayStats()).toEqual({ compacted: 0, pending: 0 });
       expect(await store.stats(dayRange)).toEqual(days);
+    } finally {
+      client.disconnect();
+    }
+  });
+
+  it("reads a closed day's hours from one hash summed over the buckets, and from the hour hashes until it is written", async () => {
+    await untilDayHasLeft(30_000);
+    const { store, spec } = await openStore({ buckets: 3 });
+    for (let i = 0; i < 9; i++) {
+      const lease = await mustAcquire(store, `hours:${i % 3}:r${i}`);
+      await store.acquire({ resource: lease.resource, owner: "other", task: "t", ttlMs: 1_000 });
+      if (i % 2 === 0) await store.release({ resource: lease.resource, leaseId: lease.leaseId });
+    }
+    const today = Math.floor(Date.now() / DAY_MS);
+    const hours = (day: number, fromHour = 0, toHour = 24) => ({ from: new Date(day * DAY_MS + fromHour * HOUR_MS), to: new Date(day * DAY_MS + toHour * HOUR_MS), bucketMs: HOUR_MS, prefixDepth: 3 });
+    const under = (day: number) => ({ prefix: "hours:1", from: new Date(day * DAY_MS), to: new Date((day + 1) * DAY_MS), bucketMs: HOUR_MS as typeof HOUR_MS });
+    const withoutStart = (buckets: Awaited<ReturnType<RedisLeaseStore["stats"]>>) => buckets.map((b) => ({ counts: b.counts, holdHistogram: b.holdHistogram, holdMsSum: b.holdMsSum, contendedByPrefix: b.contendedByPrefix }));
+    const todayHours = withoutStart(await store.stats(hours(today)));
+    expect(sumBuckets(await store.stats(hours(today))).counts.acquired).toBe(9);
+    const todayUnder = (await store.prefixStats(under(today))).buckets;
+    expect(sumBuckets(todayUnder).counts.acquired).toBe(3);
+
+    // Four days back gets today's hours, copied bucket by bucket and hour by hour.
+    const pastDay = today - 4;
+    const client = new Redis(spec.url);
+    const pastHours: string[] = [];
+    try {
+      for (let b = 0; b < 3; b++) {
+        const keys = buildBucketKeys(spec.namespace, b);
+        for (let h = 0; h < 24; h++) {
+          const hash = await client.hgetall(buildStatsKey(keys, "h", today * 24 + h));
+          if (Object.keys(hash).length === 0) continue;
+          const past = buildStatsKey(keys, "h", pastDay * 24 + h);
+          await client.hset(past, hash);
+          pastHours.push(past);
+        }
+      }
+      const hoursKey = buildDayHoursKey(spec.namespace, pastDay);
+      await client.del(hoursKey);
+      // Not summed yet: the hour hashes answer.
+      expect(withoutStart(await store.stats(hours(pastDay)))).toEqual(todayHours);
+
+      let result = await store.compactDayStats();
+      for (let calls = 0; result.pending > 0 && calls < 10; calls++) result = await store.compactDayStats();
+      expect(result.pending).toBe(0);
+      expect(await client.hget(hoursKey, "mergedBuckets")).toBe("3");
+      const ttl = await client.ttl(hoursKey);
+      expect(Math.abs(ttl - ((pastDay + 1) * 86_400 + HOUR_TTL_S - Math.floor(Date.now() / 1_000)))).toBeLessThan(60);
+      // The hour hashes can go: the one hash answers, for the whole day, part of it, across days and under a prefix.
+      await client.del(...pastHours);
+      const pastRead = await store.stats(hours(pastDay));
+      expect(pastRead.map((b) => b.start.getTime())).toEqual(Array.from({ length: 24 }, (_, h) => pastDay * DAY_MS + h * HOUR_MS));
+      expect(withoutStart(pastRead)).toEqual(todayHours);
+      const across = withoutStart(await store.stats(hours(pastDay, 5, 24 + 24 + 7)));
+      expect(across).toHaveLength(19 + 24 + 7);
+      expect(across.slice(0, 19)).toEqual(todayHours.slice(5));
+      expect(sumBuckets(await store.stats(hours(pastDay + 1, 0, 24 + 7))).counts.acquired).toBe(0);
+      const pastUnder = (await store.prefixStats(under(pastDay))).buckets;
+      expect(withoutStart(pastUnder)).toEqual(withoutStart(todayUnder));
+      // Written by a store with another bucket count, it would not be read.
+      await client.hset(hoursKey, "mergedBuckets", "4");
+      expect(sumBuckets(await store.stats(hours(pastDay))).counts.acquired).toBe(0);
     } finally {
       client.disconnect();
     }

@@ -3,7 +3,7 @@ import { HOLD_HISTOGRAM_BOUNDS_MS, LEASE_EVENT_KINDS, type CounterKind, type Sta
 import { isGroupUnder } from "../prefix-groups";
 import { resourcePrefix } from "../validation";
 import { execPipeline, type RedisContext } from "./connection";
-import { buildStatsKey, type BucketKeys } from "./keys";
+import { buildDayHoursKey, buildStatsKey, type BucketKeys } from "./keys";
 import { DAY_TTL_S, HOUR_TTL_S } from "./scripts";
 
 /** 7 days of minutes, 420 days of hours or 10 080 days: beyond that a chart needs a coarser bucketMs. */
@@ -35,6 +35,8 @@ export const DAY_CLOSE_MARGIN_MS = 5 * MINUTE_MS;
 export const MAX_HOURS_READ_PER_COMPACTION = 4_096;
 /** Marks a day hash as compacted (it exists even for a day without events); its value is how many hour hashes it sums. */
 const COMPACTED_FIELD = "compactedHours";
+/** Marks a day hours hash as complete (it exists even for a day without events); its value is how many buckets it sums. */
+const MERGED_BUCKETS_FIELD = "mergedBuckets";
 
 /**
  * HGETALL under its upper-case name: ioredis turns a reply of `hgetall` into an object field by
@@ -51,10 +53,13 @@ const HGETALL_FLAT = "HGETALL";
  *
  * Day intervals read each bucket's day hash (compactClosedDays below); a day without one
  * (today, or a closed day not compacted yet) is summed from its hour hashes instead, in a
- * second round trip, for the days whose hours may still exist.
+ * second round trip, for the days whose hours may still exist. Hour intervals of a closed day
+ * read that day's namespace-wide hours hash (one hash for 24 hours × every bucket), falling back
+ * the same way to the hour hashes when it is not written yet.
  */
 export async function readStats(
   ctx: RedisContext,
+  namespace: string,
   bucketKeys: readonly BucketKeys[],
   query: StatsQuery,
   nowMs = Date.now(),
@@ -81,7 +86,11 @@ export async function readStats(
 
   const prefixes = new Map<string, string>();
   // Under a prefix: only the per-group fields of the groups under it (and its contention names).
-  const addFlatHash = prefix === undefined ? addStoreHash : (bucket: StatsBucket, reply: unknown) => addPrefixHash(bucket, reply, prefix);
+  const addField: FieldAdder = prefix === undefined ? (bucket, field, value) => addStoreField(bucket, field, value, depth, prefixes) : (bucket, field, value) => addPrefixField(bucket, field, value, prefix);
+  if (unit === "h") {
+    await readHours(ctx, namespace, bucketKeys, first, last, nowMs, result, addField);
+    return result;
+  }
   const replies = await execPipeline(ctx, "stats", (p) => {
     for (let index = first; index <= last; index++) {
       for (const keys of bucketKeys) p.call(HGETALL_FLAT, buildStatsKey(keys, unit, index));
@@ -96,7 +105,7 @@ export async function readStats(
       if ((day + 1) * DAY_MS + HOUR_TTL_S * 1_000 > nowMs) missingDays.push({ interval, keys: bucketKeys[i % bucketKeys.length]! });
       return;
     }
-    addFlatHash(result[interval]!, hash, depth, prefixes);
+    addFlatHash(result[interval]!, hash, addField);
   });
   if (missingDays.length === 0) return result;
   const hours = await execPipeline(ctx, "stats", (p) => {
@@ -105,29 +114,96 @@ export async function readStats(
       for (let h = 0; h < HOURS_PER_DAY; h++) p.call(HGETALL_FLAT, buildStatsKey(keys, "h", firstHour + h));
     }
   });
-  hours.forEach((hash, i) => addFlatHash(result[missingDays[Math.floor(i / HOURS_PER_DAY)]!.interval]!, hash, depth, prefixes));
+  hours.forEach((hash, i) => addFlatHash(result[missingDays[Math.floor(i / HOURS_PER_DAY)]!.interval]!, hash, addField));
   return result;
 }
 
+type FieldAdder = (bucket: StatsBucket, field: string, value: number) => void;
+
+/**
+ * Hours `first`..`last` into `result` (one entry per hour from `first`): each closed day's
+ * namespace-wide hours hash in one round trip with the open days' hour hashes; a closed day
+ * whose hours hash is not written yet reads its hour hashes in a second.
+ */
+async function readHours(
+  ctx: RedisContext,
+  namespace: string,
+  bucketKeys: readonly BucketKeys[],
+  first: number,
+  last: number,
+  nowMs: number,
+  result: StatsBucket[],
+  addField: FieldAdder,
+): Promise<void> {
+  const firstDay = Math.floor(first / HOURS_PER_DAY);
+  const lastDay = Math.floor(last / HOURS_PER_DAY);
+  // A day hours hash exists only for a day compacted on the store's clock; this clock only picks which to look for.
+  const closedDays: number[] = [];
+  for (let day = firstDay; day <= lastDay && isClosedDay(day, nowMs); day++) closedDays.push(day);
+  const firstOpenHour = Math.max(first, (firstDay + closedDays.length) * HOURS_PER_DAY);
+  const replies = await execPipeline(ctx, "stats", (p) => {
+    for (const day of closedDays) p.call(HGETALL_FLAT, buildDayHoursKey(namespace, day));
+    for (let hour = firstOpenHour; hour <= last; hour++) for (const keys of bucketKeys) p.call(HGETALL_FLAT, buildStatsKey(keys, "h", hour));
+  });
+  const unmerged: number[] = [];
+  closedDays.forEach((day, d) => {
+    const pairs = replies[d];
+    if (!isDayHoursHash(pairs, bucketKeys.length)) {
+      for (let h = 0; h < HOURS_PER_DAY; h++) if (day * HOURS_PER_DAY + h >= first && day * HOURS_PER_DAY + h <= last) unmerged.push(day * HOURS_PER_DAY + h);
+      return;
+    }
+    for (let j = 0; j + 1 < pairs.length; j += 2) {
+      const field = String(pairs[j]);
+      const bar = field.indexOf("|");
+      if (bar === -1) continue;
+      const hour = day * HOURS_PER_DAY + Number(field.slice(0, bar));
+      if (hour >= first && hour <= last) addField(result[hour - first]!, field.slice(bar + 1), Number(pairs[j + 1]));
+    }
+  });
+  const open = replies.slice(closedDays.length);
+  open.forEach((hash, i) => addFlatHash(result[firstOpenHour + Math.floor(i / bucketKeys.length) - first]!, hash, addField));
+  if (unmerged.length === 0) return;
+  const hours = await execPipeline(ctx, "stats", (p) => {
+    for (const hour of unmerged) for (const keys of bucketKeys) p.call(HGETALL_FLAT, buildStatsKey(keys, "h", hour));
+  });
+  hours.forEach((hash, i) => addFlatHash(result[unmerged[Math.floor(i / bucketKeys.length)]! - first]!, hash, addField));
+}
+
+/** Whether `day` ended long enough before `nowMs` for its hours to have been compacted. */
+function isClosedDay(day: number, nowMs: number): boolean {
+  return (day + 1) * DAY_MS + DAY_CLOSE_MARGIN_MS <= nowMs;
+}
+
+/** A day hours hash summed over as many buckets as the store has (its marker says how many). */
+function isDayHoursHash(reply: unknown, buckets: number): reply is unknown[] {
+  if (isEmptyFlat(reply)) return false;
+  const pairs = reply as unknown[];
+  for (let j = 0; j + 1 < pairs.length; j += 2) if (pairs[j] === MERGED_BUCKETS_FIELD) return Number(pairs[j + 1]) === buckets;
+  return false;
+}
+
 export interface CompactResult {
-  /** Day hashes written by this call. */
+  /** Day hashes and day hours hashes written by this call. */
   compacted: number;
-  /** Closed days (within the hours' lifetime) still without a day hash in some bucket after this call. */
+  /** Closed days (within the hours' lifetime) still without a day hash in some bucket, or without their hours hash, after this call. */
   pending: number;
 }
 
 /**
  * Sums each closed day's 24 hour hashes, field by field, into one day hash per bucket
  * (`stats:d:<day>`, DAY_TTL_S after the day ends), so a 30-day chart reads 31 hashes per
- * bucket instead of 720. A read model of a read model: only for days that ended
- * DAY_CLOSE_MARGIN_MS before `nowMs` (the store's clock) with the projection caught up
- * (`isCaughtUp`, the caller's), so their hours no longer change, and only while the first
- * hour of the day still exists. Writing the same sums twice (two processes at once) is
- * harmless. `done` remembers the days found compacted in every bucket, so the steady state
- * costs nothing until the next day closes.
+ * bucket instead of 720; and the same hours, summed over the buckets but kept apart by hour,
+ * into one hours hash for the namespace (`stats:hd:<day>`, as long as the hours live), so a
+ * 7-day chart in hours reads one hash per closed day instead of 24 per bucket. A read model of a
+ * read model: only for days that ended DAY_CLOSE_MARGIN_MS before `nowMs` (the store's clock)
+ * with the projection caught up (`isCaughtUp`, the caller's), so their hours no longer change,
+ * and only while the first hour of the day still exists. Writing the same sums twice (two
+ * processes at once) is harmless. `done` remembers the days found compacted, so the steady
+ * state costs nothing until the next day closes.
  */
 export async function compactClosedDays(
   ctx: RedisContext,
+  namespace: string,
   bucketKeys: readonly BucketKeys[],
   nowMs: number,
   done: Set<number>,
@@ -135,45 +211,64 @@ export async function compactClosedDays(
   const candidates = daysToCompact(nowMs, done);
   if (candidates.length === 0) return { compacted: 0, pending: 0 };
   const exists = await execPipeline(ctx, "compactStats", (p) => {
-    for (const day of candidates) for (const keys of bucketKeys) p.exists(buildStatsKey(keys, "d", day));
+    for (const day of candidates) {
+      p.hget(buildDayHoursKey(namespace, day), MERGED_BUCKETS_FIELD);
+      for (const keys of bucketKeys) p.exists(buildStatsKey(keys, "d", day));
+    }
   });
-  const missing: Array<{ day: number; keys: BucketKeys }> = [];
+  const stride = bucketKeys.length + 1;
+  const missing: Array<{ day: number; absent: BucketKeys[]; isMerged: boolean }> = [];
   candidates.forEach((day, d) => {
-    const absent = bucketKeys.filter((_, b) => Number(exists[d * bucketKeys.length + b]) !== 1);
-    if (absent.length === 0) done.add(day);
-    for (const keys of absent) missing.push({ day, keys });
+    const isMerged = Number(exists[d * stride]) === bucketKeys.length;
+    const absent = bucketKeys.filter((_, b) => Number(exists[d * stride + 1 + b]) !== 1);
+    if (absent.length === 0 && isMerged) done.add(day);
+    else missing.push({ day, absent, isMerged });
   });
   // Newest days first: those are the ones a chart shows.
-  // Whole days only (a day is done once every bucket has its hash), at least one per call.
+  // Whole days only (every bucket's hours are read for the hours hash), at least one per call.
   const daysPerCall = Math.max(1, Math.floor(MAX_HOURS_READ_PER_COMPACTION / (HOURS_PER_DAY * bucketKeys.length)));
-  const daysNow = [...new Set(missing.map((m) => m.day))].slice(0, daysPerCall);
-  const batch = missing.filter((m) => daysNow.includes(m.day));
+  const batch = missing.slice(0, daysPerCall);
   if (batch.length === 0) return { compacted: 0, pending: 0 };
   const hours = await execPipeline(ctx, "compactStats", (p) => {
-    for (const { day, keys } of batch) for (let h = 0; h < HOURS_PER_DAY; h++) p.call(HGETALL_FLAT, buildStatsKey(keys, "h", day * HOURS_PER_DAY + h));
+    for (const { day } of batch) for (const keys of bucketKeys) for (let h = 0; h < HOURS_PER_DAY; h++) p.call(HGETALL_FLAT, buildStatsKey(keys, "h", day * HOURS_PER_DAY + h));
   });
+  let compacted = 0;
   await execPipeline(ctx, "compactStats", (p) => {
-    batch.forEach(({ day, keys }, i) => {
-      const sums = new Map<string, number>();
-      let found = 0;
-      for (let h = 0; h < HOURS_PER_DAY; h++) {
-        const flat = hours[i * HOURS_PER_DAY + h];
-        if (isEmptyFlat(flat)) continue;
-        found++;
-        const pairs = flat as string[];
-        for (let j = 0; j + 1 < pairs.length; j += 2) {
-          const n = Number(pairs[j + 1]);
-          if (Number.isFinite(n)) sums.set(pairs[j]!, (sums.get(pairs[j]!) ?? 0) + n);
+    batch.forEach(({ day, absent, isMerged }, d) => {
+      const byHour = new Map<string, number>();
+      bucketKeys.forEach((keys, b) => {
+        const sums = new Map<string, number>();
+        let found = 0;
+        for (let h = 0; h < HOURS_PER_DAY; h++) {
+          const flat = hours[(d * bucketKeys.length + b) * HOURS_PER_DAY + h];
+          if (isEmptyFlat(flat)) continue;
+          found++;
+          const pairs = flat as string[];
+          for (let j = 0; j + 1 < pairs.length; j += 2) {
+            const n = Number(pairs[j + 1]);
+            if (!Number.isFinite(n)) continue;
+            const field = pairs[j]!;
+            sums.set(field, (sums.get(field) ?? 0) + n);
+            const hourField = `${h}|${field}`;
+            byHour.set(hourField, (byHour.get(hourField) ?? 0) + n);
+          }
         }
-      }
-      const key = buildStatsKey(keys, "d", day);
-      p.hset(key, COMPACTED_FIELD, found, ...[...sums].flat());
-      p.expireat(key, (day + 1) * (DAY_MS / 1_000) + DAY_TTL_S);
+        if (!absent.includes(keys)) return;
+        const key = buildStatsKey(keys, "d", day);
+        p.hset(key, COMPACTED_FIELD, found, ...[...sums].flat());
+        p.expireat(key, (day + 1) * (DAY_MS / 1_000) + DAY_TTL_S);
+        compacted++;
+      });
+      if (isMerged) return;
+      const key = buildDayHoursKey(namespace, day);
+      // One HSET: a reader sees every hour with the marker, or nothing.
+      p.hset(key, ...[...byHour].flat(), MERGED_BUCKETS_FIELD, bucketKeys.length);
+      p.expireat(key, (day + 1) * (DAY_MS / 1_000) + HOUR_TTL_S);
+      compacted++;
     });
   });
-  for (const day of daysNow) done.add(day);
-  const pendingDays = new Set(missing.map((m) => m.day));
-  return { compacted: batch.length, pending: pendingDays.size - daysNow.length };
+  for (const { day } of batch) done.add(day);
+  return { compacted, pending: missing.length - batch.length };
 }
 
 /** Closed days whose first hour hash still exists and that `done` does not hold, newest first. */
@@ -194,13 +289,13 @@ function isEmptyFlat(reply: unknown): boolean {
   return !Array.isArray(reply) || reply.length === 0;
 }
 
-/** `prefixes` remembers each contention field's prefix at `depth` for the read: the same few recur in every hash. */
-function addStoreHash(bucket: StatsBucket, reply: unknown, depth: number, prefixes: Map<string, string>): void {
+function addFlatHash(bucket: StatsBucket, reply: unknown, addField: FieldAdder): void {
   if (!Array.isArray(reply)) return;
-  for (let i = 0; i + 1 < reply.length; i += 2) addField(bucket, String(reply[i]), Number(reply[i + 1]), depth, prefixes);
+  for (let i = 0; i + 1 < reply.length; i += 2) addField(bucket, String(reply[i]), Number(reply[i + 1]));
 }
 
-function addField(bucket: StatsBucket, field: string, value: number, depth: number, prefixes: Map<string, string>): void {
+/** `prefixes` remembers each contention field's prefix at `depth` for the read: the same few recur in every hash. */
+function addStoreField(bucket: StatsBucket, field: string, value: number, depth: number, prefixes: Map<string, string>): void {
   if (!Number.isFinite(value)) return;
   if (Object.hasOwn(bucket.counts, field)) {
     bucket.counts[field as CounterKind] += value;
@@ -227,29 +322,24 @@ function addField(bucket: StatsBucket, field: string, value: number, depth: numb
 }
 
 /**
- * The fields of one hash that count resources under `prefix`: `g|<kind>|<group>` and
- * `gh|<hold bucket>|<group>` of the groups under it (projector.ts, prefix-groups.ts), and
- * contention per 3-segment name (`cp:<name>`) for the names under it.
+ * A field that counts resources under `prefix`: `g|<kind>|<group>` and `gh|<hold bucket>|<group>`
+ * of the groups under it (projector.ts, prefix-groups.ts), and contention per 3-segment name
+ * (`cp:<name>`) for the names under it.
  */
-function addPrefixHash(bucket: StatsBucket, reply: unknown, prefix: string): void {
-  if (!Array.isArray(reply)) return;
-  for (let i = 0; i + 1 < reply.length; i += 2) {
-    const field = String(reply[i]);
-    const value = Number(reply[i + 1]);
-    if (!Number.isFinite(value)) continue;
-    if (field.startsWith("g|")) {
-      const bar = field.indexOf("|", 2);
-      if (bar === -1 || !isGroupUnder(field.slice(bar + 1), prefix)) continue;
-      const kind = field.slice(2, bar);
-      if (Object.hasOwn(bucket.counts, kind)) bucket.counts[kind as CounterKind] += value;
-    } else if (field.startsWith("gh|")) {
-      const bar = field.indexOf("|", 3);
-      if (bar === -1 || !isGroupUnder(field.slice(bar + 1), prefix)) continue;
-      addToHistogram(bucket, Number(field.slice(3, bar)), value);
-    } else if (field.startsWith(CONTENDED_FIELD)) {
-      const name = field.slice(CONTENDED_FIELD.length);
-      if (name.startsWith(prefix)) bucket.contendedByPrefix[name] = (bucket.contendedByPrefix[name] ?? 0) + value;
-    }
+function addPrefixField(bucket: StatsBucket, field: string, value: number, prefix: string): void {
+  if (!Number.isFinite(value)) return;
+  if (field.startsWith("g|")) {
+    const bar = field.indexOf("|", 2);
+    if (bar === -1 || !isGroupUnder(field.slice(bar + 1), prefix)) return;
+    const kind = field.slice(2, bar);
+    if (Object.hasOwn(bucket.counts, kind)) bucket.counts[kind as CounterKind] += value;
+  } else if (field.startsWith("gh|")) {
+    const bar = field.indexOf("|", 3);
+    if (bar === -1 || !isGroupUnder(field.slice(bar + 1), prefix)) return;
+    addToHistogram(bucket, Number(field.slice(3, bar)), value);
+  } else if (field.startsWith(CONTENDED_FIELD)) {
+    const name = field.slice(CONTENDED_FIELD.length);
+    if (name.startsWith(prefix)) bucket.contendedByPrefix[name] = (bucket.contendedByPrefix[name] ?? 0) + value;
   }
 }
 

@@ -92,7 +92,7 @@ import { claimBucketCount, MAX_BUCKETS, readServerSettings, watchReconnects, typ
 import { DEFAULT_READ_KEY_BUDGET, ReadBudget } from "./read-budget";
 import { pruneBucketHolds, readHeldAt, type HeldAtDeps } from "./held-at";
 import { listLeases } from "./list";
-import { KIND_STREAM_KINDS, PREFIX_GROUPS_FIELD, Projector, type ProjectResult } from "./projector";
+import { KIND_STREAM_KINDS, PREFIX_GROUPS_FIELD, Projector, PROJECT_ROUNDS, type ProjectResult } from "./projector";
 import { trimEventStreams, type RetentionPolicy, type TrimResult } from "./retention";
 import { EVIDS_TTL_S, LEASE_SCRIPTS, type LeaseOperation } from "./scripts";
 import { compactClosedDays, hasDaysToCompact, readStats, type CompactResult } from "./stats";
@@ -290,7 +290,7 @@ export class RedisLeaseStore implements LeaseStore {
   /** Set while a master's policy may evict lock keys: every operation throws it until a later read finds none. */
   private memoryPolicyRefusal: LeaseError | null = null;
   private readonly stopWatchingReconnects: () => void;
-  /** Days whose hour stats every bucket has compacted into a day hash (see compactClosedDays). */
+  /** Days whose hour stats are compacted into every bucket's day hash and the namespace's hours hash (see compactClosedDays). */
   private readonly compactedDays = new Set<number>();
   private namespaceCheck: Promise<void> | null = null;
   /** A bucket count mismatch (for good: not a connection error): every operation throws it. */
@@ -627,7 +627,7 @@ export class RedisLeaseStore implements LeaseStore {
     if (!this.isNamespaceChecked) await this.checkNamespace("project");
     const result = await this.projector.project();
     if (result.isCaughtUp && hasDaysToCompact(Date.now(), this.compactedDays)) {
-      await compactClosedDays(this.ctx, this.bucketKeys, parseTimeReply(await this.client.time()), this.compactedDays);
+      await compactClosedDays(this.ctx, this.namespace, this.bucketKeys, parseTimeReply(await this.client.time()), this.compactedDays);
     }
     return result;
   }
@@ -673,8 +673,8 @@ export class RedisLeaseStore implements LeaseStore {
       if (fromMs > 0) coveredFromMs = Math.max(coveredFromMs, Math.ceil(fromMs / HOUR_MS) * HOUR_MS);
     }
     q.signal?.throwIfAborted();
-    if (q.bucketMs === DAY_MS && projected.isCaughtUp) await compactClosedDays(this.ctx, this.bucketKeys, nowMs, this.compactedDays);
-    const buckets = await readStats(this.ctx, this.bucketKeys, { from: q.from, to: q.to, bucketMs: q.bucketMs }, nowMs, q.prefix);
+    if (q.bucketMs === DAY_MS && projected.isCaughtUp) await compactClosedDays(this.ctx, this.namespace, this.bucketKeys, nowMs, this.compactedDays);
+    const buckets = await readStats(this.ctx, this.namespace, this.bucketKeys, { from: q.from, to: q.to, bucketMs: q.bucketMs }, nowMs, q.prefix);
     return { buckets, coveredFrom: coveredFromMs > 0 ? new Date(coveredFromMs) : null };
   }
 
@@ -684,24 +684,24 @@ export class RedisLeaseStore implements LeaseStore {
     q.signal?.throwIfAborted(); // a request gone away starts no Redis work
     if (q.from.getTime() > q.to.getTime()) throw new LeaseError("stats: from must not be after to");
     const projected = await this.projector.project(READ_CATCH_UP_ROUNDS, { backfill: false });
-    if (q.bucketMs !== DAY_MS) return readStats(this.ctx, this.bucketKeys, q);
+    if (q.bucketMs !== DAY_MS) return readStats(this.ctx, this.namespace, this.bucketKeys, q);
     const nowMs = parseTimeReply(await this.client.time());
     // Usually nothing to do (the sweeper compacts each day as it closes); after a pause, a bounded catch-up.
-    if (projected.isCaughtUp) await compactClosedDays(this.ctx, this.bucketKeys, nowMs, this.compactedDays);
-    return readStats(this.ctx, this.bucketKeys, q, nowMs);
+    if (projected.isCaughtUp) await compactClosedDays(this.ctx, this.namespace, this.bucketKeys, nowMs, this.compactedDays);
+    return readStats(this.ctx, this.namespace, this.bucketKeys, q, nowMs);
   }
 
   /**
    * Compacts closed days' hour stats into day hashes (stats.ts), a bounded number of days per
-   * call; project() does it too, as each day closes. Returns how many day hashes were written
-   * and how many closed days still wait.
+   * call; project() does it too, as each day closes. Returns how many hashes were written and
+   * how many closed days still wait. Needs the events projected, not the live indexes' backfill.
    */
   async compactDayStats(): Promise<CompactResult> {
     if (!this.isNamespaceChecked) await this.checkNamespace("compactDayStats");
-    const { isCaughtUp } = await this.projector.project();
+    const { isCaughtUp } = await this.projector.project(PROJECT_ROUNDS, { backfill: false });
     if (!isCaughtUp) return { compacted: 0, pending: 0 };
     const nowMs = parseTimeReply(await this.client.time());
-    return compactClosedDays(this.ctx, this.bucketKeys, nowMs, this.compactedDays);
+    return compactClosedDays(this.ctx, this.namespace, this.bucketKeys, nowMs, this.compactedDays);
   }
 
   async renewalSlack(query: RenewalSlackQuery): Promise<RenewalSlackRow[]> {
