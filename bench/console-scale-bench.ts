@@ -26,6 +26,8 @@ import { Redis } from "ioredis";
 import { LEASE_EVENT_KINDS, type LeaseEvent, type LeaseStore, PostgresLeaseStore, RedisLeaseStore } from "@leasewatch/lease";
 import {
   buildBucketKeys,
+  buildStatsKey,
+  buildStoreWideStatsKey,
   DEFAULT_BUCKETS,
   DEFAULT_EVENTS_MAX_LEN,
   HOUR_TTL_S,
@@ -409,6 +411,20 @@ async function measureLeasePage(store: LeaseStore, rows: Row[], resource: string
   pushRow(rows, "lease page, resource with the most events", store.name, failed ? [NaN] : samples, TARGETS.detailMs, failed ?? `${resource}: ${events}`);
 }
 
+/** Deletes a namespace's day hashes and store-wide sums of the days and hours the stats keep; returns how many existed. */
+async function dropStatsSums(redis: Redis, namespace: string): Promise<number> {
+  const nowS = Math.floor(Date.now() / 1000);
+  const keys: string[] = [];
+  for (let day = Math.floor(nowS / 86_400) - 70; day <= Math.floor(nowS / 86_400); day++) {
+    keys.push(buildStoreWideStatsKey(namespace, "d", day));
+    for (let b = 0; b < DEFAULT_BUCKETS; b++) keys.push(buildStatsKey(buildBucketKeys(namespace, b), "d", day));
+  }
+  for (let hour = Math.floor((nowS - HOUR_TTL_S) / 3_600); hour <= Math.floor(nowS / 3_600); hour++) keys.push(buildStoreWideStatsKey(namespace, "h", hour));
+  // One key per UNLINK: on a cluster the keys live in many slots.
+  const replies = (await redis.pipeline(keys.map((key) => ["unlink", key])).exec()) ?? [];
+  return replies.reduce((n, [, removed]) => n + Number(removed ?? 0), 0);
+}
+
 /**
  * The overview's read model over long windows: window=30d and a 14-day custom range (both day
  * buckets; the custom range, not on midnights, is widened to the 15 whole UTC days it touches),
@@ -686,19 +702,24 @@ export async function runScale(options: ScaleOptions): Promise<BenchOutcome> {
       }
     }
     for (const store of stores) if (!hotPerStore.has(store.name)) hotPerStore.set(store.name, { resource: HOT_RESOURCES[0]!, events: "kept run" });
-    // A running console's sweeper compacts each Redis day as it closes; seeded history is compacted here, once.
-    for (const store of stores) {
-      if (!(store instanceof RedisLeaseStore)) continue;
+    // A running console's sweeper compacts each Redis day and hour as it closes. Seeding writes
+    // history into the past, into days and hours the stores' project() may already have summed
+    // while the seed was still on its way through time: those sums are dropped here and made
+    // again from the seeded hours, by a store object that has summed nothing yet.
+    for (const [i, store] of redisStores.entries()) {
+      if (!stores.includes(store)) continue;
       const before = Number((await redis.info("memory")).match(/used_memory:(\d+)/)?.[1] ?? 0);
       const started = performance.now();
+      const dropped = await dropStatsSums(redis, namespaces[i]!);
+      const compacting = new RedisLeaseStore({ name: store.name, client: benchRedisClients[i]!, namespace: namespaces[i]! });
       let written = 0;
       for (let result = { compacted: 0, pending: 1 }; result.pending > 0; ) {
-        result = await store.compactDayStats();
+        result = await compacting.compactDayStats();
         written += result.compacted;
         if (result.compacted === 0) break;
       }
       const after = Number((await redis.info("memory")).match(/used_memory:(\d+)/)?.[1] ?? 0);
-      log(`${store.name}: ${written} day stats hashes compacted from the seeded hours in ${((performance.now() - started) / 1000).toFixed(1)} s; Redis memory ${after >= before ? "+" : "-"}${mib(Math.abs(after - before))}`);
+      log(`${store.name}: ${dropped} stats sums dropped, ${written} day and store-wide stats hashes summed from the seeded hours in ${((performance.now() - started) / 1000).toFixed(1)} s; Redis memory ${after >= before ? "+" : "-"}${mib(Math.abs(after - before))}`);
     }
 
     load.phase = "measuring";

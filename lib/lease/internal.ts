@@ -48,6 +48,7 @@ export {
   buildKindStreamKey,
   buildResourceKeys,
   buildStatsKey,
+  buildStoreWideStatsKey,
   type BucketKeys,
   type ResourceKeys,
 } from "./redis/keys";

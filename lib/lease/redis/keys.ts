@@ -52,9 +52,9 @@
  *                                 set by a store's namespace check, compared by every acquire (namespace-check.ts)
  * Outside the buckets:
  *   <ns>:buckets                  the namespace's bucket count, set by the first store to use it, no TTL
- *   <ns>:stats:hd:<day>           hash '<hour of day>|<field>' → a closed day's hour counters summed over every bucket,
- *                                 written with that day's day hashes (stats.ts): a chart in hours reads one hash per
- *                                 closed day instead of 24 per bucket; lives as long as the hours do
+ *   <ns>:stats:hs:<hour>          hash of a closed hour's (day's) counters summed over every bucket, without the
+ *   <ns>:stats:ds:<day>           per-group fields (stats.ts compactStoreWide): a chart reads one per closed hour or
+ *                                 day instead of one per bucket; lives as long as the buckets' hour (day) hashes
  */
 
 export interface BucketKeys {
@@ -202,9 +202,9 @@ export function buildStatsKey(keys: BucketKeys, unit: "m" | "h" | "d", index: nu
   return `${keys.stats}${unit}:${index}`;
 }
 
-/** A closed day's hour counters summed over the namespace's buckets (a read model; see stats.ts). */
-export function buildDayHoursKey(namespace: string, day: number): string {
-  return `${namespace}:stats:hd:${day}`;
+/** A closed hour's (day's) counters summed over the namespace's buckets (a read model; see stats.ts). */
+export function buildStoreWideStatsKey(namespace: string, unit: "h" | "d", index: number): string {
+  return `${namespace}:stats:${unit}s:${index}`;
 }
 
 /** CRC16/XMODEM, the hash Redis Cluster maps keys to slots with. */

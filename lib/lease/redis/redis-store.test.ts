@@ -7,7 +7,7 @@ import { createStoreFixture, type StoreFixture, type StoreOptions } from "@/test
 import { freshRedisNamespace, sleep, TEST_REDIS_URL, untilDayHasLeft } from "../testing/isolation";
 import { compareFencingTokens } from "../validation";
 import { compareBytes } from "./codec";
-import { bucketOf, buildBucketKeys, buildDayHoursKey, buildStatsKey } from "./keys";
+import { bucketOf, buildBucketKeys, buildStoreWideStatsKey, buildStatsKey } from "./keys";
 import { PROJECT_BATCH } from "./projector";
 import { DAY_TTL_S, HOUR_TTL_S, LEASE_SCRIPTS } from "./scripts";
 import { RedisLeaseStore, type TRedisLeaseStoreOptions } from "./store";
@@ -130,10 +130,10 @@ describe("RedisLeaseStore keys", () => {
     const perResource = /^(lock|lease|note:[0-9a-f-]{36}|fence|evids):(.+)$/;
     const perBucket = /^(idx|acq|names|events|events:(expired|lost|renew_failed|force_released|fencing_rejected|contended)|stats:[mhd]:\d+|slack:\d+|totals|groups|proj|holds:(open|classes|c\d+)|id[ot]:.+|l[ot]:.+|grants:\d+|buckets)$/;
     const kinds = new Set<string>();
-    // Outside the buckets: the namespace's bucket count, and closed days' hours summed over the buckets.
+    // Outside the buckets: the namespace's bucket count, and closed hours and days summed over the buckets.
     expect(keys).toContain(`${spec.namespace}:buckets`);
-    const dayHours = new RegExp(`^${spec.namespace}:stats:hd:\\d+$`);
-    for (const key of keys.filter((k) => k !== `${spec.namespace}:buckets` && !dayHours.test(k))) {
+    const storeWide = new RegExp(`^${spec.namespace}:stats:[hd]s:\\d+$`);
+    for (const key of keys.filter((k) => k !== `${spec.namespace}:buckets` && !storeWide.test(k))) {
       const match = new RegExp(`^${spec.namespace}:\\{b(\\d+)\\}:(.+)$`).exec(key);
       expect(match, key).not.toBeNull();
       const bucket = Number(match![1]);
@@ -575,7 +575,7 @@ describe("RedisLeaseStore day stats", () => {
     }
   });
 
-  it("reads a closed day's hours from one hash summed over the buckets, and from the hour hashes until it is written", async () => {
+  it("reads each closed hour and day from one store-wide hash once it is summed, and from every bucket's hash until then", async () => {
     await untilDayHasLeft(30_000);
     const { store, spec } = await openStore({ buckets: 3 });
     for (let i = 0; i < 9; i++) {
@@ -585,17 +585,19 @@ describe("RedisLeaseStore day stats", () => {
     }
     const today = Math.floor(Date.now() / DAY_MS);
     const hours = (day: number, fromHour = 0, toHour = 24) => ({ from: new Date(day * DAY_MS + fromHour * HOUR_MS), to: new Date(day * DAY_MS + toHour * HOUR_MS), bucketMs: HOUR_MS, prefixDepth: 3 });
-    const under = (day: number) => ({ prefix: "hours:1", from: new Date(day * DAY_MS), to: new Date((day + 1) * DAY_MS), bucketMs: HOUR_MS as typeof HOUR_MS });
-    const withoutStart = (buckets: Awaited<ReturnType<RedisLeaseStore["stats"]>>) => buckets.map((b) => ({ counts: b.counts, holdHistogram: b.holdHistogram, holdMsSum: b.holdMsSum, contendedByPrefix: b.contendedByPrefix }));
+    const under = (day: number) => ({ prefix: "hours:1", from: new Date(day * DAY_MS), to: new Date((day + 1) * DAY_MS), bucketMs: HOUR_MS });
+    const withoutStart = (buckets: Awaited<ReturnType<RedisLeaseStore["stats"]>>) =>
+      buckets.map((b) => ({ counts: b.counts, holdHistogram: b.holdHistogram, holdMsSum: b.holdMsSum, contendedByPrefix: b.contendedByPrefix }));
     const todayHours = withoutStart(await store.stats(hours(today)));
     expect(sumBuckets(await store.stats(hours(today))).counts.acquired).toBe(9);
-    const todayUnder = (await store.prefixStats(under(today))).buckets;
-    expect(sumBuckets(todayUnder).counts.acquired).toBe(3);
+    const todayUnder = withoutStart((await store.prefixStats(under(today))).buckets);
+    expect(sumBuckets((await store.prefixStats(under(today))).buckets).counts.acquired).toBe(3);
 
     // Four days back gets today's hours, copied bucket by bucket and hour by hour.
     const pastDay = today - 4;
     const client = new Redis(spec.url);
     const pastHours: string[] = [];
+    const busyHours = new Set<number>();
     try {
       for (let b = 0; b < 3; b++) {
         const keys = buildBucketKeys(spec.namespace, b);
@@ -605,21 +607,36 @@ describe("RedisLeaseStore day stats", () => {
           const past = buildStatsKey(keys, "h", pastDay * 24 + h);
           await client.hset(past, hash);
           pastHours.push(past);
+          busyHours.add(pastDay * 24 + h);
         }
       }
-      const hoursKey = buildDayHoursKey(spec.namespace, pastDay);
-      await client.del(hoursKey);
-      // Not summed yet: the hour hashes answer.
+      for (let h = 0; h < 24; h++) await client.del(buildStoreWideStatsKey(spec.namespace, "h", pastDay * 24 + h));
+      // Not summed yet: the buckets' hashes answer.
       expect(withoutStart(await store.stats(hours(pastDay)))).toEqual(todayHours);
 
       let result = await store.compactDayStats();
       for (let calls = 0; result.pending > 0 && calls < 10; calls++) result = await store.compactDayStats();
       expect(result.pending).toBe(0);
-      expect(await client.hget(hoursKey, "mergedBuckets")).toBe("3");
-      const ttl = await client.ttl(hoursKey);
-      expect(Math.abs(ttl - ((pastDay + 1) * 86_400 + HOUR_TTL_S - Math.floor(Date.now() / 1_000)))).toBeLessThan(60);
-      // The hour hashes can go: the one hash answers, for the whole day, part of it, across days and under a prefix.
-      await client.del(...pastHours);
+      const [busy] = [...busyHours];
+      const storeWide = await client.hgetall(buildStoreWideStatsKey(spec.namespace, "h", busy!));
+      expect(storeWide.buckets).toBe("3");
+      expect(Number(storeWide.acquired)).toBeGreaterThan(0);
+      // Only what a read that is not under a prefix uses: the per-group fields stay in the buckets.
+      expect(Object.keys(storeWide).filter((f) => f.startsWith("g|") || f.startsWith("gh|"))).toEqual([]);
+      const ttl = await client.ttl(buildStoreWideStatsKey(spec.namespace, "h", busy!));
+      expect(Math.abs(ttl - ((busy! + 1) * 3_600 + HOUR_TTL_S - Math.floor(Date.now() / 1_000)))).toBeLessThan(60);
+      // Today's closed hours are summed too, and read the same.
+      expect(withoutStart(await store.stats(hours(today)))).toEqual(todayHours);
+      expect(withoutStart((await store.prefixStats(under(pastDay))).buckets)).toEqual(todayUnder);
+
+      const pastDayRange = { from: new Date(pastDay * DAY_MS), to: new Date((pastDay + 1) * DAY_MS), bucketMs: DAY_MS, prefixDepth: 3 };
+      const pastDayRead = await store.stats(pastDayRange);
+      expect(sumBuckets(pastDayRead)).toEqual(sumBuckets(await store.stats(hours(today))));
+      expect(await client.hget(buildStoreWideStatsKey(spec.namespace, "d", pastDay), "buckets")).toBe("3");
+
+      // The buckets' hashes can go: the store-wide ones answer, for the whole day, part of it and across days.
+      await client.del(...pastHours, ...[0, 1, 2].map((b) => buildStatsKey(buildBucketKeys(spec.namespace, b), "d", pastDay)));
+      expect(await store.stats(pastDayRange)).toEqual(pastDayRead);
       const pastRead = await store.stats(hours(pastDay));
       expect(pastRead.map((b) => b.start.getTime())).toEqual(Array.from({ length: 24 }, (_, h) => pastDay * DAY_MS + h * HOUR_MS));
       expect(withoutStart(pastRead)).toEqual(todayHours);
@@ -627,11 +644,11 @@ describe("RedisLeaseStore day stats", () => {
       expect(across).toHaveLength(19 + 24 + 7);
       expect(across.slice(0, 19)).toEqual(todayHours.slice(5));
       expect(sumBuckets(await store.stats(hours(pastDay + 1, 0, 24 + 7))).counts.acquired).toBe(0);
-      const pastUnder = (await store.prefixStats(under(pastDay))).buckets;
-      expect(withoutStart(pastUnder)).toEqual(withoutStart(todayUnder));
-      // Written by a store with another bucket count, it would not be read.
-      await client.hset(hoursKey, "mergedBuckets", "4");
-      expect(sumBuckets(await store.stats(hours(pastDay))).counts.acquired).toBe(0);
+      // Summed by a store with another bucket count, an hour is read from the buckets (gone here) instead.
+      await client.hset(buildStoreWideStatsKey(spec.namespace, "h", busy!), "buckets", "4");
+      const recounted = withoutStart(await store.stats(hours(pastDay)));
+      expect(recounted[busy! - pastDay * 24]!.counts.acquired).toBe(0);
+      expect(recounted.filter((_, h) => h !== busy! - pastDay * 24)).toEqual(todayHours.filter((_, h) => h !== busy! - pastDay * 24));
     } finally {
       client.disconnect();
     }

@@ -3,7 +3,7 @@ import { HOLD_HISTOGRAM_BOUNDS_MS, LEASE_EVENT_KINDS, type CounterKind, type Sta
 import { isGroupUnder } from "../prefix-groups";
 import { resourcePrefix } from "../validation";
 import { execPipeline, type RedisContext } from "./connection";
-import { buildDayHoursKey, buildStatsKey, type BucketKeys } from "./keys";
+import { buildStatsKey, buildStoreWideStatsKey, type BucketKeys } from "./keys";
 import { DAY_TTL_S, HOUR_TTL_S } from "./scripts";
 
 /** 7 days of minutes, 420 days of hours or 10 080 days: beyond that a chart needs a coarser bucketMs. */
@@ -35,8 +35,10 @@ export const DAY_CLOSE_MARGIN_MS = 5 * MINUTE_MS;
 export const MAX_HOURS_READ_PER_COMPACTION = 4_096;
 /** Marks a day hash as compacted (it exists even for a day without events); its value is how many hour hashes it sums. */
 const COMPACTED_FIELD = "compactedHours";
-/** Marks a day hours hash as complete (it exists even for a day without events); its value is how many buckets it sums. */
-const MERGED_BUCKETS_FIELD = "mergedBuckets";
+/** Marks a store-wide hash as complete (it exists even for an interval without events); its value is how many buckets it sums. */
+const STORE_WIDE_BUCKETS_FIELD = "buckets";
+/** Fields of a store-wide hash per HSET: a busy day has thousands, and one call's arguments must fit the stack. */
+const FIELDS_PER_HSET = 1_000;
 
 /**
  * HGETALL under its upper-case name: ioredis turns a reply of `hgetall` into an object field by
@@ -53,9 +55,9 @@ const HGETALL_FLAT = "HGETALL";
  *
  * Day intervals read each bucket's day hash (compactClosedDays below); a day without one
  * (today, or a closed day not compacted yet) is summed from its hour hashes instead, in a
- * second round trip, for the days whose hours may still exist. Hour intervals of a closed day
- * read that day's namespace-wide hours hash (one hash for 24 hours × every bucket), falling back
- * the same way to the hour hashes when it is not written yet.
+ * later round trip, for the days whose hours may still exist. Not under a prefix, a closed hour
+ * or day reads its one store-wide hash instead (compactStoreWide below), and its buckets' hashes
+ * only while that is not written yet.
  */
 export async function readStats(
   ctx: RedisContext,
@@ -87,26 +89,47 @@ export async function readStats(
   const prefixes = new Map<string, string>();
   // Under a prefix: only the per-group fields of the groups under it (and its contention names).
   const addField: FieldAdder = prefix === undefined ? (bucket, field, value) => addStoreField(bucket, field, value, depth, prefixes) : (bucket, field, value) => addPrefixField(bucket, field, value, prefix);
-  if (unit === "h") {
-    await readHours(ctx, namespace, bucketKeys, first, last, nowMs, result, addField);
-    return result;
+  // Closed hours and days not under a prefix: one store-wide hash each (compactStoreWide), read
+  // with the open intervals' bucket hashes; those not summed yet read their buckets' hashes next.
+  const storeWideUnit = prefix === undefined && unit !== "m" ? unit : null;
+  const storeWideUntil = storeWideUnit ? Math.min(last + 1, firstUnclosed(storeWideUnit, nowMs)) : first;
+  const closed = Math.max(0, storeWideUntil - first);
+  // An open day (today) has no day hashes yet: its hours are read, most of them store-wide.
+  const openDaysByHour = storeWideUnit === "d" ? last - (first + closed) + 1 : 0;
+  const [replies, openDays] = await Promise.all([
+    execPipeline(ctx, "stats", (p) => {
+      for (let index = first; index < storeWideUntil; index++) p.call(HGETALL_FLAT, buildStoreWideStatsKey(namespace, storeWideUnit!, index));
+      if (openDaysByHour === 0) for (let index = first + closed; index <= last; index++) for (const keys of bucketKeys) p.call(HGETALL_FLAT, buildStatsKey(keys, unit, index));
+    }),
+    openDaysByHour > 0
+      ? readStats(ctx, namespace, bucketKeys, { from: new Date((first + closed) * DAY_MS), to: new Date((last + 1) * DAY_MS), bucketMs: HOUR_MS, prefixDepth: depth }, nowMs)
+      : [],
+  ]);
+  for (const hour of openDays) addBucket(result[closed + Math.floor((hour.start.getTime() - (first + closed) * DAY_MS) / DAY_MS)]!, hour);
+  const perBucket: number[] = [];
+  for (let i = 0; i < closed; i++) {
+    if (storeWideBuckets(replies[i]) === bucketKeys.length) addFlatHash(result[i]!, replies[i], addField);
+    else perBucket.push(i);
   }
-  const replies = await execPipeline(ctx, "stats", (p) => {
-    for (let index = first; index <= last; index++) {
-      for (const keys of bucketKeys) p.call(HGETALL_FLAT, buildStatsKey(keys, unit, index));
-    }
-  });
   const missingDays: Array<{ interval: number; keys: BucketKeys }> = [];
-  replies.forEach((hash, i) => {
-    const interval = Math.floor(i / bucketKeys.length);
-    if (unit === "d" && isEmptyFlat(hash)) {
-      const day = first + interval;
-      // Hours older than their lifetime are gone: reading them would only cost round-trip time.
-      if ((day + 1) * DAY_MS + HOUR_TTL_S * 1_000 > nowMs) missingDays.push({ interval, keys: bucketKeys[i % bucketKeys.length]! });
-      return;
-    }
-    addFlatHash(result[interval]!, hash, addField);
-  });
+  const addBucketReplies = (intervals: (j: number) => number, bucketReplies: unknown[]) =>
+    bucketReplies.forEach((hash, j) => {
+      const interval = intervals(Math.floor(j / bucketKeys.length));
+      if (unit === "d" && isEmptyFlat(hash)) {
+        const day = first + interval;
+        // Hours older than their lifetime are gone: reading them would only cost round-trip time.
+        if ((day + 1) * DAY_MS + HOUR_TTL_S * 1_000 > nowMs) missingDays.push({ interval, keys: bucketKeys[j % bucketKeys.length]! });
+        return;
+      }
+      addFlatHash(result[interval]!, hash, addField);
+    });
+  addBucketReplies((k) => closed + k, replies.slice(closed));
+  if (perBucket.length > 0) {
+    const bucketReplies = await execPipeline(ctx, "stats", (p) => {
+      for (const interval of perBucket) for (const keys of bucketKeys) p.call(HGETALL_FLAT, buildStatsKey(keys, unit, first + interval));
+    });
+    addBucketReplies((k) => perBucket[k]!, bucketReplies);
+  }
   if (missingDays.length === 0) return result;
   const hours = await execPipeline(ctx, "stats", (p) => {
     for (const { interval, keys } of missingDays) {
@@ -120,90 +143,42 @@ export async function readStats(
 
 type FieldAdder = (bucket: StatsBucket, field: string, value: number) => void;
 
-/**
- * Hours `first`..`last` into `result` (one entry per hour from `first`): each closed day's
- * namespace-wide hours hash in one round trip with the open days' hour hashes; a closed day
- * whose hours hash is not written yet reads its hour hashes in a second.
- */
-async function readHours(
-  ctx: RedisContext,
-  namespace: string,
-  bucketKeys: readonly BucketKeys[],
-  first: number,
-  last: number,
-  nowMs: number,
-  result: StatsBucket[],
-  addField: FieldAdder,
-): Promise<void> {
-  const firstDay = Math.floor(first / HOURS_PER_DAY);
-  const lastDay = Math.floor(last / HOURS_PER_DAY);
-  // A day hours hash exists only for a day compacted on the store's clock; this clock only picks which to look for.
-  const closedDays: number[] = [];
-  for (let day = firstDay; day <= lastDay && isClosedDay(day, nowMs); day++) closedDays.push(day);
-  const firstOpenHour = Math.max(first, (firstDay + closedDays.length) * HOURS_PER_DAY);
-  const replies = await execPipeline(ctx, "stats", (p) => {
-    for (const day of closedDays) p.call(HGETALL_FLAT, buildDayHoursKey(namespace, day));
-    for (let hour = firstOpenHour; hour <= last; hour++) for (const keys of bucketKeys) p.call(HGETALL_FLAT, buildStatsKey(keys, "h", hour));
-  });
-  const unmerged: number[] = [];
-  closedDays.forEach((day, d) => {
-    const pairs = replies[d];
-    if (!isDayHoursHash(pairs, bucketKeys.length)) {
-      for (let h = 0; h < HOURS_PER_DAY; h++) if (day * HOURS_PER_DAY + h >= first && day * HOURS_PER_DAY + h <= last) unmerged.push(day * HOURS_PER_DAY + h);
-      return;
-    }
-    for (let j = 0; j + 1 < pairs.length; j += 2) {
-      const field = String(pairs[j]);
-      const bar = field.indexOf("|");
-      if (bar === -1) continue;
-      const hour = day * HOURS_PER_DAY + Number(field.slice(0, bar));
-      if (hour >= first && hour <= last) addField(result[hour - first]!, field.slice(bar + 1), Number(pairs[j + 1]));
-    }
-  });
-  const open = replies.slice(closedDays.length);
-  open.forEach((hash, i) => addFlatHash(result[firstOpenHour + Math.floor(i / bucketKeys.length) - first]!, hash, addField));
-  if (unmerged.length === 0) return;
-  const hours = await execPipeline(ctx, "stats", (p) => {
-    for (const hour of unmerged) for (const keys of bucketKeys) p.call(HGETALL_FLAT, buildStatsKey(keys, "h", hour));
-  });
-  hours.forEach((hash, i) => addFlatHash(result[unmerged[Math.floor(i / bucketKeys.length)]! - first]!, hash, addField));
+const UNIT_MS = { h: HOUR_MS, d: DAY_MS } as const;
+/** How long each unit's bucket hashes live after their interval, and so the store-wide sums of them. */
+const UNIT_TTL_S = { h: HOUR_TTL_S, d: DAY_TTL_S } as const;
+
+/** The first hour (day) that has not ended DAY_CLOSE_MARGIN_MS before `nowMs`. */
+function firstUnclosed(unit: "h" | "d", nowMs: number): number {
+  return Math.floor((nowMs - DAY_CLOSE_MARGIN_MS) / UNIT_MS[unit]);
 }
 
-/** Whether `day` ended long enough before `nowMs` for its hours to have been compacted. */
-function isClosedDay(day: number, nowMs: number): boolean {
-  return (day + 1) * DAY_MS + DAY_CLOSE_MARGIN_MS <= nowMs;
-}
-
-/** A day hours hash summed over as many buckets as the store has (its marker says how many). */
-function isDayHoursHash(reply: unknown, buckets: number): reply is unknown[] {
-  if (isEmptyFlat(reply)) return false;
+/** How many buckets a store-wide hash sums (its marker), or 0 when it is not one. */
+function storeWideBuckets(reply: unknown): number {
+  if (isEmptyFlat(reply)) return 0;
   const pairs = reply as unknown[];
-  for (let j = 0; j + 1 < pairs.length; j += 2) if (pairs[j] === MERGED_BUCKETS_FIELD) return Number(pairs[j + 1]) === buckets;
-  return false;
+  for (let j = 0; j + 1 < pairs.length; j += 2) if (pairs[j] === STORE_WIDE_BUCKETS_FIELD) return Number(pairs[j + 1]) || 0;
+  return 0;
 }
 
 export interface CompactResult {
-  /** Day hashes and day hours hashes written by this call. */
+  /** Hashes written by this call. */
   compacted: number;
-  /** Closed days (within the hours' lifetime) still without a day hash in some bucket, or without their hours hash, after this call. */
+  /** Closed days (hours) within the hours' lifetime still without their day hash in some bucket (store-wide hash) after this call. */
   pending: number;
 }
 
 /**
  * Sums each closed day's 24 hour hashes, field by field, into one day hash per bucket
  * (`stats:d:<day>`, DAY_TTL_S after the day ends), so a 30-day chart reads 31 hashes per
- * bucket instead of 720; and the same hours, summed over the buckets but kept apart by hour,
- * into one hours hash for the namespace (`stats:hd:<day>`, as long as the hours live), so a
- * 7-day chart in hours reads one hash per closed day instead of 24 per bucket. A read model of a
- * read model: only for days that ended DAY_CLOSE_MARGIN_MS before `nowMs` (the store's clock)
- * with the projection caught up (`isCaughtUp`, the caller's), so their hours no longer change,
- * and only while the first hour of the day still exists. Writing the same sums twice (two
- * processes at once) is harmless. `done` remembers the days found compacted, so the steady
- * state costs nothing until the next day closes.
+ * bucket instead of 720. A read model of a read model: only for days that ended
+ * DAY_CLOSE_MARGIN_MS before `nowMs` (the store's clock) with the projection caught up
+ * (`isCaughtUp`, the caller's), so their hours no longer change, and only while the first
+ * hour of the day still exists. Writing the same sums twice (two processes at once) is
+ * harmless. `done` remembers the days found compacted in every bucket, so the steady state
+ * costs nothing until the next day closes.
  */
 export async function compactClosedDays(
   ctx: RedisContext,
-  namespace: string,
   bucketKeys: readonly BucketKeys[],
   nowMs: number,
   done: Set<number>,
@@ -211,73 +186,145 @@ export async function compactClosedDays(
   const candidates = daysToCompact(nowMs, done);
   if (candidates.length === 0) return { compacted: 0, pending: 0 };
   const exists = await execPipeline(ctx, "compactStats", (p) => {
-    for (const day of candidates) {
-      p.hget(buildDayHoursKey(namespace, day), MERGED_BUCKETS_FIELD);
-      for (const keys of bucketKeys) p.exists(buildStatsKey(keys, "d", day));
-    }
+    for (const day of candidates) for (const keys of bucketKeys) p.exists(buildStatsKey(keys, "d", day));
   });
-  const stride = bucketKeys.length + 1;
-  const missing: Array<{ day: number; absent: BucketKeys[]; isMerged: boolean }> = [];
+  const missing: Array<{ day: number; keys: BucketKeys }> = [];
   candidates.forEach((day, d) => {
-    const isMerged = Number(exists[d * stride]) === bucketKeys.length;
-    const absent = bucketKeys.filter((_, b) => Number(exists[d * stride + 1 + b]) !== 1);
-    if (absent.length === 0 && isMerged) done.add(day);
-    else missing.push({ day, absent, isMerged });
+    const absent = bucketKeys.filter((_, b) => Number(exists[d * bucketKeys.length + b]) !== 1);
+    if (absent.length === 0) done.add(day);
+    for (const keys of absent) missing.push({ day, keys });
   });
   // Newest days first: those are the ones a chart shows.
-  // Whole days only (every bucket's hours are read for the hours hash), at least one per call.
+  // Whole days only (a day is done once every bucket has its hash), at least one per call.
   const daysPerCall = Math.max(1, Math.floor(MAX_HOURS_READ_PER_COMPACTION / (HOURS_PER_DAY * bucketKeys.length)));
-  const batch = missing.slice(0, daysPerCall);
+  const daysNow = [...new Set(missing.map((m) => m.day))].slice(0, daysPerCall);
+  const batch = missing.filter((m) => daysNow.includes(m.day));
   if (batch.length === 0) return { compacted: 0, pending: 0 };
   const hours = await execPipeline(ctx, "compactStats", (p) => {
-    for (const { day } of batch) for (const keys of bucketKeys) for (let h = 0; h < HOURS_PER_DAY; h++) p.call(HGETALL_FLAT, buildStatsKey(keys, "h", day * HOURS_PER_DAY + h));
+    for (const { day, keys } of batch) for (let h = 0; h < HOURS_PER_DAY; h++) p.call(HGETALL_FLAT, buildStatsKey(keys, "h", day * HOURS_PER_DAY + h));
+  });
+  await execPipeline(ctx, "compactStats", (p) => {
+    batch.forEach(({ day, keys }, i) => {
+      const sums = new Map<string, number>();
+      let found = 0;
+      for (let h = 0; h < HOURS_PER_DAY; h++) {
+        const flat = hours[i * HOURS_PER_DAY + h];
+        if (isEmptyFlat(flat)) continue;
+        found++;
+        const pairs = flat as string[];
+        for (let j = 0; j + 1 < pairs.length; j += 2) {
+          const n = Number(pairs[j + 1]);
+          if (Number.isFinite(n)) sums.set(pairs[j]!, (sums.get(pairs[j]!) ?? 0) + n);
+        }
+      }
+      const key = buildStatsKey(keys, "d", day);
+      p.hset(key, COMPACTED_FIELD, found, ...[...sums].flat());
+      p.expireat(key, (day + 1) * (DAY_MS / 1_000) + DAY_TTL_S);
+    });
+  });
+  for (const day of daysNow) done.add(day);
+  const pendingDays = new Set(missing.map((m) => m.day));
+  return { compacted: batch.length, pending: pendingDays.size - daysNow.length };
+}
+
+/**
+ * Sums each closed hour's (day's) bucket hashes into one store-wide hash (`stats:hs:<hour>`,
+ * `stats:ds:<day>`, living as long as the bucket hashes), with only the fields a read that is
+ * not under a prefix uses: the per-group fields (`g|`, `gh|`), nine in ten of a busy hour's,
+ * stay in the buckets' hashes. So a 7-day chart reads 168 hashes of the store's own counters
+ * instead of 16 × 168 with every group in them, and a 30-day one 31 instead of 16 × 31. An
+ * hour is summed once it ended DAY_CLOSE_MARGIN_MS before `nowMs` (the store's clock) with the
+ * projection caught up (the caller's), a day once every bucket has its day hash
+ * (compactClosedDays, run first); a bounded number per call, newest first. The marker field
+ * goes in the last HSET, after every field, so a reader that finds it finds the whole sum.
+ */
+export async function compactStoreWide(
+  ctx: RedisContext,
+  namespace: string,
+  bucketKeys: readonly BucketKeys[],
+  unit: "h" | "d",
+  nowMs: number,
+  done: Set<number>,
+): Promise<CompactResult> {
+  const candidates = toSumStoreWide(unit, nowMs, done);
+  if (candidates.length === 0) return { compacted: 0, pending: 0 };
+  const markers = await execPipeline(ctx, "compactStats", (p) => {
+    for (const index of candidates) p.hget(buildStoreWideStatsKey(namespace, unit, index), STORE_WIDE_BUCKETS_FIELD);
+  });
+  const missing = candidates.filter((index, i) => {
+    if (Number(markers[i]) !== bucketKeys.length) return true;
+    done.add(index);
+    return false;
+  });
+  const batch = missing.slice(0, Math.max(1, Math.floor(MAX_HOURS_READ_PER_COMPACTION / bucketKeys.length)));
+  if (batch.length === 0) return { compacted: 0, pending: 0 };
+  const hashes = await execPipeline(ctx, "compactStats", (p) => {
+    for (const index of batch) for (const keys of bucketKeys) p.call(HGETALL_FLAT, buildStatsKey(keys, unit, index));
   });
   let compacted = 0;
+  let waiting = 0;
   await execPipeline(ctx, "compactStats", (p) => {
-    batch.forEach(({ day, absent, isMerged }, d) => {
-      const byHour = new Map<string, number>();
-      bucketKeys.forEach((keys, b) => {
-        const sums = new Map<string, number>();
-        let found = 0;
-        for (let h = 0; h < HOURS_PER_DAY; h++) {
-          const flat = hours[(d * bucketKeys.length + b) * HOURS_PER_DAY + h];
-          if (isEmptyFlat(flat)) continue;
-          found++;
-          const pairs = flat as string[];
-          for (let j = 0; j + 1 < pairs.length; j += 2) {
-            const n = Number(pairs[j + 1]);
-            if (!Number.isFinite(n)) continue;
-            const field = pairs[j]!;
-            sums.set(field, (sums.get(field) ?? 0) + n);
-            const hourField = `${h}|${field}`;
-            byHour.set(hourField, (byHour.get(hourField) ?? 0) + n);
-          }
+    batch.forEach((index, i) => {
+      const own = hashes.slice(i * bucketKeys.length, (i + 1) * bucketKeys.length);
+      // A day whose day hash some bucket still lacks waits for compactClosedDays; with its hours
+      // gone it never gets one, and is read per bucket.
+      if (unit === "d" && own.some(isEmptyFlat)) {
+        if (index >= oldestDayToCompact(nowMs)) waiting++;
+        else done.add(index);
+        return;
+      }
+      const sums = new Map<string, number>();
+      for (const flat of own) {
+        if (isEmptyFlat(flat)) continue;
+        const pairs = flat as string[];
+        for (let j = 0; j + 1 < pairs.length; j += 2) {
+          const field = pairs[j]!;
+          if (field.startsWith("g|") || field.startsWith("gh|") || field === COMPACTED_FIELD) continue;
+          const n = Number(pairs[j + 1]);
+          if (Number.isFinite(n)) sums.set(field, (sums.get(field) ?? 0) + n);
         }
-        if (!absent.includes(keys)) return;
-        const key = buildStatsKey(keys, "d", day);
-        p.hset(key, COMPACTED_FIELD, found, ...[...sums].flat());
-        p.expireat(key, (day + 1) * (DAY_MS / 1_000) + DAY_TTL_S);
-        compacted++;
-      });
-      if (isMerged) return;
-      const key = buildDayHoursKey(namespace, day);
-      // One HSET: a reader sees every hour with the marker, or nothing.
-      p.hset(key, ...[...byHour].flat(), MERGED_BUCKETS_FIELD, bucketKeys.length);
-      p.expireat(key, (day + 1) * (DAY_MS / 1_000) + HOUR_TTL_S);
+      }
+      const key = buildStoreWideStatsKey(namespace, unit, index);
+      const fields = [...sums];
+      for (let start = 0; start < fields.length; start += FIELDS_PER_HSET) p.hset(key, ...fields.slice(start, start + FIELDS_PER_HSET).flat());
+      p.hset(key, STORE_WIDE_BUCKETS_FIELD, bucketKeys.length);
+      p.expireat(key, ((index + 1) * UNIT_MS[unit]) / 1_000 + UNIT_TTL_S[unit]);
+      done.add(index);
       compacted++;
     });
   });
-  for (const { day } of batch) done.add(day);
-  return { compacted, pending: missing.length - batch.length };
+  return { compacted, pending: missing.length - batch.length + waiting };
+}
+
+/** Closed hours (days) whose bucket hashes still exist and that `done` does not hold, newest first. */
+function toSumStoreWide(unit: "h" | "d", nowMs: number, done: ReadonlySet<number>, firstOnly = false): number[] {
+  const oldest = Math.ceil((nowMs - UNIT_TTL_S[unit] * 1_000) / UNIT_MS[unit]) + 1;
+  const indexes: number[] = [];
+  for (let index = firstUnclosed(unit, nowMs) - 1; index >= oldest; index--) {
+    if (done.has(index)) continue;
+    indexes.push(index);
+    if (firstOnly) break;
+  }
+  return indexes;
+}
+
+/** Whether compactStoreWide would look at anything: a check in memory, before any round trip. */
+export function hasStoreWideToSum(unit: "h" | "d", nowMs: number, done: ReadonlySet<number>): boolean {
+  return toSumStoreWide(unit, nowMs, done, true).length > 0;
 }
 
 /** Closed days whose first hour hash still exists and that `done` does not hold, newest first. */
 function daysToCompact(nowMs: number, done: ReadonlySet<number>): number[] {
   const lastClosed = Math.floor((nowMs - DAY_CLOSE_MARGIN_MS) / DAY_MS) - 1;
-  const oldest = Math.ceil((nowMs - HOUR_TTL_S * 1_000) / DAY_MS) + 1;
+  const oldest = oldestDayToCompact(nowMs);
   const days: number[] = [];
   for (let day = lastClosed; day >= oldest; day--) if (!done.has(day)) days.push(day);
   return days;
+}
+
+/** The oldest day whose first hour hash still exists: older days are never compacted. */
+function oldestDayToCompact(nowMs: number): number {
+  return Math.ceil((nowMs - HOUR_TTL_S * 1_000) / DAY_MS) + 1;
 }
 
 /** Whether compactClosedDays would look at any day: a check in memory, before any round trip. */
@@ -341,6 +388,13 @@ function addPrefixField(bucket: StatsBucket, field: string, value: number, prefi
     const name = field.slice(CONTENDED_FIELD.length);
     if (name.startsWith(prefix)) bucket.contendedByPrefix[name] = (bucket.contendedByPrefix[name] ?? 0) + value;
   }
+}
+
+function addBucket(into: StatsBucket, from: StatsBucket): void {
+  for (const kind of COUNTER_KINDS) into.counts[kind] += from.counts[kind];
+  from.holdHistogram.forEach((n, i) => (into.holdHistogram[i]! += n));
+  into.holdMsSum += from.holdMsSum;
+  for (const [prefix, n] of Object.entries(from.contendedByPrefix)) into.contendedByPrefix[prefix] = (into.contendedByPrefix[prefix] ?? 0) + n;
 }
 
 function addToHistogram(bucket: StatsBucket, index: number, value: number): void {

@@ -95,7 +95,7 @@ import { listLeases } from "./list";
 import { KIND_STREAM_KINDS, PREFIX_GROUPS_FIELD, Projector, PROJECT_ROUNDS, type ProjectResult } from "./projector";
 import { trimEventStreams, type RetentionPolicy, type TrimResult } from "./retention";
 import { EVIDS_TTL_S, LEASE_SCRIPTS, type LeaseOperation } from "./scripts";
-import { compactClosedDays, hasDaysToCompact, readStats, type CompactResult } from "./stats";
+import { compactClosedDays, compactStoreWide, hasDaysToCompact, hasStoreWideToSum, readStats, type CompactResult } from "./stats";
 import { addTotalsHash, emptyLifetimeTotals } from "./totals";
 import { addGroupsHash } from "./group-totals";
 import { newHoldTally, newSlackTally } from "../group-totals";
@@ -290,8 +290,11 @@ export class RedisLeaseStore implements LeaseStore {
   /** Set while a master's policy may evict lock keys: every operation throws it until a later read finds none. */
   private memoryPolicyRefusal: LeaseError | null = null;
   private readonly stopWatchingReconnects: () => void;
-  /** Days whose hour stats are compacted into every bucket's day hash and the namespace's hours hash (see compactClosedDays). */
+  /** Days whose hour stats every bucket has compacted into a day hash (see compactClosedDays). */
   private readonly compactedDays = new Set<number>();
+  /** Hours and days whose stats are summed into a store-wide hash (see compactStoreWide). */
+  private readonly storeWideHours = new Set<number>();
+  private readonly storeWideDays = new Set<number>();
   private namespaceCheck: Promise<void> | null = null;
   /** A bucket count mismatch (for good: not a connection error): every operation throws it. */
   private misconfiguration: LeaseError | null = null;
@@ -626,8 +629,9 @@ export class RedisLeaseStore implements LeaseStore {
   async project(): Promise<ProjectResult> {
     if (!this.isNamespaceChecked) await this.checkNamespace("project");
     const result = await this.projector.project();
-    if (result.isCaughtUp && hasDaysToCompact(Date.now(), this.compactedDays)) {
-      await compactClosedDays(this.ctx, this.namespace, this.bucketKeys, parseTimeReply(await this.client.time()), this.compactedDays);
+    const now = Date.now();
+    if (result.isCaughtUp && (hasDaysToCompact(now, this.compactedDays) || hasStoreWideToSum("h", now, this.storeWideHours) || hasStoreWideToSum("d", now, this.storeWideDays))) {
+      await this.compactClosed(parseTimeReply(await this.client.time()));
     }
     return result;
   }
@@ -673,7 +677,7 @@ export class RedisLeaseStore implements LeaseStore {
       if (fromMs > 0) coveredFromMs = Math.max(coveredFromMs, Math.ceil(fromMs / HOUR_MS) * HOUR_MS);
     }
     q.signal?.throwIfAborted();
-    if (q.bucketMs === DAY_MS && projected.isCaughtUp) await compactClosedDays(this.ctx, this.namespace, this.bucketKeys, nowMs, this.compactedDays);
+    if (q.bucketMs === DAY_MS && projected.isCaughtUp) await compactClosedDays(this.ctx, this.bucketKeys, nowMs, this.compactedDays);
     const buckets = await readStats(this.ctx, this.namespace, this.bucketKeys, { from: q.from, to: q.to, bucketMs: q.bucketMs }, nowMs, q.prefix);
     return { buckets, coveredFrom: coveredFromMs > 0 ? new Date(coveredFromMs) : null };
   }
@@ -687,21 +691,31 @@ export class RedisLeaseStore implements LeaseStore {
     if (q.bucketMs !== DAY_MS) return readStats(this.ctx, this.namespace, this.bucketKeys, q);
     const nowMs = parseTimeReply(await this.client.time());
     // Usually nothing to do (the sweeper compacts each day as it closes); after a pause, a bounded catch-up.
-    if (projected.isCaughtUp) await compactClosedDays(this.ctx, this.namespace, this.bucketKeys, nowMs, this.compactedDays);
+    if (projected.isCaughtUp) await compactClosedDays(this.ctx, this.bucketKeys, nowMs, this.compactedDays);
     return readStats(this.ctx, this.namespace, this.bucketKeys, q, nowMs);
   }
 
   /**
-   * Compacts closed days' hour stats into day hashes (stats.ts), a bounded number of days per
-   * call; project() does it too, as each day closes. Returns how many hashes were written and
-   * how many closed days still wait. Needs the events projected, not the live indexes' backfill.
+   * Compacts closed days' hour stats into day hashes, and sums closed hours and days into
+   * store-wide hashes (stats.ts), a bounded number per call; project() does it too, as each day and hour
+   * closes. Returns how many hashes were written and how many closed days and hours still wait.
+   * Needs the events projected, not the live indexes' backfill.
    */
   async compactDayStats(): Promise<CompactResult> {
     if (!this.isNamespaceChecked) await this.checkNamespace("compactDayStats");
     const { isCaughtUp } = await this.projector.project(PROJECT_ROUNDS, { backfill: false });
     if (!isCaughtUp) return { compacted: 0, pending: 0 };
-    const nowMs = parseTimeReply(await this.client.time());
-    return compactClosedDays(this.ctx, this.namespace, this.bucketKeys, nowMs, this.compactedDays);
+    return this.compactClosed(parseTimeReply(await this.client.time()));
+  }
+
+  /** The closed days' day hashes, then the closed hours' and days' store-wide sums (stats.ts). */
+  private async compactClosed(nowMs: number): Promise<CompactResult> {
+    const results = [
+      await compactClosedDays(this.ctx, this.bucketKeys, nowMs, this.compactedDays),
+      await compactStoreWide(this.ctx, this.namespace, this.bucketKeys, "h", nowMs, this.storeWideHours),
+      await compactStoreWide(this.ctx, this.namespace, this.bucketKeys, "d", nowMs, this.storeWideDays),
+    ];
+    return { compacted: results.reduce((n, r) => n + r.compacted, 0), pending: results.reduce((n, r) => n + r.pending, 0) };
   }
 
   async renewalSlack(query: RenewalSlackQuery): Promise<RenewalSlackRow[]> {
