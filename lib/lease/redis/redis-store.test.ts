@@ -537,18 +537,8 @@ describe("RedisLeaseStore day stats", () => {
     // History three days back: today's hour hashes copied into the same hours of that day.
     const client = new Redis(spec.url);
     const pastDay = today - 3;
-    const pastHours: string[] = [];
     try {
-      for (let b = 0; b < 2; b++) {
-        const keys = buildBucketKeys(spec.namespace, b);
-        for (let h = 0; h < 24; h++) {
-          const hash = await client.hgetall(buildStatsKey(keys, "h", today * 24 + h));
-          if (Object.keys(hash).length === 0) continue;
-          const past = buildStatsKey(keys, "h", pastDay * 24 + h);
-          await client.hset(past, hash);
-          pastHours.push(past);
-        }
-      }
+      const pastHours = (await copyDayHours(client, spec.namespace, 2, today, pastDay)).map((h) => h.key);
       const days = await store.stats(dayRange);
       expect(days.map((d) => d.start.getTime())).toEqual([5, 4, 3, 2, 1, 0].map((d) => (today - d) * DAY_MS));
       expect(sumBuckets([days[2]!])).toEqual(todayByHours);
@@ -596,20 +586,10 @@ describe("RedisLeaseStore day stats", () => {
     // Four days back gets today's hours, copied bucket by bucket and hour by hour.
     const pastDay = today - 4;
     const client = new Redis(spec.url);
-    const pastHours: string[] = [];
-    const busyHours = new Set<number>();
     try {
-      for (let b = 0; b < 3; b++) {
-        const keys = buildBucketKeys(spec.namespace, b);
-        for (let h = 0; h < 24; h++) {
-          const hash = await client.hgetall(buildStatsKey(keys, "h", today * 24 + h));
-          if (Object.keys(hash).length === 0) continue;
-          const past = buildStatsKey(keys, "h", pastDay * 24 + h);
-          await client.hset(past, hash);
-          pastHours.push(past);
-          busyHours.add(pastDay * 24 + h);
-        }
-      }
+      const copied = await copyDayHours(client, spec.namespace, 3, today, pastDay);
+      const pastHours = copied.map((h) => h.key);
+      const busyHours = new Set(copied.map((h) => h.hour));
       for (let h = 0; h < 24; h++) await client.del(buildStoreWideStatsKey(spec.namespace, "h", pastDay * 24 + h));
       // Not summed yet: the buckets' hashes answer.
       expect(withoutStart(await store.stats(hours(pastDay)))).toEqual(todayHours);
@@ -654,6 +634,22 @@ describe("RedisLeaseStore day stats", () => {
     }
   });
 });
+
+/** Copies each bucket's non-empty hour hashes of day `from` into the same hours of day `to`; returns the keys written and their hours. */
+async function copyDayHours(client: Redis, namespace: string, buckets: number, from: number, to: number): Promise<Array<{ key: string; hour: number }>> {
+  const written: Array<{ key: string; hour: number }> = [];
+  for (let b = 0; b < buckets; b++) {
+    const keys = buildBucketKeys(namespace, b);
+    for (let h = 0; h < 24; h++) {
+      const hash = await client.hgetall(buildStatsKey(keys, "h", from * 24 + h));
+      if (Object.keys(hash).length === 0) continue;
+      const key = buildStatsKey(keys, "h", to * 24 + h);
+      await client.hset(key, hash);
+      written.push({ key, hour: to * 24 + h });
+    }
+  }
+  return written;
+}
 
 function sumBuckets(buckets: Awaited<ReturnType<RedisLeaseStore["stats"]>>) {
   const counts: Record<string, number> = {};
