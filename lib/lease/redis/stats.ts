@@ -211,11 +211,7 @@ export async function compactClosedDays(
         const flat = hours[i * HOURS_PER_DAY + h];
         if (isEmptyFlat(flat)) continue;
         found++;
-        const pairs = flat as string[];
-        for (let j = 0; j + 1 < pairs.length; j += 2) {
-          const n = Number(pairs[j + 1]);
-          if (Number.isFinite(n)) sums.set(pairs[j]!, (sums.get(pairs[j]!) ?? 0) + n);
-        }
+        addFlatSums(sums, flat);
       }
       const key = buildStatsKey(keys, "d", day);
       p.hset(key, COMPACTED_FIELD, found, ...[...sums].flat());
@@ -274,16 +270,7 @@ export async function compactStoreWide(
         return;
       }
       const sums = new Map<string, number>();
-      for (const flat of own) {
-        if (isEmptyFlat(flat)) continue;
-        const pairs = flat as string[];
-        for (let j = 0; j + 1 < pairs.length; j += 2) {
-          const field = pairs[j]!;
-          if (field.startsWith("g|") || field.startsWith("gh|") || field === COMPACTED_FIELD) continue;
-          const n = Number(pairs[j + 1]);
-          if (Number.isFinite(n)) sums.set(field, (sums.get(field) ?? 0) + n);
-        }
-      }
+      for (const flat of own) addFlatSums(sums, flat, (field) => !field.startsWith("g|") && !field.startsWith("gh|") && field !== COMPACTED_FIELD);
       const key = buildStoreWideStatsKey(namespace, unit, index);
       const fields = [...sums];
       for (let start = 0; start < fields.length; start += FIELDS_PER_HSET) p.hset(key, ...fields.slice(start, start + FIELDS_PER_HSET).flat());
@@ -298,7 +285,11 @@ export async function compactStoreWide(
 
 /** Closed hours (days) whose bucket hashes still exist and that `done` does not hold, newest first. */
 function toSumStoreWide(unit: "h" | "d", nowMs: number, done: ReadonlySet<number>, firstOnly = false): number[] {
-  const oldest = Math.ceil((nowMs - UNIT_TTL_S[unit] * 1_000) / UNIT_MS[unit]) + 1;
+  return closedNotDone(unit, Math.ceil((nowMs - UNIT_TTL_S[unit] * 1_000) / UNIT_MS[unit]) + 1, nowMs, done, firstOnly);
+}
+
+/** Closed hours (days) from the newest down to `oldest` that `done` does not hold; only the newest with `firstOnly`. */
+function closedNotDone(unit: "h" | "d", oldest: number, nowMs: number, done: ReadonlySet<number>, firstOnly = false): number[] {
   const indexes: number[] = [];
   for (let index = firstUnclosed(unit, nowMs) - 1; index >= oldest; index--) {
     if (done.has(index)) continue;
@@ -315,11 +306,7 @@ export function hasStoreWideToSum(unit: "h" | "d", nowMs: number, done: Readonly
 
 /** Closed days whose first hour hash still exists and that `done` does not hold, newest first. */
 function daysToCompact(nowMs: number, done: ReadonlySet<number>): number[] {
-  const lastClosed = Math.floor((nowMs - DAY_CLOSE_MARGIN_MS) / DAY_MS) - 1;
-  const oldest = oldestDayToCompact(nowMs);
-  const days: number[] = [];
-  for (let day = lastClosed; day >= oldest; day--) if (!done.has(day)) days.push(day);
-  return days;
+  return closedNotDone("d", oldestDayToCompact(nowMs), nowMs, done);
 }
 
 /** The oldest day whose first hour hash still exists: older days are never compacted. */
@@ -334,6 +321,18 @@ export function hasDaysToCompact(nowMs: number, done: ReadonlySet<number>): bool
 
 function isEmptyFlat(reply: unknown): boolean {
   return !Array.isArray(reply) || reply.length === 0;
+}
+
+/** Adds a flat HGETALL reply's numeric fields (those `isKept` keeps, all by default) into `sums`. */
+function addFlatSums(sums: Map<string, number>, reply: unknown, isKept: (field: string) => boolean = () => true): void {
+  if (isEmptyFlat(reply)) return;
+  const pairs = reply as string[];
+  for (let j = 0; j + 1 < pairs.length; j += 2) {
+    const field = pairs[j]!;
+    if (!isKept(field)) continue;
+    const n = Number(pairs[j + 1]);
+    if (Number.isFinite(n)) sums.set(field, (sums.get(field) ?? 0) + n);
+  }
 }
 
 function addFlatHash(bucket: StatsBucket, reply: unknown, addField: FieldAdder): void {
