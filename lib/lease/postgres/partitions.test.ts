@@ -1,7 +1,7 @@
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { freshPgSchema, type FreshPgSchema } from "../testing/isolation";
-import type { StatsBucket } from "../types";
+import { LEASE_EVENT_KINDS, type StatsBucket } from "../types";
 import { MIGRATIONS, runMigrations } from "./migrations";
 import { ensureEventPartitions, partitionName } from "./partitions";
 import { PARTITION_DAYS_AHEAD } from "./sql";
@@ -142,6 +142,34 @@ describe("lease_events partitioned by day", () => {
     for (const d of [-10, -9, -8]) expect(await exists(f.schema, partitionName(new Date(t0 + d * DAY_MS))), `day ${d}`).toBe(true);
     expect(await ensureEventPartitions(raw, f.schema, new Date(t0 - 10 * DAY_MS), new Date(t0 - 8 * DAY_MS))).toBe(0);
     expect(await store.eventRetention()).toEqual({ retentionDays: null, retainedFrom: null });
+  });
+
+  it("refuses an event of an unknown kind in every partition, those created after the upgrade too, and takes every known kind", async () => {
+    const f = fresh();
+    const pool = new pg.Pool({ connectionString: f.connectionString, max: 1 });
+    pool.on("error", () => {});
+    try {
+      await runMigrations(pool, f.schema, MIGRATIONS.filter((m) => m.version < 17));
+    } finally {
+      await pool.end();
+    }
+    await seedDay(f.schema, today(), 2);
+    const store = open(f);
+    expect((await store.migrate()).applied).toEqual([17]);
+    const insert = (kind: string, at: number) =>
+      raw.query(`INSERT INTO "${f.schema}".lease_events (at, kind, resource) VALUES ($1, $2, 'k:1')`, [new Date(at), kind]);
+    // Today, a day prepared afterwards, and one only DEFAULT takes.
+    await ensureEventPartitions(raw, f.schema, new Date(today() - 12 * DAY_MS), new Date(today() - 12 * DAY_MS));
+    for (const at of [Date.now(), today() - 12 * DAY_MS + HOUR_MS, today() - 40 * DAY_MS]) {
+      await expect(insert("acquird", at), new Date(at).toISOString()).rejects.toMatchObject({ code: "23514" });
+      for (const kind of LEASE_EVENT_KINDS) await insert(kind, at);
+    }
+    // One kind check on the table, not the old one beside the new.
+    const checks = await raw.query<{ def: string }>(
+      `SELECT pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE conrelid = $1::regclass AND contype = 'c'`,
+      [`"${f.schema}".lease_events`],
+    );
+    expect(checks.rows.map((r) => r.def)).toEqual([expect.stringContaining("lease_event_kind_is_known(kind)")]);
   });
 
   it("drops only partitions past retention, with no DELETE, once the rollups hold them; every chart total stays the same", async () => {
