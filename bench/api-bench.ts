@@ -29,7 +29,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { Redis } from "ioredis";
 import pg from "pg";
 import { Pool, type Dispatcher } from "undici";
@@ -284,8 +284,12 @@ export async function run(): Promise<BenchOutcome> {
       createdBy: "bench",
     });
     // The API does not migrate its stores (LEASEWATCH_MIGRATE is off in production too): the bench does.
-    for (const fresh of [apiPg, basePg, libPg]) {
-      const migrator = new PostgresLeaseStore({ name: "bench-pg", connectionString: TEST_DATABASE_URL, schema: fresh.schema });
+    // The baseline's schema is migrated by the baseline's own library: a change of schema is part of what it compares.
+    const Baseline = BASELINE_DIR
+      ? ((await import(pathToFileURL(path.resolve(BASELINE_DIR, "lib/lease/index.ts")).href)) as { PostgresLeaseStore: typeof PostgresLeaseStore }).PostgresLeaseStore
+      : PostgresLeaseStore;
+    for (const [fresh, Store] of [[apiPg, PostgresLeaseStore], [basePg, Baseline], [libPg, PostgresLeaseStore]] as const) {
+      const migrator = new Store({ name: "bench-pg", connectionString: TEST_DATABASE_URL, schema: fresh.schema });
       await migrator.migrate();
       await migrator.close();
     }
