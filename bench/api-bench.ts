@@ -22,7 +22,8 @@
  * LW_BENCH_API_CPU_PROF (a directory: the API process writes a V8 CPU profile there, and the
  * bench prints where the API process spent its CPU during the measured rounds of each API side),
  * LW_BENCH_API_BASELINE (another checkout, e.g. of main, with node_modules: its API runs as
- * api-baseline and api-pg-baseline in the same rounds, so a change can be compared on a loaded machine),
+ * api-baseline and api-pg-baseline in the same rounds, on a Postgres schema that checkout's own
+ * migrations made, so a change, of the schema too, can be compared on a loaded machine),
  * LW_BENCH_ETCD (the etcd binary, default /usr/bin/etcd).
  */
 import { spawn, type ChildProcess } from "node:child_process";
