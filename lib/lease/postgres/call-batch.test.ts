@@ -87,6 +87,24 @@ describe("calls made together go to Postgres as one statement", () => {
           expect(plan.filter((line) => line.startsWith("->  Function Scan on lease_"))).toHaveLength(1);
         }
       }
+      // As the store runs them (plan_cache_mode auto), statements of a few calls each: after the
+      // first five, Postgres keeps one generic plan rather than planning every statement afresh.
+      await client.query("RESET plan_cache_mode");
+      await client.query("DEALLOCATE ALL");
+      await client.query(`PREPARE acquire_many(text[], text[], text[], int[], uuid[]) AS ${statements.acquireMany}`);
+      await client.query(`PREPARE release_many(text[], text[], boolean[]) AS ${statements.releaseMany}`);
+      for (let i = 0; i < 8; i++) {
+        const ids = [`gp:${i}:a`, `gp:${i}:b`];
+        await client.query(`EXECUTE acquire_many(ARRAY['${ids[0]}','${ids[1]}'], ARRAY['o','o'], ARRAY['t','t'], ARRAY[1000,1000], ARRAY[gen_random_uuid(), gen_random_uuid()])`);
+        await client.query(`EXECUTE release_many(ARRAY['${ids[0]}','${ids[1]}'], ARRAY['x','x'], ARRAY[false,false])`);
+      }
+      const prepared = await client.query<{ name: string; generic_plans: string; custom_plans: string }>(
+        "SELECT name, generic_plans, custom_plans FROM pg_prepared_statements ORDER BY name",
+      );
+      expect(prepared.rows.map((r) => ({ name: r.name, generic: Number(r.generic_plans), custom: Number(r.custom_plans) }))).toEqual([
+        { name: "acquire_many", generic: 3, custom: 5 },
+        { name: "release_many", generic: 3, custom: 5 },
+      ]);
     } finally {
       await client.query("DEALLOCATE ALL").catch(() => undefined);
       await client.query("RESET plan_cache_mode").catch(() => undefined);

@@ -155,7 +155,7 @@ describe("lease_events partitioned by day", () => {
     }
     await seedDay(f.schema, today(), 2);
     const store = open(f);
-    expect((await store.migrate()).applied).toEqual([17]);
+    expect((await store.migrate()).applied).toContain(17);
     const insert = (kind: string, at: number) =>
       raw.query(`INSERT INTO "${f.schema}".lease_events (at, kind, resource) VALUES ($1, $2, 'k:1')`, [new Date(at), kind]);
     // Today, a day prepared afterwards, and one only DEFAULT takes.
