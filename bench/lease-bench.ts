@@ -9,8 +9,9 @@
  * - Postgres: PostgresLeaseStore acquire+release (events; the calls of one event-loop turn
  *   grouped into one statement) vs bare `INSERT … ON CONFLICT DO NOTHING` + `DELETE … WHERE
  *   resource=$1 AND lease_id=$2` on a plain table, both as named prepared statements (as the
- *   store's are), and vs the same store with `groupCommit: false` (every call its own
- *   statement: the store before grouping). Same pool size each.
+ *   store's are), vs the same store with `groupCommit: false` (every call its own
+ *   statement: the store before grouping), and the store with each acquire naming its own lease
+ *   id (the lock API's Idempotency-Key path). Same pool size each.
  *
  * CONCURRENCY loops run acquire→release back to back over distinct resources
  * (no contention: this measures the cost of an uncontended lease). The sides
@@ -188,11 +189,12 @@ function medianRatio(c: Comparison, a: string, b: string): number {
   return median(c.roundRates[a]!.map((rate, i) => rate / c.roundRates[b]![i]!));
 }
 
-function storePair(store: LeaseStore, owner: string): Pair {
+/** `chooseIds`: each acquire names its own new lease id (as the lock API does for a request with an Idempotency-Key). */
+function storePair(store: LeaseStore, owner: string, chooseIds = false): Pair {
   return async (loop) => {
     const resource = `bench:${loop}`;
     const t0 = performance.now();
-    const r = await store.acquire({ resource, owner, task: "bench", ttlMs: TTL_MS });
+    const r = await store.acquire({ resource, owner, task: "bench", ttlMs: TTL_MS, ...(chooseIds ? { leaseId: randomUUID() } : {}) });
     const ms = performance.now() - t0;
     if (!r.acquired) throw new Error(`bench: ${resource} unexpectedly held by ${r.holder.owner}`);
     const released = await store.release({ resource, leaseId: r.lease.leaseId });
@@ -368,10 +370,12 @@ async function benchPostgres(): Promise<Row[]> {
   const storePool = new pg.Pool({ connectionString: fresh.connectionString, max: PG_POOL_SIZE, application_name: `${fresh.schema}_store` });
   const barePool = new pg.Pool({ connectionString: fresh.connectionString, max: PG_POOL_SIZE, application_name: `${fresh.schema}_bare` });
   const alonePool = new pg.Pool({ connectionString: fresh.connectionString, max: PG_POOL_SIZE, application_name: `${fresh.schema}_alone` });
-  for (const pool of [storePool, barePool, alonePool]) pool.on("error", () => undefined);
+  const chosenPool = new pg.Pool({ connectionString: fresh.connectionString, max: PG_POOL_SIZE, application_name: `${fresh.schema}_chosen` });
+  for (const pool of [storePool, barePool, alonePool, chosenPool]) pool.on("error", () => undefined);
   const store = new PostgresLeaseStore({ name: "bench-pg", pool: storePool, schema: fresh.schema });
   // The same store sending each call alone, as it did before group commit: the before beside the after.
   const storeAlone = new PostgresLeaseStore({ name: "bench-pg", pool: alonePool, schema: fresh.schema, groupCommit: false });
+  const storeChosen = new PostgresLeaseStore({ name: "bench-pg", pool: chosenPool, schema: fresh.schema });
   try {
     await store.migrate();
     // The bare baseline: a plain lock table, no events, no fencing. Named prepared statements,
@@ -394,21 +398,30 @@ async function benchPostgres(): Promise<Row[]> {
       return ms;
     };
     const c = await compare(
-      { bare, store: storePair(store, "bench"), "store, calls alone": storePair(storeAlone, "bench-alone") },
+      {
+        bare,
+        store: storePair(store, "bench"),
+        "store, chosen ids": storePair(storeChosen, "bench-chosen", true),
+        "store, calls alone": storePair(storeAlone, "bench-alone"),
+      },
       {
         store: () => readBackendCpu(barePool, `${fresh.schema}_store`),
         bare: () => readBackendCpu(barePool, `${fresh.schema}_bare`),
+        "store, chosen ids": () => readBackendCpu(barePool, `${fresh.schema}_chosen`),
         "store, calls alone": () => readBackendCpu(barePool, `${fresh.schema}_alone`),
       },
     );
     return [
       row("postgres", "bare", c),
       row("postgres", "store", c, { vs: "bare", ratioTarget: TARGETS.pgRatio }),
+      row("postgres", "store, chosen ids", c, { vs: "bare" }),
       row("postgres", "store, calls alone", c, { vs: "bare" }),
     ];
   } finally {
     await store.close();
     await storeAlone.close();
+    await storeChosen.close();
+    await chosenPool.end();
     await alonePool.end();
     await storePool.end();
     await barePool.end();

@@ -40,6 +40,26 @@ describe("calls made together go to Postgres as one statement", () => {
     expect(refusals.rows).toEqual([]);
   });
 
+  it("groups acquires with lease ids the callers chose too: one commit, and a copy of a call in the same turn answers the same lease", async () => {
+    const { store, spec } = await fresh();
+    const resources = Array.from({ length: 8 }, (_, i) => `batch:chosen:${i}`);
+    const ids = resources.map(() => randomUUID());
+    const calls = resources.map((resource, i) => ({ resource, owner: `worker-${i}`, task: "t", ttlMs: 30_000, leaseId: ids[i]! }));
+    // The first call twice, as a client retrying after a lost reply might send it.
+    const results = await Promise.all([...calls, calls[0]!].map((call) => store.acquire(call)));
+    const leases = results.map((r) => (r.acquired ? r.lease : null));
+    expect(leases.map((l) => l?.leaseId)).toEqual([...ids, ids[0]]);
+    expect(leases.at(-1)).toEqual(leases[0]);
+    expect(await countWritingTransactions(spec.schema, resources)).toBe(1);
+    const { rows } = await raw.query(`SELECT count(*)::int AS n FROM "${spec.schema}".lease_events WHERE kind = 'acquired'`);
+    expect(rows[0].n).toBe(8);
+    // Once ended, a chosen id is never granted again, grouped or not.
+    await store.release({ resource: resources[1]!, leaseId: ids[1]! });
+    const again = await Promise.allSettled([store.acquire(calls[1]!), store.acquire(calls[2]!)]);
+    expect(again[0]).toMatchObject({ status: "rejected", reason: { code: "lease_ended" } });
+    expect(again[1]).toMatchObject({ status: "fulfilled", value: { acquired: true, lease: { leaseId: ids[2] } } });
+  });
+
   it("answers acquires and releases made in one turn each as alone: the acquires in one statement, the releases in another", async () => {
     const { store, spec } = await fresh();
     const held = await store.acquire({ resource: "batch:mixed:held", owner: "w", task: "t", ttlMs: 30_000 });
@@ -71,11 +91,13 @@ describe("calls made together go to Postgres as one statement", () => {
     const client = await raw.connect();
     try {
       await client.query(`PREPARE acquire_many(text[], text[], text[], int[], uuid[]) AS ${statements.acquireMany}`);
+      await client.query(`PREPARE acquire_once_many(text[], text[], text[], int[], uuid[]) AS ${statements.acquireOnceMany}`);
       await client.query(`PREPARE release_many(text[], text[], boolean[]) AS ${statements.releaseMany}`);
       for (const mode of ["force_generic_plan", "force_custom_plan"]) {
         await client.query(`SET plan_cache_mode = ${mode}`);
         const plans = [
           "EXPLAIN (COSTS OFF) EXECUTE acquire_many(ARRAY['a','a'], ARRAY['o','o'], ARRAY['t','t'], ARRAY[1000,1000], ARRAY[gen_random_uuid(), gen_random_uuid()])",
+          "EXPLAIN (COSTS OFF) EXECUTE acquire_once_many(ARRAY['a','a'], ARRAY['o','o'], ARRAY['t','t'], ARRAY[1000,1000], ARRAY[gen_random_uuid(), gen_random_uuid()])",
           "EXPLAIN (COSTS OFF) EXECUTE release_many(ARRAY['a','a'], ARRAY['x','x'], ARRAY[false,false])",
         ];
         for (const explain of plans) {
@@ -92,10 +114,13 @@ describe("calls made together go to Postgres as one statement", () => {
       await client.query("RESET plan_cache_mode");
       await client.query("DEALLOCATE ALL");
       await client.query(`PREPARE acquire_many(text[], text[], text[], int[], uuid[]) AS ${statements.acquireMany}`);
+      await client.query(`PREPARE acquire_once_many(text[], text[], text[], int[], uuid[]) AS ${statements.acquireOnceMany}`);
       await client.query(`PREPARE release_many(text[], text[], boolean[]) AS ${statements.releaseMany}`);
       for (let i = 0; i < 8; i++) {
         const ids = [`gp:${i}:a`, `gp:${i}:b`];
-        await client.query(`EXECUTE acquire_many(ARRAY['${ids[0]}','${ids[1]}'], ARRAY['o','o'], ARRAY['t','t'], ARRAY[1000,1000], ARRAY[gen_random_uuid(), gen_random_uuid()])`);
+        for (const acquire of ["acquire_many", "acquire_once_many"]) {
+          await client.query(`EXECUTE ${acquire}(ARRAY['${ids[0]}','${ids[1]}'], ARRAY['o','o'], ARRAY['t','t'], ARRAY[1000,1000], ARRAY[gen_random_uuid(), gen_random_uuid()])`);
+        }
         await client.query(`EXECUTE release_many(ARRAY['${ids[0]}','${ids[1]}'], ARRAY['x','x'], ARRAY[false,false])`);
       }
       const prepared = await client.query<{ name: string; generic_plans: string; custom_plans: string }>(
@@ -103,6 +128,7 @@ describe("calls made together go to Postgres as one statement", () => {
       );
       expect(prepared.rows.map((r) => ({ name: r.name, generic: Number(r.generic_plans), custom: Number(r.custom_plans) }))).toEqual([
         { name: "acquire_many", generic: 3, custom: 5 },
+        { name: "acquire_once_many", generic: 3, custom: 5 },
         { name: "release_many", generic: 3, custom: 5 },
       ]);
     } finally {

@@ -98,6 +98,8 @@ export interface LeaseStatements {
   acquireOnce: string;
   /** Acquires of one event-loop turn in one statement (call-batch.ts). */
   acquireMany: string;
+  /** The same for acquires with a lease id the caller chose. */
+  acquireOnceMany: string;
   renew: string;
   release: string;
   /** Releases of one event-loop turn in one statement (call-batch.ts). */
@@ -109,6 +111,13 @@ export interface LeaseStatements {
   reportFencingRejection: string;
   reportLost: string;
   health: string;
+}
+
+/** Many acquires through `fn` (lease_acquire or lease_acquire_once) in one statement: see acquireMany. */
+function manyAcquires(s: string, fn: string): string {
+  return `
+    SELECT u.n, a.* FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::uuid[]) WITH ORDINALITY AS u(resource, owner, task, ttl_ms, lease_id, n)
+    CROSS JOIN LATERAL ${s}.${fn}(u.resource, u.owner, u.task, u.ttl_ms, u.lease_id) a`;
 }
 
 export function buildLeaseStatements(schema: string): LeaseStatements {
@@ -138,9 +147,9 @@ export function buildLeaseStatements(schema: string): LeaseStatements {
    * the lateral join, once a row: Postgres neither reuses a volatile function scan's answer
    * (Memoize) nor runs it for rows a condition would drop (there is none); a plan test checks.
    */
-  const acquireMany = `
-    SELECT u.n, a.* FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::uuid[]) WITH ORDINALITY AS u(resource, owner, task, ttl_ms, lease_id, n)
-    CROSS JOIN LATERAL ${s}.lease_acquire(u.resource, u.owner, u.task, u.ttl_ms, u.lease_id) a`;
+  const acquireMany = manyAcquires(s, "lease_acquire");
+  /** acquireMany of acquireOnce: two copies of one call in a statement queue on the advisory lock, and the second sees the first. */
+  const acquireOnceMany = manyAcquires(s, "lease_acquire_once");
 
   // Verdict for renew/release: the presented lease id must be the one holding the row, and not lapsed.
   const verdict = `
@@ -284,6 +293,7 @@ export function buildLeaseStatements(schema: string): LeaseStatements {
     renew,
     release,
     acquireMany,
+    acquireOnceMany,
     releaseMany,
     forceRelease,
     sweep,

@@ -195,6 +195,7 @@ export class PostgresLeaseStore implements LeaseStore {
    * with groupCommit false, each call goes alone.
    */
   private readonly acquireCalls: CallBatch<pg.QueryResultRow>;
+  private readonly acquireOnceCalls: CallBatch<pg.QueryResultRow>;
   private readonly releaseCalls: CallBatch<pg.QueryResultRow>;
 
   /**
@@ -230,20 +231,17 @@ export class PostgresLeaseStore implements LeaseStore {
     this.eventRetentionDays = o.eventRetentionDays ?? 0;
     this.isBehindPooler = o.pooler === "transaction";
     const isGrouping = o.groupCommit ?? true;
-    this.acquireCalls = new CallBatch(
-      {
-        runOne: async (values) => (await this.run("acquire", [...values])).rows[0],
-        runMany: async (columns) => (await this.run("acquireMany", columns)).rows as (pg.QueryResultRow & { n: string })[],
-      },
-      isGrouping,
-    );
-    this.releaseCalls = new CallBatch(
-      {
-        runOne: async (values) => (await this.run("release", [...values])).rows[0],
-        runMany: async (columns) => (await this.run("releaseMany", columns)).rows as (pg.QueryResultRow & { n: string })[],
-      },
-      isGrouping,
-    );
+    const calls = (one: keyof LeaseStatements, many: keyof LeaseStatements) =>
+      new CallBatch<pg.QueryResultRow>(
+        {
+          runOne: async (values) => (await this.run(one, [...values])).rows[0],
+          runMany: async (columns) => (await this.run(many, columns)).rows as (pg.QueryResultRow & { n: string })[],
+        },
+        isGrouping,
+      );
+    this.acquireCalls = calls("acquire", "acquireMany");
+    this.acquireOnceCalls = calls("acquireOnce", "acquireOnceMany");
+    this.releaseCalls = calls("release", "releaseMany");
   }
 
   /** Creates or upgrades the schema, then prepares the event partitions. Returns the versions applied by this call. */
@@ -287,7 +285,7 @@ export class PostgresLeaseStore implements LeaseStore {
     if (!this.isServerChecked) await this.checkServer();
     const values = [resource, owner, task, ttlMs, leaseId];
     for (let attempt = 0; attempt < MAX_ACQUIRE_ATTEMPTS; attempt++) {
-      const row = chosen === undefined ? await this.acquireCalls.run(values) : (await this.run("acquireOnce", values)).rows[0];
+      const row = await (chosen === undefined ? this.acquireCalls : this.acquireOnceCalls).run(values);
       // No row: the insert met a lapsed row our snapshot could not see, and wrote nothing.
       // Re-run: a new snapshot sees the row and takes it over.
       if (!row) continue;
