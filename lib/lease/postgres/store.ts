@@ -189,10 +189,11 @@ export class PostgresLeaseStore implements LeaseStore {
   private isServerChecked = false;
   private serverCheck: Promise<void> | null = null;
   /**
-   * The acquires of one turn as one statement, and the releases as another (./call-batch.ts),
-   * each in resource order: an acquire takes a resource's advisory lock, then its row; a release,
-   * its row; so every statement takes its locks in one global order. Set in the constructor:
-   * with groupCommit false, each call goes alone.
+   * The acquires of one turn as one statement (those with a lease id the caller chose as
+   * another), and the releases as a third (./call-batch.ts), each in resource order: an acquire
+   * takes a resource's advisory lock, then its row; a release, its row; so every statement takes
+   * its locks in one global order. Set in the constructor: with groupCommit false, each call goes
+   * alone.
    */
   private readonly acquireCalls: CallBatch<pg.QueryResultRow>;
   private readonly acquireOnceCalls: CallBatch<pg.QueryResultRow>;
