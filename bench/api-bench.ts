@@ -5,6 +5,8 @@
  * - api: the API on that Redis store;
  * - library-pg: PostgresLeaseStore called directly (pool of 10, as the API's);
  * - api-pg: the same API process on a Postgres store;
+ * - api-pg-keyed: api-pg with a new Idempotency-Key on every acquire (a lease id the store is
+ *   given rather than one it chooses);
  * - etcd: a peer's lock API, etcd 3.4's own (/v3/lock/lock and /v3/lock/unlock over its HTTP
  *   gateway) on a throwaway single-member etcd started here on loopback (temp data dir, stopped
  *   at the end), with one etcd lease per loop granted up front, so a pair is lock + unlock; the
@@ -27,6 +29,7 @@
  * LW_BENCH_ETCD (the etcd binary, default /usr/bin/etcd).
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import path from "node:path";
@@ -47,7 +50,7 @@ const LOG_LEVEL = process.env.LW_BENCH_API_LOG_LEVEL ?? "info";
 const CPU_PROF_DIR = process.env.LW_BENCH_API_CPU_PROF;
 const BASELINE_DIR = process.env.LW_BENCH_API_BASELINE;
 const ETCD_BIN = process.env.LW_BENCH_ETCD ?? "/usr/bin/etcd";
-const ALL_SIDES = ["library", "api", "library-pg", "api-pg", "etcd"] as const;
+const ALL_SIDES = ["library", "api", "library-pg", "api-pg", "api-pg-keyed", "etcd"] as const;
 const SIDES = (process.env.LW_BENCH_API_SIDES ?? ALL_SIDES.join(",")).split(",").map((s) => s.trim());
 const TTL_MS = 30_000;
 /** etcd leases outlive any run of this bench (it revokes nothing: the server and its data go at the end). */
@@ -84,9 +87,16 @@ function processCpuUs(pid: number): number {
  * a keep-alive pool of CONCURRENCY connections, the real headers and body, the whole reply read and parsed.
  * node:http's client costs about twice the CPU per request, which would count against the API here.
  */
-async function request(pool: Pool, method: string, urlPath: string, token: string | null, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
+async function request(
+  pool: Pool,
+  method: string,
+  urlPath: string,
+  token: string | null,
+  body?: unknown,
+  extraHeaders: Record<string, string> = {},
+): Promise<{ status: number; json: Record<string, unknown> }> {
   const data = body === undefined ? undefined : JSON.stringify(body);
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { ...extraHeaders };
   if (token !== null) headers.authorization = `Bearer ${token}`;
   if (data !== undefined) headers["content-type"] = "application/json";
   const res = await pool.request({ method: method as Dispatcher.HttpMethod, path: urlPath, headers, body: data });
@@ -305,7 +315,7 @@ export async function run(): Promise<BenchOutcome> {
       LEASEWATCH_API_LOG_LEVEL: LOG_LEVEL,
       NODE_ENV: "development",
     });
-    const needsApi = wants("api") || wants("api-pg");
+    const needsApi = wants("api") || wants("api-pg") || wants("api-pg-keyed");
     const api = needsApi ? await startApiProcess(ROOT, apiEnv(redisNs, apiPg.schema), CPU_PROF_DIR) : undefined;
     if (api) apis.push(api);
     const baseline = needsApi && BASELINE_DIR ? await startApiProcess(path.resolve(BASELINE_DIR), apiEnv(baseNs, basePg.schema)) : undefined;
@@ -320,11 +330,13 @@ export async function run(): Promise<BenchOutcome> {
       pools.push(pool);
       return pool;
     };
-    const apiPair = (port: number, store: string): Pair => {
+    /** `keyed`: every acquire carries a new Idempotency-Key, as a client that may retry it sends. */
+    const apiPair = (port: number, store: string, keyed = false): Pair => {
       const pool = httpPool(`http://127.0.0.1:${port}`);
       return async (loop) => {
         const t0 = performance.now();
-        const acquired = await request(pool, "POST", "/v1/locks/acquire", token, { store, resource: `bench:${loop}`, ownerId: "bench", task: "bench", ttlMs: TTL_MS });
+        const body = { store, resource: `bench:${loop}`, ownerId: "bench", task: "bench", ttlMs: TTL_MS };
+        const acquired = await request(pool, "POST", "/v1/locks/acquire", token, body, keyed ? { "idempotency-key": randomUUID() } : {});
         const ms = performance.now() - t0;
         if (acquired.json.acquired !== true) throw new Error(`bench: api acquire failed: ${acquired.status} ${JSON.stringify(acquired.json)}`);
         const released = await request(pool, "DELETE", `/v1/locks/${String(acquired.json.leaseId)}`, token);
@@ -389,6 +401,9 @@ export async function run(): Promise<BenchOutcome> {
     if (baseline && wants("api")) sides["api-baseline"] = { pair: apiPair(baseline.port, "bench-redis"), apiPid: baseline.pid, server: redisMeter, serverName: "redis" };
     if (wants("library-pg")) sides["library-pg"] = { pair: libraryPair(libraryPg), apiPid: null, server: pgMeter(libPg.schema), serverName: "postgres" };
     if (api && wants("api-pg")) sides["api-pg"] = { pair: apiPair(api.port, "bench-pg"), apiPid: api.pid, server: pgMeter(apiPg.schema), serverName: "postgres" };
+    if (api && wants("api-pg-keyed")) {
+      sides["api-pg-keyed"] = { pair: apiPair(api.port, "bench-pg", true), apiPid: api.pid, server: pgMeter(apiPg.schema), serverName: "postgres" };
+    }
     if (baseline && wants("api-pg")) sides["api-pg-baseline"] = { pair: apiPair(baseline.port, "bench-pg"), apiPid: baseline.pid, server: pgMeter(basePg.schema), serverName: "postgres" };
     if (etcd) sides.etcd = { pair: await etcdPair(etcd.url), apiPid: null, server: pidMeter(etcd.pid), serverName: "etcd" };
     const sideNames = Object.keys(sides) as Side[];
@@ -447,7 +462,7 @@ export async function run(): Promise<BenchOutcome> {
       return ra && rb ? median(ra.map((r, i) => r / rb[i]!)) : null;
     };
     const vsOf = (side: Side): Side | null =>
-      side === "api" || side === "api-baseline" ? "library" : side === "api-pg" || side === "api-pg-baseline" || side === "library-pg" ? "etcd" : null;
+      side === "api" || side === "api-baseline" ? "library" : side === "api-pg" || side === "api-pg-keyed" || side === "api-pg-baseline" || side === "library-pg" ? "etcd" : null;
 
     console.log(`concurrency ${CONCURRENCY}, ${SECONDS_PER_SIDE} s per side in ${ROUNDS} rotating rounds, API log level ${LOG_LEVEL}, load average ${loadavg().map((l) => l.toFixed(1)).join(" ")}`);
     if (baseline) console.log(`api-baseline, api-pg-baseline: the API of ${path.resolve(BASELINE_DIR!)}, in the same rounds`);
