@@ -148,7 +148,7 @@ export function buildLeaseStatements(schema: string): LeaseStatements {
    * (Memoize) nor runs it for rows a condition would drop (there is none); a plan test checks.
    */
   const acquireMany = manyAcquires(s, "lease_acquire");
-  /** acquireMany of acquireOnce: two copies of one call in a statement queue on the advisory lock, and the second sees the first. */
+  /** acquireMany of acquireOnce. Two copies of one call in a statement run one after the other in its transaction: the second sees the first's grant and answers as a repeat. */
   const acquireOnceMany = manyAcquires(s, "lease_acquire_once");
 
   // Verdict for renew/release: the presented lease id must be the one holding the row, and not lapsed.
