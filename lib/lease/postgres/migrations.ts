@@ -17,6 +17,17 @@ export interface Migration {
 
 const HISTOGRAM_SIZE = HOLD_HISTOGRAM_BOUNDS_MS.length + 1;
 
+/**
+ * `text` with its one `from` replaced by `to`: how a migration restates a function an earlier one
+ * created, with a change, from that migration's own text (which never changes). Throws unless
+ * `from` occurs exactly once.
+ */
+function replaceOnce(text: string, from: string, to: string): string {
+  const at = text.indexOf(from);
+  if (at < 0 || text.indexOf(from, at + 1) >= 0) throw new Error(`migration text: expected exactly one ${JSON.stringify(from)}`);
+  return text.slice(0, at) + to + text.slice(at + from.length);
+}
+
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -686,9 +697,16 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 19,
     name: "look-ups by lease id read the lease id index, whatever the statistics",
     sql: (schema) => {
-      const s = quoteSchema(schema);
-      const heldMs = (later: string, earlier: string) => `round(extract(epoch FROM (${later} - ${earlier})) * 1000)::bigint`;
-      const lapsedDetail = (row: string, by: string) => `jsonb_build_object('renewals', ${row}.renewals, 'expiredAt', ${row}.expires_at, 'recordedBy', '${by}')`;
+      const earlier = (version: number) => MIGRATIONS.find((m) => m.version === version)!.sql(schema);
+      const acquireOnce = [
+        ["CREATE FUNCTION", "CREATE OR REPLACE FUNCTION"],
+        ["RETURNS SETOF record LANGUAGE", "RETURNS SETOF record ROWS 1 LANGUAGE"],
+        ["AND e.kind = 'acquired')", "AND (e.kind = 'acquired') IS TRUE)"],
+      ].reduce((sql, [from, to]) => replaceOnce(sql, from!, to!), earlier(14));
+      const release = [
+        ["CREATE FUNCTION", "CREATE OR REPLACE FUNCTION"],
+        ["AND x.kind = 'released' AND x.resource = p_resource", "AND (x.kind = 'released' AND x.resource = p_resource) IS TRUE"],
+      ].reduce((sql, [from, to]) => replaceOnce(sql, from!, to!), earlier(15));
       return `
         -- lease_acquire_once (migration 14) and lease_release (migration 15), unchanged but for
         -- their look-ups of a lease id's earlier events. Those tested kind (and resource) beside the
@@ -698,75 +716,8 @@ export const MIGRATIONS: readonly Migration[] = [
         -- slower as the day fills (an acquire with a chosen id fell from ~2 800 to ~900 a second
         -- within 24 s on a new schema). Tested as one expression (IS TRUE), kind and resource are a
         -- filter and not an index condition, so the lease id index is the only one to read.
-        CREATE OR REPLACE FUNCTION ${s}.lease_acquire_once(p_resource text, p_owner text, p_task text, p_ttl_ms integer, p_lease_id uuid,
-          OUT outcome text, OUT took_over boolean, OUT lease_id uuid, OUT owner text, OUT task text, OUT fencing_token bigint,
-          OUT acquired_at timestamptz, OUT expires_at timestamptz)
-        RETURNS SETOF record ROWS 1 LANGUAGE plpgsql AS $f$
-        #variable_conflict use_column
-        DECLARE
-          o ${s}.leases%ROWTYPE;
-        BEGIN
-          PERFORM pg_advisory_xact_lock(hashtext('${schema}'), hashtext(p_resource));
-          SELECT * INTO o FROM ${s}.leases l WHERE l.resource = p_resource AND l.lease_id = p_lease_id AND l.expires_at > clock_timestamp();
-          IF o.resource IS NOT NULL THEN
-            outcome := 'acquired'; took_over := false;
-            lease_id := o.lease_id; owner := o.owner; task := o.task; fencing_token := o.fencing_token;
-            acquired_at := o.acquired_at; expires_at := o.expires_at;
-            RETURN NEXT;
-            RETURN;
-          END IF;
-          IF EXISTS (SELECT 1 FROM ${s}.lease_events e WHERE e.lease_id = p_lease_id AND (e.kind = 'acquired') IS TRUE) THEN
-            outcome := 'ended'; took_over := false;
-            RETURN NEXT;
-            RETURN;
-          END IF;
-          RETURN QUERY SELECT * FROM ${s}.lease_acquire(p_resource, p_owner, p_task, p_ttl_ms, p_lease_id);
-        END
-        $f$;
-
-        CREATE OR REPLACE FUNCTION ${s}.lease_release(p_resource text, p_lease_id text, p_after_loss boolean,
-          OUT verdict text, OUT id bigint, OUT at timestamptz, OUT owner text, OUT task text, OUT fencing_token bigint,
-          OUT hold_ms bigint, OUT renewals integer, OUT kind text)
-        LANGUAGE plpgsql AS $f$
-        #variable_conflict use_column
-        DECLARE
-          e record;
-          r record;
-        BEGIN
-          WITH d AS (
-            DELETE FROM ${s}.leases l WHERE l.resource = p_resource AND l.lease_id::text = p_lease_id
-            RETURNING l.*, clock_timestamp() AS now
-          ), ev AS (
-            INSERT INTO ${s}.lease_events AS x (at, kind, resource, lease_id, owner, task, fencing_token, hold_ms, detail)
-            SELECT d.now, CASE WHEN d.lapsed OR p_after_loss THEN 'expired' ELSE 'released' END, d.resource, d.lease_id, d.owner, d.task, d.fencing_token,
-                   CASE WHEN d.lapsed THEN ${heldMs("d.expires_at", "d.acquired_at")} ELSE ${heldMs("d.now", "d.acquired_at")} END,
-                   CASE WHEN d.lapsed THEN ${lapsedDetail("d", "release")}
-                        WHEN p_after_loss THEN jsonb_build_object('renewals', d.renewals, 'recordedBy', 'release_after_deadline')
-                        ELSE jsonb_build_object('renewals', d.renewals) END
-            FROM (SELECT d.*, d.expires_at <= d.now AS lapsed FROM d) d
-            RETURNING x.id, x.at, x.kind, x.owner, x.task, x.fencing_token, x.hold_ms
-          )
-          SELECT ev.*, d.renewals, d.expires_at <= d.now AS lapsed INTO e FROM ev, d;
-          IF e.kind IS NOT NULL AND NOT e.lapsed THEN
-            verdict := 'ok'; id := e.id; at := e.at; owner := e.owner; task := e.task; fencing_token := e.fencing_token;
-            hold_ms := e.hold_ms; renewals := e.renewals; kind := e.kind;
-            RETURN;
-          END IF;
-          IF e.kind IS NULL AND p_lease_id ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' THEN
-            SELECT x.id, x.at, x.owner, x.task, x.fencing_token, x.hold_ms, (x.detail->>'renewals')::integer AS renewals INTO r
-            FROM ${s}.lease_events x
-            WHERE x.lease_id = p_lease_id::uuid AND (x.kind = 'released' AND x.resource = p_resource) IS TRUE
-            LIMIT 1;
-            IF r.id IS NOT NULL THEN
-              verdict := 'ok'; id := r.id; at := r.at; owner := r.owner; task := r.task; fencing_token := r.fencing_token;
-              hold_ms := r.hold_ms; renewals := coalesce(r.renewals, 0); kind := 'released';
-              RETURN;
-            END IF;
-          END IF;
-          verdict := CASE WHEN e.kind = 'expired' THEN 'expired' ELSE 'not_owner' END;
-          INSERT INTO ${s}.lease_release_failures AS f (reason, n) VALUES (verdict, 1) ON CONFLICT (reason) DO UPDATE SET n = f.n + 1;
-        END
-        $f$;
+        ${acquireOnce}
+        ${release}
       `;
     },
   },
