@@ -89,10 +89,13 @@ describe("calls made together go to Postgres as one statement", () => {
     const { spec } = await fresh();
     const statements = buildLeaseStatements(spec.schema);
     const client = await raw.connect();
-    try {
+    const prepareAll = async () => {
       await client.query(`PREPARE acquire_many(text[], text[], text[], int[], uuid[]) AS ${statements.acquireMany}`);
       await client.query(`PREPARE acquire_once_many(text[], text[], text[], int[], uuid[]) AS ${statements.acquireOnceMany}`);
       await client.query(`PREPARE release_many(text[], text[], boolean[]) AS ${statements.releaseMany}`);
+    };
+    try {
+      await prepareAll();
       for (const mode of ["force_generic_plan", "force_custom_plan"]) {
         await client.query(`SET plan_cache_mode = ${mode}`);
         const plans = [
@@ -113,9 +116,7 @@ describe("calls made together go to Postgres as one statement", () => {
       // first five, Postgres keeps one generic plan rather than planning every statement afresh.
       await client.query("RESET plan_cache_mode");
       await client.query("DEALLOCATE ALL");
-      await client.query(`PREPARE acquire_many(text[], text[], text[], int[], uuid[]) AS ${statements.acquireMany}`);
-      await client.query(`PREPARE acquire_once_many(text[], text[], text[], int[], uuid[]) AS ${statements.acquireOnceMany}`);
-      await client.query(`PREPARE release_many(text[], text[], boolean[]) AS ${statements.releaseMany}`);
+      await prepareAll();
       for (let i = 0; i < 8; i++) {
         const ids = [`gp:${i}:a`, `gp:${i}:b`];
         for (const acquire of ["acquire_many", "acquire_once_many"]) {
