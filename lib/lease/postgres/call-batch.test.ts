@@ -60,7 +60,7 @@ describe("calls made together go to Postgres as one statement", () => {
     expect(again[1]).toMatchObject({ status: "fulfilled", value: { acquired: true, lease: { leaseId: ids[2] } } });
   });
 
-  it("answers acquires and releases made in one turn each as alone: the acquires in one statement, the releases in another", async () => {
+  it("answers acquires and releases made in one turn each as alone, in one statement and one commit", async () => {
     const { store, spec } = await fresh();
     const held = await store.acquire({ resource: "batch:mixed:held", owner: "w", task: "t", ttlMs: 30_000 });
     if (!held.acquired) throw new Error("expected a grant");
@@ -80,58 +80,59 @@ describe("calls made together go to Postgres as one statement", () => {
     const { rows } = await raw.query(
       `SELECT count(DISTINCT xmin::text)::int AS n FROM "${spec.schema}".lease_events WHERE NOT (kind = 'acquired' AND owner = 'w')`,
     );
-    expect(rows[0].n).toBe(2);
+    expect(rows[0].n).toBe(1);
     const refusals = await raw.query(`SELECT reason, n::int FROM "${spec.schema}".lease_release_failures`);
     expect(refusals.rows).toEqual([{ reason: "not_owner", n: 1 }]);
   });
 
-  it("calls the lease function once for every call in a shared statement, in the plan Postgres makes for it", async () => {
+  it("calls one lease function once for every call in a shared statement, in the plan Postgres makes for it", async () => {
     const { spec } = await fresh();
     const statements = buildLeaseStatements(spec.schema);
     const client = await raw.connect();
-    const prepareAll = async () => {
-      await client.query(`PREPARE acquire_many(text[], text[], text[], int[], uuid[]) AS ${statements.acquireMany}`);
-      await client.query(`PREPARE acquire_once_many(text[], text[], text[], int[], uuid[]) AS ${statements.acquireOnceMany}`);
-      await client.query(`PREPARE release_many(text[], text[], boolean[]) AS ${statements.releaseMany}`);
+    const prepare = () => client.query(`PREPARE lease_calls(text[], text[], text[], text[], int[], text[], boolean[]) AS ${statements.leaseCallsMany}`);
+    const execute = (resources: string[], calls: string[]) => {
+      const ids = resources.map(() => `'${randomUUID()}'`);
+      const list = (values: string[]) => `ARRAY[${values.join(",")}]`;
+      return client.query(
+        `EXECUTE lease_calls(${list(resources.map((r) => `'${r}'`))}, ${list(calls.map((c) => `'${c}'`))}, ${list(resources.map(() => "'o'"))}, ` +
+          `${list(resources.map(() => "'t'"))}, ${list(resources.map(() => "1000"))}, ${list(ids)}::text[], ${list(resources.map(() => "false"))})`,
+      );
     };
     try {
-      await prepareAll();
+      await prepare();
       for (const mode of ["force_generic_plan", "force_custom_plan"]) {
         await client.query(`SET plan_cache_mode = ${mode}`);
-        const plans = [
-          "EXPLAIN (COSTS OFF) EXECUTE acquire_many(ARRAY['a','a'], ARRAY['o','o'], ARRAY['t','t'], ARRAY[1000,1000], ARRAY[gen_random_uuid(), gen_random_uuid()])",
-          "EXPLAIN (COSTS OFF) EXECUTE acquire_once_many(ARRAY['a','a'], ARRAY['o','o'], ARRAY['t','t'], ARRAY[1000,1000], ARRAY[gen_random_uuid(), gen_random_uuid()])",
-          "EXPLAIN (COSTS OFF) EXECUTE release_many(ARRAY['a','a'], ARRAY['x','x'], ARRAY[false,false])",
-        ];
-        for (const explain of plans) {
-          const plan = (await client.query(explain)).rows.map((r) => String(r["QUERY PLAN"]).trim());
-          // A nested loop over the calls with the function straight under it: no cache of one
-          // call's answer for an identical call (Memoize), no filter after the call.
-          expect(plan[0]).toBe("Nested Loop");
-          expect(plan.some((line) => /Memoize|Filter|Materialize|Hash/.test(line))).toBe(false);
-          expect(plan.filter((line) => line.startsWith("->  Function Scan on lease_"))).toHaveLength(1);
-        }
+        const explain = await client.query(
+          "EXPLAIN (COSTS OFF) EXECUTE lease_calls(ARRAY['a','a','b'], ARRAY['acquire','acquire_once','release'], ARRAY['o','o',NULL], " +
+            "ARRAY['t','t',NULL], ARRAY[1000,1000,NULL], ARRAY[gen_random_uuid()::text, gen_random_uuid()::text, 'x'], ARRAY[NULL,NULL,false]::boolean[])",
+        );
+        const plan = explain.rows.map((r) => String(r["QUERY PLAN"]).trim());
+        // A nested loop over the calls; under it each function straight below a one-time filter
+        // on the call, checked before calling: no cache of one call's answer for an identical
+        // call (Memoize), no filter after the call.
+        expect(plan[0]).toBe("Nested Loop");
+        expect(plan.some((line) => /Memoize|Materialize|Hash/.test(line) || line.startsWith("Filter:"))).toBe(false);
+        const scans = plan.flatMap((line, i) => (line.startsWith("->  Function Scan on lease_") ? [i] : []));
+        expect(scans.map((i) => plan[i]!.replace(/^->  Function Scan on (\w+).*$/, "$1"))).toEqual(["lease_acquire", "lease_acquire_once", "lease_release"]);
+        expect(scans.map((i) => plan[i - 1])).toEqual([
+          "One-Time Filter: (u.call = 'acquire'::text)",
+          "One-Time Filter: (u.call = 'acquire_once'::text)",
+          "One-Time Filter: (u.call = 'release'::text)",
+        ]);
       }
-      // As the store runs them (plan_cache_mode auto), statements of a few calls each: after the
+      // As the store runs it (plan_cache_mode auto), statements of a few calls each: after the
       // first five, Postgres keeps one generic plan rather than planning every statement afresh.
       await client.query("RESET plan_cache_mode");
       await client.query("DEALLOCATE ALL");
-      await prepareAll();
-      for (let i = 0; i < 8; i++) {
-        const ids = [`gp:${i}:a`, `gp:${i}:b`];
-        for (const acquire of ["acquire_many", "acquire_once_many"]) {
-          await client.query(`EXECUTE ${acquire}(ARRAY['${ids[0]}','${ids[1]}'], ARRAY['o','o'], ARRAY['t','t'], ARRAY[1000,1000], ARRAY[gen_random_uuid(), gen_random_uuid()])`);
-        }
-        await client.query(`EXECUTE release_many(ARRAY['${ids[0]}','${ids[1]}'], ARRAY['x','x'], ARRAY[false,false])`);
-      }
-      const prepared = await client.query<{ name: string; generic_plans: string; custom_plans: string }>(
-        "SELECT name, generic_plans, custom_plans FROM pg_prepared_statements ORDER BY name",
-      );
-      expect(prepared.rows.map((r) => ({ name: r.name, generic: Number(r.generic_plans), custom: Number(r.custom_plans) }))).toEqual([
-        { name: "acquire_many", generic: 3, custom: 5 },
-        { name: "acquire_once_many", generic: 3, custom: 5 },
-        { name: "release_many", generic: 3, custom: 5 },
-      ]);
+      await prepare();
+      for (let i = 0; i < 8; i++) await execute([`gp:${i}:a`, `gp:${i}:b`, `gp:${i}:c`], ["acquire", "acquire_once", "release"]);
+      const prepared = await client.query<{ generic_plans: string; custom_plans: string }>("SELECT generic_plans, custom_plans FROM pg_prepared_statements");
+      expect(prepared.rows.map((r) => ({ generic: Number(r.generic_plans), custom: Number(r.custom_plans) }))).toEqual([{ generic: 3, custom: 5 }]);
+      // Each call ran its own function only: two grants and one refused release a statement.
+      const { rows } = await raw.query(`SELECT kind, count(*)::int AS n FROM "${spec.schema}".lease_events GROUP BY kind`);
+      expect(rows).toEqual([{ kind: "acquired", n: 16 }]);
+      const refusals = await raw.query(`SELECT reason, n::int FROM "${spec.schema}".lease_release_failures`);
+      expect(refusals.rows).toEqual([{ reason: "not_owner", n: 8 }]);
     } finally {
       await client.query("DEALLOCATE ALL").catch(() => undefined);
       await client.query("RESET plan_cache_mode").catch(() => undefined);

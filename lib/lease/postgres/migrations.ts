@@ -685,8 +685,8 @@ export const MIGRATIONS: readonly Migration[] = [
       const s = quoteSchema(schema);
       return `
         -- The truth, told to the planner, which otherwise assumes 1000 rows from a set-returning
-        -- function. With it the grouped acquires (acquireMany and acquireOnceMany in sql.ts) keep
-        -- one generic plan, as the grouped release does. Without it a statement of fewer calls than
+        -- function. With it the grouped calls (leaseCallsMany in sql.ts) keep one generic plan.
+        -- Without it a statement of fewer calls than
         -- the generic plan assumes (ten) looked cheaper planned afresh, so every one was.
         ALTER FUNCTION ${s}.lease_acquire(text, text, text, integer, uuid) ROWS 1;
         ALTER FUNCTION ${s}.lease_acquire_once(text, text, text, integer, uuid) ROWS 1;

@@ -96,14 +96,10 @@ export const TERMINAL_LIST = TERMINAL_EVENT_KINDS.map((k) => `'${k}'`).join(", "
 export interface LeaseStatements {
   acquire: string;
   acquireOnce: string;
-  /** Acquires of one event-loop turn in one statement (call-batch.ts). */
-  acquireMany: string;
-  /** The same for acquires with a lease id the caller chose. */
-  acquireOnceMany: string;
   renew: string;
   release: string;
-  /** Releases of one event-loop turn in one statement (call-batch.ts). */
-  releaseMany: string;
+  /** The acquires and releases of one event-loop turn in one statement (call-batch.ts). */
+  leaseCallsMany: string;
   forceRelease: string;
   sweep: string;
   get: string;
@@ -111,13 +107,6 @@ export interface LeaseStatements {
   reportFencingRejection: string;
   reportLost: string;
   health: string;
-}
-
-/** Many acquires through `fn` (lease_acquire or lease_acquire_once) in one statement: see acquireMany. */
-function manyAcquires(s: string, fn: string): string {
-  return `
-    SELECT u.n, a.* FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::uuid[]) WITH ORDINALITY AS u(resource, owner, task, ttl_ms, lease_id, n)
-    CROSS JOIN LATERAL ${s}.${fn}(u.resource, u.owner, u.task, u.ttl_ms, u.lease_id) a`;
 }
 
 export function buildLeaseStatements(schema: string): LeaseStatements {
@@ -139,17 +128,6 @@ export function buildLeaseStatements(schema: string): LeaseStatements {
   const acquire = `SELECT * FROM ${s}.lease_acquire($1::text, $2::text, $3::text, $4::int, $5::uuid)`;
   /** The same, with a lease id the caller chose: a repeat answers as the first; outcome 'ended' once that lease ended (migration 14). */
   const acquireOnce = `SELECT * FROM ${s}.lease_acquire_once($1::text, $2::text, $3::text, $4::int, $5::uuid)`;
-
-  /**
-   * Many acquires in one statement (call-batch.ts): $1..$5 are arrays of acquire's values, one
-   * element per call, run in array order; n is the call's position. Each call is one
-   * lease_acquire, exactly as alone; they commit together. The function is called straight from
-   * the lateral join, once a row: Postgres neither reuses a volatile function scan's answer
-   * (Memoize) nor runs it for rows a condition would drop (there is none); a plan test checks.
-   */
-  const acquireMany = manyAcquires(s, "lease_acquire");
-  /** acquireMany of acquireOnce. Two copies of one call in a statement run one after the other in its transaction: the second sees the first's grant and answers as a repeat. */
-  const acquireOnceMany = manyAcquires(s, "lease_acquire_once");
 
   // Verdict for renew/release: the presented lease id must be the one holding the row, and not lapsed.
   const verdict = `
@@ -210,10 +188,32 @@ export function buildLeaseStatements(schema: string): LeaseStatements {
    * refusals are counted in lease_release_failures.
    */
   const release = `SELECT * FROM ${s}.lease_release($1::text, $2::text, $3::boolean)`;
-  /** Many releases in one statement, as acquireMany is many acquires. */
-  const releaseMany = `
-    SELECT u.n, r.* FROM unnest($1::text[], $2::text[], $3::boolean[]) WITH ORDINALITY AS u(resource, lease_id, after_loss, n)
-    CROSS JOIN LATERAL ${s}.lease_release(u.resource, u.lease_id, u.after_loss) r`;
+  /**
+   * The acquires (with a lease id the store or the caller chose) and releases of one event-loop
+   * turn in one statement and one commit (call-batch.ts): $1 resource, $2 the call ('acquire',
+   * 'acquire_once', 'release'), $3 owner, $4 task, $5 ttl_ms, $6 lease id, $7 after a deadline
+   * loss; each an array with one element per call (NULL where a call has no such value), run in
+   * array order; n is the call's position. Each call is one call of its function, exactly as
+   * alone: the other two branches sit under a one-time filter on the call, which Postgres checks
+   * before calling, and nothing caches one call's answer for an identical call (Memoize) or
+   * filters after calling (a plan test checks). Two copies of one call run one after the other in
+   * the transaction: the second sees the first's work and answers as a repeat. A row carries an
+   * acquire's columns or a release's, the others NULL.
+   */
+  const leaseCallsMany = `
+    SELECT u.n, x.* FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::text[], $7::boolean[])
+      WITH ORDINALITY AS u(resource, call, owner, task, ttl_ms, lease_id, after_loss, n)
+    CROSS JOIN LATERAL (
+      SELECT a.outcome, a.took_over, a.lease_id, a.owner, a.task, a.fencing_token, a.acquired_at, a.expires_at,
+             NULL::text AS verdict, NULL::bigint AS id, NULL::timestamptz AS at, NULL::bigint AS hold_ms, NULL::integer AS renewals, NULL::text AS kind
+        FROM ${s}.lease_acquire(u.resource, u.owner, u.task, u.ttl_ms, u.lease_id::uuid) a WHERE u.call = 'acquire'
+      UNION ALL
+      SELECT a.outcome, a.took_over, a.lease_id, a.owner, a.task, a.fencing_token, a.acquired_at, a.expires_at, NULL, NULL, NULL, NULL, NULL, NULL
+        FROM ${s}.lease_acquire_once(u.resource, u.owner, u.task, u.ttl_ms, u.lease_id::uuid) a WHERE u.call = 'acquire_once'
+      UNION ALL
+      SELECT NULL, NULL, NULL, r.owner, r.task, r.fencing_token, NULL, NULL, r.verdict, r.id, r.at, r.hold_ms, r.renewals, r.kind
+        FROM ${s}.lease_release(u.resource, u.lease_id, u.after_loss) r WHERE u.call = 'release'
+    ) x`;
 
   /**
    * $1 resource, $2 lease id (text), $3 actor, $4 reason. Ends the lease only if
@@ -292,9 +292,7 @@ export function buildLeaseStatements(schema: string): LeaseStatements {
     acquireOnce,
     renew,
     release,
-    acquireMany,
-    acquireOnceMany,
-    releaseMany,
+    leaseCallsMany,
     forceRelease,
     sweep,
     get: `SELECT ${LEASE_LIST} FROM ${s}.leases WHERE resource = $1::text`,

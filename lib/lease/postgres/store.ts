@@ -189,15 +189,13 @@ export class PostgresLeaseStore implements LeaseStore {
   private isServerChecked = false;
   private serverCheck: Promise<void> | null = null;
   /**
-   * The acquires of one turn as one statement (those with a lease id the caller chose as
-   * another), and the releases as a third (./call-batch.ts), each in resource order: an acquire
-   * takes a resource's advisory lock, then its row; a release, its row; so every statement takes
-   * its locks in one global order. Set in the constructor: with groupCommit false, each call goes
-   * alone.
+   * The acquires and releases of one turn as one statement (./call-batch.ts), in resource order:
+   * an acquire takes a resource's advisory lock, then its row; a release, its row; so every
+   * statement takes its locks in one global order. Each call's values are [resource, call, owner,
+   * task, ttlMs, leaseId, afterDeadlineLoss], the columns of leaseCallsMany. With groupCommit
+   * false, each call goes alone, as its own statement.
    */
-  private readonly acquireCalls: CallBatch<pg.QueryResultRow>;
-  private readonly acquireOnceCalls: CallBatch<pg.QueryResultRow>;
-  private readonly releaseCalls: CallBatch<pg.QueryResultRow>;
+  private readonly leaseCalls: CallBatch<pg.QueryResultRow>;
 
   /**
    * Runs one of the fixed lease statements as a named prepared statement: each
@@ -232,17 +230,19 @@ export class PostgresLeaseStore implements LeaseStore {
     this.eventRetentionDays = o.eventRetentionDays ?? 0;
     this.isBehindPooler = o.pooler === "transaction";
     const isGrouping = o.groupCommit ?? true;
-    const calls = (one: keyof LeaseStatements, many: keyof LeaseStatements) =>
-      new CallBatch<pg.QueryResultRow>(
-        {
-          runOne: async (values) => (await this.run(one, [...values])).rows[0],
-          runMany: async (columns) => (await this.run(many, columns)).rows as (pg.QueryResultRow & { n: string })[],
+    this.leaseCalls = new CallBatch<pg.QueryResultRow>(
+      {
+        runOne: async ([resource, call, owner, task, ttlMs, leaseId, afterLoss]) => {
+          const { rows } =
+            call === "release"
+              ? await this.run("release", [resource, leaseId, afterLoss])
+              : await this.run(call === "acquire" ? "acquire" : "acquireOnce", [resource, owner, task, ttlMs, leaseId]);
+          return rows[0];
         },
-        isGrouping,
-      );
-    this.acquireCalls = calls("acquire", "acquireMany");
-    this.acquireOnceCalls = calls("acquireOnce", "acquireOnceMany");
-    this.releaseCalls = calls("release", "releaseMany");
+        runMany: async (columns) => (await this.run("leaseCallsMany", columns)).rows as (pg.QueryResultRow & { n: string })[],
+      },
+      isGrouping,
+    );
   }
 
   /** Creates or upgrades the schema, then prepares the event partitions. Returns the versions applied by this call. */
@@ -284,9 +284,9 @@ export class PostgresLeaseStore implements LeaseStore {
     const { resource, owner, task, ttlMs, leaseId: chosen } = parseAcquireInput(input);
     const leaseId = chosen ?? randomUUID();
     if (!this.isServerChecked) await this.checkServer();
-    const values = [resource, owner, task, ttlMs, leaseId];
+    const values = [resource, chosen === undefined ? "acquire" : "acquire_once", owner, task, ttlMs, leaseId, null];
     for (let attempt = 0; attempt < MAX_ACQUIRE_ATTEMPTS; attempt++) {
-      const row = await (chosen === undefined ? this.acquireCalls : this.acquireOnceCalls).run(values);
+      const row = await this.leaseCalls.run(values);
       // No row: the insert met a lapsed row our snapshot could not see, and wrote nothing.
       // Re-run: a new snapshot sees the row and takes it over.
       if (!row) continue;
@@ -359,7 +359,7 @@ export class PostgresLeaseStore implements LeaseStore {
 
   async release(input: ReleaseInput): Promise<ReleaseResult> {
     const { resource, leaseId, afterDeadlineLoss } = parseReleaseInput(input);
-    const row = (await this.releaseCalls.run([resource, leaseId, afterDeadlineLoss === true]))!;
+    const row = (await this.leaseCalls.run([resource, "release", null, null, null, leaseId, afterDeadlineLoss === true]))!;
     if (row.verdict === "ok" && hasColumn(row, "id")) {
       const event = toReleasedEvent(this.name, resource, leaseId, row);
       return { released: true, holdMs: event.holdMs ?? 0, event };
