@@ -247,6 +247,62 @@ describe("CallBatch on a real Postgres", () => {
     expect(sent).toEqual(["one", "many"]);
   });
 
+  /** divisions() whose statements are sent (recorded in `sent`) at once but answered only once `gate` opens. */
+  function gatedDivisions(sent: string[][], holdLimitMs: number) {
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const batch = new CallBatch<{ q: number }>(
+      {
+        runOne: async (values) => {
+          sent.push(values.map(String));
+          await gate;
+          return (await pool.query<{ q: number }>("SELECT 100 / $1::int AS q", [...values])).rows[0];
+        },
+        runMany: async ([xs]) => {
+          sent.push((xs as number[]).map(String));
+          await gate;
+          return (await pool.query<{ q: number; n: string }>("SELECT n, 100 / x AS q FROM unnest($1::int[]) WITH ORDINALITY AS u(x, n)", [xs])).rows;
+        },
+      },
+      true,
+      holdLimitMs,
+    );
+    return { batch, open };
+  }
+  const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+  it("holds the calls made in later turns while a statement is out, and sends them together once it answers", async () => {
+    const sent: string[][] = [];
+    const { batch, open } = gatedDivisions(sent, 60_000);
+    const first = batch.run([4]);
+    await nextTurn();
+    expect(sent).toEqual([["4"]]);
+    const later: Promise<{ q: number } | undefined>[] = [];
+    for (const x of [5, 2, 10]) {
+      later.push(batch.run([x]));
+      await nextTurn();
+    }
+    expect(sent).toEqual([["4"]]);
+    open();
+    expect(await first).toEqual({ q: 25 });
+    expect(await Promise.all(later)).toEqual([{ q: 20 }, { q: 50 }, { q: 10 }]);
+    // One statement for the three, in resource (here: text) order.
+    expect(sent).toEqual([["4"], ["10", "2", "5"]]);
+  });
+
+  it("holds calls behind a statement that does not answer no longer than the hold limit", async () => {
+    const sent: string[][] = [];
+    const { batch, open } = gatedDivisions(sent, 20);
+    const first = batch.run([4]);
+    await nextTurn();
+    const second = batch.run([5]);
+    for (let i = 0; i < 200 && sent.length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    // Sent while the first is still out.
+    expect(sent).toEqual([["4"], ["5"]]);
+    open();
+    expect(await Promise.all([first, second])).toEqual([{ q: 25 }, { q: 20 }]);
+  });
+
   it("when the server refuses a statement of many, runs each call again alone, so only the failing call fails", async () => {
     const sent: string[] = [];
     const batch = divisions(sent);

@@ -3,6 +3,13 @@ import type pg from "pg";
 /** At most this many calls share one statement; more waiting start further statements at once. */
 const MAX_CALLS_PER_STATEMENT = 64;
 
+/**
+ * While a statement is out, calls made meanwhile wait for its answer and then go together, for
+ * at most this long after the latest statement was sent: a statement stuck on a row lock holds
+ * the calls behind it back no longer than this, and they go without it.
+ */
+export const DEFAULT_HOLD_LIMIT_MS = 5;
+
 /** SQLSTATE: five characters, sent by the server with every error it raises. */
 const SQLSTATE_PATTERN = /^[0-9A-Z]{5}$/;
 
@@ -26,7 +33,9 @@ export interface CallBatchStatements<Row> {
  * Group commit: the calls made while the process is busy with other work (one event-loop turn)
  * go to Postgres as one statement, so they share its round trip, its parse and its commit,
  * where each call's own work (the locks, the rows, the events) stays as it was. A call alone
- * goes as it always did.
+ * goes as it always did. While a statement is out, the calls of the turns after it wait for its
+ * answer and go together as the next one (up to the hold limit): at a steady load a statement
+ * then carries the calls of all the turns its round trip took, not of one turn.
  *
  * Calls run in order of their first value (the resource), ties in arrival order, so every
  * statement takes its locks in that one order and two never wait on each other in a cycle.
@@ -37,11 +46,19 @@ export interface CallBatchStatements<Row> {
 export class CallBatch<Row> {
   private pending: PendingCall<Row>[] = [];
   private isFlushScheduled = false;
+  /** Statements sent and not yet answered, and when the latest was sent (performance.now()). */
+  private inFlight = 0;
+  private lastSentAt = 0;
+  private holdTimer: NodeJS.Timeout | null = null;
 
-  /** `isGrouping` false: every call goes alone, at once (PostgresLeaseStoreOptions.groupCommit). */
+  /**
+   * `isGrouping` false: every call goes alone, at once (PostgresLeaseStoreOptions.groupCommit).
+   * `holdLimitMs`: how long calls may wait for the statement out before them (0: never).
+   */
   constructor(
     private readonly statements: CallBatchStatements<Row>,
     private readonly isGrouping = true,
+    private readonly holdLimitMs = DEFAULT_HOLD_LIMIT_MS,
   ) {}
 
   run(values: readonly unknown[]): Promise<Row | undefined> {
@@ -57,12 +74,45 @@ export class CallBatch<Row> {
 
   private readonly flush = (): void => {
     this.isFlushScheduled = false;
+    if (this.pending.length === 0) return;
+    if (this.inFlight > 0) {
+      const held = performance.now() - this.lastSentAt;
+      if (held < this.holdLimitMs) {
+        // The answer in flight flushes them; if it is late, the timer does.
+        this.holdTimer ??= setTimeout(this.flushHeld, this.holdLimitMs - held);
+        return;
+      }
+    }
+    if (this.holdTimer) {
+      clearTimeout(this.holdTimer);
+      this.holdTimer = null;
+    }
     const calls = this.pending;
     this.pending = [];
+    this.lastSentAt = performance.now();
     for (let i = 0; i < calls.length; i += MAX_CALLS_PER_STATEMENT) void this.send(calls.slice(i, i + MAX_CALLS_PER_STATEMENT));
   };
 
+  private readonly flushHeld = (): void => {
+    this.holdTimer = null;
+    this.flush();
+  };
+
   private async send(calls: PendingCall<Row>[]): Promise<void> {
+    this.inFlight++;
+    try {
+      await this.sendNow(calls);
+    } finally {
+      this.inFlight--;
+      // The calls held for this answer go in the turn after it, with any its callers make next.
+      if (this.pending.length > 0 && !this.isFlushScheduled) {
+        this.isFlushScheduled = true;
+        setImmediate(this.flush);
+      }
+    }
+  }
+
+  private async sendNow(calls: PendingCall<Row>[]): Promise<void> {
     if (calls.length === 1) return this.sendOne(calls[0]!);
     const ordered = calls
       .map((call, arrival) => ({ call, arrival }))
