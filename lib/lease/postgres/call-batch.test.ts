@@ -223,17 +223,20 @@ describe("CallBatch on a real Postgres", () => {
   pool.on("error", () => {});
   afterAll(() => pool.end());
 
-  /** 100 / x, alone or many at a time: a statement of many fails as a whole when one x is 0. */
+  /** 100 / x for one call, and for many in one statement, which fails as a whole when one x is 0. */
+  const divideOne = async (values: readonly unknown[]) => (await pool.query<{ q: number }>("SELECT 100 / $1::int AS q", [...values])).rows[0];
+  const divideMany = async (xs: unknown[]) =>
+    (await pool.query<{ q: number; n: string }>("SELECT n, 100 / x AS q FROM unnest($1::int[]) WITH ORDINALITY AS u(x, n)", [xs])).rows;
+
   function divisions(sent: string[]) {
     return new CallBatch<{ q: number }>({
       runOne: async (values) => {
         sent.push("one");
-        return (await pool.query<{ q: number }>("SELECT 100 / $1::int AS q", [...values])).rows[0];
+        return divideOne(values);
       },
       runMany: async ([xs]) => {
         sent.push("many");
-        const result = await pool.query<{ q: number; n: string }>("SELECT n, 100 / x AS q FROM unnest($1::int[]) WITH ORDINALITY AS u(x, n)", [xs]);
-        return result.rows;
+        return divideMany(xs!);
       },
     });
   }
@@ -256,12 +259,12 @@ describe("CallBatch on a real Postgres", () => {
         runOne: async (values) => {
           sent.push(values.map(String));
           await gate;
-          return (await pool.query<{ q: number }>("SELECT 100 / $1::int AS q", [...values])).rows[0];
+          return divideOne(values);
         },
         runMany: async ([xs]) => {
-          sent.push((xs as number[]).map(String));
+          sent.push(xs!.map(String));
           await gate;
-          return (await pool.query<{ q: number; n: string }>("SELECT n, 100 / x AS q FROM unnest($1::int[]) WITH ORDINALITY AS u(x, n)", [xs])).rows;
+          return divideMany(xs!);
         },
       },
       true,
