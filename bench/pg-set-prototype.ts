@@ -11,8 +11,8 @@
  * loops in step:
  * - `functions`: the store's own grouped statement (`leaseCallsMany`, one function call a lease);
  * - `set-based`: one INSERT of every lease row and one of every `acquired` event, then one DELETE
- *   of every lease row and one INSERT of every `released` event; the same rows, advisory locks in
- *   resource order, clock read after them, tokens from the same sequence.
+ *   of every lease row and one INSERT of every `released` event; the same rows, advisory locks and
+ *   then row locks in resource order, the clock read after them, tokens from the same sequence.
  * Prints pairs/s and the backend's CPU a pair (from /proc: the server must run on this machine).
  *
  * Knobs: LW_PROFILE_SECONDS (4) per side per round, LW_PROFILE_ROUNDS (4), LW_PROFILE_CALLS (16).
@@ -49,13 +49,16 @@ function backendCpuUs(pid: number): number {
 function setBasedStatements(schema: string): { acquire: string; release: string } {
   const s = quoteSchema(schema);
   const events = `${s}.lease_events (at, kind, resource, lease_id, owner, task, fencing_token, hold_ms, detail)`;
-  // The advisory locks in resource order, then the clock, as lease_acquire takes them per call.
+  // The advisory locks in resource order, then the rows' locks (waiting for a release still
+  // deleting one), then the clock, as lease_acquire takes them per call.
   const acquire = `
     WITH locked AS MATERIALIZED (
       SELECT u.resource, u.owner, u.task, u.ttl_ms, u.lease_id, pg_advisory_xact_lock(hashtext('${schema}'), hashtext(u.resource))
       FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::uuid[]) AS u(resource, owner, task, ttl_ms, lease_id)
       ORDER BY u.resource
-    ), clk AS MATERIALIZED (SELECT clock_timestamp() AS now FROM (SELECT count(*) FROM locked) l),
+    ), cur AS MATERIALIZED (
+      SELECT l.resource FROM ${s}.leases l WHERE l.resource IN (SELECT k.resource FROM locked k) ORDER BY l.resource FOR UPDATE
+    ), clk AS MATERIALIZED (SELECT clock_timestamp() AS now FROM (SELECT count(*) FROM locked) l, (SELECT count(*) FROM cur) c),
     ins AS (
       INSERT INTO ${s}.leases AS l (resource, lease_id, owner, task, fencing_token, acquired_at, renewed_at, expires_at, ttl_ms, renewals)
       SELECT k.resource, k.lease_id, k.owner, k.task, nextval('${s}.lease_fencing_seq'), c.now, c.now, c.now + k.ttl_ms * interval '1 millisecond', k.ttl_ms, 0
