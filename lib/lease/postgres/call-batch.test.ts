@@ -316,6 +316,40 @@ describe("CallBatch on a real Postgres", () => {
     expect(sent).toEqual(["many", "one", "one", "one"]);
   });
 
+  it("runs a call alone again when the server rolled it back to break a deadlock, and answers it", async () => {
+    const [first, second] = [Math.floor(Math.random() * 1e9), Math.floor(Math.random() * 1e9) + 1];
+    let runs = 0;
+    // The call takes `first`, then waits for `second`, which the other session holds.
+    const batch = new CallBatch<{ q: number }>({
+      runOne: async () => {
+        runs++;
+        return (await pool.query<{ q: number }>("SELECT 7 AS q FROM (SELECT pg_advisory_xact_lock($1), pg_advisory_xact_lock($2)) AS locks", [first, second])).rows[0];
+      },
+      runMany: async () => [],
+    });
+    const other = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    other.on("error", () => {});
+    await other.connect();
+    try {
+      await other.query("BEGIN");
+      await other.query("SELECT pg_advisory_xact_lock($1)", [second]);
+      const answer = batch.run([1]);
+      // Once the call waits for `second`, the other session asks for `first`: a cycle. The call
+      // has waited longer, so its deadlock check runs first and rolls it back.
+      for (let i = 0; i < 500; i++) {
+        const { rows } = await pool.query("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objid::text::bigint = $1::bigint", [second]);
+        if (rows[0].n > 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      await other.query("SELECT pg_advisory_xact_lock($1)", [first]);
+      await other.query("COMMIT");
+      expect(await answer).toEqual({ q: 7 });
+      expect(runs).toBe(2);
+    } finally {
+      await other.end();
+    }
+  });
+
   it("gives every call of a statement whose connection failed that error, without sending them again (the statement may have committed)", async () => {
     const sent: string[] = [];
     const lost = new Error("Connection terminated unexpectedly");

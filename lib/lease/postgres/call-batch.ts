@@ -12,6 +12,10 @@ export const DEFAULT_HOLD_LIMIT_MS = 5;
 
 /** SQLSTATE: five characters, sent by the server with every error it raises. */
 const SQLSTATE_PATTERN = /^[0-9A-Z]{5}$/;
+/** SQLSTATE deadlock_detected: the server rolled this call back to break a cycle of waits. */
+const DEADLOCK_DETECTED = "40P01";
+/** How many times a call alone that the server rolled back in a deadlock runs again. */
+const DEADLOCK_RETRIES = 3;
 
 interface PendingCall<Row> {
   readonly values: readonly unknown[];
@@ -138,11 +142,22 @@ export class CallBatch<Row> {
     ordered.forEach((call, index) => call.resolve(byPosition.get(index + 1)));
   }
 
+  /**
+   * A call alone, in its own transaction. Statement order keeps lease locks from waiting in a
+   * cycle, but not every lock a call takes is a resource's (a refused release counts itself in a
+   * row every refusal shares), so the server may still break a cycle by rolling one call back.
+   * It then committed nothing, so it runs again.
+   */
   private async sendOne(call: PendingCall<Row>): Promise<void> {
-    try {
-      call.resolve(await this.statements.runOne(call.values));
-    } catch (error) {
-      call.reject(error);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        call.resolve(await this.statements.runOne(call.values));
+        return;
+      } catch (error) {
+        if (attempt < DEADLOCK_RETRIES && isStatementError(error) && error.code === DEADLOCK_DETECTED) continue;
+        call.reject(error);
+        return;
+      }
     }
   }
 }
