@@ -366,11 +366,15 @@ async function benchRedisCluster(): Promise<Row[]> {
 
 async function benchPostgres(): Promise<Row[]> {
   const fresh = freshPgSchema();
-  // Each pool names itself so the server CPU of its own backends can be told apart.
-  const storePool = new pg.Pool({ connectionString: fresh.connectionString, max: PG_POOL_SIZE, application_name: `${fresh.schema}_store` });
-  const barePool = new pg.Pool({ connectionString: fresh.connectionString, max: PG_POOL_SIZE, application_name: `${fresh.schema}_bare` });
-  const alonePool = new pg.Pool({ connectionString: fresh.connectionString, max: PG_POOL_SIZE, application_name: `${fresh.schema}_alone` });
-  const chosenPool = new pg.Pool({ connectionString: fresh.connectionString, max: PG_POOL_SIZE, application_name: `${fresh.schema}_chosen` });
+  // Each pool names itself so the server CPU of its own backends can be told apart. No idle
+  // timeout: a connection closed while the other sides run would take its backend's CPU with it,
+  // and a side's CPU is read from the backends alive before and after its round.
+  const pool = (side: string) =>
+    new pg.Pool({ connectionString: fresh.connectionString, max: PG_POOL_SIZE, idleTimeoutMillis: 0, application_name: `${fresh.schema}_${side}` });
+  const storePool = pool("store");
+  const barePool = pool("bare");
+  const alonePool = pool("alone");
+  const chosenPool = pool("chosen");
   for (const pool of [storePool, barePool, alonePool, chosenPool]) pool.on("error", () => undefined);
   const store = new PostgresLeaseStore({ name: "bench-pg", pool: storePool, schema: fresh.schema });
   // The same store sending each call alone, as it did before group commit: the before beside the after.
