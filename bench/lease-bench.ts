@@ -498,17 +498,23 @@ async function benchTelemetry(kind: "redis" | "postgres"): Promise<Row[]> {
  */
 async function readBackendCpu(pool: pg.Pool, applicationName: string): Promise<number | null> {
   const { rows } = await pool.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE application_name = $1", [applicationName]);
-  let ticks = 0;
+  let seconds = 0;
   for (const { pid } of rows) {
-    try {
-      const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ");
-      if (!fields) return null;
-      ticks += Number(fields[11]) + Number(fields[12]);
-    } catch {
-      return null;
-    }
+    const cpu = readProcessCpuSeconds(pid);
+    if (cpu === null) return null;
+    seconds += cpu;
   }
-  return rows.length === 0 ? null : ticks / CLOCK_TICKS_PER_SECOND;
+  return rows.length === 0 ? null : seconds;
+}
+
+/** CPU seconds (user + system) process `pid` has spent so far, from /proc; null when it cannot be read. */
+export function readProcessCpuSeconds(pid: number): number | null {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ");
+    return fields ? (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND : null;
+  } catch {
+    return null;
+  }
 }
 const CLOCK_TICKS_PER_SECOND = 100;
 

@@ -19,11 +19,11 @@
  * Run: `node --import tsx bench/pg-set-prototype.ts`.
  */
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
 import pg from "pg";
 import { PostgresLeaseStore } from "@leasewatch/lease";
 import { buildLeaseStatements, quoteSchema } from "@leasewatch/lease/internal";
 import { freshPgSchema } from "@leasewatch/lease/testing";
+import { readProcessCpuSeconds } from "./lease-bench";
 
 const SECONDS = Number(process.env.LW_PROFILE_SECONDS ?? 4);
 const ROUNDS = Number(process.env.LW_PROFILE_ROUNDS ?? 4);
@@ -42,8 +42,9 @@ interface Side {
 }
 
 function backendCpuUs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return ((Number(fields[11]) + Number(fields[12])) / 100) * 1e6;
+  const seconds = readProcessCpuSeconds(pid);
+  if (seconds === null) throw new Error(`prototype: cannot read the CPU of backend ${pid} (the server must run on this machine)`);
+  return seconds * 1e6;
 }
 
 function setBasedStatements(schema: string): { acquire: string; release: string } {
