@@ -85,59 +85,95 @@ describe("calls made together go to Postgres as one statement", () => {
     expect(refusals.rows).toEqual([{ reason: "not_owner", n: 1 }]);
   });
 
-  it("calls one lease function once for every call in a shared statement, in the plan Postgres makes for it", async () => {
-    const { spec } = await fresh();
-    const statements = buildLeaseStatements(spec.schema);
-    const client = await raw.connect();
-    const prepare = () => client.query(`PREPARE lease_calls(text[], text[], text[], text[], int[], text[], boolean[]) AS ${statements.leaseCallsMany}`);
-    const execute = (resources: string[], calls: string[]) => {
-      const ids = resources.map(() => `'${randomUUID()}'`);
-      const list = (values: string[]) => `ARRAY[${values.join(",")}]`;
-      return client.query(
-        `EXECUTE lease_calls(${list(resources.map((r) => `'${r}'`))}, ${list(calls.map((c) => `'${c}'`))}, ${list(resources.map(() => "'o'"))}, ` +
-          `${list(resources.map(() => "'t'"))}, ${list(resources.map(() => "1000"))}, ${list(ids)}::text[], ${list(resources.map(() => "false"))})`,
-      );
+  it("answers every kind of call in a shared statement as alone: the common cases set-based, each other call by its own function", async () => {
+    const { store, spec } = await fresh();
+    const acquire = async (resource: string, ttlMs = 30_000) => {
+      const r = await store.acquire({ resource, owner: "before", task: "t", ttlMs });
+      if (!r.acquired) throw new Error(`expected a grant of ${resource}`);
+      return r.lease;
     };
+    const held = await acquire("mix:held");
+    await acquire("mix:lapsed-taken", 100);
+    const lapsedReleased = await acquire("mix:lapsed-released", 100);
+    const lost = await acquire("mix:lost");
+    const done = await acquire("mix:done");
+    const first = await store.release({ resource: "mix:done", leaseId: done.leaseId });
+    if (!first.released) throw new Error("expected the first release to end the lease");
+    const chosen = randomUUID();
+    // Both 100 ms leases lapse on the server's clock before the statement.
+    await raw.query("SELECT pg_sleep(0.15)");
+
+    // One statement, as the store sends a turn's calls: [resource, call, owner, task, ttl, lease id, after a deadline loss].
+    const calls: [string, string, string | null, string | null, number | null, string, boolean | null][] = [
+      ["mix:free", "acquire", "w1", "t", 30_000, randomUUID(), null], // free: granted, set-based
+      ["mix:free", "acquire", "w2", "t", 30_000, randomUUID(), null], // the second of one resource: contended by w1
+      ["mix:held", "acquire", "w3", "t", 30_000, randomUUID(), null], // held: contended
+      ["mix:lapsed-taken", "acquire", "w4", "t", 30_000, randomUUID(), null], // lapsed: taken over
+      ["mix:chosen", "acquire_once", "w5", "t", 30_000, chosen, null], // a chosen id
+      ["mix:chosen", "acquire_once", "w5", "t", 30_000, chosen, null], // its copy: the same lease
+      ["mix:lapsed-released", "release", null, null, null, lapsedReleased.leaseId, false], // lapsed: its expiry, refused
+      ["mix:lost", "release", null, null, null, lost.leaseId, true], // after a deadline loss: an expiry, ok
+      ["mix:done", "release", null, null, null, done.leaseId, false], // a repeat: the first release's answer
+      ["mix:none", "release", null, null, null, "not-a-uuid", false], // refused: not_owner
+    ];
+    const columns = calls[0]!.map((_, column) => calls.map((call) => call[column]));
+    const client = await raw.connect();
+    let rows: Record<string, unknown>[];
+    let functionCalls: Record<string, number>;
     try {
-      await prepare();
-      for (const mode of ["force_generic_plan", "force_custom_plan"]) {
-        await client.query(`SET plan_cache_mode = ${mode}`);
-        const explain = await client.query(
-          "EXPLAIN (COSTS OFF) EXECUTE lease_calls(ARRAY['a','a','b'], ARRAY['acquire','acquire_once','release'], ARRAY['o','o',NULL], " +
-            "ARRAY['t','t',NULL], ARRAY[1000,1000,NULL], ARRAY[gen_random_uuid()::text, gen_random_uuid()::text, 'x'], ARRAY[NULL,NULL,false]::boolean[])",
-        );
-        const plan = explain.rows.map((r) => String(r["QUERY PLAN"]).trim());
-        // A nested loop over the calls; under it each function straight below a one-time filter
-        // on the call, checked before calling: no cache of one call's answer for an identical
-        // call (Memoize), no filter after the call.
-        expect(plan[0]).toBe("Nested Loop");
-        expect(plan.some((line) => /Memoize|Materialize|Hash/.test(line) || line.startsWith("Filter:"))).toBe(false);
-        const scans = plan.flatMap((line, i) => (line.startsWith("->  Function Scan on lease_") ? [i] : []));
-        expect(scans.map((i) => plan[i]!.replace(/^->  Function Scan on (\w+).*$/, "$1"))).toEqual(["lease_acquire", "lease_acquire_once", "lease_release"]);
-        expect(scans.map((i) => plan[i - 1])).toEqual([
-          "One-Time Filter: (u.call = 'acquire'::text)",
-          "One-Time Filter: (u.call = 'acquire_once'::text)",
-          "One-Time Filter: (u.call = 'release'::text)",
-        ]);
-      }
-      // As the store runs it (plan_cache_mode auto), statements of a few calls each: after the
-      // first five, Postgres keeps one generic plan rather than planning every statement afresh.
-      await client.query("RESET plan_cache_mode");
-      await client.query("DEALLOCATE ALL");
-      await prepare();
-      for (let i = 0; i < 8; i++) await execute([`gp:${i}:a`, `gp:${i}:b`, `gp:${i}:c`], ["acquire", "acquire_once", "release"]);
-      const prepared = await client.query<{ generic_plans: string; custom_plans: string }>("SELECT generic_plans, custom_plans FROM pg_prepared_statements");
-      expect(prepared.rows.map((r) => ({ generic: Number(r.generic_plans), custom: Number(r.custom_plans) }))).toEqual([{ generic: 3, custom: 5 }]);
-      // Each call ran its own function only: two grants and one refused release a statement.
-      const { rows } = await raw.query(`SELECT kind, count(*)::int AS n FROM "${spec.schema}".lease_events GROUP BY kind`);
-      expect(rows).toEqual([{ kind: "acquired", n: 16 }]);
-      const refusals = await raw.query(`SELECT reason, n::int FROM "${spec.schema}".lease_release_failures`);
-      expect(refusals.rows).toEqual([{ reason: "not_owner", n: 8 }]);
+      await client.query("BEGIN");
+      await client.query("SET LOCAL track_functions = 'pl'");
+      rows = (await client.query(buildLeaseStatements(spec.schema).leaseCallsMany, columns)).rows;
+      const stats = await client.query<{ funcname: string; calls: string }>(
+        "SELECT funcname, calls FROM pg_stat_xact_user_functions WHERE schemaname = $1 AND funcname IN ('lease_calls', 'lease_acquire', 'lease_acquire_once', 'lease_release')",
+        [spec.schema],
+      );
+      functionCalls = Object.fromEntries(stats.rows.map((r) => [r.funcname, Number(r.calls)]));
+      await client.query("COMMIT");
     } finally {
-      await client.query("DEALLOCATE ALL").catch(() => undefined);
-      await client.query("RESET plan_cache_mode").catch(() => undefined);
       client.release();
     }
+    const answer = (n: number) => rows.find((r) => Number(r.n) === n);
+    expect(rows).toHaveLength(calls.length);
+    expect(answer(1)).toMatchObject({ outcome: "acquired", took_over: false, owner: "w1", lease_id: calls[0]![5] });
+    expect(answer(2)).toMatchObject({ outcome: "contended", owner: "w1", lease_id: calls[0]![5] });
+    expect(answer(3)).toMatchObject({ outcome: "contended", owner: "before", lease_id: held.leaseId });
+    expect(answer(4)).toMatchObject({ outcome: "acquired", took_over: true, owner: "w4" });
+    expect(answer(5)).toMatchObject({ outcome: "acquired", took_over: false, lease_id: chosen });
+    expect({ ...answer(6), n: null }).toEqual({ ...answer(5), n: null });
+    expect(answer(7)).toMatchObject({ verdict: "expired", id: null, kind: null });
+    expect(answer(8)).toMatchObject({ verdict: "ok", kind: "expired", owner: "before" });
+    expect(answer(9)).toMatchObject({ verdict: "ok", kind: "released", id: first.event.id });
+    expect(answer(10)).toMatchObject({ verdict: "not_owner", id: null });
+    // Free grants and releases by the holder ran as set-based statements; the rest one function call each
+    // (lease_acquire_once calls lease_acquire for a new grant).
+    expect(functionCalls).toEqual({ lease_calls: 1, lease_acquire: 4, lease_acquire_once: 2, lease_release: 2 });
+
+    const { rows: events } = await raw.query(
+      `SELECT resource, kind, owner, detail->>'recordedBy' AS by FROM "${spec.schema}".lease_events WHERE owner <> 'before' OR kind <> 'acquired' ORDER BY resource, id`,
+    );
+    expect(events).toEqual([
+      { resource: "mix:chosen", kind: "acquired", owner: "w5", by: null },
+      { resource: "mix:done", kind: "released", owner: "before", by: null },
+      { resource: "mix:free", kind: "acquired", owner: "w1", by: null },
+      { resource: "mix:free", kind: "contended", owner: "w2", by: null },
+      { resource: "mix:held", kind: "contended", owner: "w3", by: null },
+      { resource: "mix:lapsed-released", kind: "expired", owner: "before", by: "release" },
+      { resource: "mix:lapsed-taken", kind: "expired", owner: "before", by: "acquire" },
+      { resource: "mix:lapsed-taken", kind: "acquired", owner: "w4", by: null },
+      { resource: "mix:lost", kind: "expired", owner: "before", by: "release_after_deadline" },
+    ]);
+    const refusals = await raw.query(`SELECT reason, n::int FROM "${spec.schema}".lease_release_failures ORDER BY reason`);
+    expect(refusals.rows).toEqual([
+      { reason: "expired", n: 1 },
+      { reason: "not_owner", n: 1 },
+    ]);
+    expect((await store.list({ prefix: "mix:" })).items.map((l) => [l.resource, l.owner]).sort()).toEqual([
+      ["mix:chosen", "w5"],
+      ["mix:free", "w1"],
+      ["mix:held", "before"],
+      ["mix:lapsed-taken", "w4"],
+    ]);
   });
 
   it("with groupCommit: false, sends every call alone: its own statement and commit", async () => {
@@ -179,7 +215,7 @@ describe("calls made together go to Postgres as one statement", () => {
     let pid: number | undefined;
     for (let i = 0; i < 1_000 && pid === undefined; i++) {
       const { rows } = await raw.query(
-        `SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database() AND position('WITH ORDINALITY' IN query) > 0 AND position($1 IN query) > 0`,
+        `SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database() AND position('lease_calls(' IN query) > 0 AND position($1 IN query) > 0`,
         [`"${spec.schema}".`],
       );
       pid = rows[0]?.pid as number | undefined;
@@ -214,6 +250,39 @@ describe("calls made together go to Postgres as one statement", () => {
       // Each side's four calls committed as its one statement: a deadlock would have had one
       // statement rolled back and its calls run again one by one (more transactions).
       expect(await countWritingTransactions(spec.schema, resources)).toBe(2);
+    }
+  });
+
+  it("two processes' batches that release their own leases and acquire each other's, in opposite orders, never wait on each other in a cycle", async () => {
+    const { store, open, spec } = await fresh();
+    const other = open({ name: "pg-test" });
+    for (let round = 0; round < 10; round++) {
+      const resources = ["a", "b", "c", "d"].map((r) => `batch:swap:${round}:${r}`);
+      const hold = async (s: typeof store, resource: string, owner: string) => {
+        const r = await s.acquire({ resource, owner, task: "t", ttlMs: 30_000 });
+        if (!r.acquired) throw new Error(`expected a grant of ${resource}`);
+        return r.lease;
+      };
+      const mine = [await hold(store, resources[0]!, "one"), await hold(store, resources[1]!, "one")];
+      const theirs = [await hold(other, resources[2]!, "two"), await hold(other, resources[3]!, "two")];
+      const swap = (s: typeof store, own: typeof mine, wanted: string[], owner: string) =>
+        Promise.all([
+          ...own.map((l) => s.release({ resource: l.resource, leaseId: l.leaseId })),
+          ...wanted.map((resource) => s.acquire({ resource, owner, task: "t", ttlMs: 30_000 })),
+        ]);
+      const [oneSide, twoSide] = await Promise.all([
+        swap(store, mine, resources.slice(2), "one"),
+        swap(other, [...theirs].reverse(), resources.slice(0, 2).reverse(), "two"),
+      ]);
+      expect([...oneSide.slice(0, 2), ...twoSide.slice(0, 2)].every((r) => "released" in r && r.released)).toBe(true);
+      // Whichever statement went first met the other's leases still held; the second took the two it freed.
+      const granted = [...oneSide, ...twoSide].flatMap((r) => ("acquired" in r && r.acquired ? [r.lease.resource] : []));
+      expect(granted).toHaveLength(2);
+      const held = (await store.list({ prefix: `batch:swap:${round}:` })).items;
+      expect(held.map((l) => l.resource).sort()).toEqual(granted.sort());
+      // Each side's four calls committed as its one statement (a deadlock would have rolled one back
+      // and run its calls again one by one), beside the four grants made before.
+      expect(await countWritingTransactions(spec.schema, resources)).toBe(6);
     }
   });
 });

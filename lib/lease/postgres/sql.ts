@@ -192,28 +192,16 @@ export function buildLeaseStatements(schema: string): LeaseStatements {
    * The acquires (with a lease id the store or the caller chose) and releases of one event-loop
    * turn in one statement and one commit (call-batch.ts): $1 resource, $2 the call ('acquire',
    * 'acquire_once', 'release'), $3 owner, $4 task, $5 ttl_ms, $6 lease id, $7 after a deadline
-   * loss; each an array with one element per call (NULL where a call has no such value), run in
-   * array order; n is the call's position. Each call is one call of its function, exactly as
-   * alone: the other two branches sit under a one-time filter on the call, which Postgres checks
-   * before calling, and nothing caches one call's answer for an identical call (Memoize) or
-   * filters after calling (a plan test checks). Two copies of one call run one after the other in
-   * the transaction: the second sees the first's work and answers as a repeat. A row carries an
-   * acquire's columns or a release's, the others NULL.
+   * loss; each an array with one element per call (NULL where a call has no such value); n is the
+   * call's position. One call of the function migration 20 creates: the common cases (a release
+   * by the holder, the first acquire of a free resource) as a few statements for all the calls,
+   * every other call by its own function as alone, so each answers as it would alone. Two copies
+   * of one call run one after the other in the transaction: the second sees the first's work and
+   * answers as a repeat. A row carries an acquire's columns or a release's, the others NULL.
    */
   const leaseCallsMany = `
-    SELECT u.n, x.* FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::text[], $7::boolean[])
-      WITH ORDINALITY AS u(resource, call, owner, task, ttl_ms, lease_id, after_loss, n)
-    CROSS JOIN LATERAL (
-      SELECT a.outcome, a.took_over, a.lease_id, a.owner, a.task, a.fencing_token, a.acquired_at, a.expires_at,
-             NULL::text AS verdict, NULL::bigint AS id, NULL::timestamptz AS at, NULL::bigint AS hold_ms, NULL::integer AS renewals, NULL::text AS kind
-        FROM ${s}.lease_acquire(u.resource, u.owner, u.task, u.ttl_ms, u.lease_id::uuid) a WHERE u.call = 'acquire'
-      UNION ALL
-      SELECT a.outcome, a.took_over, a.lease_id, a.owner, a.task, a.fencing_token, a.acquired_at, a.expires_at, NULL, NULL, NULL, NULL, NULL, NULL
-        FROM ${s}.lease_acquire_once(u.resource, u.owner, u.task, u.ttl_ms, u.lease_id::uuid) a WHERE u.call = 'acquire_once'
-      UNION ALL
-      SELECT NULL, NULL, NULL, r.owner, r.task, r.fencing_token, NULL, NULL, r.verdict, r.id, r.at, r.hold_ms, r.renewals, r.kind
-        FROM ${s}.lease_release(u.resource, u.lease_id, u.after_loss) r WHERE u.call = 'release'
-    ) x`;
+    SELECT n, outcome, took_over, lease_id, owner, task, fencing_token, acquired_at, expires_at, verdict, id, at, hold_ms, renewals, kind
+    FROM ${s}.lease_calls($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::text[], $7::boolean[])`;
 
   /**
    * $1 resource, $2 lease id (text), $3 actor, $4 reason. Ends the lease only if

@@ -190,11 +190,10 @@ export class PostgresLeaseStore implements LeaseStore {
   private isServerChecked = false;
   private serverCheck: Promise<void> | null = null;
   /**
-   * The acquires and releases of one turn as one statement (./call-batch.ts), in resource order:
-   * an acquire takes a resource's advisory lock, then its row; a release, its row; so every
-   * statement takes its locks in one global order. Each call's values are [resource, call, owner,
-   * task, ttlMs, leaseId, afterDeadlineLoss], the columns of leaseCallsMany. With groupCommit
-   * false, each call goes alone, as its own statement.
+   * The acquires and releases of one turn as one statement (./call-batch.ts): leaseCallsMany takes
+   * every resource's advisory lock, in one global order, before any row lock (migration 20). Each
+   * call's values are [resource, call, owner, task, ttlMs, leaseId, afterDeadlineLoss], the
+   * columns of leaseCallsMany. With groupCommit false, each call goes alone, as its own statement.
    */
   private readonly leaseCalls: CallBatch<pg.QueryResultRow>;
 
