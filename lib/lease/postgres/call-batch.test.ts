@@ -100,6 +100,9 @@ describe("calls made together go to Postgres as one statement", () => {
     const first = await store.release({ resource: "mix:done", leaseId: done.leaseId });
     if (!first.released) throw new Error("expected the first release to end the lease");
     const chosen = randomUUID();
+    const ended = randomUUID();
+    const endedLease = await store.acquire({ resource: "mix:ended", owner: "before", task: "t", ttlMs: 30_000, leaseId: ended });
+    if (!endedLease.acquired || !(await store.release({ resource: "mix:ended", leaseId: ended })).released) throw new Error("expected a lease that ended");
     // Both 100 ms leases lapse on the server's clock before the statement.
     await raw.query("SELECT pg_sleep(0.15)");
 
@@ -115,6 +118,7 @@ describe("calls made together go to Postgres as one statement", () => {
       ["mix:lost", "release", null, null, null, lost.leaseId, true], // after a deadline loss: an expiry, ok
       ["mix:done", "release", null, null, null, done.leaseId, false], // a repeat: the first release's answer
       ["mix:none", "release", null, null, null, "not-a-uuid", false], // refused: not_owner
+      ["mix:ended", "acquire_once", "w6", "t", 30_000, ended, null], // a chosen id whose lease ended: never granted again
     ];
     const columns = calls[0]!.map((_, column) => calls.map((call) => call[column]));
     const client = await raw.connect();
@@ -145,9 +149,10 @@ describe("calls made together go to Postgres as one statement", () => {
     expect(answer(8)).toMatchObject({ verdict: "ok", kind: "expired", owner: "before" });
     expect(answer(9)).toMatchObject({ verdict: "ok", kind: "released", id: first.event.id });
     expect(answer(10)).toMatchObject({ verdict: "not_owner", id: null });
-    // Free grants and releases by the holder ran as set-based statements; the rest one function call each
-    // (lease_acquire_once calls lease_acquire for a new grant).
-    expect(functionCalls).toEqual({ lease_calls: 1, lease_acquire: 4, lease_acquire_once: 2, lease_release: 2 });
+    expect(answer(11)).toMatchObject({ outcome: "ended", lease_id: null });
+    // Free grants (a chosen id's first too) and releases by the holder ran as set-based statements;
+    // the rest one function call each (the chosen id's copy answered from the lease row it found).
+    expect(functionCalls).toEqual({ lease_calls: 1, lease_acquire: 3, lease_acquire_once: 2, lease_release: 2 });
 
     const { rows: events } = await raw.query(
       `SELECT resource, kind, owner, detail->>'recordedBy' AS by FROM "${spec.schema}".lease_events WHERE owner <> 'before' OR kind <> 'acquired' ORDER BY resource, id`,
@@ -155,6 +160,7 @@ describe("calls made together go to Postgres as one statement", () => {
     expect(events).toEqual([
       { resource: "mix:chosen", kind: "acquired", owner: "w5", by: null },
       { resource: "mix:done", kind: "released", owner: "before", by: null },
+      { resource: "mix:ended", kind: "released", owner: "before", by: null },
       { resource: "mix:free", kind: "acquired", owner: "w1", by: null },
       { resource: "mix:free", kind: "contended", owner: "w2", by: null },
       { resource: "mix:held", kind: "contended", owner: "w3", by: null },

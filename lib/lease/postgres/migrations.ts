@@ -743,7 +743,8 @@ export const MIGRATIONS: readonly Migration[] = [
         -- acquire+release pair. lease_calls does the common cases for all of its calls at once:
         --   1. every resource's advisory lock (lease_acquire's), in lock-key order;
         --   2. releases by the lease id holding the resource: one DELETE and one INSERT of events;
-        --   3. the first acquire of each free resource: one INSERT of leases and one of events;
+        --   3. the first acquire of each free resource (with a lease id the caller chose, one never
+        --      granted before): one INSERT of leases and one of events;
         --   4. every other call, one by one in resource order, by the functions a call alone runs
         --      (contention, takeovers, chosen ids, repeats, refusals): acquires first, then releases;
         --   5. the count of refusals met in step 2.
@@ -776,70 +777,80 @@ export const MIGRATIONS: readonly Migration[] = [
           ORDER BY k.key;
 
           -- The first release of each resource in the call order; a lease it ends answers as
-          -- lease_release's would: 'ok', or 'expired' (refused) for a lease that had lapsed.
-          WITH r AS (
-            SELECT DISTINCT ON (x.resource) x.n, x.resource, x.lease_id, x.after_loss
-            FROM ${calls}
-            WHERE x.call = 'release'
-            ORDER BY x.resource, x.n
-          ), d AS (
-            DELETE FROM ${s}.leases l USING r
-            WHERE l.resource = r.resource AND l.lease_id::text = r.lease_id
-            RETURNING l.*, r.n, r.after_loss, clock_timestamp() AS now
-          ), dl AS (
-            SELECT d.*, d.expires_at <= d.now AS lapsed FROM d
-          ), ev AS (
-            INSERT INTO ${s}.lease_events AS e (at, kind, resource, lease_id, owner, task, fencing_token, hold_ms, detail)
-            SELECT d.now, CASE WHEN d.lapsed OR d.after_loss THEN 'expired' ELSE 'released' END, d.resource, d.lease_id, d.owner, d.task, d.fencing_token,
-                   CASE WHEN d.lapsed THEN ${heldMs("d.expires_at", "d.acquired_at")} ELSE ${heldMs("d.now", "d.acquired_at")} END,
-                   CASE WHEN d.lapsed THEN ${lapsedDetail("d", "release")}
-                        WHEN d.after_loss THEN jsonb_build_object('renewals', d.renewals, 'recordedBy', 'release_after_deadline')
-                        ELSE jsonb_build_object('renewals', d.renewals) END
-            FROM dl d
-            RETURNING e.id, e.at, e.kind, e.resource, e.owner, e.task, e.fencing_token, e.hold_ms
-          )
-          SELECT coalesce(array_agg(CASE WHEN d.lapsed THEN ROW(d.n, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 'expired', NULL, NULL, NULL, NULL, NULL)::${answer}
-                                         ELSE ROW(d.n, NULL, NULL, NULL, e.owner, e.task, e.fencing_token, NULL, NULL, 'ok', e.id, e.at, e.hold_ms, d.renewals, e.kind)::${answer} END),
-                          '{}'),
-                 count(*) FILTER (WHERE d.lapsed)
-          INTO released, lapsed_releases
-          FROM dl d JOIN ev e ON e.resource = d.resource;
-
-          -- The first acquire of each resource (in the call order, chosen ids included) when it is a
-          -- plain one and the resource is free: the row locks first (waiting for a lease still
-          -- ending), then the clock, as lease_acquire.
-          WITH f AS MATERIALIZED (
-            SELECT a.* FROM (
-              SELECT DISTINCT ON (x.resource) x.* FROM ${calls}
-              WHERE x.call IN ('acquire', 'acquire_once')
+          -- lease_release's would: 'ok', or 'expired' (refused) for a lease that had lapsed. A step
+          -- with no calls of its kind is skipped: even with no rows, it would open the tables.
+          released := '{}';
+          lapsed_releases := 0;
+          IF 'release' = ANY (p_call) THEN
+            WITH r AS (
+              SELECT DISTINCT ON (x.resource) x.n, x.resource, x.lease_id, x.after_loss
+              FROM ${calls}
+              WHERE x.call = 'release'
               ORDER BY x.resource, x.n
-            ) a
-            WHERE a.call = 'acquire'
-          ), cur AS MATERIALIZED (
-            SELECT l.resource FROM ${s}.leases l WHERE l.resource IN (SELECT f.resource FROM f) FOR UPDATE OF l
-          ), clk AS MATERIALIZED (
-            SELECT clock_timestamp() AS now FROM (SELECT count(*) FROM cur) k
-          ), ins AS (
-            INSERT INTO ${s}.leases AS l (resource, lease_id, owner, task, fencing_token, acquired_at, renewed_at, expires_at, ttl_ms, renewals)
-            SELECT f.resource, f.lease_id::uuid, f.owner, f.task, nextval('${s}.lease_fencing_seq'), c.now, c.now,
-                   c.now + f.ttl_ms * interval '1 millisecond', f.ttl_ms, 0
-            FROM f, clk c
-            WHERE f.resource NOT IN (SELECT cur.resource FROM cur)
-            ON CONFLICT (resource) DO NOTHING
-            RETURNING l.*
-          ), ev AS (
-            INSERT INTO ${events}
-            SELECT i.acquired_at, 'acquired', i.resource, i.lease_id, i.owner, i.task, i.fencing_token, NULL, jsonb_build_object('ttlMs', i.ttl_ms) FROM ins i
-          )
-          SELECT coalesce(array_agg(ROW(f.n, 'acquired', false, i.lease_id, i.owner, i.task, i.fencing_token, i.acquired_at, i.expires_at,
-                                        NULL, NULL, NULL, NULL, NULL, NULL)::${answer}), '{}')
-          INTO granted
-          FROM ins i JOIN f ON f.resource = i.resource;
+            ), d AS (
+              DELETE FROM ${s}.leases l USING r
+              WHERE l.resource = r.resource AND l.lease_id::text = r.lease_id
+              RETURNING l.*, r.n, r.after_loss, clock_timestamp() AS now
+            ), dl AS (
+              SELECT d.*, d.expires_at <= d.now AS lapsed FROM d
+            ), ev AS (
+              INSERT INTO ${s}.lease_events AS e (at, kind, resource, lease_id, owner, task, fencing_token, hold_ms, detail)
+              SELECT d.now, CASE WHEN d.lapsed OR d.after_loss THEN 'expired' ELSE 'released' END, d.resource, d.lease_id, d.owner, d.task, d.fencing_token,
+                     CASE WHEN d.lapsed THEN ${heldMs("d.expires_at", "d.acquired_at")} ELSE ${heldMs("d.now", "d.acquired_at")} END,
+                     CASE WHEN d.lapsed THEN ${lapsedDetail("d", "release")}
+                          WHEN d.after_loss THEN jsonb_build_object('renewals', d.renewals, 'recordedBy', 'release_after_deadline')
+                          ELSE jsonb_build_object('renewals', d.renewals) END
+              FROM dl d
+              RETURNING e.id, e.at, e.kind, e.resource, e.owner, e.task, e.fencing_token, e.hold_ms
+            )
+            SELECT coalesce(array_agg(CASE WHEN d.lapsed THEN ROW(d.n, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 'expired', NULL, NULL, NULL, NULL, NULL)::${answer}
+                                           ELSE ROW(d.n, NULL, NULL, NULL, e.owner, e.task, e.fencing_token, NULL, NULL, 'ok', e.id, e.at, e.hold_ms, d.renewals, e.kind)::${answer} END),
+                            '{}'),
+                   count(*) FILTER (WHERE d.lapsed)
+            INTO released, lapsed_releases
+            FROM dl d JOIN ev e ON e.resource = d.resource;
+          END IF;
 
-          answered := ARRAY(SELECT a.n FROM unnest(released || granted) a);
+          -- The first acquire of each resource in the call order, when the resource is free and, for
+          -- a lease id the caller chose, no lease of that id was ever granted (lease_acquire_once's
+          -- look-up, which reads the lease id index only, as migration 19 made it): the row locks
+          -- first (waiting for a lease still ending), then the clock, as lease_acquire.
+          granted := '{}';
+          IF 'acquire' = ANY (p_call) OR 'acquire_once' = ANY (p_call) THEN
+            WITH f AS MATERIALIZED (
+              SELECT a.* FROM (
+                SELECT DISTINCT ON (x.resource) x.* FROM ${calls}
+                WHERE x.call IN ('acquire', 'acquire_once')
+                ORDER BY x.resource, x.n
+              ) a
+              WHERE a.call = 'acquire'
+                 OR NOT EXISTS (SELECT 1 FROM ${s}.lease_events e WHERE e.lease_id = a.lease_id::uuid AND (e.kind = 'acquired') IS TRUE)
+            ), cur AS MATERIALIZED (
+              SELECT l.resource FROM ${s}.leases l WHERE l.resource IN (SELECT f.resource FROM f) FOR UPDATE OF l
+            ), clk AS MATERIALIZED (
+              SELECT clock_timestamp() AS now FROM (SELECT count(*) FROM cur) k
+            ), ins AS (
+              INSERT INTO ${s}.leases AS l (resource, lease_id, owner, task, fencing_token, acquired_at, renewed_at, expires_at, ttl_ms, renewals)
+              SELECT f.resource, f.lease_id::uuid, f.owner, f.task, nextval('${s}.lease_fencing_seq'), c.now, c.now,
+                     c.now + f.ttl_ms * interval '1 millisecond', f.ttl_ms, 0
+              FROM f, clk c
+              WHERE f.resource NOT IN (SELECT cur.resource FROM cur)
+              ON CONFLICT (resource) DO NOTHING
+              RETURNING l.*
+            ), ev AS (
+              INSERT INTO ${events}
+              SELECT i.acquired_at, 'acquired', i.resource, i.lease_id, i.owner, i.task, i.fencing_token, NULL, jsonb_build_object('ttlMs', i.ttl_ms) FROM ins i
+            )
+            SELECT coalesce(array_agg(ROW(f.n, 'acquired', false, i.lease_id, i.owner, i.task, i.fencing_token, i.acquired_at, i.expires_at,
+                                          NULL, NULL, NULL, NULL, NULL, NULL)::${answer}), '{}')
+            INTO granted
+            FROM ins i JOIN f ON f.resource = i.resource;
+          END IF;
+
           RETURN QUERY SELECT * FROM unnest(released || granted);
 
-          IF cardinality(answered) < cardinality(p_resource) THEN
+          IF cardinality(released) + cardinality(granted) < cardinality(p_resource) THEN
+            answered := ARRAY(SELECT a.n FROM unnest(released || granted) a);
             FOR c IN SELECT x.* FROM ${calls}
                      WHERE x.call <> 'release' AND x.n <> ALL (answered) ORDER BY x.resource COLLATE "C", x.n LOOP
               IF c.call = 'acquire' THEN
