@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { postgresStoreFixtures } from "@/test/support/postgres-tests";
+import { buildLeaseStatements } from "./sql";
 
 /**
  * An acquire with a lease id the caller chose asks whether that id was ever granted, and a
@@ -48,5 +49,44 @@ describe("look-ups by lease id read the lease id index on partitions never analy
       expect(plan).toMatch(/lease_id_idx/);
       expect(plan).not.toMatch(/_kind_id_idx|_resource_id_idx|_pkey|Seq Scan/);
     }
+  });
+
+  it("grouped acquires with chosen ids of free resources ask the same, of every partition, along the lease id index only", async () => {
+    const { store, spec } = await fresh();
+    for (let i = 0; i < 20; i++) {
+      const got = await store.acquire({ resource: `lookup:${i}`, owner: "o", task: "t", ttlMs: 30_000, leaseId: randomUUID() });
+      if (!got.acquired) throw new Error("expected a grant");
+      await store.release({ resource: `lookup:${i}`, leaseId: got.lease.leaseId });
+    }
+    const client = await raw.connect();
+    const plans: string[] = [];
+    const onNotice = (notice: { message?: string }) => plans.push(notice.message ?? "");
+    client.on("notice", onNotice);
+    const resources = Array.from({ length: 8 }, (_, i) => `lookup:grouped:${i}`);
+    try {
+      await client.query("LOAD 'auto_explain'");
+      await client.query("SET auto_explain.log_min_duration = 0; SET auto_explain.log_nested_statements = on; SET auto_explain.log_level = notice");
+      const none = resources.map(() => null);
+      const { rows } = await client.query(buildLeaseStatements(spec.schema).leaseCallsMany, [
+        resources,
+        resources.map(() => "acquire_once"),
+        resources.map(() => "o"),
+        resources.map(() => "t"),
+        resources.map(() => 30_000),
+        resources.map(() => randomUUID()),
+        none,
+      ]);
+      expect(rows.map((r) => r.outcome)).toEqual(resources.map(() => "acquired"));
+    } finally {
+      client.off("notice", onNotice);
+      await client.query("RESET ALL");
+      client.release(true);
+    }
+    // The set-based acquire's look-up: one probe of each partition's lease id index per call.
+    const lookup = plans.filter((plan) => /FROM \S+\.lease_events e WHERE e\.lease_id = a\.lease_id/.test(plan));
+    expect(lookup, plans.join("\n---\n")).toHaveLength(1);
+    const eventScans = lookup[0]!.split("\n").filter((line) => /Scan.* on lease_events/.test(line));
+    expect(eventScans.length, lookup[0]).toBeGreaterThan(0);
+    for (const line of eventScans) expect(line, lookup[0]).toMatch(/Index (Only )?Scan using lease_events_\w*lease_id_idx on lease_events/);
   });
 });
