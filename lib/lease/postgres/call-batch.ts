@@ -41,9 +41,9 @@ export interface CallBatchStatements<Row> {
  * answer and go together as the next one (up to the hold limit): at a steady load a statement
  * then carries the calls of all the turns its round trip took, not of one turn.
  *
- * Calls run in order of their first value (the resource), ties in arrival order, so every
- * statement takes its locks in that one order and two never wait on each other in a cycle.
- * Should the server refuse a statement anyway (it then committed nothing), each of its calls
+ * Calls go in order of their first value (the resource), ties in arrival order, so the calls of
+ * one resource reach the statement in the order they were made; the store's statement takes its
+ * locks in one global order of its own (migration 20). Should the server refuse a statement anyway (it then committed nothing), each of its calls
  * runs again alone and meets its own answer; a statement whose connection failed may have
  * committed, so its calls get that error, as a call alone would.
  */
@@ -143,10 +143,9 @@ export class CallBatch<Row> {
   }
 
   /**
-   * A call alone, in its own transaction. Statement order keeps lease locks from waiting in a
-   * cycle, but not every lock a call takes is a resource's (a refused release counts itself in a
-   * row every refusal shares), so the server may still break a cycle by rolling one call back.
-   * It then committed nothing, so it runs again.
+   * A call alone, in its own transaction. The server may still roll one back to break a cycle of
+   * waits with work that does not follow the store's lock order (a store of an earlier version
+   * during an upgrade, another client's transaction). It then committed nothing, so it runs again.
    */
   private async sendOne(call: PendingCall<Row>): Promise<void> {
     for (let attempt = 0; ; attempt++) {
