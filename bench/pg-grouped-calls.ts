@@ -15,11 +15,11 @@
  * Run: `node --import tsx bench/pg-grouped-calls.ts`.
  */
 import { randomUUID } from "node:crypto";
-import pg from "pg";
+import type pg from "pg";
 import { PostgresLeaseStore } from "@leasewatch/lease";
 import { buildLeaseStatements, quoteSchema } from "@leasewatch/lease/internal";
 import { freshPgSchema } from "@leasewatch/lease/testing";
-import { readProcessCpuSeconds } from "./lease-bench";
+import { backendCpuUs, connectBackend } from "./pg-backend";
 
 const SECONDS = Number(process.env.LW_PROFILE_SECONDS ?? 4);
 const ROUNDS = Number(process.env.LW_PROFILE_ROUNDS ?? 4);
@@ -37,12 +37,6 @@ interface Side {
   seconds: number;
 }
 
-function backendCpuUs(pid: number): number {
-  const seconds = readProcessCpuSeconds(pid);
-  if (seconds === null) throw new Error(`grouped calls: cannot read the CPU of backend ${pid} (the server must run on this machine)`);
-  return seconds * 1e6;
-}
-
 /** One function call per lease, in one statement: the store's grouped statement before `lease_calls`. */
 function perCallStatement(schema: string): string {
   const s = quoteSchema(schema);
@@ -54,14 +48,6 @@ function perCallStatement(schema: string): string {
       UNION ALL
       SELECT NULL, r.verdict FROM ${s}.lease_release(u.resource, u.lease_id, u.after_loss) r WHERE u.call = 'release'
     ) x`;
-}
-
-async function connect(connectionString: string, name: string): Promise<{ client: pg.Client; backendPid: number }> {
-  const client = new pg.Client({ connectionString, application_name: name });
-  client.on("error", () => undefined);
-  await client.connect();
-  const { rows } = await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
-  return { client, backendPid: rows[0]!.pid };
 }
 
 async function main(): Promise<void> {
@@ -80,7 +66,7 @@ async function main(): Promise<void> {
       { name: "store", text: buildLeaseStatements(fresh.schema).leaseCallsMany },
     ];
     for (const { name, text } of statements) {
-      const connection = await connect(fresh.connectionString, `${fresh.schema}_${name}`);
+      const connection = await connectBackend(fresh.connectionString, `${fresh.schema}_${name}`);
       const calls = (values: unknown[]) => connection.client.query({ name: `calls_${name}`, text, values });
       sides.push({
         name,
