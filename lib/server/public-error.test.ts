@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { ReadAbortedError } from "@leasewatch/lease";
 import { captureLogs } from "@/lib/log/testing";
 import { toPublicStoreError } from "./public-error";
 
@@ -17,6 +18,22 @@ describe("toPublicStoreError", () => {
       expect(toPublicStoreError(auth, "pg-main")).toMatch(/^refused the console's credentials \(ref /);
       expect(toPublicStoreError(new Error('relation "x" does not exist'), "pg-main")).toMatch(/^store error \(ref /);
       expect(toPublicStoreError(new Error('store "pg-main": no answer within 4000 ms'), "pg-main")).toMatch(/^no answer within 4000 ms \(ref /);
+    } finally {
+      log.restore();
+    }
+  });
+
+  it("a read cancelled because its request went away is no store failure: no reference, no error line", () => {
+    const log = captureLogs();
+    try {
+      const responseAborted = Object.assign(new Error(""), { name: "ResponseAborted" });
+      for (const cancelled of [new ReadAbortedError('redis store "redis-main": events'), responseAborted, new DOMException("aborted", "AbortError")]) {
+        expect(toPublicStoreError(cancelled, "redis-main")).toBe("read cancelled");
+      }
+      expect(log.lines.filter((line) => line.level === "error")).toEqual([]);
+      // A timeout is still a failure, with its reference.
+      expect(toPublicStoreError(new Error('store "redis-main": no answer within 4000 ms'), "redis-main")).toMatch(/^no answer within 4000 ms \(ref /);
+      expect(log.lines.filter((line) => line.level === "error")).toHaveLength(1);
     } finally {
       log.restore();
     }

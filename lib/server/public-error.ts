@@ -27,10 +27,26 @@ export function isUnreachableError(error: unknown): boolean {
   return classify(error) === "unreachable";
 }
 
+/**
+ * Whether a read ended because the request it served went away (the browser navigated or
+ * closed the tab, a query was superseded): the store's ReadAbortedError, or the request's own
+ * abort reason (Next's ResponseAborted, an AbortError). The store did nothing wrong.
+ */
+export function isCancelledRead(error: unknown): boolean {
+  if (typeof error !== "object" || error === null) return false;
+  const { code, name } = error as { code?: unknown; name?: unknown };
+  return code === "read_aborted" || name === "ResponseAborted" || name === "AbortError";
+}
+
 /** A short reason plus a reference, e.g. "unreachable (ref 3f2a…)"; the full error is logged under the same reference. */
 export function toPublicStoreError(error: unknown, store: string): string {
   // A read the viewer's scope does not allow (lib/console/shared/scoped-store): our own words, nothing of the store's.
   if (error instanceof Error && (error as { code?: unknown }).code === "out_of_scope") return error.message;
+  // Nobody is waiting for this answer, and an error line would send on-call after a store that is fine.
+  if (isCancelledRead(error)) {
+    getLogger("store-read").debug({ store }, "store read cancelled: the request went away");
+    return "read cancelled";
+  }
   const reason = classify(error);
   const detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
   const key = `${store}\u0000${detail}`;

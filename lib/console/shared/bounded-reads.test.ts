@@ -4,6 +4,7 @@ import { readBounded } from "@leasewatch/lease/internal";
 import { sleep } from "@leasewatch/lease/testing";
 import { postgresStoreFixtures } from "@/test/support/postgres-tests";
 import { fanOutStores } from "@/lib/console/shared/fan-out";
+import { captureLogs } from "@/lib/log/testing";
 
 /**
  * Console reads must stop their Postgres work, not only stop waiting for it. The
@@ -92,6 +93,40 @@ describe("bounded Postgres reads", () => {
       expect(outcome?.ok).toBe(false);
       expect(await isGoneWithinOneSecond(pid)).toBe(true);
     } finally {
+      await unlock();
+    }
+  });
+
+  it("a read whose request went away is cancelled, and is neither logged as a store failure nor followed by a health read", async () => {
+    const { store, schema } = await open();
+    let healthReads = 0;
+    // The real store, with its health reads counted.
+    const counted = new Proxy(store, {
+      get(target, key) {
+        if (key === "health") {
+          return () => {
+            healthReads++;
+            return target.health();
+          };
+        }
+        const value: unknown = Reflect.get(target, key, target);
+        return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const log = captureLogs();
+    const unlock = await lockEvents(schema);
+    try {
+      const request = new AbortController();
+      const outcomesPromise = fanOutStores([{ store: counted }], (s, signal) => s.events({ resource: "jobs:a", signal }), 10_000, request.signal);
+      const pid = await waitForReader(schema);
+      request.abort();
+      const [outcome] = await outcomesPromise;
+      expect(outcome).toMatchObject({ ok: false, error: "read cancelled" });
+      expect(await isGoneWithinOneSecond(pid)).toBe(true);
+      expect(healthReads).toBe(0);
+      expect(log.lines.filter((line) => line.level === "error")).toEqual([]);
+    } finally {
+      log.restore();
       await unlock();
     }
   });

@@ -111,7 +111,8 @@ export async function fanOutStores<T>(
       if (result.status === "fulfilled") return { store: name, kind, ok: true, data: result.value };
       let cause = causeOf(result.reason);
       // A read that failed otherwise (a timeout, an error) shows the store as down only if its health read fails too.
-      if (cause === "failed" && !(await isStoreHealthy(store))) cause = "unreachable";
+      // Not when the request went away: nobody reads the answer, and the store is not to blame.
+      if (cause === "failed" && !signal?.aborted && !(await isStoreHealthy(store))) cause = "unreachable";
       return { store: name, kind, ok: false, error: toPublicStoreError(result.reason, name), cause };
     }),
   );
