@@ -10,6 +10,7 @@ import { Redlock } from "@sesamecare-oss/redlock";
 import { Redis } from "ioredis";
 import pg from "pg";
 import type { TObservedConfig } from "../../lib/observed/config";
+import { sleepFor } from "./sleep";
 
 export const DEMO_REDLOCK_PATTERN = "tenant_*:redlock:*";
 
@@ -35,14 +36,6 @@ export function demoObservedConfig(pgUrl: string, redisUrl: string, shedlockTabl
   ];
 }
 
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener("abort", () => {
-      clearTimeout(timer);
-      resolve();
-    }, { once: true });
-  });
 const between = (lo: number, hi: number) => lo + Math.floor(Math.random() * (hi - lo));
 
 export async function startObservedWorkload(options: { pgUrl: string; redisUrl: string; shedlockTable: string; log?: (line: string) => void }): Promise<{ stop(): Promise<void> }> {
@@ -62,7 +55,7 @@ export async function startObservedWorkload(options: { pgUrl: string; redisUrl: 
   const loop = (fn: () => Promise<void>) =>
     loops.push(
       (async () => {
-        while (!signal.aborted) await fn().catch(() => sleep(1_000, signal));
+        while (!signal.aborted) await fn().catch(() => sleepFor(1_000, signal));
       })(),
     );
 
@@ -71,14 +64,14 @@ export async function startObservedWorkload(options: { pgUrl: string; redisUrl: 
   const retry = await session("billing-close-retry");
   loop(async () => {
     await billing.query("SELECT pg_advisory_lock(hashtext('billing-close'))");
-    await sleep(between(20_000, 40_000), signal);
+    await sleepFor(between(20_000, 40_000), signal);
     await billing.query("SELECT pg_advisory_unlock(hashtext('billing-close'))");
-    await sleep(between(3_000, 8_000), signal);
+    await sleepFor(between(3_000, 8_000), signal);
   });
   loop(async () => {
-    await sleep(between(5_000, 15_000), signal);
+    await sleepFor(between(5_000, 15_000), signal);
     await retry.query("SELECT pg_advisory_lock(hashtext('billing-close'))");
-    await sleep(between(1_000, 3_000), signal);
+    await sleepFor(between(1_000, 3_000), signal);
     await retry.query("SELECT pg_advisory_unlock(hashtext('billing-close'))");
   });
   // A report export takes a transaction lock for the length of its transaction.
@@ -86,9 +79,9 @@ export async function startObservedWorkload(options: { pgUrl: string; redisUrl: 
   loop(async () => {
     await exporter.query("BEGIN");
     await exporter.query("SELECT pg_advisory_xact_lock(424242)");
-    await sleep(between(5_000, 15_000), signal);
+    await sleepFor(between(5_000, 15_000), signal);
     await exporter.query("COMMIT");
-    await sleep(between(5_000, 10_000), signal);
+    await sleepFor(between(5_000, 10_000), signal);
   });
   // A wait chain: ledger-c waits for ledger-b, which waits for ledger-a.
   const [a, b, c] = [await session("ledger-a"), await session("ledger-b"), await session("ledger-c")];
@@ -100,21 +93,25 @@ export async function startObservedWorkload(options: { pgUrl: string; redisUrl: 
     // Waits a stop() can cut short (their sessions end): handled now, awaited below.
     bWaits.catch(() => {});
     cWaits.catch(() => {});
-    await sleep(between(15_000, 30_000), signal);
+    await sleepFor(between(15_000, 30_000), signal);
     await a.query("SELECT pg_advisory_unlock(7001)");
     await bWaits;
     await b.query("SELECT pg_advisory_unlock(7001)");
     await b.query("SELECT pg_advisory_unlock(7002)");
     await cWaits;
     await c.query("SELECT pg_advisory_unlock(7002)");
-    await sleep(between(5_000, 10_000), signal);
+    await sleepFor(between(5_000, 10_000), signal);
   });
 
   // ShedLock: three scheduled jobs on two hosts, as ShedLock's JDBC provider writes them (UTC wall times).
-  const shed = await session("shedlock-scheduler");
-  await shed.query(`CREATE SCHEMA IF NOT EXISTS ${tableSchema}`);
-  await shed.query(`CREATE TABLE IF NOT EXISTS ${table} (name VARCHAR(64) NOT NULL, lock_until TIMESTAMP NOT NULL, locked_at TIMESTAMP NOT NULL, locked_by VARCHAR(255) NOT NULL, PRIMARY KEY (name))`);
-  for (const [job, everyMs] of [["invoiceJob", 12_000], ["reportJob", 20_000], ["cleanupJob", 8_000]] as const) {
+  // A session per job: the jobs run at once, and one pg client runs one query at a time.
+  const shedJobs = [["invoiceJob", 12_000], ["reportJob", 20_000], ["cleanupJob", 8_000]] as const;
+  for (const [index, [job, everyMs]] of shedJobs.entries()) {
+    const shed = await session(`shedlock-${job}`);
+    if (index === 0) {
+      await shed.query(`CREATE SCHEMA IF NOT EXISTS ${tableSchema}`);
+      await shed.query(`CREATE TABLE IF NOT EXISTS ${table} (name VARCHAR(64) NOT NULL, lock_until TIMESTAMP NOT NULL, locked_at TIMESTAMP NOT NULL, locked_by VARCHAR(255) NOT NULL, PRIMARY KEY (name))`);
+    }
     loop(async () => {
       const host = `scheduler-${between(1, 3)}.demo`;
       const taken = await shed.query(
@@ -125,12 +122,12 @@ export async function startObservedWorkload(options: { pgUrl: string; redisUrl: 
         [job, host],
       );
       if (taken.rowCount === 1) {
-        await sleep(between(2_000, 7_000), signal);
+        await sleepFor(between(2_000, 7_000), signal);
         // The report job sometimes dies holding its lock: it lapses at lockAtMostFor (30 s).
         const dies = job === "reportJob" && Math.random() < 0.3;
         if (!dies) await shed.query(`UPDATE ${table} SET lock_until = timezone('utc', now()) WHERE name = $1 AND locked_by = $2`, [job, host]);
       }
-      await sleep(everyMs, signal);
+      await sleepFor(everyMs, signal);
     });
   }
 
@@ -142,12 +139,12 @@ export async function startObservedWorkload(options: { pgUrl: string; redisUrl: 
     loop(async () => {
       try {
         const lock = await redlock.acquire([resource], 10_000);
-        await sleep(between(3_000, 8_000), signal);
+        await sleepFor(between(3_000, 8_000), signal);
         if (Math.random() >= 0.2) await lock.release();
       } catch {
         // Held by another worker: try again later, as a redlock user would.
       }
-      await sleep(between(2_000, 6_000), signal);
+      await sleepFor(between(2_000, 6_000), signal);
     });
   }
 
