@@ -1,4 +1,8 @@
-/** One Postgres connection whose backend's CPU can be read from /proc (the server must run on this machine). */
+/**
+ * What the Postgres server-side benches share: a connection whose backend's CPU can be read from
+ * /proc (the server must run on this machine), and the grouped statement's parameters for a round
+ * of pairs.
+ */
 import pg from "pg";
 import { readProcessCpuSeconds } from "./lease-bench";
 
@@ -20,4 +24,16 @@ export function backendCpuUs(pid: number): number {
   const seconds = readProcessCpuSeconds(pid);
   if (seconds === null) throw new Error(`cannot read the CPU of backend ${pid} (the server must run on this machine)`);
   return seconds * 1e6;
+}
+
+/**
+ * The parameters of the store's grouped statement (`leaseCallsMany`) for one acquire of each
+ * resource, with lease ids `ids`, and for the releases of those leases by their holders.
+ */
+export function groupedPairValues(resources: string[], ids: string[], task: string, ttlMs: number): { acquires: unknown[]; releases: unknown[] } {
+  const none = resources.map(() => null);
+  return {
+    acquires: [resources, resources.map(() => "acquire"), resources.map(() => "bench"), resources.map(() => task), resources.map(() => ttlMs), ids, none],
+    releases: [resources, resources.map(() => "release"), none, none, none, ids, resources.map(() => false)],
+  };
 }

@@ -24,7 +24,7 @@ import type pg from "pg";
 import { PostgresLeaseStore } from "@leasewatch/lease";
 import { buildLeaseStatements, quoteSchema } from "@leasewatch/lease/internal";
 import { freshPgSchema } from "@leasewatch/lease/testing";
-import { backendCpuUs, connectBackend, type BackendConnection } from "./pg-backend";
+import { backendCpuUs, connectBackend, groupedPairValues, type BackendConnection } from "./pg-backend";
 
 const SECONDS = Number(process.env.LW_PROFILE_SECONDS ?? 4);
 const ROUNDS = Number(process.env.LW_PROFILE_ROUNDS ?? 6);
@@ -103,14 +103,13 @@ async function openSide(variant: Variant): Promise<Side> {
 async function runRound(side: Side, resources: string[], measure = true): Promise<void> {
   const text = buildLeaseStatements(side.schema).leaseCallsMany;
   const calls = (values: unknown[]) => side.client.query({ name: "lease_calls", text, values });
-  const none = resources.map(() => null);
   const cpuBefore = backendCpuUs(side.backendPid);
   const startedAt = performance.now();
   let pairs = 0;
   while (performance.now() < startedAt + (measure ? SECONDS : 1) * 1000) {
-    const ids = resources.map(() => randomUUID());
-    await calls([resources, resources.map(() => "acquire"), resources.map(() => "bench"), resources.map(() => "event-indexes"), resources.map(() => TTL_MS), ids, none]);
-    await calls([resources, resources.map(() => "release"), none, none, none, ids, resources.map(() => false)]);
+    const { acquires, releases } = groupedPairValues(resources, resources.map(() => randomUUID()), "event-indexes", TTL_MS);
+    await calls(acquires);
+    await calls(releases);
     pairs += resources.length;
   }
   const cpuUs = backendCpuUs(side.backendPid) - cpuBefore;

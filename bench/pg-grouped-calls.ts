@@ -19,7 +19,7 @@ import type pg from "pg";
 import { PostgresLeaseStore } from "@leasewatch/lease";
 import { buildLeaseStatements, quoteSchema } from "@leasewatch/lease/internal";
 import { freshPgSchema } from "@leasewatch/lease/testing";
-import { backendCpuUs, connectBackend } from "./pg-backend";
+import { backendCpuUs, connectBackend, groupedPairValues } from "./pg-backend";
 
 const SECONDS = Number(process.env.LW_PROFILE_SECONDS ?? 4);
 const ROUNDS = Number(process.env.LW_PROFILE_ROUNDS ?? 4);
@@ -73,11 +73,10 @@ async function main(): Promise<void> {
         ...connection,
         ...base,
         async cycle(resources) {
-          const ids = resources.map(() => randomUUID());
-          const none = resources.map(() => null);
-          const acquired = await calls([resources, resources.map(() => "acquire"), resources.map(() => "bench"), resources.map(() => "grouped-calls"), resources.map(() => TTL_MS), ids, none]);
+          const { acquires, releases } = groupedPairValues(resources, resources.map(() => randomUUID()), "grouped-calls", TTL_MS);
+          const acquired = await calls(acquires);
           expect("acquire", acquired.rows.filter((r: { outcome: string }) => r.outcome === "acquired").length);
-          const released = await calls([resources, resources.map(() => "release"), none, none, none, ids, resources.map(() => false)]);
+          const released = await calls(releases);
           expect("release", released.rows.filter((r: { verdict: string }) => r.verdict === "ok").length);
         },
       });
