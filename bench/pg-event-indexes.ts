@@ -24,6 +24,7 @@ import type pg from "pg";
 import { PostgresLeaseStore } from "@leasewatch/lease";
 import { buildLeaseStatements, quoteSchema } from "@leasewatch/lease/internal";
 import { freshPgSchema } from "@leasewatch/lease/testing";
+import { median } from "./lease-bench";
 import { backendCpuUs, connectBackend, groupedPairValues, type BackendConnection } from "./pg-backend";
 
 const SECONDS = Number(process.env.LW_PROFILE_SECONDS ?? 4);
@@ -129,12 +130,6 @@ async function checkEvents(side: Side): Promise<void> {
   if (rows.length !== (acquired === undefined ? 1 : 2) || counts.acquired !== acquired || counts.released !== side.written) {
     throw new Error(`event indexes: "${side.variant.name}" wrote ${JSON.stringify(counts)} for ${side.written} pairs`);
   }
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
 async function main(): Promise<void> {
