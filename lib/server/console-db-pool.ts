@@ -26,13 +26,16 @@ export function createConsolePool(options: ConsolePoolOptions): pg.Pool {
   });
 }
 
+const ignoreIdleClientError = () => {};
+
 /**
  * The caller's pool, or a small one of the component's own (`ownsPool`: it ends it on close).
  * Either way an idle client's error is ignored: a database restart must not crash the
- * process; the failing query reports it.
+ * process; the failing query reports it. The listener is one shared function, added once per
+ * pool, so components that share a pool do not pile up listeners on it.
  */
 export function resolveConsolePool(options: { pool?: pg.Pool; url?: string; pooler?: "transaction" }): { pool: pg.Pool; ownsPool: boolean } {
   const pool = options.pool ?? createConsolePool({ url: options.url, max: 4, statementTimeoutMs: 5_000, ...(options.pooler ? { pooler: options.pooler } : {}) });
-  pool.on("error", () => {});
+  if (!pool.listeners("error").includes(ignoreIdleClientError)) pool.on("error", ignoreIdleClientError);
   return { pool, ownsPool: options.pool === undefined };
 }
