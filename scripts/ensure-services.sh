@@ -64,9 +64,9 @@ if ! port_open "$REDIS_HOST" "$REDIS_PORT"; then
 fi
 log "Redis reachable at $REDIS_HOST:$REDIS_PORT"
 
-# --- Chromium (Playwright drives Debian's build; it cannot download its own) ------
-if [ "$NEED_CHROMIUM" = 1 ] && [ ! -x /usr/bin/chromium ]; then apt_install chromium fonts-dejavu-core; fi
-[ "$NEED_CHROMIUM" = 1 ] && log "Chromium: $(/usr/bin/chromium --version 2>/dev/null || echo missing)"
+# --- Chromium (Playwright drives Debian's headless shell; it cannot download its own) --
+if [ "$NEED_CHROMIUM" = 1 ] && [ ! -x /usr/bin/chromium-headless-shell ]; then apt_install chromium-headless-shell fonts-dejavu-core; fi
+[ "$NEED_CHROMIUM" = 1 ] && log "Chromium: $(/usr/bin/chromium-headless-shell --version 2>/dev/null || echo missing)"
 
 # --- promtool (checks and unit-tests ops/alerts.yml); optional: without it that step is skipped --
 if ! command -v promtool >/dev/null; then
