@@ -9,7 +9,10 @@ import { BASE_URL, CHROMIUM_ARGS, CHROMIUM_PATH, OPERATOR_STATE, VIEWER_STATE } 
  * Projects: `setup` signs alice and bob in through the IdP's login form and
  * waits until the workload has written every kind of event the specs read;
  * `operator` (alice) runs every spec except tests tagged @viewer, which run in
- * `viewer` (bob). Tests that need no session use an empty storageState.
+ * `viewer` (bob), and tests tagged @store-outage, which stop or pause the Redis
+ * store and so run in `store-outage` (alice) once the others have finished: a
+ * test running beside them would lose the keys it wrote, or hang on its reads.
+ * Tests that need no session use an empty storageState.
  *
  * Time budgets, in one place: a test gets TEST_TIMEOUT_MS for its page loads,
  * at most one wait for live data on a page (DATA_TIMEOUT_MS in the specs, well
@@ -35,8 +38,10 @@ export default defineConfig({
   },
   projects: [
     { name: "setup", testMatch: /support\/(auth|data)\.setup\.ts$/ },
-    { name: "operator", dependencies: ["setup"], grepInvert: /@viewer/, use: { storageState: OPERATOR_STATE } },
+    { name: "operator", dependencies: ["setup"], grepInvert: /@viewer|@store-outage/, use: { storageState: OPERATOR_STATE } },
     { name: "viewer", dependencies: ["setup"], grep: /@viewer/, use: { storageState: VIEWER_STATE } },
+    // Stopping the Redis store loses its keys and pausing it hangs every read: alone, after the rest.
+    { name: "store-outage", dependencies: ["operator", "viewer"], grep: /@store-outage/, use: { storageState: OPERATOR_STATE } },
   ],
   webServer: {
     command: "node_modules/.bin/tsx e2e/support/e2e-stack.ts",

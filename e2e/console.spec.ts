@@ -1,7 +1,8 @@
 /**
  * The console's pages against the e2e stack: real Postgres and Redis stores fed
  * by the workload generator, the production build, a signed-in operator.
- * Serial: the last tests pause the Redis store (a throwaway server), then stop and restart it.
+ * Serial: the last tests pause the Redis store (a throwaway server), then stop and restart it;
+ * tagged @store-outage, they run in a project of their own after every other test (playwright.config.ts).
  */
 import { randomBytes } from "node:crypto";
 import { expect, test, type Page } from "@playwright/test";
@@ -220,7 +221,7 @@ for (const colorScheme of ["light", "dark"] as const) {
 
 // The sign-in pages' axe scan is in e2e/axe.spec.ts.
 
-test("with the Redis store hanging, pages still render and show it down within the read timeout", async ({ page }) => {
+test("with the Redis store hanging, pages still render and show it down within the read timeout @store-outage", async ({ page }) => {
   await page.goto(`/locks?store=${PG_STORE}`);
   await expect(page.locator("tbody tr").first()).toBeVisible({ timeout: DATA_TIMEOUT_MS });
   // SIGSTOP: connections stay open and nothing answers, unlike a stopped server that refuses at once.
@@ -247,7 +248,7 @@ test("with the Redis store hanging, pages still render and show it down within t
   await expect(page.getByText("Store down:")).toHaveCount(0, { timeout: 20_000 });
 });
 
-test("with the Redis store stopped, the banner names it and Postgres data stays", async ({ page }) => {
+test("with the Redis store stopped, the banner names it and Postgres data stays @store-outage", async ({ page }) => {
   await page.goto(`/locks?store=${PG_STORE}`);
   await expect(page.locator("tbody tr").first()).toBeVisible({ timeout: DATA_TIMEOUT_MS });
   await stopRedisStore();

@@ -13,7 +13,8 @@
  *   put her groups back in a finally.
  *
  * Tests that stop or pause the store must undo it before they finish
- * (try/finally) and should run serially.
+ * (try/finally), run serially, and be tagged @store-outage: that project runs
+ * them after every other test, so no test beside them loses its keys or hangs.
  */
 import type { LeaseStore } from "@leasewatch/lease";
 import type { TStoreConfig } from "../../lib/server/store-config";
