@@ -114,10 +114,9 @@ async function foldGroupTotals(client: pg.PoolClient, schema: string, now: Date,
 export async function readGroupTotals(client: pg.PoolClient, schema: string, q: { prefixDepth: number; maxGroups: number }): Promise<GroupTotals> {
   const sql = buildGroupStatements(schema);
   const depth = groupDepthFor(q.prefixDepth);
-  const [holds, slack] = await Promise.all([
-    client.query<{ grp: string; b: number; n: string; ms: string }>(sql.readHolds, [depth]),
-    client.query<{ grp: string; b: number; n: string }>(sql.readSlack, [depth]),
-  ]);
+  // One after the other: statements on one connection run in turn anyway, and pg deprecates queueing them.
+  const holds = await client.query<{ grp: string; b: number; n: string; ms: string }>(sql.readHolds, [depth]);
+  const slack = await client.query<{ grp: string; b: number; n: string }>(sql.readSlack, [depth]);
   const holdTally = newHoldTally();
   for (const r of holds.rows) holdTally.add(r.grp, depth, r.b, Number(r.n), Number(r.ms));
   const slackTally = newSlackTally();
@@ -157,13 +156,11 @@ export async function readStats(pool: pg.PoolClient, schema: string, query: unkn
   const cuts = unit === "day" ? [dayCut, hourCut, minuteCut] : [hourCut, minuteCut];
   const bounds = [fromMs, ...cuts, toMs].map((ms) => new Date(ms));
 
-  const [counters, contention] = await Promise.all([
-    pool.query<Record<string, unknown>>(buildStatsCountersQuery(schema, unit), bounds),
-    pool.query<{ bucket_start: Date; prefixes: Record<string, number> }>(buildStatsContentionByBucketQuery(schema, unit), [
-      ...bounds,
-      depth,
-      TOP_PREFIXES_PER_BUCKET,
-    ]),
+  const counters = await pool.query<Record<string, unknown>>(buildStatsCountersQuery(schema, unit), bounds);
+  const contention = await pool.query<{ bucket_start: Date; prefixes: Record<string, number> }>(buildStatsContentionByBucketQuery(schema, unit), [
+    ...bounds,
+    depth,
+    TOP_PREFIXES_PER_BUCKET,
   ]);
 
   const buckets = new Map<number, StatsBucket>();
@@ -209,15 +206,14 @@ export async function readPrefixStats(client: pg.PoolClient, schema: string, que
   if ((toMs - fromMs) / q.bucketMs > MAX_STATS_BUCKETS) throw new LeaseError(`prefixStats: at most ${MAX_STATS_BUCKETS} buckets`);
   const sql = buildRollupStatements(schema);
   const groups = buildGroupRollupStatements(schema);
-  const [state, covered] = await Promise.all([client.query<{ refreshed_at: Date }>(sql.readRefreshedAt), client.query<{ covered_from: Date | null }>(groups.readCoveredFrom)]);
+  const state = await client.query<{ refreshed_at: Date }>(sql.readRefreshedAt);
+  const covered = await client.query<{ covered_from: Date | null }>(groups.readCoveredFrom);
   const refreshedAt = state.rows[0]?.refreshed_at;
   const finalUntil = refreshedAt ? floorTo(refreshedAt.getTime(), MINUTE_MS) - ROLLUP_SAFETY_MARGIN_MS : fromMs;
   const hourCut = clamp(floorTo(finalUntil, HOUR_MS), fromMs, toMs);
   const params = [new Date(fromMs), new Date(hourCut), new Date(toMs), q.prefix, prefixUpperBound(q.prefix)];
-  const [counters, contention] = await Promise.all([
-    client.query<Record<string, unknown>>(groups.readPrefixCounters(unit), params),
-    client.query<{ bucket_start: Date; name: string; n: string }>(groups.readPrefixContention(unit), params),
-  ]);
+  const counters = await client.query<Record<string, unknown>>(groups.readPrefixCounters(unit), params);
+  const contention = await client.query<{ bucket_start: Date; name: string; n: string }>(groups.readPrefixContention(unit), params);
   const buckets = new Map<number, StatsBucket>();
   for (let t = fromMs; t < toMs; t += q.bucketMs) buckets.set(t, emptyStatsBucket(t));
   for (const row of counters.rows) {
@@ -252,10 +248,8 @@ export async function readLifetimeTotals(pool: pg.PoolClient, schema: string): P
   const refreshedAt = state.rows[0]?.refreshed_at;
   const minuteCut = refreshedAt ? new Date(floorTo(refreshedAt.getTime(), MINUTE_MS) - ROLLUP_SAFETY_MARGIN_MS) : "-infinity";
   const hourCut = typeof minuteCut === "string" ? minuteCut : new Date(floorTo(minuteCut.getTime(), HOUR_MS));
-  const [{ rows }, failures] = await Promise.all([
-    pool.query<Record<string, unknown>>(buildLifetimeTotalsQuery(schema), ["-infinity", hourCut, minuteCut, "infinity"]),
-    pool.query<{ reason: string; n: string }>(buildReleaseFailuresQuery(schema)),
-  ]);
+  const { rows } = await pool.query<Record<string, unknown>>(buildLifetimeTotalsQuery(schema), ["-infinity", hourCut, minuteCut, "infinity"]);
+  const failures = await pool.query<{ reason: string; n: string }>(buildReleaseFailuresQuery(schema));
   const refused = new Map(failures.rows.map((r) => [r.reason, Number(r.n)]));
   const row = rows[0] ?? {};
   const histogram = (row.hold_histogram as Array<string | number> | null) ?? [];

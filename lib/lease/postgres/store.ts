@@ -569,14 +569,15 @@ export class PostgresLeaseStore implements LeaseStore {
     const now = needsNow ? ((await this.pool.query<{ now: Date }>("SELECT clock_timestamp() AS now")).rows[0]!.now) : new Date(0);
     const window = resolveAdviceWindow(query, now);
     const upper = window.prefix ? prefixUpperBound(window.prefix) : null;
-    // Both statements share one bounded read-only transaction (they queue on its connection).
-    const [slackRows, events] = await this.read("ttl advice", query?.signal, (client) => Promise.all([
-      this.readSlackRows(client, window.from, window.to, window.prefix),
-      client.query<{ grp: string; released: string; expired: string; force_released: string; renew_failed: string; hold_histogram: string[] }>(
+    // Both statements share one bounded read-only transaction, one after the other on its connection.
+    const [slackRows, events] = await this.read("ttl advice", query?.signal, async (client) => {
+      const slack = await this.readSlackRows(client, window.from, window.to, window.prefix);
+      const tally = await client.query<{ grp: string; released: string; expired: string; force_released: string; renew_failed: string; hold_histogram: string[] }>(
         buildAdviceEventsQuery(this.schema),
         [window.from, window.to, window.prefix || null, upper],
-      ),
-    ]));
+      );
+      return [slack, tally] as const;
+    });
     const tallies = new Map<string, EventTally>();
     for (const row of events.rows) {
       tallies.set(row.grp, {
