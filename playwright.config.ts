@@ -40,7 +40,6 @@ export default defineConfig({
     { name: "setup", testMatch: /support\/(auth|data)\.setup\.ts$/ },
     { name: "operator", dependencies: ["setup"], grepInvert: /@viewer|@store-outage/, use: { storageState: OPERATOR_STATE } },
     { name: "viewer", dependencies: ["setup"], grep: /@viewer/, use: { storageState: VIEWER_STATE } },
-    // Stopping the Redis store loses its keys and pausing it hangs every read: alone, after the rest.
     { name: "store-outage", dependencies: ["operator", "viewer"], grep: /@store-outage/, use: { storageState: OPERATOR_STATE } },
   ],
   webServer: {

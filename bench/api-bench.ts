@@ -41,6 +41,7 @@ import { TokenStore } from "@/lib/api/tokens";
 import { PostgresLeaseStore, RedisLeaseStore } from "@leasewatch/lease";
 import { findFreePort } from "@/scripts/throwaway-servers";
 import { freshPgSchema, freshRedisNamespace, TEST_DATABASE_URL } from "@leasewatch/lease/testing";
+import { median } from "./lease-bench";
 import type { BenchOutcome } from "./run";
 
 const CONCURRENCY = Number(process.env.LW_BENCH_CONCURRENCY ?? 16);
@@ -251,11 +252,6 @@ function profileBreakdown(file: string, windows: ReadonlyArray<[number, number]>
     out.set(label, (out.get(label) ?? 0) + delta);
   });
   return out;
-}
-
-function median(values: readonly number[]): number {
-  const v = [...values].sort((a, b) => a - b);
-  return v.length % 2 ? v[(v.length - 1) / 2]! : (v[v.length / 2 - 1]! + v[v.length / 2]!) / 2;
 }
 
 export async function run(): Promise<BenchOutcome> {
