@@ -391,17 +391,23 @@ describe("CallBatch on a real Postgres", () => {
     expect(sent).toEqual(["many", "one", "one", "one"]);
   });
 
-  it("runs a call alone again when the server rolled it back to break a deadlock, and answers it", async () => {
+  it.each([
+    ["grouping", true],
+    ["groupCommit: false", false],
+  ])("runs a call alone again when the server rolled it back to break a deadlock, and answers it (%s)", async (_mode, isGrouping) => {
     const [first, second] = [Math.floor(Math.random() * 1e9), Math.floor(Math.random() * 1e9) + 1];
     let runs = 0;
     // The call takes `first`, then waits for `second`, which the other session holds.
-    const batch = new CallBatch<{ q: number }>({
-      runOne: async () => {
-        runs++;
-        return (await pool.query<{ q: number }>("SELECT 7 AS q FROM (SELECT pg_advisory_xact_lock($1), pg_advisory_xact_lock($2)) AS locks", [first, second])).rows[0];
+    const batch = new CallBatch<{ q: number }>(
+      {
+        runOne: async () => {
+          runs++;
+          return (await pool.query<{ q: number }>("SELECT 7 AS q FROM (SELECT pg_advisory_xact_lock($1), pg_advisory_xact_lock($2)) AS locks", [first, second])).rows[0];
+        },
+        runMany: async () => [],
       },
-      runMany: async () => [],
-    });
+      isGrouping,
+    );
     const other = new pg.Client({ connectionString: TEST_DATABASE_URL });
     other.on("error", () => {});
     await other.connect();

@@ -66,8 +66,8 @@ export class CallBatch<Row> {
   ) {}
 
   run(values: readonly unknown[]): Promise<Row | undefined> {
-    if (!this.isGrouping) return this.statements.runOne(values);
     return new Promise((resolve, reject) => {
+      if (!this.isGrouping) return void this.sendOne({ values, resolve, reject });
       this.pending.push({ values, resolve, reject });
       if (!this.isFlushScheduled) {
         this.isFlushScheduled = true;
