@@ -11,7 +11,9 @@
  *   resource=$1 AND lease_id=$2` on a plain table, both as named prepared statements (as the
  *   store's are), vs the same store with `groupCommit: false` (every call its own
  *   statement: the store before grouping), and the store with each acquire naming its own lease
- *   id (the lock API's Idempotency-Key path). Same pool size each.
+ *   id (the lock API's Idempotency-Key path). Same pool size each. Then heartbeats: each loop
+ *   renews a lease it holds, back to back (a row's "pair" is one renew, its latency the renew's),
+ *   on the store, on the store with calls alone, and as a bare `UPDATE … SET expires_at`.
  *
  * CONCURRENCY loops run acquire→release back to back over distinct resources
  * (no contention: this measures the cost of an uncontended lease). The sides
@@ -415,11 +417,42 @@ async function benchPostgres(): Promise<Row[]> {
         "store, calls alone": () => readBackendCpu(barePool, `${fresh.schema}_alone`),
       },
     );
+    // Heartbeats: each loop renews a lease it holds, over and over. A "pair" in these rows is one renew.
+    const update = `UPDATE ${table} SET expires_at = clock_timestamp() + $3 * interval '1 millisecond' WHERE resource = $1 AND lease_id = $2`;
+    const bareHeld = new Map<number, string>();
+    const bareRenew: Pair = async (loop) => {
+      const resource = `bench:renew:${loop}`;
+      let leaseId = bareHeld.get(loop);
+      if (leaseId === undefined) {
+        leaseId = randomUUID();
+        await barePool.query({ name: "bare_insert", text: insert, values: [resource, leaseId, "bench", TTL_MS] });
+        bareHeld.set(loop, leaseId);
+      }
+      const t0 = performance.now();
+      const updated = await barePool.query({ name: "bare_update", text: update, values: [resource, leaseId, TTL_MS] });
+      if (updated.rowCount !== 1) throw new Error(`bench: renew of ${resource} refused`);
+      return performance.now() - t0;
+    };
+    const r = await compare(
+      {
+        "renew, bare": bareRenew,
+        "renew, store": storeRenew(store, "bench-renew"),
+        "renew, calls alone": storeRenew(storeAlone, "bench-renew-alone"),
+      },
+      {
+        "renew, bare": () => readBackendCpu(barePool, `${fresh.schema}_bare`),
+        "renew, store": () => readBackendCpu(barePool, `${fresh.schema}_store`),
+        "renew, calls alone": () => readBackendCpu(barePool, `${fresh.schema}_alone`),
+      },
+    );
     return [
       row("postgres", "bare", c),
       row("postgres", "store", c, { vs: "bare", ratioTarget: TARGETS.pgRatio }),
       row("postgres", "store, chosen ids", c, { vs: "bare" }),
       row("postgres", "store, calls alone", c, { vs: "bare" }),
+      row("postgres", "renew, bare", r),
+      row("postgres", "renew, store", r, { vs: "renew, bare" }),
+      row("postgres", "renew, calls alone", r, { vs: "renew, bare" }),
     ];
   } finally {
     await store.close();
@@ -431,6 +464,25 @@ async function benchPostgres(): Promise<Row[]> {
     await barePool.end();
     await fresh.drop();
   }
+}
+
+/** Renews a lease each loop holds on `store` (acquired on the loop's first call); returns the renew's latency in ms. */
+function storeRenew(store: LeaseStore, owner: string): Pair {
+  const held = new Map<number, string>();
+  return async (loop) => {
+    const resource = `bench:renew:${owner}:${loop}`;
+    let leaseId = held.get(loop);
+    if (leaseId === undefined) {
+      const r = await store.acquire({ resource, owner, task: "bench", ttlMs: TTL_MS });
+      if (!r.acquired) throw new Error(`bench: ${resource} unexpectedly held by ${r.holder.owner}`);
+      leaseId = r.lease.leaseId;
+      held.set(loop, leaseId);
+    }
+    const t0 = performance.now();
+    const renewed = await store.renew({ resource, leaseId, ttlMs: TTL_MS });
+    if (!renewed.renewed) throw new Error(`bench: renew of ${resource} refused (${renewed.reason})`);
+    return performance.now() - t0;
+  };
 }
 
 /** withLease with empty work: acquire, hold (heartbeat armed), release. Returns the time to the work's start. */

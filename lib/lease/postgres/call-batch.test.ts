@@ -4,6 +4,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { TEST_DATABASE_URL } from "../testing/isolation";
 import { postgresStoreFixtures, stallInsertsBy } from "@/test/support/postgres-tests";
 import { CallBatch } from "./call-batch";
+import { SLACK_BUCKET_COUNT } from "../types";
 import { buildLeaseStatements } from "./sql";
 
 describe("calls made together go to Postgres as one statement", () => {
@@ -189,6 +190,86 @@ describe("calls made together go to Postgres as one statement", () => {
     const results = await Promise.all(resources.map((resource) => store.acquire({ resource, owner: "w", task: "t", ttlMs: 30_000 })));
     expect(results.every((r) => r.acquired)).toBe(true);
     expect(await countWritingTransactions(spec.schema, resources)).toBe(6);
+    const renewed = await Promise.all(results.map((r) => (r.acquired ? store.renew({ resource: r.lease.resource, leaseId: r.lease.leaseId, ttlMs: 30_000 }) : null)));
+    expect(renewed.every((r) => r?.renewed)).toBe(true);
+    expect(await countRenewingTransactions(spec.schema, resources)).toBe(6);
+  });
+
+  /** How many transactions last wrote `schema`'s lease rows for `resources` (a renew updates its row, which takes the renewing transaction's xmin). */
+  async function countRenewingTransactions(schema: string, resources: string[]): Promise<number> {
+    const { rows } = await raw.query(`SELECT count(DISTINCT xmin::text)::int AS n FROM "${schema}".leases WHERE resource = ANY($1::text[])`, [resources]);
+    return rows[0].n as number;
+  }
+
+  /** The renewals counted in `schema`'s slack rollup, per old TTL and slack bucket. */
+  async function slackCounts(schema: string): Promise<{ ttl_ms: number; slack_bucket: number; renewals: number }[]> {
+    const { rows } = await raw.query(
+      `SELECT ttl_ms, slack_bucket, sum(renewals)::int AS renewals FROM "${schema}".lease_renewal_slack GROUP BY 1, 2 ORDER BY 1, 2`,
+    );
+    return rows;
+  }
+
+  it("renews leases made in one turn together: each renewed once with its own TTL, its slack counted, one commit", async () => {
+    const { store, spec } = await fresh();
+    const resources = Array.from({ length: 12 }, (_, i) => `batch:renew:${i}`);
+    const granted = await Promise.all(resources.map((resource) => store.acquire({ resource, owner: "w", task: "t", ttlMs: 30_000 })));
+    const leases = granted.map((r) => {
+      if (!r.acquired) throw new Error("expected a grant");
+      return r.lease;
+    });
+    const renewed = await Promise.all(leases.map((l, i) => store.renew({ resource: l.resource, leaseId: l.leaseId, ttlMs: 40_000 + i })));
+    expect(renewed.map((r) => (r.renewed ? r.renewals : r.reason))).toEqual(resources.map(() => 1));
+    expect(await countRenewingTransactions(spec.schema, resources)).toBe(1);
+    // Each answer is its own row's new expiry, and the row holds the TTL its own call asked for.
+    const rows = await Promise.all(leases.map((l) => store.get(l.resource)));
+    rows.forEach((row, i) => {
+      const answer = renewed[i]!;
+      if (!answer.renewed) throw new Error("expected a renewal");
+      expect(row).toMatchObject({ leaseId: leases[i]!.leaseId, ttlMs: 40_000 + i, renewals: 1, expiresAt: answer.expiresAt });
+      expect(answer.expiresAt.getTime() - row!.renewedAt.getTime()).toBe(40_000 + i);
+    });
+    // Renewed at once after the grant: almost the whole old TTL was left, the top slack bucket.
+    expect(await slackCounts(spec.schema)).toEqual([{ ttl_ms: 30_000, slack_bucket: SLACK_BUCKET_COUNT - 1, renewals: 12 }]);
+    const { rows: events } = await raw.query(`SELECT count(*)::int AS n FROM "${spec.schema}".lease_events WHERE kind <> 'acquired'`);
+    expect(events[0].n).toBe(0);
+  });
+
+  it("answers each renew of a shared turn as alone: a second renew of one lease, a stranger's, a lapsed one, a lease that never was", async () => {
+    const { store, spec } = await fresh();
+    const acquire = async (resource: string, ttlMs: number) => {
+      const r = await store.acquire({ resource, owner: "w", task: "t", ttlMs });
+      if (!r.acquired) throw new Error(`expected a grant of ${resource}`);
+      return r.lease;
+    };
+    const live = await acquire("renew-mix:live", 30_000);
+    const other = await acquire("renew-mix:other", 30_000);
+    const lapsed = await acquire("renew-mix:lapsed", 100);
+    await raw.query("SELECT pg_sleep(0.15)");
+    const [first, second, stranger, late, absent] = await Promise.all([
+      store.renew({ resource: live.resource, leaseId: live.leaseId, ttlMs: 20_000 }),
+      store.renew({ resource: live.resource, leaseId: live.leaseId, ttlMs: 20_000 }),
+      store.renew({ resource: other.resource, leaseId: randomUUID(), ttlMs: 20_000 }),
+      store.renew({ resource: lapsed.resource, leaseId: lapsed.leaseId, ttlMs: 20_000 }),
+      store.renew({ resource: "renew-mix:none", leaseId: "not-a-uuid", ttlMs: 20_000 }),
+    ]);
+    expect([first, second].map((r) => (r.renewed ? r.renewals : r.reason)).sort()).toEqual([1, 2]);
+    expect(stranger).toEqual({ renewed: false, reason: "not_owner" });
+    expect(late).toEqual({ renewed: false, reason: "expired" });
+    expect(absent).toEqual({ renewed: false, reason: "not_owner" });
+    expect(await store.get(live.resource)).toMatchObject({ leaseId: live.leaseId, renewals: 2, ttlMs: 20_000 });
+    expect(await store.get(other.resource)).toMatchObject({ leaseId: other.leaseId, renewals: 0, ttlMs: 30_000 });
+    expect(await store.get(lapsed.resource)).toBeNull();
+    const { rows: events } = await raw.query(
+      `SELECT resource, kind, reason, detail->>'recordedBy' AS by FROM "${spec.schema}".lease_events WHERE kind <> 'acquired' ORDER BY resource, kind`,
+    );
+    expect(events).toEqual([
+      { resource: "renew-mix:lapsed", kind: "expired", reason: null, by: "renew" },
+      { resource: "renew-mix:lapsed", kind: "renew_failed", reason: "expired", by: null },
+      { resource: "renew-mix:none", kind: "renew_failed", reason: "not_owner", by: null },
+      { resource: "renew-mix:other", kind: "renew_failed", reason: "not_owner", by: null },
+    ]);
+    // Only the two renewals that succeeded are counted.
+    expect((await slackCounts(spec.schema)).reduce((sum, row) => sum + row.renewals, 0)).toBe(2);
   });
 
   it("answers acquires of one resource made in one turn in the order they were made: the first holds, the rest hear contention from it", async () => {

@@ -97,6 +97,8 @@ export interface LeaseStatements {
   acquire: string;
   acquireOnce: string;
   renew: string;
+  /** The renews of one event-loop turn in one statement (call-batch.ts): those that succeed. */
+  renewMany: string;
   release: string;
   /** The acquires and releases of one event-loop turn in one statement (call-batch.ts). */
   leaseCallsMany: string;
@@ -179,6 +181,54 @@ export function buildLeaseStatements(schema: string): LeaseStatements {
       RETURNING id
     )
     SELECT st.verdict, u.expires_at, u.renewals FROM st LEFT JOIN upd u ON true`;
+
+  /**
+   * The renews of one event-loop turn in one statement and one commit (call-batch.ts): $1
+   * resource, $2 lease id (text), $3 ttl_ms, $4 the resource's slack group; each an array with
+   * one element per call. Only the common case is done here: the first renew of each resource
+   * whose lease id holds it and has not lapsed, exactly as `renew` does it (row lock, then the
+   * clock, then the update and its slack count). A call with no row in the answer (another lease
+   * holds it, it lapsed, a second renew of one resource) changed nothing and is run again alone
+   * by `renew`, which records its refusal as it always does. Rows are locked in resource order
+   * and the slack rows in key order, so two of these never wait on each other in a cycle.
+   */
+  const renewMany = `
+    WITH x AS MATERIALIZED (
+      SELECT DISTINCT ON (c.resource) c.resource, c.lease_id, c.ttl_ms, c.grp, c.n
+      FROM unnest($1::text[], $2::text[], $3::int[], $4::text[]) WITH ORDINALITY AS c(resource, lease_id, ttl_ms, grp, n)
+      ORDER BY c.resource, c.n
+    ),
+    cur AS MATERIALIZED (
+      SELECT l.resource, l.lease_id, l.expires_at, l.ttl_ms FROM ${s}.leases l
+      WHERE l.resource IN (SELECT x.resource FROM x)
+      ORDER BY l.resource
+      FOR UPDATE OF l
+    ),
+    clk AS MATERIALIZED (SELECT clock_timestamp() AS now FROM (SELECT count(*) FROM cur) k),
+    ok AS MATERIALIZED (
+      SELECT x.n, x.resource, x.ttl_ms, x.grp, o.expires_at AS old_expires_at, o.ttl_ms AS old_ttl_ms, c.now
+      FROM x JOIN cur o ON o.resource = x.resource AND o.lease_id::text = x.lease_id, clk c
+      WHERE o.expires_at > c.now
+    ),
+    upd AS (
+      UPDATE ${s}.leases l
+      SET expires_at = ok.now + ok.ttl_ms * interval '1 millisecond', ttl_ms = ok.ttl_ms, renewed_at = ok.now, renewals = l.renewals + 1
+      FROM ok WHERE l.resource = ok.resource
+      RETURNING l.resource, l.expires_at, l.renewals
+    ),
+    slack AS (
+      INSERT INTO ${s}.lease_renewal_slack AS r (bucket_start, prefix, ttl_ms, slack_bucket, shard, renewals)
+      SELECT k.bucket_start, k.prefix, k.ttl_ms, k.slack_bucket, (pg_backend_pid() % ${SLACK_SHARDS})::smallint, count(*)
+      FROM (
+        SELECT date_bin(interval '1 hour', ok.now, TIMESTAMPTZ 'epoch') AS bucket_start, ok.grp AS prefix, ok.old_ttl_ms AS ttl_ms,
+               LEAST(${SLACK_BUCKET_COUNT - 1}, GREATEST(0, floor(extract(epoch FROM (ok.old_expires_at - ok.now)) * 1000 * ${SLACK_BUCKET_COUNT} / ok.old_ttl_ms)))::smallint AS slack_bucket
+        FROM ok
+      ) k
+      GROUP BY k.bucket_start, k.prefix, k.ttl_ms, k.slack_bucket
+      ORDER BY k.bucket_start, k.prefix, k.ttl_ms, k.slack_bucket
+      ON CONFLICT (bucket_start, prefix, ttl_ms, slack_bucket, shard) DO UPDATE SET renewals = r.renewals + EXCLUDED.renewals
+    )
+    SELECT ok.n, 'ok' AS verdict, u.expires_at, u.renewals FROM upd u JOIN ok ON ok.resource = u.resource`;
 
   /**
    * $1 resource, $2 lease id (text), $3 after a deadline loss. One call of the function migration
@@ -279,6 +329,7 @@ export function buildLeaseStatements(schema: string): LeaseStatements {
     acquire,
     acquireOnce,
     renew,
+    renewMany,
     release,
     leaseCallsMany,
     forceRelease,

@@ -196,6 +196,12 @@ export class PostgresLeaseStore implements LeaseStore {
    * columns of leaseCallsMany. With groupCommit false, each call goes alone, as its own statement.
    */
   private readonly leaseCalls: CallBatch<pg.QueryResultRow>;
+  /**
+   * The renews of one turn as one statement (renewMany): each call's values are [resource,
+   * leaseId, ttlMs, slack group]. It answers only the renews that succeed; any other runs again
+   * alone (renewAlone), which records its refusal. With groupCommit false, each goes alone.
+   */
+  private readonly renewCalls: CallBatch<pg.QueryResultRow>;
 
   /**
    * Runs one of the fixed lease statements as a named prepared statement: each
@@ -240,6 +246,13 @@ export class PostgresLeaseStore implements LeaseStore {
           return rows[0];
         },
         runMany: async (columns) => (await this.run("leaseCallsMany", columns)).rows as (pg.QueryResultRow & { n: string })[],
+      },
+      isGrouping,
+    );
+    this.renewCalls = new CallBatch<pg.QueryResultRow>(
+      {
+        runOne: async ([resource, leaseId, ttlMs, group]) => (await this.renewAlone(String(resource), String(leaseId), Number(ttlMs), String(group))).rows[0],
+        runMany: async (columns) => (await this.run("renewMany", columns)).rows as (pg.QueryResultRow & { n: string })[],
       },
       isGrouping,
     );
@@ -351,10 +364,16 @@ export class PostgresLeaseStore implements LeaseStore {
 
   async renew(input: RenewInput): Promise<RenewResult> {
     const { resource, leaseId, ttlMs } = parseRenewInput(input);
-    const { rows } = await this.run("renew", [resource, leaseId, ttlMs, uuidOrNull(leaseId), slackGroupOf(resource)]);
-    const row = rows[0]!;
+    const group = slackGroupOf(resource);
+    // No row: grouped with others, it did not renew (refused, or a second renew of the resource); alone it answers.
+    const row = (await this.renewCalls.run([resource, leaseId, ttlMs, group])) ?? (await this.renewAlone(resource, leaseId, ttlMs, group)).rows[0]!;
     if (row.verdict === "ok") return { renewed: true, expiresAt: row.expires_at as Date, renewals: Number(row.renewals) };
     return { renewed: false, reason: row.verdict as "not_owner" | "expired" };
+  }
+
+  /** One renew as its own statement: it answers every outcome, and records a refusal's events. */
+  private renewAlone(resource: string, leaseId: string, ttlMs: number, group: string): Promise<pg.QueryResult> {
+    return this.run("renew", [resource, leaseId, ttlMs, uuidOrNull(leaseId), group]);
   }
 
   async release(input: ReleaseInput): Promise<ReleaseResult> {
