@@ -13,7 +13,9 @@
  *   statement: the store before grouping), and the store with each acquire naming its own lease
  *   id (the lock API's Idempotency-Key path). Same pool size each. Then heartbeats: each loop
  *   renews a lease it holds, back to back (a row's "pair" is one renew, its latency the renew's),
- *   on the store, on the store with calls alone, and as a bare `UPDATE … SET expires_at`.
+ *   on the store, on the store with calls alone, and as a bare `UPDATE … SET expires_at`. Then
+ *   contention: each loop asks for a resource a lease holds (a "pair" is one refused acquire),
+ *   on the same three, the bare side an `INSERT … ON CONFLICT DO NOTHING` that inserts nothing.
  *
  * CONCURRENCY loops run acquire→release back to back over distinct resources
  * (no contention: this measures the cost of an uncontended lease). The sides
@@ -433,26 +435,43 @@ async function benchPostgres(): Promise<Row[]> {
       if (updated.rowCount !== 1) throw new Error(`bench: renew of ${resource} refused`);
       return performance.now() - t0;
     };
-    const r = await compare(
-      {
-        "renew, bare": bareRenew,
-        "renew, store": storeRenew(store, "bench-renew"),
-        "renew, calls alone": storeRenew(storeAlone, "bench-renew-alone"),
-      },
-      {
-        "renew, bare": () => readBackendCpu(barePool, `${fresh.schema}_bare`),
-        "renew, store": () => readBackendCpu(barePool, `${fresh.schema}_store`),
-        "renew, calls alone": () => readBackendCpu(barePool, `${fresh.schema}_alone`),
-      },
-    );
+    // One kind of call on three sides (bare, the store, the store with calls alone), each side's server CPU from its own pool's backends.
+    const compareKind = (kind: string, sides: { bare: Pair; store: Pair; alone: Pair }) =>
+      compare(
+        { [`${kind}, bare`]: sides.bare, [`${kind}, store`]: sides.store, [`${kind}, calls alone`]: sides.alone },
+        {
+          [`${kind}, bare`]: () => readBackendCpu(barePool, `${fresh.schema}_bare`),
+          [`${kind}, store`]: () => readBackendCpu(barePool, `${fresh.schema}_store`),
+          [`${kind}, calls alone`]: () => readBackendCpu(barePool, `${fresh.schema}_alone`),
+        },
+      );
+    const kindRows = (kind: string, k: Comparison) => [
+      row("postgres", `${kind}, bare`, k),
+      row("postgres", `${kind}, store`, k, { vs: `${kind}, bare` }),
+      row("postgres", `${kind}, calls alone`, k, { vs: `${kind}, bare` }),
+    ];
+    const r = await compareKind("renew", { bare: bareRenew, store: storeRenew(store, "bench-renew"), alone: storeRenew(storeAlone, "bench-renew-alone") });
+    // Contention: each loop asks for a resource a lease holds, over and over. A "pair" in these rows is one refused acquire.
+    for (let loop = 0; loop < CONCURRENCY; loop++) {
+      const resource = `bench:held:${loop}`;
+      await barePool.query({ name: "bare_insert", text: insert, values: [resource, randomUUID(), "holder", 3_600_000] });
+      const held = await store.acquire({ resource, owner: "holder", task: "bench", ttlMs: 3_600_000 });
+      if (!held.acquired) throw new Error(`bench: ${resource} unexpectedly held by ${held.holder.owner}`);
+    }
+    const bareRefused: Pair = async (loop) => {
+      const t0 = performance.now();
+      const inserted = await barePool.query({ name: "bare_insert", text: insert, values: [`bench:held:${loop}`, randomUUID(), "bench", TTL_MS] });
+      if (inserted.rowCount !== 0) throw new Error(`bench: bench:held:${loop} unexpectedly free`);
+      return performance.now() - t0;
+    };
+    const x = await compareKind("refused", { bare: bareRefused, store: storeRefused(store, "bench-refused"), alone: storeRefused(storeAlone, "bench-refused-alone") });
     return [
       row("postgres", "bare", c),
       row("postgres", "store", c, { vs: "bare", ratioTarget: TARGETS.pgRatio }),
       row("postgres", "store, chosen ids", c, { vs: "bare" }),
       row("postgres", "store, calls alone", c, { vs: "bare" }),
-      row("postgres", "renew, bare", r),
-      row("postgres", "renew, store", r, { vs: "renew, bare" }),
-      row("postgres", "renew, calls alone", r, { vs: "renew, bare" }),
+      ...kindRows("renew", r),
+      ...kindRows("refused", x),
     ];
   } finally {
     await store.close();
@@ -481,6 +500,16 @@ function storeRenew(store: LeaseStore, owner: string): Pair {
     const t0 = performance.now();
     const renewed = await store.renew({ resource, leaseId, ttlMs: TTL_MS });
     if (!renewed.renewed) throw new Error(`bench: renew of ${resource} refused (${renewed.reason})`);
+    return performance.now() - t0;
+  };
+}
+
+/** Asks `store` for the resource a lease holds for each loop (`bench:held:<loop>`); returns the refused acquire's latency in ms. */
+function storeRefused(store: LeaseStore, owner: string): Pair {
+  return async (loop) => {
+    const t0 = performance.now();
+    const r = await store.acquire({ resource: `bench:held:${loop}`, owner, task: "bench", ttlMs: TTL_MS });
+    if (r.acquired) throw new Error(`bench: bench:held:${loop} unexpectedly granted`);
     return performance.now() - t0;
   };
 }

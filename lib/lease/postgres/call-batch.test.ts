@@ -151,9 +151,10 @@ describe("calls made together go to Postgres as one statement", () => {
     expect(answer(9)).toMatchObject({ verdict: "ok", kind: "released", id: first.event.id });
     expect(answer(10)).toMatchObject({ verdict: "not_owner", id: null });
     expect(answer(11)).toMatchObject({ outcome: "ended", lease_id: null });
-    // Free grants (a chosen id's first too) and releases by the holder ran as set-based statements;
-    // the rest one function call each (the chosen id's copy answered from the lease row it found).
-    expect(functionCalls).toEqual({ lease_calls: 1, lease_acquire: 3, lease_acquire_once: 2, lease_release: 2 });
+    // Free grants (a chosen id's first too), releases by the holder and acquires of a resource a
+    // live lease holds ran as set-based statements; the rest one function call each (the takeover of
+    // the lapsed lease; the chosen id's copy, answered from the lease row it found).
+    expect(functionCalls).toEqual({ lease_calls: 1, lease_acquire: 1, lease_acquire_once: 2, lease_release: 2 });
 
     const { rows: events } = await raw.query(
       `SELECT resource, kind, owner, detail->>'recordedBy' AS by FROM "${spec.schema}".lease_events WHERE owner <> 'before' OR kind <> 'acquired' ORDER BY resource, id`,
@@ -181,6 +182,57 @@ describe("calls made together go to Postgres as one statement", () => {
       ["mix:held", "before"],
       ["mix:lapsed-taken", "w4"],
     ]);
+  });
+
+  it("refuses acquires of held resources made in one turn together, each answer and event as a lone acquire's", async () => {
+    const { store, spec } = await fresh();
+    const hold = async (resource: string, owner: string) => {
+      const r = await store.acquire({ resource, owner, task: "job", ttlMs: 30_000 });
+      if (!r.acquired) throw new Error(`expected a grant of ${resource}`);
+      return r.lease;
+    };
+    const a = await hold("refuse:a", "holder-a");
+    const b = await hold("refuse:b", "holder-b");
+    // Alone: the call runs lease_acquire, as every refusal did before.
+    const alone = await store.acquire({ resource: "refuse:a", owner: "alone", task: "t", ttlMs: 30_000 });
+    const together = await Promise.all([
+      store.acquire({ resource: "refuse:a", owner: "g1", task: "t", ttlMs: 30_000 }),
+      store.acquire({ resource: "refuse:b", owner: "g2", task: "t", ttlMs: 30_000 }),
+      store.acquire({ resource: "refuse:a", owner: "g3", task: "t", ttlMs: 30_000 }),
+      store.acquire({ resource: "refuse:free", owner: "g4", task: "t", ttlMs: 30_000 }),
+    ]);
+    const holderOf = (lease: typeof a) => ({ owner: lease.owner, task: lease.task, leaseId: lease.leaseId, expiresAt: lease.expiresAt, fencingToken: lease.fencingToken });
+    expect(alone).toEqual({ acquired: false, holder: holderOf(a) });
+    expect(together.slice(0, 3)).toEqual([
+      { acquired: false, holder: holderOf(a) },
+      { acquired: false, holder: holderOf(b) },
+      { acquired: false, holder: holderOf(a) },
+    ]);
+    expect(together[3]).toMatchObject({ acquired: true, lease: { owner: "g4" } });
+    const { rows } = await raw.query(
+      `SELECT resource, lease_id::text, owner, task, fencing_token::text, hold_ms, actor, reason, detail, xmin::text AS tx FROM "${spec.schema}".lease_events WHERE kind = 'contended' ORDER BY id`,
+    );
+    const event = (resource: string, lease: typeof a, owner: string) => ({
+      resource,
+      lease_id: lease.leaseId,
+      owner,
+      task: "t",
+      fencing_token: lease.fencingToken,
+      hold_ms: null,
+      actor: null,
+      reason: null,
+      detail: { holderOwner: lease.owner, holderTask: "job" },
+    });
+    expect(rows.map((row) => ({ ...row, tx: undefined }))).toEqual([
+      event("refuse:a", a, "alone"),
+      event("refuse:a", a, "g1"),
+      event("refuse:a", a, "g3"),
+      event("refuse:b", b, "g2"),
+    ]);
+    // The three refusals of the turn and the grant beside them committed as one.
+    const grant = await raw.query(`SELECT xmin::text AS tx FROM "${spec.schema}".lease_events WHERE resource = 'refuse:free'`);
+    expect(new Set([...rows.slice(1).map((row) => row.tx), grant.rows[0].tx]).size).toBe(1);
+    expect(rows[0].tx).not.toBe(rows[1].tx);
   });
 
   it("with groupCommit: false, sends every call alone: its own statement and commit", async () => {

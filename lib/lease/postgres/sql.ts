@@ -190,7 +190,8 @@ export function buildLeaseStatements(schema: string): LeaseStatements {
    * clock, then the update and its slack count). A call with no row in the answer (another lease
    * holds it, it lapsed, a second renew of one resource) changed nothing and is run again alone
    * by `renew`, which records its refusal as it always does. Rows are locked in resource order
-   * and the slack rows in key order, so two of these never wait on each other in a cycle.
+   * (bytewise, as lease_calls locks them) and the slack rows in key order, so two of these never
+   * wait on each other in a cycle.
    */
   const renewMany = `
     WITH x AS MATERIALIZED (
@@ -201,7 +202,7 @@ export function buildLeaseStatements(schema: string): LeaseStatements {
     cur AS MATERIALIZED (
       SELECT l.resource, l.lease_id, l.expires_at, l.ttl_ms FROM ${s}.leases l
       WHERE l.resource IN (SELECT x.resource FROM x)
-      ORDER BY l.resource
+      ORDER BY l.resource COLLATE "C"
       FOR UPDATE OF l
     ),
     clk AS MATERIALIZED (SELECT clock_timestamp() AS now FROM (SELECT count(*) FROM cur) k),
@@ -243,8 +244,9 @@ export function buildLeaseStatements(schema: string): LeaseStatements {
    * turn in one statement and one commit (call-batch.ts): $1 resource, $2 the call ('acquire',
    * 'acquire_once', 'release'), $3 owner, $4 task, $5 ttl_ms, $6 lease id, $7 after a deadline
    * loss; each an array with one element per call (NULL where a call has no such value); n is the
-   * call's position. One call of the function migration 20 creates: the common cases (a release
-   * by the holder, the first acquire of a free resource) as a few statements for all the calls,
+   * call's position. One call of the function migrations 20 and 21 create: the common cases (a
+   * release by the holder, the first acquire of a free resource, an acquire of a resource a live
+   * lease holds) as a few statements for all the calls,
    * every other call by its own function as alone, so each answers as it would alone. Two copies
    * of one call run one after the other in the transaction: the second sees the first's work and
    * answers as a repeat. A row carries an acquire's columns or a release's, the others NULL.
