@@ -883,8 +883,10 @@ export const MIGRATIONS: readonly Migration[] = [
       const calls = `unnest(p_resource, p_call, p_owner, p_task, p_ttl_ms, p_lease_id, p_after_loss)
               WITH ORDINALITY AS x(resource, call, owner, task, ttl_ms, lease_id, after_loss, n)`;
       const earlier = MIGRATIONS.find((m) => m.version === 20)!.sql(schema);
-      const typeAt = earlier.indexOf(`CREATE TYPE ${answer}`);
-      const withoutType = earlier.slice(0, typeAt) + earlier.slice(earlier.indexOf(");", typeAt) + 2);
+      // Migration 20 also created the answer type, which stays as it is.
+      const typeDefinition = /CREATE TYPE [^;]*;/.exec(earlier);
+      if (!typeDefinition) throw new Error("migration text: expected migration 20 to create the answer type");
+      const withoutType = replaceOnce(earlier, typeDefinition[0], "");
       const contendedStep = `
           -- Acquires of a resource a live lease holds (one granted just above included), each
           -- refused as lease_acquire refuses it: its 'contended' event names the requester and the
