@@ -112,7 +112,8 @@ export interface PostgresLeaseStoreOptions {
   pooler?: "transaction";
   /**
    * Default true: the acquires and releases this store is asked for in one event-loop turn
-   * go to Postgres as one statement and one commit, each answered as if sent alone; while such
+   * go to Postgres as one statement and one commit, each answered as if sent alone, and so do
+   * its renews (a statement of their own); while such
    * a statement is out, the calls of the turns after it wait for its answer (5 ms at most) and go
    * together as the next (./call-batch.ts). false: every call is its own statement, so a call
    * that waits for a row lock (the previous holder's release still committing) delays no other
