@@ -1,6 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { compareFencingTokens } from "@leasewatch/lease";
-import { sleep } from "@leasewatch/lease/testing";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
+import { compareFencingTokens, type LeaseEvent } from "@leasewatch/lease";
+import { sleep, TEST_DATABASE_URL } from "@leasewatch/lease/testing";
+import { stallInsertsBy } from "@/test/support/postgres-tests";
 import { collectEvents } from "@/test/support/stores";
 import { buildApiServer } from "@/lib/api/server";
 import { startApiFixture, type ApiFixture } from "@/test/support/api-server";
@@ -252,6 +254,61 @@ describe("waiting, disconnects and concurrency", () => {
     // Longer than the backoff cap (1 s): a waiter still running would have taken it by now.
     await sleep(1_500);
     expect(await store.get(r)).toBeNull();
+  });
+
+  it("a lease granted while the waiting client went away is released at once, not left to its TTL", async () => {
+    // maxConcurrent 1: the waiter holds the token's one slot until the server sees its socket close.
+    const narrow = await api.createToken({ prefixes: ["gone:"], maxConcurrent: 1 });
+    const r = `gone:${randomUUID().slice(0, 8)}`;
+    const store = api.storeByName(api.pg.spec.name);
+    const held = await store.acquire({ resource: r, owner: "w1", task: "t", ttlMs: 30_000 });
+    if (!held.acquired) throw new Error("expected a grant");
+    const disconnect = startWaiter(narrow, { resource: r, ownerId: "w2", task: "t", ttlMs: 30_000, waitMs: 20_000 });
+    let refused: LeaseEvent[] = [];
+    for (let i = 0; i < 100 && refused.length === 0; i++) {
+      refused = await collectEvents(store, { resource: r, kinds: ["contended"] });
+      if (refused.length === 0) await sleep(50);
+    }
+    const waiter = refused[0]!.owner!;
+    // The waiter's next attempt finds the resource free and stops inside its insert: the grant is out.
+    const spec = api.pg.spec;
+    if (spec.kind !== "postgres") throw new Error("expected the Postgres store");
+    const raw = new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 2 });
+    onTestFinished(() => raw.end());
+    const stall = await stallInsertsBy(raw, spec.schema, waiter, 0x4c57_0031);
+    await store.release({ resource: r, leaseId: held.lease.leaseId });
+    let isStalled = false;
+    for (let i = 0; i < 200 && !isStalled; i++) {
+      const { rows } = await raw.query(
+        "SELECT 1 FROM pg_stat_activity WHERE wait_event = 'advisory' AND datname = current_database() AND position($1 IN query) > 0",
+        [`"${spec.schema}".lease_acquire(`],
+      );
+      isStalled = rows.length > 0;
+      if (!isStalled) await sleep(25);
+    }
+    expect(isStalled, "the waiter's acquire should be waiting inside its insert").toBe(true);
+    disconnect();
+    // The server has seen the socket close once the token's slot is free again.
+    let status = 0;
+    for (let i = 0; i < 100 && status !== 200; i++) {
+      status = (await api.call(narrow, "GET", "/v1/locks")).status;
+      if (status !== 200) await sleep(50);
+    }
+    expect(status).toBe(200);
+    await stall.open();
+    // The stalled grant commits, then the server gives it back; until the grant commits the resource reads free too.
+    let history: LeaseEvent[] = [];
+    for (let i = 0; i < 100 && history.length < 4; i++) {
+      history = await collectEvents(store, { resource: r, kinds: ["acquired", "released"] });
+      if (history.length < 4) await sleep(50);
+    }
+    expect(await store.get(r)).toBeNull();
+    expect(history.map((e) => [e.kind, e.owner])).toEqual([
+      ["acquired", "w1"],
+      ["released", "w1"],
+      ["acquired", waiter],
+      ["released", waiter],
+    ]);
   });
 
   it("limits requests in flight per token with 429 and Retry-After", async () => {

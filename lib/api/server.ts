@@ -382,6 +382,15 @@ export function buildApiServer(options: ApiServerOptions): FastifyInstance {
         });
         if (result?.acquired) {
           const lease = result.lease;
+          if (!leaseId && isGone()) {
+            // The client went away while this attempt was out, so nobody can ever hold this lease: it goes
+            // back now rather than at its TTL. A keyed acquire keeps it, for the client's resend with the key.
+            await call(store.release({ resource: lease.resource, leaseId: lease.leaseId }), "the release").catch((error: unknown) => {
+              request.log.warn({ err: error }, "client disconnected; the lease it was granted meanwhile could not be released");
+            });
+            request.log.info("client disconnected; the lease it was granted meanwhile was released");
+            return { acquired: false };
+          }
           return {
             acquired: true,
             leaseId: handles.encode({ store: store.name, resource: lease.resource, leaseId: lease.leaseId, ttlMs, tokenId: token.id }),
