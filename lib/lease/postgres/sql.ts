@@ -71,6 +71,12 @@ const TTL = (param: string) => `(${param}::int * interval '1 millisecond')`;
 /** Rows per hour, group, TTL and slack bucket in lease_renewal_slack (see migration 3). */
 export const SLACK_SHARDS = 16;
 
+/** The hour row a renewal at `now` is counted in. */
+const slackHour = (now: string) => `date_bin(interval '1 hour', ${now}, TIMESTAMPTZ 'epoch')`;
+/** The slack bucket of a renewal at `now` of a lease due at `expiresAt` after a TTL of `ttlMs` (slackBucketIndex in slack.ts). */
+const slackBucket = (expiresAt: string, now: string, ttlMs: string) =>
+  `LEAST(${SLACK_BUCKET_COUNT - 1}, GREATEST(0, floor(extract(epoch FROM (${expiresAt} - ${now})) * 1000 * ${SLACK_BUCKET_COUNT} / ${ttlMs})))::smallint`;
+
 /**
  * Renewal slack, counted by the renew statement itself (no extra round trip): the share of
  * the old TTL left at the store's clock, in SLACK_BUCKET_COUNT buckets (slackBucketIndex in
@@ -78,11 +84,10 @@ export const SLACK_SHARDS = 16;
  * concurrent renewals of a group do not queue on one row). Only renewals that succeed count.
  */
 function renewalSlackCte(s: string): string {
-  const left = `extract(epoch FROM (o.expires_at - st.now)) * 1000 * ${SLACK_BUCKET_COUNT} / o.ttl_ms`;
   return `slack AS (
       INSERT INTO ${s}.lease_renewal_slack AS r (bucket_start, prefix, ttl_ms, slack_bucket, shard, renewals)
-      SELECT date_bin(interval '1 hour', st.now, TIMESTAMPTZ 'epoch'), $5::text, o.ttl_ms,
-             LEAST(${SLACK_BUCKET_COUNT - 1}, GREATEST(0, floor(${left})))::smallint, (pg_backend_pid() % ${SLACK_SHARDS})::smallint, 1
+      SELECT ${slackHour("st.now")}, $5::text, o.ttl_ms,
+             ${slackBucket("o.expires_at", "st.now", "o.ttl_ms")}, (pg_backend_pid() % ${SLACK_SHARDS})::smallint, 1
       FROM st, cur o WHERE st.verdict = 'ok'
       ON CONFLICT (bucket_start, prefix, ttl_ms, slack_bucket, shard) DO UPDATE SET renewals = r.renewals + 1
     )`;
@@ -221,8 +226,8 @@ export function buildLeaseStatements(schema: string): LeaseStatements {
       INSERT INTO ${s}.lease_renewal_slack AS r (bucket_start, prefix, ttl_ms, slack_bucket, shard, renewals)
       SELECT k.bucket_start, k.prefix, k.ttl_ms, k.slack_bucket, (pg_backend_pid() % ${SLACK_SHARDS})::smallint, count(*)
       FROM (
-        SELECT date_bin(interval '1 hour', ok.now, TIMESTAMPTZ 'epoch') AS bucket_start, ok.grp AS prefix, ok.old_ttl_ms AS ttl_ms,
-               LEAST(${SLACK_BUCKET_COUNT - 1}, GREATEST(0, floor(extract(epoch FROM (ok.old_expires_at - ok.now)) * 1000 * ${SLACK_BUCKET_COUNT} / ok.old_ttl_ms)))::smallint AS slack_bucket
+        SELECT ${slackHour("ok.now")} AS bucket_start, ok.grp AS prefix, ok.old_ttl_ms AS ttl_ms,
+               ${slackBucket("ok.old_expires_at", "ok.now", "ok.old_ttl_ms")} AS slack_bucket
         FROM ok
       ) k
       GROUP BY k.bucket_start, k.prefix, k.ttl_ms, k.slack_bucket
