@@ -10,9 +10,12 @@ import { buildLeaseStatements } from "./sql";
 describe("calls made together go to Postgres as one statement", () => {
   const { raw, fresh } = postgresStoreFixtures();
 
-  /** How many transactions wrote `schema`'s event rows for `resources` (rows a transaction inserted share its xmin). */
-  async function countWritingTransactions(schema: string, resources: string[]): Promise<number> {
-    const { rows } = await raw.query(`SELECT count(DISTINCT xmin::text)::int AS n FROM "${schema}".lease_events WHERE resource = ANY($1::text[])`, [resources]);
+  /**
+   * How many transactions wrote `schema`'s rows of `table` for `resources`: rows a transaction inserted share its
+   * xmin, and so do the lease rows it last updated (a renew).
+   */
+  async function countWritingTransactions(schema: string, resources: string[], table: "lease_events" | "leases" = "lease_events"): Promise<number> {
+    const { rows } = await raw.query(`SELECT count(DISTINCT xmin::text)::int AS n FROM "${schema}".${table} WHERE resource = ANY($1::text[])`, [resources]);
     return rows[0].n as number;
   }
 
@@ -244,14 +247,8 @@ describe("calls made together go to Postgres as one statement", () => {
     expect(await countWritingTransactions(spec.schema, resources)).toBe(6);
     const renewed = await Promise.all(results.map((r) => (r.acquired ? store.renew({ resource: r.lease.resource, leaseId: r.lease.leaseId, ttlMs: 30_000 }) : null)));
     expect(renewed.every((r) => r?.renewed)).toBe(true);
-    expect(await countRenewingTransactions(spec.schema, resources)).toBe(6);
+    expect(await countWritingTransactions(spec.schema, resources, "leases")).toBe(6);
   });
-
-  /** How many transactions last wrote `schema`'s lease rows for `resources` (a renew updates its row, which takes the renewing transaction's xmin). */
-  async function countRenewingTransactions(schema: string, resources: string[]): Promise<number> {
-    const { rows } = await raw.query(`SELECT count(DISTINCT xmin::text)::int AS n FROM "${schema}".leases WHERE resource = ANY($1::text[])`, [resources]);
-    return rows[0].n as number;
-  }
 
   /** The renewals counted in `schema`'s slack rollup, per old TTL and slack bucket. */
   async function slackCounts(schema: string): Promise<{ ttl_ms: number; slack_bucket: number; renewals: number }[]> {
@@ -272,7 +269,7 @@ describe("calls made together go to Postgres as one statement", () => {
     });
     const renewed = await Promise.all(leases.map((l, i) => store.renew({ resource: l.resource, leaseId: l.leaseId, ttlMs: 40_000 + i })));
     expect(renewed.map((r) => (r.renewed ? r.renewals : r.reason))).toEqual(resources.map(() => 1));
-    expect(await countRenewingTransactions(spec.schema, resources)).toBe(1);
+    expect(await countWritingTransactions(spec.schema, resources, "leases")).toBe(1);
     // Each answer is its own row's new expiry, and the row holds the TTL its own call asked for.
     const rows = await Promise.all(leases.map((l) => store.get(l.resource)));
     rows.forEach((row, i) => {
