@@ -522,6 +522,27 @@ describe("CallBatch on a real Postgres", () => {
     expect(sent).toEqual(["many", "one", "one", "one"]);
   });
 
+  it("runs each call the shared statement left without a row again alone, and answers it with that row", async () => {
+    const sent: string[][] = [];
+    // The shared statement answers only even x; a lone call answers every x.
+    const batch = new CallBatch<{ q: number }>({
+      runOne: async (values) => {
+        sent.push(["one", ...values.map(String)]);
+        return divideOne(values);
+      },
+      runMany: async ([xs]) => {
+        sent.push(["many", ...xs!.map(String)]);
+        return (await divideMany(xs!)).filter((row) => Number(xs![Number(row.n) - 1]) % 2 === 0);
+      },
+    });
+    expect(await Promise.all([2, 5, 4, 1].map((x) => batch.run([x])))).toEqual([{ q: 50 }, { q: 20 }, { q: 25 }, { q: 100 }]);
+    expect(sent.slice(0, 1)).toEqual([["many", "1", "2", "4", "5"]]);
+    expect(sent.slice(1).sort()).toEqual([
+      ["one", "1"],
+      ["one", "5"],
+    ]);
+  });
+
   it.each([
     ["grouping", true],
     ["groupCommit: false", false],

@@ -28,7 +28,8 @@ export interface CallBatchStatements<Row> {
   runOne(values: readonly unknown[]): Promise<Row | undefined>;
   /**
    * Many calls in one statement: each parameter an array (one element per call, in order), each
-   * row carrying `n`, the call's 1-based position. A call with no row answers undefined.
+   * row carrying `n`, the call's 1-based position. A call left without a row must have changed
+   * nothing: it runs again alone (runOne), whose row answers it.
    */
   runMany(columns: unknown[][]): Promise<readonly (Row & { n: string | number })[]>;
 }
@@ -139,7 +140,13 @@ export class CallBatch<Row> {
       const { n, ...rest } = row;
       byPosition.set(Number(n), rest as Row);
     }
-    ordered.forEach((call, index) => call.resolve(byPosition.get(index + 1)));
+    const unanswered: PendingCall<Row>[] = [];
+    ordered.forEach((call, index) => {
+      const row = byPosition.get(index + 1);
+      if (row === undefined) unanswered.push(call);
+      else call.resolve(row);
+    });
+    await Promise.all(unanswered.map((call) => this.sendOne(call)));
   }
 
   /**

@@ -199,8 +199,8 @@ export class PostgresLeaseStore implements LeaseStore {
   private readonly leaseCalls: CallBatch<pg.QueryResultRow>;
   /**
    * The renews of one turn as one statement (renewMany): each call's values are [resource,
-   * leaseId, ttlMs, slack group]. It answers only the renews that succeed; any other runs again
-   * alone (renewAlone), which records its refusal. With groupCommit false, each goes alone.
+   * leaseId, ttlMs, slack group]. It answers only the renews that succeed; the batch runs any
+   * other again alone (the renew statement), which records its refusal. With groupCommit false, each goes alone.
    */
   private readonly renewCalls: CallBatch<pg.QueryResultRow>;
 
@@ -252,7 +252,8 @@ export class PostgresLeaseStore implements LeaseStore {
     );
     this.renewCalls = new CallBatch<pg.QueryResultRow>(
       {
-        runOne: async ([resource, leaseId, ttlMs, group]) => (await this.renewAlone(String(resource), String(leaseId), Number(ttlMs), String(group))).rows[0],
+        // One renew as its own statement: it answers every outcome, and records a refusal's events.
+        runOne: async ([resource, leaseId, ttlMs, group]) => (await this.run("renew", [resource, leaseId, ttlMs, uuidOrNull(String(leaseId)), group])).rows[0],
         runMany: async (columns) => (await this.run("renewMany", columns)).rows as (pg.QueryResultRow & { n: string })[],
       },
       isGrouping,
@@ -366,15 +367,9 @@ export class PostgresLeaseStore implements LeaseStore {
   async renew(input: RenewInput): Promise<RenewResult> {
     const { resource, leaseId, ttlMs } = parseRenewInput(input);
     const group = slackGroupOf(resource);
-    // No row: grouped with others, it did not renew (refused, or a second renew of the resource); alone it answers.
-    const row = (await this.renewCalls.run([resource, leaseId, ttlMs, group])) ?? (await this.renewAlone(resource, leaseId, ttlMs, group)).rows[0]!;
+    const row = (await this.renewCalls.run([resource, leaseId, ttlMs, group]))!;
     if (row.verdict === "ok") return { renewed: true, expiresAt: row.expires_at as Date, renewals: Number(row.renewals) };
     return { renewed: false, reason: row.verdict as "not_owner" | "expired" };
-  }
-
-  /** One renew as its own statement: it answers every outcome, and records a refusal's events. */
-  private renewAlone(resource: string, leaseId: string, ttlMs: number, group: string): Promise<pg.QueryResult> {
-    return this.run("renew", [resource, leaseId, ttlMs, uuidOrNull(leaseId), group]);
   }
 
   async release(input: ReleaseInput): Promise<ReleaseResult> {
