@@ -33,6 +33,10 @@ function replaceOnce(text: string, from: string, to: string): string {
   return text.slice(0, at) + to + text.slice(at + from.length);
 }
 
+/** lease_calls' parameters (migration 20 on) as rows: one a call, `n` its 1-based position. */
+const LEASE_CALLS_ROWS = `unnest(p_resource, p_call, p_owner, p_task, p_ttl_ms, p_lease_id, p_after_loss)
+              WITH ORDINALITY AS x(resource, call, owner, task, ttl_ms, lease_id, after_loss, n)`;
+
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -729,8 +733,6 @@ export const MIGRATIONS: readonly Migration[] = [
       const s = quoteSchema(schema);
       const answer = `${s}.lease_call_answer`;
       const events = `${s}.lease_events (at, kind, resource, lease_id, owner, task, fencing_token, hold_ms, detail)`;
-      const calls = `unnest(p_resource, p_call, p_owner, p_task, p_ttl_ms, p_lease_id, p_after_loss)
-              WITH ORDINALITY AS x(resource, call, owner, task, ttl_ms, lease_id, after_loss, n)`;
       /** An answer row: `n`, then an acquire's columns or a release's (the rest NULL). */
       const acquireAnswer = (n: string, a: string) =>
         `ROW(${n}, ${a}.outcome, ${a}.took_over, ${a}.lease_id, ${a}.owner, ${a}.task, ${a}.fencing_token, ${a}.acquired_at, ${a}.expires_at, NULL, NULL, NULL, NULL, NULL, NULL)::${answer}`;
@@ -784,7 +786,7 @@ export const MIGRATIONS: readonly Migration[] = [
           IF 'release' = ANY (p_call) THEN
             WITH r AS (
               SELECT DISTINCT ON (x.resource) x.n, x.resource, x.lease_id, x.after_loss
-              FROM ${calls}
+              FROM ${LEASE_CALLS_ROWS}
               WHERE x.call = 'release'
               ORDER BY x.resource, x.n
             ), d AS (
@@ -819,7 +821,7 @@ export const MIGRATIONS: readonly Migration[] = [
           IF 'acquire' = ANY (p_call) OR 'acquire_once' = ANY (p_call) THEN
             WITH f AS MATERIALIZED (
               SELECT a.* FROM (
-                SELECT DISTINCT ON (x.resource) x.* FROM ${calls}
+                SELECT DISTINCT ON (x.resource) x.* FROM ${LEASE_CALLS_ROWS}
                 WHERE x.call IN ('acquire', 'acquire_once')
                 ORDER BY x.resource, x.n
               ) a
@@ -851,7 +853,7 @@ export const MIGRATIONS: readonly Migration[] = [
 
           IF cardinality(released) + cardinality(granted) < cardinality(p_resource) THEN
             answered := ARRAY(SELECT a.n FROM unnest(released || granted) a);
-            FOR c IN SELECT x.* FROM ${calls}
+            FOR c IN SELECT x.* FROM ${LEASE_CALLS_ROWS}
                      WHERE x.call <> 'release' AND x.n <> ALL (answered) ORDER BY x.resource COLLATE "C", x.n LOOP
               IF c.call = 'acquire' THEN
                 RETURN QUERY SELECT (${acquireAnswer("c.n", "a")}).* FROM ${s}.lease_acquire(c.resource, c.owner, c.task, c.ttl_ms, c.lease_id::uuid) a;
@@ -859,7 +861,7 @@ export const MIGRATIONS: readonly Migration[] = [
                 RETURN QUERY SELECT (${acquireAnswer("c.n", "a")}).* FROM ${s}.lease_acquire_once(c.resource, c.owner, c.task, c.ttl_ms, c.lease_id::uuid) a;
               END IF;
             END LOOP;
-            FOR c IN SELECT x.* FROM ${calls}
+            FOR c IN SELECT x.* FROM ${LEASE_CALLS_ROWS}
                      WHERE x.call = 'release' AND x.n <> ALL (answered) ORDER BY x.resource COLLATE "C", x.n LOOP
               RETURN QUERY SELECT (${releaseAnswer("c.n", "r")}).* FROM ${s}.lease_release(c.resource, c.lease_id, c.after_loss) r;
             END LOOP;
@@ -880,8 +882,6 @@ export const MIGRATIONS: readonly Migration[] = [
     sql: (schema) => {
       const s = quoteSchema(schema);
       const answer = `${s}.lease_call_answer`;
-      const calls = `unnest(p_resource, p_call, p_owner, p_task, p_ttl_ms, p_lease_id, p_after_loss)
-              WITH ORDINALITY AS x(resource, call, owner, task, ttl_ms, lease_id, after_loss, n)`;
       const earlier = MIGRATIONS.find((m) => m.version === 20)!.sql(schema);
       // Migration 20 also created the answer type, which stays as it is.
       const typeDefinition = /CREATE TYPE [^;]*;/.exec(earlier);
@@ -896,7 +896,7 @@ export const MIGRATIONS: readonly Migration[] = [
           IF 'acquire' = ANY (p_call) AND cardinality(released) + cardinality(granted) < cardinality(p_resource) THEN
             answered := ARRAY(SELECT a.n FROM unnest(released || granted) a);
             WITH q AS MATERIALIZED (
-              SELECT x.* FROM ${calls} WHERE x.call = 'acquire' AND x.n <> ALL (answered)
+              SELECT x.* FROM ${LEASE_CALLS_ROWS} WHERE x.call = 'acquire' AND x.n <> ALL (answered)
             ), cur AS MATERIALIZED (
               SELECT l.* FROM ${s}.leases l WHERE l.resource IN (SELECT q.resource FROM q) ORDER BY l.resource COLLATE "C" FOR UPDATE OF l
             ), clk AS MATERIALIZED (
