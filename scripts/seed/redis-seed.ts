@@ -69,6 +69,27 @@ interface StatsHash {
   fields: Map<string, number>;
 }
 
+/** How many resources' keys resourceKeysCache holds before it starts over. */
+const KEYS_CACHE_LIMIT = 100_000;
+
+/**
+ * A resource's keys, derived once while it is in the cache. A few thousand resources carry most
+ * of a history's events, but each of a million live leases' resources comes once: the cache is
+ * emptied when it reaches KEYS_CACHE_LIMIT rather than keeping every resource's keys (about a
+ * kilobyte each) for the whole seed.
+ */
+function resourceKeysCache(namespace: string, buckets: number): (resource: string) => ReturnType<typeof buildResourceKeys> {
+  const cache = new Map<string, ReturnType<typeof buildResourceKeys>>();
+  return (resource) => {
+    let keys = cache.get(resource);
+    if (!keys) {
+      if (cache.size >= KEYS_CACHE_LIMIT) cache.clear();
+      cache.set(resource, (keys = buildResourceKeys(namespace, buckets, resource)));
+    }
+    return keys;
+  };
+}
+
 function statsHash(stats: Map<string, StatsHash>, key: string, expireAt: number): StatsHash {
   let hash = stats.get(key);
   if (!hash) stats.set(key, (hash = { expireAt, fields: new Map() }));
@@ -225,11 +246,9 @@ export async function writeRedisEvents(
   const commands: Array<[string, ...(string | number)[]]> = [];
   let written = 0;
   let skipped = 0;
-  // A few thousand resources carry a million events: derive each one's keys once.
-  const keysOf = new Map<string, ReturnType<typeof buildResourceKeys>>();
+  const keysOf = resourceKeysCache(namespace, buckets);
   for (const e of events) {
-    let keys = keysOf.get(e.resource);
-    if (!keys) keysOf.set(e.resource, (keys = buildResourceKeys(namespace, buckets, e.resource)));
+    const keys = keysOf(e.resource);
     if (e.at <= (covered.get(keys.bucket) ?? -1)) {
       skipped += 1;
       continue;
@@ -410,7 +429,7 @@ export async function writeRedisStreamEvents(
   /** Id lists and grants hashes: key → expireAt (s) after their newest event. */
   const listExpiry = new Map<string, number>();
   const lanes = LaneWriter.open(client);
-  const keysOf = new Map<string, ReturnType<typeof buildResourceKeys>>();
+  const keysOf = resourceKeysCache(namespace, buckets);
   let written = 0;
   const nowS = options.nowMs / 1000;
   const streamFrom = options.streamFrom ?? [];
@@ -510,8 +529,7 @@ export async function writeRedisStreamEvents(
 
   try {
   for (const e of events) {
-    let keys = keysOf.get(e.resource);
-    if (!keys) keysOf.set(e.resource, (keys = buildResourceKeys(namespace, buckets, e.resource)));
+    const keys = keysOf(e.resource);
     const b = keys.bucket;
     const tail = last.get(b);
     const seq = tail && tail.ms === e.at ? tail.seq + 1 : 0;
