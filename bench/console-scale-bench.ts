@@ -598,6 +598,28 @@ export async function runScale(options: ScaleOptions): Promise<BenchOutcome> {
   load.start();
   try {
     const hotPerStore = new Map<string, { resource: string; events: string }>();
+    // A running console's sweeper compacts each Redis day and hour as it closes. Seeding writes
+    // history into the past, into days and hours the stores' project() may already have summed
+    // while the seed was still on its way through time: those sums are dropped and made again
+    // from the seeded hours, by a store object that has summed nothing yet, before the seed is
+    // checked against the stores' own reads or measured.
+    const resumRedisStats = async () => {
+      for (const [i, store] of redisStores.entries()) {
+        if (!stores.includes(store)) continue;
+        const before = Number((await redis.info("memory")).match(/used_memory:(\d+)/)?.[1] ?? 0);
+        const started = performance.now();
+        const dropped = await dropStatsSums(redis, namespaces[i]!);
+        const compacting = new RedisLeaseStore({ name: store.name, client: benchRedisClients[i]!, namespace: namespaces[i]! });
+        let written = 0;
+        for (let result = { compacted: 0, pending: 1 }; result.pending > 0; ) {
+          result = await compacting.compactDayStats();
+          written += result.compacted;
+          if (result.compacted === 0) break;
+        }
+        const after = Number((await redis.info("memory")).match(/used_memory:(\d+)/)?.[1] ?? 0);
+        log(`${store.name}: ${dropped} stats sums dropped, ${written} day and store-wide stats hashes summed from the seeded hours in ${((performance.now() - started) / 1000).toFixed(1)} s; Redis memory ${after >= before ? "+" : "-"}${mib(Math.abs(after - before))}`);
+      }
+    };
     if (options.reuse) {
       // A kept run may be missing a store (an interrupted seed whose leftovers were removed): measure those present.
       const present: LeaseStore[] = [];
@@ -620,6 +642,7 @@ export async function runScale(options: ScaleOptions): Promise<BenchOutcome> {
         log(`${store.name}: projection caught up, read models built, in ${(caughtUp.ms / 1000).toFixed(1)} s`);
       }
       log(`measuring kept stores ${stores.map((st) => st.name).join(", ")} (suffix ${suffix}); nothing seeded`);
+      await resumRedisStats();
       for (const store of stores) {
         const active = await store.countActive();
         const total = await sumStats(store, Date.now() - (DAYS + 1) * DAY_MS, Date.now() + 60_000);
@@ -663,6 +686,7 @@ export async function runScale(options: ScaleOptions): Promise<BenchOutcome> {
       log(`seeding took ${((performance.now() - seedStarted) / 60_000).toFixed(1)} min in all (Postgres and Redis side by side); ${load.summary("seeding")}`);
       log(`Redis memory: +${mib((await redisUsedMemory(redis)) - redisMemoryBefore)} for both namespaces (used_memory, which other users of this Redis move too)`);
       load.phase = "checking";
+      await resumRedisStats();
 
       // The stores' own reads: live leases, event totals from the rollups / stats hashes, event shapes.
       for (const [i, store] of pgStores.entries()) {
@@ -702,26 +726,6 @@ export async function runScale(options: ScaleOptions): Promise<BenchOutcome> {
       }
     }
     for (const store of stores) if (!hotPerStore.has(store.name)) hotPerStore.set(store.name, { resource: HOT_RESOURCES[0]!, events: "kept run" });
-    // A running console's sweeper compacts each Redis day and hour as it closes. Seeding writes
-    // history into the past, into days and hours the stores' project() may already have summed
-    // while the seed was still on its way through time: those sums are dropped here and made
-    // again from the seeded hours, by a store object that has summed nothing yet.
-    for (const [i, store] of redisStores.entries()) {
-      if (!stores.includes(store)) continue;
-      const before = Number((await redis.info("memory")).match(/used_memory:(\d+)/)?.[1] ?? 0);
-      const started = performance.now();
-      const dropped = await dropStatsSums(redis, namespaces[i]!);
-      const compacting = new RedisLeaseStore({ name: store.name, client: benchRedisClients[i]!, namespace: namespaces[i]! });
-      let written = 0;
-      for (let result = { compacted: 0, pending: 1 }; result.pending > 0; ) {
-        result = await compacting.compactDayStats();
-        written += result.compacted;
-        if (result.compacted === 0) break;
-      }
-      const after = Number((await redis.info("memory")).match(/used_memory:(\d+)/)?.[1] ?? 0);
-      log(`${store.name}: ${dropped} stats sums dropped, ${written} day and store-wide stats hashes summed from the seeded hours in ${((performance.now() - started) / 1000).toFixed(1)} s; Redis memory ${after >= before ? "+" : "-"}${mib(Math.abs(after - before))}`);
-    }
-
     load.phase = "measuring";
     const storesLabel = `all ${stores.length}`;
     const filterValues = { owners: new Set<string>(), tasks: new Set<string>() };
