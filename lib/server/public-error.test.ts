@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ReadAbortedError } from "@leasewatch/lease";
+import { LeaseError, ReadAbortedError } from "@leasewatch/lease";
 import { captureLogs } from "@/lib/log/testing";
 import { toPublicStoreError } from "./public-error";
 
@@ -34,6 +34,19 @@ describe("toPublicStoreError", () => {
       // A timeout is still a failure, with its reference.
       expect(toPublicStoreError(new Error('store "redis-main": no answer within 4000 ms'), "redis-main")).toMatch(/^no answer within 4000 ms \(ref /);
       expect(log.lines.filter((line) => line.level === "error")).toHaveLength(1);
+    } finally {
+      log.restore();
+    }
+  });
+
+  it("input the store refuses is the request's problem: said in the library's words, no reference, no error line", () => {
+    const log = captureLogs();
+    try {
+      expect(toPublicStoreError(new LeaseError("list: cursor is not one this store issued"), "pg-main")).toBe("refused the request: list: cursor is not one this store issued");
+      expect(log.lines.filter((line) => line.level === "error")).toEqual([]);
+      expect(log.lines).toContainEqual(expect.objectContaining({ level: "info", store: "pg-main", detail: "list: cursor is not one this store issued" }));
+      // Any other error of the library is still a store failure, with its reference.
+      expect(toPublicStoreError(new LeaseError("redis list: unexpected reply", "store_error"), "redis-main")).toMatch(/^store error \(ref [0-9a-f]{8}\)$/);
     } finally {
       log.restore();
     }

@@ -4,6 +4,7 @@
  * browser gets alongside a short, generic reason.
  */
 import { randomUUID } from "node:crypto";
+import { LeaseError } from "@leasewatch/lease";
 import { getLogger } from "@/lib/log/logger";
 
 /** The same failure is logged at most once a minute per message, so a down store polled by many tabs does not flood the log. */
@@ -46,6 +47,13 @@ export function toPublicStoreError(error: unknown, store: string): string {
   if (isCancelledRead(error)) {
     getLogger("store-read").debug({ store }, "store read cancelled: the request went away");
     return "read cancelled";
+  }
+  // The store refused what the request asked (a page link's cursor it never issued, edited or
+  // from another installation): the viewer's input, in the library's own words, and no store
+  // failure, so no error line and no reference to chase.
+  if (error instanceof LeaseError && error.code === "invalid_input") {
+    getLogger("store-read").info({ store, detail: error.message }, "store refused the request's input");
+    return `refused the request: ${error.message}`;
   }
   const reason = classify(error);
   const detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error);

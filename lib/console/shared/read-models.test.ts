@@ -164,6 +164,12 @@ describe("listLeases", () => {
         expect(result.problem.message).toMatch(message);
       }
     }
+    // A page link whose cursor for one store was edited: that store says so in its own words,
+    // not as a store failure with a reference for on-call to chase.
+    const forged = Buffer.from(JSON.stringify({ "pg-t": "edited", "redis-t": null })).toString("base64url");
+    const forgedView = viewOf(await listLeasesFromSearch({ cursor: forged }, { entries: both() }));
+    const refused = forgedView.stores.find((s) => s.store === "pg-t");
+    expect(refused && !refused.ok ? refused.error : "").toBe("refused the request: list: cursor is not one this store issued");
     const repeated = await listLeasesFromSearch(new URLSearchParams("owner=a&owner=b"), { entries: both() });
     expect(repeated.ok ? null : repeated.problem).toEqual({ param: "owner", message: "The owner parameter was given more than once; give it once." });
   });
