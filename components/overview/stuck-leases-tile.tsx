@@ -3,6 +3,7 @@ import Link from "next/link";
 import { formatNumber } from "@/lib/console/shared/format";
 import { buildQuery, stuckTileQuery } from "@/lib/console/shared/links";
 import { useLeasesQuery } from "@/lib/console/leases/leases-query";
+import { stuckCounts } from "@/lib/console/overview/stuck-counts";
 import type { LeasesView } from "@/lib/console/shared/views";
 import { cx } from "@/components/ui/cx";
 import { useRefreshChoice } from "@/components/ui/live-refresh";
@@ -15,11 +16,7 @@ export function StuckLeasesTile({ store, prefix, initialData }: { store: string 
   const { intervalMs } = useRefreshChoice();
   const query = useLeasesQuery(new URLSearchParams(stuckTileQuery(store, prefix)).toString(), initialData ?? undefined, { intervalMs });
   const view = query.data ?? initialData;
-  const perStore = (view?.stores ?? []).map((s) => ({
-    store: s.store,
-    count: s.ok ? view!.items.filter((l) => l.store === s.store).length : null,
-    isCapped: s.ok && s.data.hasMore,
-  }));
+  const perStore = view ? stuckCounts(view) : [];
   const total = perStore.reduce((sum, s) => sum + (s.count ?? 0), 0);
   const isCapped = perStore.some((s) => s.isCapped);
   const isUnread = view === null || perStore.some((s) => s.count === null);
@@ -48,7 +45,8 @@ export function StuckLeasesTile({ store, prefix, initialData }: { store: string 
                 ) : (
                   <Link
                     href={listHref(s.store)}
-                    aria-label={`${s.store}: ${s.count}${s.isCapped ? "+" : ""} overdue or lapsed`}
+                    aria-label={`${s.store}: ${s.count}${s.isCapped ? "+" : ""} overdue or lapsed${s.isPartial ? " (the read stopped early: there may be more)" : ""}`}
+                    title={s.isPartial ? "The read stopped at its bound before it had looked at every lease: there may be more" : undefined}
                     className="underline decoration-dotted underline-offset-4 hover:decoration-solid"
                   >
                     <span className="font-mono">{s.store}</span> {formatNumber(s.count)}

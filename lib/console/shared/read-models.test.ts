@@ -11,6 +11,7 @@ import { getMetricsText } from "@/lib/console/metrics/get-metrics-text";
 import { getLeaseDetailFromRoute } from "@/lib/console/leases/get-lease-detail";
 import { getOverviewFromSearch } from "@/lib/console/overview/get-overview";
 import { leaseHref } from "./links";
+import { stuckCounts } from "@/lib/console/overview/stuck-counts";
 import { listEventsFromSearch } from "@/lib/console/events/list-events";
 import { listLeasesFromSearch } from "@/lib/console/leases/list-leases";
 import type { StoreRef } from "@/lib/console/shared/fan-out";
@@ -97,6 +98,22 @@ describe("listLeases", () => {
     expect(expired.expired).toHaveLength(1);
     expect(expired.expired[0]).toMatchObject({ resource: "state:short", owner: "zombie", leaseId: short.leaseId, fencingToken: short.fencingToken });
     expect(expired.expired[0]!.holdMs).toBeGreaterThanOrEqual(100);
+  });
+
+  it("state=stuck from a store whose read stopped at its bound: the tile's count for it is a floor, never the all-clear", async () => {
+    for (let i = 0; i < 40; i++) await mustAcquire(stores.redis, `stuck:bounded:${i}`, "alive", 60_000);
+    // The same namespace, read with a budget far below its 40 healthy leases.
+    const bounded = new RedisLeaseStore({ name: "redis-t", url: stores.redisNs.url, namespace: stores.redisNs.namespace, readKeyBudget: 5 });
+    try {
+      const view = viewOf(await listLeasesFromSearch({ state: "stuck" }, { entries: [{ store: bounded }] }));
+      expect(view.items).toEqual([]);
+      expect(stuckCounts(view)).toEqual([{ store: "redis-t", count: 0, isCapped: true, isPartial: true }]);
+      // Read in full, the same store has none: the count is exact, and "0" may be said.
+      const full = viewOf(await listLeasesFromSearch({ state: "stuck" }, { entries: [{ store: stores.redis }] }));
+      expect(stuckCounts(full)).toEqual([{ store: "redis-t", count: 0, isCapped: false, isPartial: false }]);
+    } finally {
+      await bounded.close();
+    }
   });
 
   it("state=stuck lists the overdue and lapsed leases of every store, longest overdue first, and counts them", async () => {
