@@ -32,7 +32,10 @@ export function StuckLeasesTile({ store, prefix, initialData }: { store: string 
         </Link>
       </dd>
       <dd className="mt-0.5 text-xs text-zinc-600 dark:text-zinc-400">
-        {perStore.length === 0 ? (
+        {view === null ? (
+          // The page did not wait for this read (slow at volume): it is under way here.
+          query.isError ? "could not be read" : "reading…"
+        ) : perStore.length === 0 ? (
           "no store answered"
         ) : (
           <ul className="flex flex-wrap gap-x-2">
