@@ -4,6 +4,7 @@ import { type PageSearchParams, startSearchPageRead } from "@/components/page-re
 import { getOverviewFromSearch } from "@/lib/console/overview/get-overview";
 import { listLeasesFromSearch } from "@/lib/console/leases/list-leases";
 import { stuckTileQuery } from "@/lib/console/shared/links";
+import { withTimeout } from "@/lib/server/timeout";
 
 /**
  * How long the page waits for the stuck tile's read once the overview's own is done. At volume a
@@ -11,17 +12,6 @@ import { stuckTileQuery } from "@/lib/console/shared/links";
  * about a second at a million leases): the overview is not held back for it.
  */
 const STUCK_TILE_GRACE_MS = 150;
-
-/** The read's answer if it settles within `ms`, else null. */
-function readyWithin<T>(read: Promise<T>, ms: number): Promise<T | null> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(null), ms);
-    void read.then((value) => {
-      clearTimeout(timer);
-      resolve(value);
-    });
-  });
-}
 
 const single = (value: string | string[] | undefined): string | null => (typeof value === "string" && value !== "" ? value : null);
 
@@ -36,7 +26,7 @@ export default async function OverviewPage({ searchParams }: { searchParams: Pro
     signal: signal ? AbortSignal.any([signal, stuckStop.signal]) : stuckStop.signal,
   }).catch(() => null);
   const result = await getOverviewFromSearch(params, { scope, signal });
-  const stuck = await readyWithin(stuckRead, STUCK_TILE_GRACE_MS);
+  const stuck = await withTimeout(stuckRead, STUCK_TILE_GRACE_MS, "the stuck tile").catch(() => null);
   // Not ready: the tile reads it in the browser, so this read stops rather than run on for nobody.
   if (stuck === null) stuckStop.abort();
   if (!result.ok) return <ParamProblemNotice problem={result.problem} resetHref="/" what="the overview" />;

@@ -194,7 +194,7 @@ export function buildLeaseStatements(schema: string): LeaseStatements {
    * whose lease id holds it and has not lapsed, exactly as `renew` does it (row lock, then the
    * clock, then the update and its slack count). A call with no row in the answer (another lease
    * holds it, it lapsed, a second renew of one resource) changed nothing and is run again alone
-   * by `renew`, which records its refusal as it always does. Rows are locked in resource order
+   * as the `renew` statement (call-batch.ts), which records its refusal as it always does. Rows are locked in resource order
    * (bytewise, as lease_calls locks them) and the slack rows in key order, so two of these never
    * wait on each other in a cycle.
    */
