@@ -242,20 +242,23 @@ async function readStore(
   signal: AbortSignal,
 ): Promise<StoreRead> {
   // The previous window's buckets are all closed, so after the first read they come from the closed-bucket cache.
-  const [deep, previousDeep, activeNow, after] = await Promise.all([
+  // The live count is needed only at the end: it runs beside both rounds of bucket reads.
+  const counting = store.countActive({ signal });
+  counting.catch(() => {}); // awaited below; a failure before then is not unhandled
+  const [deep, previousDeep, after] = await Promise.all([
     readStats({ ...range, prefixDepth: RESOURCE_DEPTH }),
     readTotalsOnly(readStats, { ...previousRange, prefixDepth: RESOURCE_DEPTH }),
-    store.countActive({ signal }),
     tail ? readTail(readStats, tail) : [],
   ]);
-  const active = activeNow - netChange(after);
   const atDepth = (buckets: StatsBucket[], r: Omit<StatsQuery, "prefixDepth">, read = readStats) =>
     depth === RESOURCE_DEPTH || isBreakdownComplete(buckets) ? buckets : read({ ...r, prefixDepth: depth });
-  const [buckets, previous, resources] = await Promise.all([
+  const [buckets, previous, resources, activeNow] = await Promise.all([
     atDepth(deep, range),
     atDepth(previousDeep, previousRange, (q) => readTotalsOnly(readStats, q)),
     identifyResources(store, topNames(deep), signal),
+    counting,
   ]);
+  const active = activeNow - netChange(after);
   return { buckets, deep, previous, previousDeep, resources, active };
 }
 
@@ -440,11 +443,30 @@ export function downsample(values: readonly number[], points: number): number[] 
   return out;
 }
 
-/** Resource rows' trends, from their own store's depth-3 buckets (the names the rows show). */
+/**
+ * Resource rows' trends, from their own store's depth-3 buckets (the names the rows show): each
+ * row's name looked up in each bucket, as mergeBuckets would place it, rather than merging every
+ * name of the window (some ten thousand a store over seven days) for the ten rows shown.
+ */
 function storeTrends(read: StoreRead, axis: readonly number[], previousAxis: readonly number[]) {
-  const current = mergeBuckets(axis, [read.deep]);
-  const previous = sumPrefixes(mergeBuckets(previousAxis, [read.previousDeep]));
-  return { trendOf: (name: string): ContentionTrend => ({ previous: previous.get(name) ?? 0, spark: sparkOf(current, name) }) };
+  const slotOf = axisSlots(axis);
+  const previousSlotOf = axisSlots(previousAxis);
+  const currentSlots = read.deep.map((b) => slotOf(b.start.getTime()));
+  const isPreviousOnAxis = read.previousDeep.map((b) => previousSlotOf(b.start.getTime()) !== undefined);
+  return {
+    trendOf: (name: string): ContentionTrend => {
+      const series = new Array<number>(axis.length).fill(0);
+      read.deep.forEach((b, j) => {
+        const i = currentSlots[j];
+        if (i !== undefined) series[i]! += b.contendedByPrefix[name] ?? 0;
+      });
+      let previous = 0;
+      read.previousDeep.forEach((b, j) => {
+        if (isPreviousOnAxis[j]) previous += b.contendedByPrefix[name] ?? 0;
+      });
+      return { previous, spark: downsample(series, SPARK_POINTS) };
+    },
+  };
 }
 
 /** Whether every bucket's prefix counts add up to its `contended` counter (nothing left out). */
@@ -494,6 +516,14 @@ export function bucketAxis(fromMs: number, toMs: number, bucketMs: number): numb
   return axis;
 }
 
+/** Where a bucket starting at `start` lands on `axis` (undefined: outside it). */
+function axisSlots(axis: readonly number[]): (start: number) => number | undefined {
+  const index = new Map(axis.map((t, i) => [t, i]));
+  const bucketMs = axis.length > 1 ? axis[1]! - axis[0]! : 0;
+  // Stores align buckets the same way; tolerate one that reports a mid-bucket start.
+  return (start) => index.get(start) ?? (bucketMs > 0 ? index.get(Math.floor(start / bucketMs) * bucketMs) : undefined);
+}
+
 /**
  * Sum the stores' buckets onto the axis; buckets outside it are ignored, gaps are
  * zeros. With `depth`, contention prefixes are cut to that many segments (deeper
@@ -512,18 +542,15 @@ export function mergeBuckets(
     if (prefix === undefined) cut.set(name, (prefix = resourcePrefix(name, depth)));
     return prefix;
   };
-  const index = new Map(axis.map((t, i) => [t, i]));
+  const slotOf = axisSlots(axis);
   const merged: MergedBucket[] = axis.map(() => ({
     counts: {},
     holdHistogram: new Array<number>(HOLD_HISTOGRAM_BOUNDS_MS.length + 1).fill(0),
     contendedByPrefix: new Map(),
   }));
-  const bucketMs = axis.length > 1 ? axis[1]! - axis[0]! : 0;
   for (const buckets of perStore) {
     for (const bucket of buckets) {
-      const start = bucket.start.getTime();
-      // Stores align buckets the same way; tolerate one that reports a mid-bucket start.
-      const i = index.get(start) ?? (bucketMs > 0 ? index.get(Math.floor(start / bucketMs) * bucketMs) : undefined);
+      const i = slotOf(bucket.start.getTime());
       if (i === undefined) continue;
       const target = merged[i]!;
       for (const [kind, n] of Object.entries(bucket.counts) as [CounterKind, number][]) {

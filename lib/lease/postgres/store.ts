@@ -624,8 +624,9 @@ export class PostgresLeaseStore implements LeaseStore {
   }
 
   async countActive(options: ReadSignal = {}): Promise<number> {
-    const { rows } = await this.read("count", options.signal, (client) => client.query(this.sql.countActive));
-    return Number(rows[0]!.n);
+    // Two statements in one round trip (the setting, then the count): the count's result is the last.
+    const results = (await this.read("count", options.signal, (client) => client.query(this.sql.countActive))) as unknown as pg.QueryResult[];
+    return Number(results[results.length - 1]!.rows[0]!.n);
   }
 
   /** Never throws: a store that is down reports ok:false with the reason. */
