@@ -27,6 +27,7 @@ import { LEASE_EVENT_KINDS, type LeaseEvent, type LeaseStore, PostgresLeaseStore
 import {
   buildBucketKeys,
   buildStatsKey,
+  buildStoreWideStatsHashKey,
   buildStoreWideStatsKey,
   DEFAULT_BUCKETS,
   DEFAULT_EVENTS_MAX_LEN,
@@ -416,10 +417,10 @@ async function dropStatsSums(redis: Redis, namespace: string): Promise<number> {
   const nowS = Math.floor(Date.now() / 1000);
   const keys: string[] = [];
   for (let day = Math.floor(nowS / 86_400) - 70; day <= Math.floor(nowS / 86_400); day++) {
-    keys.push(buildStoreWideStatsKey(namespace, "d", day));
+    keys.push(buildStoreWideStatsKey(namespace, "d", day), buildStoreWideStatsHashKey(namespace, "d", day));
     for (let b = 0; b < DEFAULT_BUCKETS; b++) keys.push(buildStatsKey(buildBucketKeys(namespace, b), "d", day));
   }
-  for (let hour = Math.floor((nowS - HOUR_TTL_S) / 3_600); hour <= Math.floor(nowS / 3_600); hour++) keys.push(buildStoreWideStatsKey(namespace, "h", hour));
+  for (let hour = Math.floor((nowS - HOUR_TTL_S) / 3_600); hour <= Math.floor(nowS / 3_600); hour++) keys.push(buildStoreWideStatsKey(namespace, "h", hour), buildStoreWideStatsHashKey(namespace, "h", hour));
   // One key per UNLINK: on a cluster the keys live in many slots.
   const replies = (await redis.pipeline(keys.map((key) => ["unlink", key])).exec()) ?? [];
   return replies.reduce((n, [, removed]) => n + Number(removed ?? 0), 0);

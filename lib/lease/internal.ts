@@ -48,6 +48,7 @@ export {
   buildKindStreamKey,
   buildResourceKeys,
   buildStatsKey,
+  buildStoreWideStatsHashKey,
   buildStoreWideStatsKey,
   type BucketKeys,
   type ResourceKeys,

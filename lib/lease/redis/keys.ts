@@ -52,9 +52,11 @@
  *                                 set by a store's namespace check, compared by every acquire (namespace-check.ts)
  * Outside the buckets:
  *   <ns>:buckets                  the namespace's bucket count, set by the first store to use it, no TTL
- *   <ns>:stats:hs:<hour>          hash of a closed hour's (day's) counters summed over every bucket, without the
- *   <ns>:stats:ds:<day>           per-group fields (stats.ts compactStoreWide): a chart reads one per closed hour or
- *                                 day instead of one per bucket; lives as long as the buckets' hour (day) hashes
+ *   <ns>:stats:hj:<hour>          a closed hour's (day's) counters summed over every bucket, without the per-group
+ *   <ns>:stats:dj:<day>           fields, as one JSON string (stats.ts compactStoreWide): a chart reads one per closed
+ *                                 hour or day instead of one hash per bucket; lives as long as the buckets' hour (day) hashes
+ *   <ns>:stats:hs:<hour>          the same sums as a hash, as earlier versions write them: read when the string is absent
+ *   <ns>:stats:ds:<day>
  */
 
 export interface BucketKeys {
@@ -202,8 +204,13 @@ export function buildStatsKey(keys: BucketKeys, unit: "m" | "h" | "d", index: nu
   return `${keys.stats}${unit}:${index}`;
 }
 
-/** A closed hour's (day's) counters summed over the namespace's buckets (a read model; see stats.ts). */
+/** A closed hour's (day's) counters summed over the namespace's buckets, one JSON string (a read model; see stats.ts). */
 export function buildStoreWideStatsKey(namespace: string, unit: "h" | "d", index: number): string {
+  return `${namespace}:stats:${unit}j:${index}`;
+}
+
+/** The same sums as a hash, as earlier versions of the store write them (read when the string is absent). */
+export function buildStoreWideStatsHashKey(namespace: string, unit: "h" | "d", index: number): string {
   return `${namespace}:stats:${unit}s:${index}`;
 }
 

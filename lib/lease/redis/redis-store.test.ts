@@ -7,7 +7,7 @@ import { createStoreFixture, type StoreFixture, type StoreOptions } from "@/test
 import { freshRedisNamespace, sleep, TEST_REDIS_URL, untilDayHasLeft } from "../testing/isolation";
 import { compareFencingTokens } from "../validation";
 import { compareBytes } from "./codec";
-import { bucketOf, buildBucketKeys, buildStoreWideStatsKey, buildStatsKey } from "./keys";
+import { bucketOf, buildBucketKeys, buildStoreWideStatsHashKey, buildStoreWideStatsKey, buildStatsKey } from "./keys";
 import { PROJECT_BATCH } from "./projector";
 import { DAY_TTL_S, HOUR_TTL_S, LEASE_SCRIPTS } from "./scripts";
 import { RedisLeaseStore, type TRedisLeaseStoreOptions } from "./store";
@@ -598,7 +598,7 @@ describe("RedisLeaseStore day stats", () => {
       for (let calls = 0; result.pending > 0 && calls < 10; calls++) result = await store.compactDayStats();
       expect(result.pending).toBe(0);
       const [busy] = [...busyHours];
-      const storeWide = await client.hgetall(buildStoreWideStatsKey(spec.namespace, "h", busy!));
+      const storeWide = await readStoreWide(client, buildStoreWideStatsKey(spec.namespace, "h", busy!));
       expect(storeWide.buckets).toBe("3");
       expect(Number(storeWide.acquired)).toBeGreaterThan(0);
       // Only what a read that is not under a prefix uses: the per-group fields stay in the buckets.
@@ -612,7 +612,7 @@ describe("RedisLeaseStore day stats", () => {
       const pastDayRange = { from: new Date(pastDay * DAY_MS), to: new Date((pastDay + 1) * DAY_MS), bucketMs: DAY_MS, prefixDepth: 3 };
       const pastDayRead = await store.stats(pastDayRange);
       expect(sumBuckets(pastDayRead)).toEqual(sumBuckets(await store.stats(hours(today))));
-      expect(await client.hget(buildStoreWideStatsKey(spec.namespace, "d", pastDay), "buckets")).toBe("3");
+      expect((await readStoreWide(client, buildStoreWideStatsKey(spec.namespace, "d", pastDay))).buckets).toBe("3");
 
       // The buckets' hashes can go: the store-wide ones answer, for the whole day, part of it and across days.
       await client.del(...pastHours, ...[0, 1, 2].map((b) => buildStatsKey(buildBucketKeys(spec.namespace, b), "d", pastDay)));
@@ -624,8 +624,14 @@ describe("RedisLeaseStore day stats", () => {
       expect(across).toHaveLength(19 + 24 + 7);
       expect(across.slice(0, 19)).toEqual(todayHours.slice(5));
       expect(sumBuckets(await store.stats(hours(pastDay + 1, 0, 24 + 7))).counts.acquired).toBe(0);
+      // Summed by an earlier version, as a hash: read the same.
+      const busyKey = buildStoreWideStatsKey(spec.namespace, "h", busy!);
+      const busyHashKey = buildStoreWideStatsHashKey(spec.namespace, "h", busy!);
+      await client.hset(busyHashKey, await readStoreWide(client, busyKey));
+      await client.del(busyKey);
+      expect(withoutStart(await store.stats(hours(pastDay)))).toEqual(todayHours);
       // Summed by a store with another bucket count, an hour is read from the buckets (gone here) instead.
-      await client.hset(buildStoreWideStatsKey(spec.namespace, "h", busy!), "buckets", "4");
+      await client.hset(busyHashKey, "buckets", "4");
       const recounted = withoutStart(await store.stats(hours(pastDay)));
       expect(recounted[busy! - pastDay * 24]!.counts.acquired).toBe(0);
       expect(recounted.filter((_, h) => h !== busy! - pastDay * 24)).toEqual(todayHours.filter((_, h) => h !== busy! - pastDay * 24));
@@ -634,6 +640,14 @@ describe("RedisLeaseStore day stats", () => {
     }
   });
 });
+
+/** A store-wide sum (a JSON [field, value, …] string) as field → value text, as HGETALL gives a hash. */
+async function readStoreWide(client: Redis, key: string): Promise<Record<string, string>> {
+  const flat = JSON.parse((await client.get(key)) ?? "[]") as Array<string | number>;
+  const fields: Record<string, string> = {};
+  for (let i = 0; i + 1 < flat.length; i += 2) fields[String(flat[i])] = String(flat[i + 1]);
+  return fields;
+}
 
 /** Copies each bucket's non-empty hour hashes of day `from` into the same hours of day `to`; returns the keys written and their hours. */
 async function copyDayHours(client: Redis, namespace: string, buckets: number, from: number, to: number): Promise<Array<{ key: string; hour: number }>> {

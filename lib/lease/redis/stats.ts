@@ -3,7 +3,7 @@ import { HOLD_HISTOGRAM_BOUNDS_MS, LEASE_EVENT_KINDS, type CounterKind, type Sta
 import { isGroupUnder } from "../prefix-groups";
 import { resourcePrefix } from "../validation";
 import { execPipeline, type RedisContext } from "./connection";
-import { buildStatsKey, buildStoreWideStatsKey, type BucketKeys } from "./keys";
+import { buildStatsKey, buildStoreWideStatsHashKey, buildStoreWideStatsKey, type BucketKeys } from "./keys";
 import { DAY_TTL_S, HOUR_TTL_S } from "./scripts";
 
 /** 7 days of minutes, 420 days of hours or 10 080 days: beyond that a chart needs a coarser bucketMs. */
@@ -37,8 +37,6 @@ export const MAX_HOURS_READ_PER_COMPACTION = 4_096;
 const COMPACTED_FIELD = "compactedHours";
 /** Marks a store-wide hash as complete (it exists even for an interval without events); its value is how many buckets it sums. */
 const STORE_WIDE_BUCKETS_FIELD = "buckets";
-/** Fields of a store-wide hash per HSET: a busy day has thousands, and one call's arguments must fit the stack. */
-const FIELDS_PER_HSET = 1_000;
 
 /**
  * HGETALL under its upper-case name: ioredis turns a reply of `hgetall` into an object field by
@@ -98,7 +96,7 @@ export async function readStats(
   const openDaysByHour = storeWideUnit === "d" ? last - (first + closed) + 1 : 0;
   const [replies, openDays] = await Promise.all([
     execPipeline(ctx, "stats", (p) => {
-      for (let index = first; index < storeWideUntil; index++) p.call(HGETALL_FLAT, buildStoreWideStatsKey(namespace, storeWideUnit!, index));
+      for (let index = first; index < storeWideUntil; index++) p.get(buildStoreWideStatsKey(namespace, storeWideUnit!, index));
       if (openDaysByHour === 0) for (let index = first + closed; index <= last; index++) for (const keys of bucketKeys) p.call(HGETALL_FLAT, buildStatsKey(keys, unit, index));
     }),
     openDaysByHour > 0
@@ -106,10 +104,22 @@ export async function readStats(
       : [],
   ]);
   for (const hour of openDays) addBucket(result[closed + Math.floor((hour.start.getTime() - (first + closed) * DAY_MS) / DAY_MS)]!, hour);
-  const perBucket: number[] = [];
+  // Intervals without the string: the hash an earlier version wrote, else (below) their buckets' hashes.
+  const withoutString: number[] = [];
   for (let i = 0; i < closed; i++) {
-    if (storeWideBuckets(replies[i]) === bucketKeys.length) addFlatHash(result[i]!, replies[i], addField);
-    else perBucket.push(i);
+    const sums = parseStoreWideSums(replies[i]);
+    if (storeWideBuckets(sums) === bucketKeys.length) addFlatHash(result[i]!, sums, addField);
+    else withoutString.push(i);
+  }
+  const perBucket: number[] = [];
+  if (withoutString.length > 0) {
+    const hashes = await execPipeline(ctx, "stats", (p) => {
+      for (const i of withoutString) p.call(HGETALL_FLAT, buildStoreWideStatsHashKey(namespace, storeWideUnit!, first + i));
+    });
+    withoutString.forEach((i, k) => {
+      if (storeWideBuckets(hashes[k]) === bucketKeys.length) addFlatHash(result[i]!, hashes[k], addField);
+      else perBucket.push(i);
+    });
   }
   const missingDays: Array<{ interval: number; keys: BucketKeys }> = [];
   const addBucketReplies = (intervals: (j: number) => number, bucketReplies: unknown[]) =>
@@ -152,7 +162,22 @@ function firstUnclosed(unit: "h" | "d", nowMs: number): number {
   return Math.floor((nowMs - DAY_CLOSE_MARGIN_MS) / UNIT_MS[unit]);
 }
 
-/** How many buckets a store-wide hash sums (its marker), or 0 when it is not one. */
+/**
+ * A store-wide string's flat [field, value, …] list, or null when there is none. A hash of
+ * ~150 fields read with HGETALL is 300 strings for the client to decode, about 1 µs each; the
+ * same sums as one JSON string are one string and one JSON.parse.
+ */
+function parseStoreWideSums(reply: unknown): unknown[] | null {
+  if (typeof reply !== "string") return null;
+  try {
+    const parsed: unknown = JSON.parse(reply);
+    return Array.isArray(parsed) ? parsed : null;
+  } catch {
+    return null;
+  }
+}
+
+/** How many buckets a store-wide sum holds (its marker), or 0 when it is not one. */
 function storeWideBuckets(reply: unknown): number {
   if (isEmptyFlat(reply)) return 0;
   const pairs = reply as unknown[];
@@ -244,11 +269,11 @@ export async function compactStoreWide(
 ): Promise<CompactResult> {
   const candidates = toSumStoreWide(unit, nowMs, done);
   if (candidates.length === 0) return { compacted: 0, pending: 0 };
-  const markers = await execPipeline(ctx, "compactStats", (p) => {
-    for (const index of candidates) p.hget(buildStoreWideStatsKey(namespace, unit, index), STORE_WIDE_BUCKETS_FIELD);
+  const written = await execPipeline(ctx, "compactStats", (p) => {
+    for (const index of candidates) p.exists(buildStoreWideStatsKey(namespace, unit, index));
   });
   const missing = candidates.filter((index, i) => {
-    if (Number(markers[i]) !== bucketKeys.length) return true;
+    if (Number(written[i]) !== 1) return true;
     done.add(index);
     return false;
   });
@@ -270,12 +295,10 @@ export async function compactStoreWide(
         return;
       }
       const sums = new Map<string, number>();
-      for (const flat of own) addFlatSums(sums, flat, (field) => !field.startsWith("g|") && !field.startsWith("gh|") && field !== COMPACTED_FIELD);
-      const key = buildStoreWideStatsKey(namespace, unit, index);
-      const fields = [...sums];
-      for (let start = 0; start < fields.length; start += FIELDS_PER_HSET) p.hset(key, ...fields.slice(start, start + FIELDS_PER_HSET).flat());
-      p.hset(key, STORE_WIDE_BUCKETS_FIELD, bucketKeys.length);
-      p.expireat(key, ((index + 1) * UNIT_MS[unit]) / 1_000 + UNIT_TTL_S[unit]);
+      for (const flat of own) addFlatSums(sums, flat, (field) => !field.startsWith("g|") && !field.startsWith("gh|") && field !== COMPACTED_FIELD && field !== STORE_WIDE_BUCKETS_FIELD);
+      // One SET: a reader finds the whole sum or none of it. The marker says how many buckets it sums.
+      const flat = [...sums, [STORE_WIDE_BUCKETS_FIELD, bucketKeys.length]].flat();
+      p.set(buildStoreWideStatsKey(namespace, unit, index), JSON.stringify(flat), "EXAT", ((index + 1) * UNIT_MS[unit]) / 1_000 + UNIT_TTL_S[unit]);
       done.add(index);
       compacted++;
     });
