@@ -35,7 +35,7 @@ export const DAY_CLOSE_MARGIN_MS = 5 * MINUTE_MS;
 export const MAX_HOURS_READ_PER_COMPACTION = 4_096;
 /** Marks a day hash as compacted (it exists even for a day without events); its value is how many hour hashes it sums. */
 const COMPACTED_FIELD = "compactedHours";
-/** Marks a store-wide hash as complete (it exists even for an interval without events); its value is how many buckets it sums. */
+/** Marks a store-wide sum as complete (it exists even for an interval without events); its value is how many buckets it sums. */
 const STORE_WIDE_BUCKETS_FIELD = "buckets";
 
 /**
@@ -54,7 +54,7 @@ const HGETALL_FLAT = "HGETALL";
  * Day intervals read each bucket's day hash (compactClosedDays below); a day without one
  * (today, or a closed day not compacted yet) is summed from its hour hashes instead, in a
  * later round trip, for the days whose hours may still exist. Not under a prefix, a closed hour
- * or day reads its one store-wide hash instead (compactStoreWide below), and its buckets' hashes
+ * or day reads its one store-wide sum instead (compactStoreWide below), and its buckets' hashes
  * only while that is not written yet.
  */
 export async function readStats(
@@ -87,7 +87,7 @@ export async function readStats(
   const prefixes = new Map<string, string>();
   // Under a prefix: only the per-group fields of the groups under it (and its contention names).
   const addField: FieldAdder = prefix === undefined ? (bucket, field, value) => addStoreField(bucket, field, value, depth, prefixes) : (bucket, field, value) => addPrefixField(bucket, field, value, prefix);
-  // Closed hours and days not under a prefix: one store-wide hash each (compactStoreWide), read
+  // Closed hours and days not under a prefix: one store-wide sum each (compactStoreWide), read
   // with the open intervals' bucket hashes; those not summed yet read their buckets' hashes next.
   const storeWideUnit = prefix === undefined && unit !== "m" ? unit : null;
   const storeWideUntil = storeWideUnit ? Math.min(last + 1, firstUnclosed(storeWideUnit, nowMs)) : first;
@@ -186,9 +186,9 @@ function storeWideBuckets(reply: unknown): number {
 }
 
 export interface CompactResult {
-  /** Hashes written by this call. */
+  /** Day hashes and store-wide sums written by this call. */
   compacted: number;
-  /** Closed days (hours) within the hours' lifetime still without their day hash in some bucket (store-wide hash) after this call. */
+  /** Closed days (hours) within the hours' lifetime still without their day hash in some bucket (store-wide sum) after this call. */
   pending: number;
 }
 
@@ -249,15 +249,15 @@ export async function compactClosedDays(
 }
 
 /**
- * Sums each closed hour's (day's) bucket hashes into one store-wide hash (`stats:hs:<hour>`,
- * `stats:ds:<day>`, living as long as the bucket hashes), with only the fields a read that is
+ * Sums each closed hour's (day's) bucket hashes into one store-wide sum, a JSON string
+ * (`stats:hj:<hour>`, `stats:dj:<day>`, living as long as the bucket hashes), with only the fields a read that is
  * not under a prefix uses: the per-group fields (`g|`, `gh|`), nine in ten of a busy hour's,
  * stay in the buckets' hashes. So a 7-day chart reads 168 hashes of the store's own counters
  * instead of 16 × 168 with every group in them, and a 30-day one 31 instead of 16 × 31. An
  * hour is summed once it ended DAY_CLOSE_MARGIN_MS before `nowMs` (the store's clock) with the
  * projection caught up (the caller's), a day once every bucket has its day hash
- * (compactClosedDays, run first); a bounded number per call, newest first. The marker field
- * goes in the last HSET, after every field, so a reader that finds it finds the whole sum.
+ * (compactClosedDays, run first); a bounded number per call, newest first. Each sum is one SET,
+ * so a reader finds the whole sum or none of it.
  */
 export async function compactStoreWide(
   ctx: RedisContext,

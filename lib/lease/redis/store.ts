@@ -292,7 +292,7 @@ export class RedisLeaseStore implements LeaseStore {
   private readonly stopWatchingReconnects: () => void;
   /** Days whose hour stats every bucket has compacted into a day hash (see compactClosedDays). */
   private readonly compactedDays = new Set<number>();
-  /** Hours and days whose stats are summed into a store-wide hash (see compactStoreWide). */
+  /** Hours and days whose stats are summed into a store-wide sum (see compactStoreWide). */
   private readonly storeWideHours = new Set<number>();
   private readonly storeWideDays = new Set<number>();
   private namespaceCheck: Promise<void> | null = null;
@@ -697,8 +697,8 @@ export class RedisLeaseStore implements LeaseStore {
 
   /**
    * Compacts closed days' hour stats into day hashes, and sums closed hours and days into
-   * store-wide hashes (stats.ts), a bounded number per call; project() does it too, as each day and hour
-   * closes. Returns how many hashes were written and how many closed days and hours still wait.
+   * store-wide sums (stats.ts), a bounded number per call; project() does it too, as each day and hour
+   * closes. Returns how many hashes and sums were written and how many closed days and hours still wait.
    * Needs the events projected, not the live indexes' backfill.
    */
   async compactDayStats(): Promise<CompactResult> {
