@@ -177,6 +177,13 @@ function parseStoreWideSums(reply: unknown): unknown[] | null {
   }
 }
 
+/** The bucket count in the first bytes of a store-wide sum (its marker leads it), or 0. */
+function storeWideBucketsOfHead(head: unknown): number {
+  const marker = typeof head === "string" ? STORE_WIDE_HEAD.exec(head) : null;
+  return marker ? Number(marker[1]) : 0;
+}
+const STORE_WIDE_HEAD = new RegExp(`^\\["${STORE_WIDE_BUCKETS_FIELD}",(\\d+)[,\\]]`);
+
 /** How many buckets a store-wide sum holds (its marker), or 0 when it is not one. */
 function storeWideBuckets(reply: unknown): number {
   if (isEmptyFlat(reply)) return 0;
@@ -269,11 +276,13 @@ export async function compactStoreWide(
 ): Promise<CompactResult> {
   const candidates = toSumStoreWide(unit, nowMs, done);
   if (candidates.length === 0) return { compacted: 0, pending: 0 };
-  const written = await execPipeline(ctx, "compactStats", (p) => {
-    for (const index of candidates) p.exists(buildStoreWideStatsKey(namespace, unit, index));
+  // The marker leads each sum, so its first bytes say how many buckets it sums: one written by a
+  // store with another bucket count is summed again.
+  const heads = await execPipeline(ctx, "compactStats", (p) => {
+    for (const index of candidates) p.getrange(buildStoreWideStatsKey(namespace, unit, index), 0, 40);
   });
   const missing = candidates.filter((index, i) => {
-    if (Number(written[i]) !== 1) return true;
+    if (storeWideBucketsOfHead(heads[i]) !== bucketKeys.length) return true;
     done.add(index);
     return false;
   });
@@ -296,8 +305,8 @@ export async function compactStoreWide(
       }
       const sums = new Map<string, number>();
       for (const flat of own) addFlatSums(sums, flat, (field) => !field.startsWith("g|") && !field.startsWith("gh|") && field !== COMPACTED_FIELD && field !== STORE_WIDE_BUCKETS_FIELD);
-      // One SET: a reader finds the whole sum or none of it. The marker says how many buckets it sums.
-      const flat = [...sums, [STORE_WIDE_BUCKETS_FIELD, bucketKeys.length]].flat();
+      // One SET: a reader finds the whole sum or none of it. The marker, first, says how many buckets it sums.
+      const flat = [[STORE_WIDE_BUCKETS_FIELD, bucketKeys.length], ...sums].flat();
       p.set(buildStoreWideStatsKey(namespace, unit, index), JSON.stringify(flat), "EXAT", ((index + 1) * UNIT_MS[unit]) / 1_000 + UNIT_TTL_S[unit]);
       done.add(index);
       compacted++;
