@@ -17,7 +17,7 @@
  *
  * Everything is removed afterwards unless `--keep` is given; `--reuse <suffix>`
  * measures stores a kept run left behind (and leaves them there). Seeding stops (and cleans up) past
- * `--seed-budget-min` (default 40) minutes.
+ * `--seed-budget-min` minutes (by default 8 per unit of scale, at least 40).
  */
 import { randomBytes } from "node:crypto";
 import { cpus, loadavg, totalmem } from "node:os";
@@ -82,6 +82,14 @@ function readFlag(argv: readonly string[], name: string): string | undefined {
   return arg.includes("=") ? arg.slice(arg.indexOf("=") + 1) : argv[i + 1];
 }
 
+/**
+ * Minutes the seed may take unless `--seed-budget-min` says otherwise: 8 per unit of scale, at
+ * least 40. At N = 10 the Redis seed took 23 minutes on one 2-core machine and 55 on another.
+ */
+export function defaultSeedBudgetMin(scale: number): number {
+  return Math.max(40, 8 * scale);
+}
+
 /** `--scale N [--keep] [--reuse SUFFIX | --suffix SUFFIX] [--seed-budget-min M] [--stores all|pg|redis]`, or null without `--scale`. */
 export function parseScaleArgs(argv: readonly string[]): ScaleOptions | null {
   const raw = readFlag(argv, "--scale");
@@ -90,7 +98,7 @@ export function parseScaleArgs(argv: readonly string[]): ScaleOptions | null {
   if (!Number.isFinite(scale) || scale <= 0 || scale > 10) throw new Error(`--scale takes a number above 0 and at most 10 (got "${raw}")`);
   const reuse = readFlag(argv, "--reuse");
   if (reuse !== undefined && !/^[0-9a-f]{10}$/.test(reuse)) throw new Error(`--reuse takes the 10-hex-digit suffix a --keep run printed (got "${reuse}")`);
-  const budget = Number(readFlag(argv, "--seed-budget-min") ?? 40);
+  const budget = Number(readFlag(argv, "--seed-budget-min") ?? defaultSeedBudgetMin(scale));
   if (!Number.isFinite(budget) || budget <= 0) throw new Error("--seed-budget-min takes a positive number of minutes");
   const suffix = readFlag(argv, "--suffix");
   if (suffix !== undefined && !/^[0-9a-f]{10}$/.test(suffix)) throw new Error(`--suffix takes 10 hex digits (got "${suffix}")`);
