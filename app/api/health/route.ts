@@ -11,8 +11,8 @@ export async function GET(): Promise<NextResponse> {
   const auth = await requireApiSession();
   if (!auth.ok) return auth.response;
   return respondWithRead(auth.session, "health:read", async () => {
-    const stores = await getStoresHealth();
-    const view: HealthResponse = { checkedAt: new Date().toISOString(), stores };
+    const { checkedAt, stores } = await getStoresHealth().current();
+    const view: HealthResponse = { checkedAt: checkedAt.toISOString(), stores };
     return { ok: true, view };
   });
 }

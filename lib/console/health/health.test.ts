@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshRedisNamespace, TEST_REDIS_URL } from "@leasewatch/lease/testing";
 import { RedisLeaseStore } from "@leasewatch/lease";
 import type { TStoreConfig } from "@/lib/server/store-config";
-import { checkStoresHealth } from "./health";
+import { checkStoresHealth, createHealthCache } from "./health";
 import { sweepAllStores, type StoreEntry } from "@/lib/server/store-registry";
 
 /** A TCP server that accepts connections and never answers: a store that hangs rather than refuses. */
@@ -71,6 +71,29 @@ describe("store health and sweeping across stores", () => {
     // It waited out its own bound. Whether it stopped there, rather than at the store's own 2 s
     // limit, is what the error above says; how late a timer fires on a loaded machine is not checked.
     expect(elapsedMs).toBeGreaterThanOrEqual(HANGING_TIMEOUT_MS - 1);
+  });
+
+  it("gives the page shell the last finished check while a new one still waits on a store", async () => {
+    let clock = 1_000_000;
+    const cache = createHealthCache(() => checkStoresHealth(entries, HANGING_TIMEOUT_MS), { cacheMs: 2_000, now: () => clock });
+    // Nothing has finished yet: the shell waits for the check itself.
+    const first = await cache.forShell(20, 30_000);
+    expect(first.checkedAt.getTime()).toBe(1_000_000);
+    expect(first.stores.map((s) => [s.store, s.ok])).toEqual([
+      ["redis-up", true],
+      ["redis-refused", false],
+      ["redis-hanging", false],
+    ]);
+    // Past the cache a new check starts, and the hanging store holds it for a second: the shell
+    // shows the finished one, with its own time; /api/health waits for the new one.
+    clock += 5_000;
+    expect(await cache.forShell(20, 30_000)).toBe(first);
+    const fresh = await cache.current();
+    expect(fresh.checkedAt.getTime()).toBe(1_005_000);
+    expect(fresh).not.toBe(first);
+    // Older than the shell may show: it waits for a new check.
+    clock += 40_000;
+    expect((await cache.forShell(20, 30_000)).checkedAt.getTime()).toBe(1_045_000);
   });
 
   it("sweeps every store even when others fail, and says which failed", async () => {

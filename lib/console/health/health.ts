@@ -36,14 +36,66 @@ export async function checkStoresHealth(entries: readonly StoreEntry[], timeoutM
   return Promise.all(entries.map((entry) => checkStoreHealth(entry, timeoutMs)));
 }
 
-let cache: { at: number; result: Promise<StoreHealth[]> } | undefined;
+/** One health check of every store: when it started, and what it found. */
+export interface HealthSnapshot {
+  checkedAt: Date;
+  stores: StoreHealth[];
+}
 
-/** Health of every configured store (cached ~2 s). Throws ConfigError when LEASEWATCH_STORES is invalid. */
-export async function getStoresHealth(): Promise<StoreHealth[]> {
-  const entries = getStoreEntries();
-  const now = Date.now();
-  if (!cache || now - cache.at > HEALTH_CACHE_MS) {
-    cache = { at: now, result: checkStoresHealth(entries) };
-  }
-  return cache.result;
+export interface HealthCache {
+  /** A check at most `cacheMs` old, awaited (what /api/health answers). */
+  current(): Promise<HealthSnapshot>;
+  /**
+   * For the page shell: the current check if it answers within `waitMs`, else the last finished one
+   * if it is at most `maxAgeMs` old (with its own time, which the browser's poll goes by). A page
+   * whose reads keep the store connections busy would otherwise hold its whole frame, skeleton
+   * included, until a ping queued behind those reads came back.
+   */
+  forShell(waitMs?: number, maxAgeMs?: number): Promise<HealthSnapshot>;
+}
+
+/** How long the shell waits for a new check before it takes the last finished one. */
+export const SHELL_HEALTH_WAIT_MS = 50;
+/** The oldest finished check the shell shows rather than wait (the browser polls every 5 s anyway). */
+export const SHELL_HEALTH_MAX_AGE_MS = 30_000;
+
+export function createHealthCache(check: () => Promise<StoreHealth[]>, { cacheMs = HEALTH_CACHE_MS, now = Date.now } = {}): HealthCache {
+  let running: { at: number; result: Promise<HealthSnapshot> } | undefined;
+  let finished: HealthSnapshot | undefined;
+  const current = (): Promise<HealthSnapshot> => {
+    const at = now();
+    if (!running || at - running.at > cacheMs) {
+      const result = check().then((stores): HealthSnapshot => ({ checkedAt: new Date(at), stores }));
+      running = { at, result };
+      result.then(
+        (snapshot) => {
+          if (!finished || finished.checkedAt < snapshot.checkedAt) finished = snapshot;
+        },
+        () => {}, // the caller of current() gets the failure
+      );
+    }
+    return running.result;
+  };
+  return {
+    current,
+    forShell(waitMs = SHELL_HEALTH_WAIT_MS, maxAgeMs = SHELL_HEALTH_MAX_AGE_MS) {
+      const fresh = current();
+      const fallback = finished;
+      if (!fallback || now() - fallback.checkedAt.getTime() > maxAgeMs) return fresh;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const waited = new Promise<HealthSnapshot>((resolve) => {
+        timer = setTimeout(() => resolve(fallback), waitMs);
+      });
+      return Promise.race([fresh, waited]).finally(() => clearTimeout(timer));
+    },
+  };
+}
+
+let cache: HealthCache | undefined;
+
+/** Health of every configured store, shared ~2 s between callers. Throws ConfigError when LEASEWATCH_STORES is invalid. */
+export function getStoresHealth(): HealthCache {
+  getStoreEntries();
+  cache ??= createHealthCache(() => checkStoresHealth(getStoreEntries()));
+  return cache;
 }
