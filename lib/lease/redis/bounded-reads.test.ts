@@ -147,22 +147,47 @@ describe("Redis read round trips (on a server of its own)", () => {
 
   const rangeReads = async () => Number(/^cmdstat_xrevrange:calls=(\d+)/m.exec(await admin.info("commandstats"))?.[1] ?? 0);
 
-  it("an owner read ranges over its id streams and fetches only the page's entries, however many events the window holds", async () => {
+  /** What `read` answered, and the commands the server ran meanwhile (MONITOR). */
+  async function watchCommands<T>(read: () => Promise<T>): Promise<{ result: T; named: (name: string) => string[][] }> {
     const monitor = await admin.monitor();
     const commands: string[][] = [];
     monitor.on("monitor", (_time: string, args: string[]) => commands.push(args));
-    const page = await own.events({ owner: "w", from, limit: 20 });
+    const result = await read();
     // MONITOR reports commands in the order the server ran them: once the marker is in, the read's are.
     await admin.echo("end-of-read");
     await vi.waitFor(() => expect(commands.some(([name, arg]) => name?.toLowerCase() === "echo" && arg === "end-of-read")).toBe(true));
     monitor.disconnect();
+    return { result, named: (name) => commands.filter(([n]) => n?.toLowerCase() === name) };
+  }
+  /** Single-entry fetches from a bucket stream (XRANGE id id). */
+  const entryFetches = (named: (name: string) => string[][]) => named("xrange").filter(([, key, start, end]) => key!.endsWith(":events") && start === end);
+
+  it("an owner read ranges over its id streams and fetches only the page's entries, however many events the window holds", async () => {
+    const { result: page, named } = await watchCommands(() => own.events({ owner: "w", from, limit: 20 }));
     expect(page.items).toHaveLength(20);
-    const named = (name: string) => commands.filter(([n]) => n?.toLowerCase() === name);
     // No bucket stream is ranged over newest first; only the owner's id streams are, one range per bucket.
     expect(named("xrevrange").map(([, key]) => key!.replace(/^.*\}:/, ""))).toEqual(Array.from({ length: BUCKETS }, () => "ido:w"));
     // Entries are fetched one id at a time, only those the page takes (20, and one to tell whether there is more).
-    const fetched = named("xrange").filter(([, key, start, end]) => key!.endsWith(":events") && start === end);
-    expect(fetched.length).toBe(21);
+    expect(entryFetches(named).length).toBe(21);
+  });
+
+  it("a resource's newest event fetches two entries of its history, and a filter that drops the newer ones still finds the oldest", async () => {
+    // jobs:0 has 30 events, newest first: released, acquired, released, … acquired.
+    const newest = await watchCommands(() => own.events({ resource: "jobs:0", limit: 1 }));
+    expect(newest.result.items.map((e) => e.kind)).toEqual(["released"]);
+    expect(newest.result.nextCursor).toBeDefined();
+    // The page's one entry, and one to tell whether there is more.
+    expect(entryFetches(newest.named).length).toBe(2);
+
+    const all = await own.events({ resource: "jobs:0", limit: 100 });
+    expect(all.items).toHaveLength(30);
+    const oldest = all.items.at(-1)!;
+    const byToken = await watchCommands(() => own.events({ resource: "jobs:0", kinds: ["acquired"], fencingToken: oldest.fencingToken!, limit: 1 }));
+    expect(byToken.result.items.map((e) => [e.kind, e.id])).toEqual([["acquired", oldest.id]]);
+    // Every entry is fetched once as the batches grow (2, 4, 8, 16 …), none twice.
+    const fetched = entryFetches(byToken.named).map(([, , id]) => id);
+    expect(new Set(fetched).size).toBe(fetched.length);
+    expect(fetched.length).toBe(30);
   });
 
   it("an aborted read stops issuing commands: the server sees no stream reads after the abort", async () => {

@@ -32,6 +32,12 @@ interface EventSource extends MergeSource<PositionedEvent> {
   limitBound: string;
   /** Id-list reads: ids still to fetch, in reading order, already inside range and cursor. */
   pendingIds?: string[];
+  /**
+   * Id-list reads: how many of them the next round trip fetches, one XRANGE each. It starts at
+   * what the page needs and doubles while filters drop what was fetched, so a one-event page
+   * (does this resource have any history?) costs two reads, not a batch.
+   */
+  idBatch?: number;
   /** The last entry read, in reading direction: everything of this source before it has been read. */
   frontier: EventPosition | null;
 }
@@ -171,7 +177,7 @@ export async function readEvents(ctx: RedisContext, plan: EventSourcePlan, query
       }
       const ids = [...new Set(all)].filter((id) => isInside({ ...parseStreamId(id), bucket }));
       if (isAscending) ids.reverse();
-      return { key: streamKey, bucket, bound: "", limitBound: "", pendingIds: ids, buffer: [], isExhausted: ids.length === 0, frontier: null };
+      return { key: streamKey, bucket, bound: "", limitBound: "", pendingIds: ids, idBatch: limit + 1, buffer: [], isExhausted: ids.length === 0, frontier: null };
     });
   }
 
@@ -197,7 +203,9 @@ export async function readEvents(ctx: RedisContext, plan: EventSourcePlan, query
     const replies = await execPipeline(ctx, "events", (p) => {
       for (const s of needy) {
         if (s.pendingIds) {
-          for (const id of s.pendingIds.splice(0, count)) {
+          const take = Math.min(count, s.idBatch ?? count);
+          s.idBatch = Math.min(batchSize, take * 2);
+          for (const id of s.pendingIds.splice(0, take)) {
             p.xrange(s.key, id, id);
             reads.push({ source: s, isRange: false });
           }
