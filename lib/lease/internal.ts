@@ -44,6 +44,7 @@ export {
   buildBucketKeys,
   buildEvidsKey,
   buildGrantsKey,
+  buildHourContentionKey,
   buildIdStreamKey,
   buildKindStreamKey,
   buildResourceKeys,

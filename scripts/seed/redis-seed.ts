@@ -7,6 +7,7 @@ import {
   buildEvidsKey,
   buildGrantsKey,
   buildHoldKeys,
+  buildHourContentionKey,
   buildIdStreamKey,
   buildKindStreamKey,
   buildResourceKeys,
@@ -299,6 +300,10 @@ export async function writeRedisEvents(
     }
     // Per prefix group, in the hour's hash only (as the projector counts them).
     addGroupCounts(buildStatsKey(keys, "h", hour), e.kind, e.resource, e.holdMs, (key, field, n) => addStat(stats.get(key)!, field, n));
+    // The hour's contention per name again, beside its hash (as the projector writes it).
+    if (e.kind === ("contended" satisfies LeaseEventKind)) {
+      addStat(statsHash(stats, buildHourContentionKey(keys, hour), (hour + 1) * 3_600 + HOUR_TTL_S), `cp:${resourcePrefix(e.resource, 3)}`, 1);
+    }
     if (commands.length >= PIPELINE_BATCH) await flushPipeline(client, commands);
   }
   await flushPipeline(client, commands);
@@ -496,7 +501,11 @@ export async function writeRedisStreamEvents(
       }
       if (e.renewals) count(key, "renewed", e.renewals);
     }
-    if (statsKeys.length > 0 && (hour + 1) * 3_600 + HOUR_TTL_S > nowS) addGroupCounts(buildStatsKey(keys, "h", hour), e.kind, e.resource, holdMs, count);
+    if (statsKeys.length > 0 && (hour + 1) * 3_600 + HOUR_TTL_S > nowS) {
+      addGroupCounts(buildStatsKey(keys, "h", hour), e.kind, e.resource, holdMs, count);
+      // The hour's contention per name again, beside its hash, as the projector writes it.
+      if (e.kind === "contended") count(buildHourContentionKey(keys, hour), `cp:${resourcePrefix(e.resource, CONTENTION_PREFIX_DEPTH)}`, 1);
+    }
     const bk = bucketKeys[b]!;
     count(bk.totals, e.kind, 1);
     if (e.renewals) {
@@ -579,7 +588,7 @@ export async function writeRedisStreamEvents(
   for (const [key, fields] of counted) {
     for (const [field, n] of fields) await lanes.push(["hincrby", key, field, n]);
     const expireAt = key.includes(":stats:m:") ? (Number(key.slice(key.lastIndexOf(":") + 1)) + 1) * 60 + MINUTE_TTL_S
-      : key.includes(":stats:h:") ? (Number(key.slice(key.lastIndexOf(":") + 1)) + 1) * 3_600 + HOUR_TTL_S
+      : key.includes(":stats:h:") || key.includes(":stats:hc:") ? (Number(key.slice(key.lastIndexOf(":") + 1)) + 1) * 3_600 + HOUR_TTL_S
       : undefined;
     if (expireAt !== undefined) await lanes.push(["expireat", key, expireAt]);
   }

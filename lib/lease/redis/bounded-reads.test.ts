@@ -4,8 +4,9 @@ import { ReadAbortedError } from "../errors";
 import { startRedis, stopAllServers, type ThrowawayServer } from "@/test/support/servers";
 import { setUpStoreFixture } from "@/test/support/store-suite";
 import { createStoreFixture, type StoreFixture } from "@/test/support/stores";
-import type { EventQuery, LeaseEvent } from "../types";
+import type { EventQuery, LeaseEvent, StatsBucket } from "../types";
 import { findUnservableRedisEventFilter } from "./event-filters";
+import { bucketOf, buildBucketKeys, buildStatsKey } from "./keys";
 import type { RedisLeaseStore } from "./store";
 
 /**
@@ -188,6 +189,41 @@ describe("Redis read round trips (on a server of its own)", () => {
     const fetched = entryFetches(byToken.named).map(([, , id]) => id);
     expect(new Set(fetched).size).toBe(fetched.length);
     expect(fetched.length).toBe(30);
+  });
+
+  it("an hour's counters are read without its per-group fields, and an hour whose contention hash does not add up is read whole", async () => {
+    const resource = "tenant_9:billing:eu";
+    const held = await own.acquire({ resource, owner: "w", task: "t", ttlMs: 60_000 });
+    if (!held.acquired) throw new Error("expected to acquire");
+    for (const owner of ["x", "y"]) expect((await own.acquire({ resource, owner, task: "t", ttlMs: 60_000 })).acquired).toBe(false);
+    await own.release({ resource, leaseId: held.lease.leaseId });
+    const now = Date.now();
+    const hours = { from: new Date(now - 2 * 3_600_000), to: new Date(now + 1), bucketMs: 3_600_000, prefixDepth: 3 };
+    const total = (buckets: StatsBucket[]) => ({
+      contended: buckets.reduce((n, b) => n + b.counts.contended, 0),
+      released: buckets.reduce((n, b) => n + b.counts.released, 0),
+      byName: buckets.reduce<Record<string, number>>((acc, b) => {
+        for (const [name, n] of Object.entries(b.contendedByPrefix)) acc[name] = (acc[name] ?? 0) + n;
+        return acc;
+      }, {}),
+    });
+    const hourKey = buildStatsKey(buildBucketKeys(ownFixture.spec.namespace, bucketOf(resource, BUCKETS)), "h", Math.floor(now / 3_600_000));
+    // The hour's hash holds per-group fields, which a read not under a prefix has no use for.
+    expect((await admin.hkeys(hourKey)).some((field) => field.startsWith("g|"))).toBe(true);
+
+    const isHourHash = (key: string | undefined) => /:stats:h:\d+$/.test(key ?? "");
+    const lean = await watchCommands(() => own.stats(hours));
+    expect(total(lean.result)).toMatchObject({ contended: 2, byName: { [resource]: 2 } });
+    expect(total(lean.result).released).toBeGreaterThanOrEqual(1);
+    expect(lean.named("hgetall").filter(([, key]) => isHourHash(key))).toEqual([]);
+    expect(lean.named("hmget").filter(([, key]) => isHourHash(key)).length).toBeGreaterThan(0);
+
+    // An hour counted by a writer that keeps no contention hash beside it (an earlier version): read whole.
+    await admin.hincrby(hourKey, "contended", 1);
+    await admin.hincrby(hourKey, "cp:legacy:jobs:nightly", 1);
+    const whole = await watchCommands(() => own.stats(hours));
+    expect(total(whole.result)).toEqual({ ...total(lean.result), contended: 3, byName: { [resource]: 2, "legacy:jobs:nightly": 1 } });
+    expect(whole.named("hgetall").filter(([, key]) => key === hourKey)).toHaveLength(1);
   });
 
   it("an aborted read stops issuing commands: the server sees no stream reads after the abort", async () => {

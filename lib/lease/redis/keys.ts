@@ -46,6 +46,9 @@
  *   <ns>:{b7}:stats:m:<minute>    hash of counters per epoch minute (~48 h)
  *   <ns>:{b7}:stats:h:<hour>      hash of counters per epoch hour (~32 days); also per prefix group (prefix-groups.ts)
  *                                 'g|<kind>|<group>' and 'gh|<hold bucket>|<group>', counted since 'groups' (ms) in proj
+ *   <ns>:{b7}:stats:hc:<hour>     hash: the hour's contention per name ('cp:<name>'), the same counts as in stats:h,
+ *                                 written in the same step: a read not under a prefix takes the hour's counters by
+ *                                 HMGET and these, not the per-group fields (stats.ts readStoreWideHours)
  *   <ns>:{b7}:stats:d:<day>       hash of counters per epoch day, summed from a closed day's hours (62 days; stats.ts)
  *   <ns>:{b7}:holds:c<k> / open / classes   the hold index heldAt() reads (see held-at.ts)
  *   <ns>:{b7}:buckets             the namespace's bucket count this bucket's locks are written with, no TTL:
@@ -202,6 +205,11 @@ export function buildKindStreamKey(keys: BucketKeys, kind: string): string {
 /** Per-bucket stats hash key for an epoch minute / hour / day (a read model). */
 export function buildStatsKey(keys: BucketKeys, unit: "m" | "h" | "d", index: number): string {
   return `${keys.stats}${unit}:${index}`;
+}
+
+/** A bucket's contention per name for an epoch hour, beside its stats hash (a read model; see stats.ts). */
+export function buildHourContentionKey(keys: BucketKeys, hour: number): string {
+  return `${keys.stats}hc:${hour}`;
 }
 
 /** A closed hour's (day's) counters summed over the namespace's buckets, one JSON string (a read model; see stats.ts). */

@@ -5,7 +5,7 @@ import { resourcePrefix } from "../validation";
 import { parseStreamId, streamEntryToRaw, type RawEvent } from "./codec";
 import { callScript, execPipeline, parseTimeReply, type RedisContext } from "./connection";
 import { buildHoldKeys, holdClass, holdsFromEntries, loadOpenStarts } from "./held-at";
-import { buildEvidsKey, buildGrantsKey, buildIdStreamKey, buildKindStreamKey, buildLiveIndexKey, buildStatsKey, LIVE_INDEX_DONE, type BucketKeys } from "./keys";
+import { buildEvidsKey, buildGrantsKey, buildHourContentionKey, buildIdStreamKey, buildKindStreamKey, buildLiveIndexKey, buildStatsKey, LIVE_INDEX_DONE, type BucketKeys } from "./keys";
 import { EVIDS_TTL_S, HOUR_TTL_S, INDEXED_EVENT_KINDS, LEASE_SCRIPTS, MINUTE_TTL_S } from "./scripts";
 
 /**
@@ -539,6 +539,7 @@ export class Projector {
     // A batch mostly lies within one minute: its stats keys are built once per minute seen.
     let statsMinute = Number.NaN;
     let statsKeys: string[] = [];
+    let contentionKey = "";
     for (const entry of entries) {
       const raw = streamEntryToRaw(entry);
       raws.push(raw);
@@ -549,6 +550,7 @@ export class Projector {
       if (minute !== statsMinute) {
         statsMinute = minute;
         statsKeys = [buildStatsKey(keys, "m", minute), buildStatsKey(keys, "h", Math.floor(minute / 60))];
+        contentionKey = buildHourContentionKey(keys, Math.floor(minute / 60));
       }
       if (TERMINAL_KINDS.has(kind)) {
         const holdMs = Number(raw.holdMs ?? 0);
@@ -572,6 +574,7 @@ export class Projector {
           if (kind === "contended") count(key, `cp:${resourcePrefix(resource, CONTENTION_PREFIX_DEPTH)}`, 1);
         }
       }
+      if (kind === "contended") count(contentionKey, `cp:${resourcePrefix(resource, CONTENTION_PREFIX_DEPTH)}`, 1);
       addGroupCounts(statsKeys[1]!, kind, resource, raw.holdMs, count);
       // The listing zsets follow each resource's last acquire or end in the batch.
       if (kind === "acquired") listed.set(resource, ms);

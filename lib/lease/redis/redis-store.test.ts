@@ -128,7 +128,7 @@ describe("RedisLeaseStore keys", () => {
     expect(keys.length).toBeGreaterThan(0);
     // A lease id's note: note:<lease id (a UUID)>:<resource>.
     const perResource = /^(lock|lease|note:[0-9a-f-]{36}|fence|evids):(.+)$/;
-    const perBucket = /^(idx|acq|names|events|events:(expired|lost|renew_failed|force_released|fencing_rejected|contended)|stats:[mhd]:\d+|slack:\d+|totals|groups|proj|holds:(open|classes|c\d+)|id[ot]:.+|l[ot]:.+|grants:\d+|buckets)$/;
+    const perBucket = /^(idx|acq|names|events|events:(expired|lost|renew_failed|force_released|fencing_rejected|contended)|stats:(m|h|hc|d):\d+|slack:\d+|totals|groups|proj|holds:(open|classes|c\d+)|id[ot]:.+|l[ot]:.+|grants:\d+|buckets)$/;
     const kinds = new Set<string>();
     // Outside the buckets: the namespace's bucket count, and closed hours and days summed over the buckets.
     expect(keys).toContain(`${spec.namespace}:buckets`);

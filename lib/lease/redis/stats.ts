@@ -3,7 +3,7 @@ import { HOLD_HISTOGRAM_BOUNDS_MS, LEASE_EVENT_KINDS, type CounterKind, type Sta
 import { isGroupUnder } from "../prefix-groups";
 import { resourcePrefix } from "../validation";
 import { execPipeline, type RedisContext } from "./connection";
-import { buildStatsKey, buildStoreWideStatsHashKey, buildStoreWideStatsKey, type BucketKeys } from "./keys";
+import { buildHourContentionKey, buildStatsKey, buildStoreWideStatsHashKey, buildStoreWideStatsKey, type BucketKeys } from "./keys";
 import { DAY_TTL_S, HOUR_TTL_S } from "./scripts";
 
 /** 7 days of minutes, 420 days of hours or 10 080 days: beyond that a chart needs a coarser bucketMs. */
@@ -94,11 +94,19 @@ export async function readStats(
   const closed = Math.max(0, storeWideUntil - first);
   // An open day (today) has no day hashes yet: its hours are read, most of them store-wide.
   const openDaysByHour = storeWideUnit === "d" ? last - (first + closed) + 1 : 0;
-  const [replies, openDays] = await Promise.all([
-    execPipeline(ctx, "stats", (p) => {
-      for (let index = first; index < storeWideUntil; index++) p.get(buildStoreWideStatsKey(namespace, storeWideUnit!, index));
-      if (openDaysByHour === 0) for (let index = first + closed; index <= last; index++) for (const keys of bucketKeys) p.call(HGETALL_FLAT, buildStatsKey(keys, unit, index));
-    }),
+  const isStoreWide = prefix === undefined;
+  /** Each bucket's hash of each interval, bucket by bucket within an interval. */
+  const bucketHashes = (intervals: readonly number[]) =>
+    readBucketHashes(ctx, intervals.flatMap((index) => bucketKeys.map((keys) => ({ keys, index }))), unit, isStoreWide);
+  const openIntervals: number[] = [];
+  if (openDaysByHour === 0) for (let index = first + closed; index <= last; index++) openIntervals.push(index);
+  const [replies, openReplies, openDays] = await Promise.all([
+    closed > 0
+      ? execPipeline(ctx, "stats", (p) => {
+          for (let index = first; index < storeWideUntil; index++) p.get(buildStoreWideStatsKey(namespace, storeWideUnit!, index));
+        })
+      : [],
+    bucketHashes(openIntervals),
     openDaysByHour > 0
       ? readStats(ctx, namespace, bucketKeys, { from: new Date((first + closed) * DAY_MS), to: new Date((last + 1) * DAY_MS), bucketMs: HOUR_MS, prefixDepth: depth }, nowMs)
       : [],
@@ -133,25 +141,89 @@ export async function readStats(
       }
       addFlatHash(result[interval]!, hash, addField);
     });
-  addBucketReplies((k) => closed + k, replies.slice(closed));
-  if (perBucket.length > 0) {
-    const bucketReplies = await execPipeline(ctx, "stats", (p) => {
-      for (const interval of perBucket) for (const keys of bucketKeys) p.call(HGETALL_FLAT, buildStatsKey(keys, unit, first + interval));
-    });
-    addBucketReplies((k) => perBucket[k]!, bucketReplies);
-  }
+  addBucketReplies((k) => closed + k, openReplies);
+  if (perBucket.length > 0) addBucketReplies((k) => perBucket[k]!, await bucketHashes(perBucket.map((interval) => first + interval)));
   if (missingDays.length === 0) return result;
-  const hours = await execPipeline(ctx, "stats", (p) => {
-    for (const { interval, keys } of missingDays) {
-      const firstHour = (first + interval) * HOURS_PER_DAY;
-      for (let h = 0; h < HOURS_PER_DAY; h++) p.call(HGETALL_FLAT, buildStatsKey(keys, "h", firstHour + h));
-    }
-  });
+  const hours = await readBucketHashes(
+    ctx,
+    missingDays.flatMap(({ interval, keys }) => Array.from({ length: HOURS_PER_DAY }, (_, h) => ({ keys, index: (first + interval) * HOURS_PER_DAY + h }))),
+    "h",
+    isStoreWide,
+  );
   hours.forEach((hash, i) => addFlatHash(result[missingDays[Math.floor(i / HOURS_PER_DAY)]!.interval]!, hash, addField));
   return result;
 }
 
 type FieldAdder = (bucket: StatsBucket, field: string, value: number) => void;
+
+const TERMINAL_KINDS = ["released", "expired", "force_released"] as const;
+const HOLD_BUCKETS = Array.from({ length: HOLD_HISTOGRAM_BOUNDS_MS.length + 1 }, (_, i) => i);
+/**
+ * Every field of an hour's bucket hash that a read not under a prefix adds up (addStoreField),
+ * but contention per name: the counters, holds per bucket and their sum, and the older layout's
+ * histogram.
+ */
+const HOUR_COUNTER_FIELDS: readonly string[] = [
+  ...COUNTER_KINDS,
+  ...TERMINAL_KINDS.flatMap((kind) => HOLD_BUCKETS.map((i) => `${kind}:h${i}`)),
+  "holdSum",
+  ...HOLD_BUCKETS.map((i) => `hist:${i}`),
+];
+const CONTENDED_AT = HOUR_COUNTER_FIELDS.indexOf("contended");
+
+/**
+ * Bucket hashes (`unit`) as flat [field, value, …] lists, in the order of `targets`. Not under a
+ * prefix, an hour's hash is read without its per-group fields, most of a busy hour's (one
+ * tenant's group after another): its counters by HMGET (HOUR_COUNTER_FIELDS) and its contention
+ * per name from the hour's contention hash, which the projector writes in the same step. That
+ * hash is whole when its counts add up to the hour's `contended` counter; an hour counted
+ * without it (by an earlier version, or a seed) is read whole instead, in a second round trip.
+ */
+async function readBucketHashes(
+  ctx: RedisContext,
+  targets: ReadonlyArray<{ keys: BucketKeys; index: number }>,
+  unit: "m" | "h" | "d",
+  isStoreWide: boolean,
+  operation = "stats",
+): Promise<unknown[]> {
+  if (targets.length === 0) return [];
+  if (unit !== "h" || !isStoreWide) {
+    return execPipeline(ctx, operation, (p) => {
+      for (const { keys, index } of targets) p.call(HGETALL_FLAT, buildStatsKey(keys, unit, index));
+    });
+  }
+  const replies = await execPipeline(ctx, operation, (p) => {
+    for (const { keys, index } of targets) {
+      p.hmget(buildStatsKey(keys, "h", index), ...HOUR_COUNTER_FIELDS);
+      p.call(HGETALL_FLAT, buildHourContentionKey(keys, index));
+    }
+  });
+  const flats: unknown[] = [];
+  const whole: number[] = [];
+  targets.forEach((_, i) => {
+    const counters = replies[2 * i] as (string | null)[];
+    const contention = (replies[2 * i + 1] as string[] | null) ?? [];
+    let named = 0;
+    for (let j = 1; j < contention.length; j += 2) named += Number(contention[j]);
+    if (named !== Number(counters[CONTENDED_AT] ?? 0)) {
+      whole.push(i);
+      flats.push(null);
+      return;
+    }
+    const flat: string[] = [...contention];
+    counters.forEach((value, j) => {
+      if (value !== null) flat.push(HOUR_COUNTER_FIELDS[j]!, value);
+    });
+    flats.push(flat);
+  });
+  if (whole.length > 0) {
+    const hashes = await execPipeline(ctx, operation, (p) => {
+      for (const i of whole) p.call(HGETALL_FLAT, buildStatsKey(targets[i]!.keys, "h", targets[i]!.index));
+    });
+    whole.forEach((i, k) => (flats[i] = hashes[k]));
+  }
+  return flats;
+}
 
 const UNIT_MS = { h: HOUR_MS, d: DAY_MS } as const;
 /** How long each unit's bucket hashes live after their interval, and so the store-wide sums of them. */
@@ -288,9 +360,8 @@ export async function compactStoreWide(
   });
   const batch = missing.slice(0, Math.max(1, Math.floor(MAX_HOURS_READ_PER_COMPACTION / bucketKeys.length)));
   if (batch.length === 0) return { compacted: 0, pending: 0 };
-  const hashes = await execPipeline(ctx, "compactStats", (p) => {
-    for (const index of batch) for (const keys of bucketKeys) p.call(HGETALL_FLAT, buildStatsKey(keys, unit, index));
-  });
+  // Without the per-group fields, which a store-wide sum leaves out.
+  const hashes = await readBucketHashes(ctx, batch.flatMap((index) => bucketKeys.map((keys) => ({ keys, index }))), unit, true, "compactStats");
   let compacted = 0;
   let waiting = 0;
   await execPipeline(ctx, "compactStats", (p) => {
@@ -374,6 +445,9 @@ function addFlatHash(bucket: StatsBucket, reply: unknown, addField: FieldAdder):
 
 /** `prefixes` remembers each contention field's prefix at `depth` for the read: the same few recur in every hash. */
 function addStoreField(bucket: StatsBucket, field: string, value: number, depth: number, prefixes: Map<string, string>): void {
+  // Per-group fields ('g|…', 'gh|…', counted under a prefix: addPrefixField) are most of an open
+  // hour's hash on a store with many tenants; they are passed over first, before any other test.
+  if (field.startsWith("g") && (field.startsWith("g|") || field.startsWith("gh|"))) return;
   if (!Number.isFinite(value)) return;
   if (Object.hasOwn(bucket.counts, field)) {
     bucket.counts[field as CounterKind] += value;
