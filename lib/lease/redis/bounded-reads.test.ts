@@ -191,6 +191,28 @@ describe("Redis read round trips (on a server of its own)", () => {
     expect(fetched.length).toBe(30);
   });
 
+  it("a resource's newest events come from the newest ids of its history list, and a page those cannot fill reads the whole list", async () => {
+    const resource = "jobs:long";
+    for (let round = 0; round < 25; round++) {
+      const got = await own.acquire({ resource, owner: "w", task: "t", ttlMs: 60_000 });
+      if (!got.acquired) throw new Error("expected to acquire");
+      await own.release({ resource, leaseId: got.lease.leaseId });
+    }
+    const listReads = (named: (name: string) => string[][]) => named("lrange").filter(([, key]) => key!.endsWith(`:evids:${resource}`)).map(([, , start, stop]) => `${start}..${stop}`);
+    const newest = await watchCommands(() => own.events({ resource, limit: 1 }));
+    expect(newest.result.items.map((e) => e.kind)).toEqual(["released"]);
+    // 50 ids in the list: the newest 32 are read, and two entries fetched.
+    expect(listReads(newest.named)).toEqual(["0..31"]);
+    expect(entryFetches(newest.named)).toHaveLength(2);
+
+    const all = await own.events({ resource, limit: 100 });
+    expect(all.items).toHaveLength(50);
+    const oldest = all.items.at(-1)!;
+    const deep = await watchCommands(() => own.events({ resource, kinds: ["acquired"], fencingToken: oldest.fencingToken!, limit: 1 }));
+    expect(deep.result.items.map((e) => e.id)).toEqual([oldest.id]);
+    expect(listReads(deep.named)).toEqual(["0..31", "0..999"]);
+  });
+
   it("an hour's counters are read without its per-group fields, and an hour whose contention hash does not add up is read whole", async () => {
     const resource = "tenant_9:billing:eu";
     const held = await own.acquire({ resource, owner: "w", task: "t", ttlMs: 60_000 });

@@ -96,6 +96,30 @@ export interface ReadEventsOptions {
  * matches ahead of every source's read frontier — and answers with `partial`.
  */
 export async function readEvents(ctx: RedisContext, plan: EventSourcePlan, query: EventQuery, options: ReadEventsOptions): Promise<Page<LeaseEvent>> {
+  // One history list read newest first (a resource's): a page usually comes from its newest ids,
+  // so those are read first, and only a page they cannot fill reads the whole list, as it would
+  // have at once. A one-event read of a hot resource then decodes tens of ids, not a thousand.
+  if ("idLists" in plan && plan.idLists.length === 1 && query.order !== "asc") {
+    const head = Math.min(options.idListCap, Math.max(2 * ((query.limit ?? DEFAULT_EVENTS_LIMIT) + 1), 32));
+    if (head < options.idListCap) {
+      const page = await readEventsOnce(ctx, plan, query, options, head);
+      if (page) return page;
+    }
+  }
+  return (await readEventsOnce(ctx, plan, query, options, options.idListCap))!;
+}
+
+/**
+ * readEvents with id lists read up to `listHead` ids: null when a list held that many (it may
+ * hold more) and the page was not filled from them.
+ */
+async function readEventsOnce(
+  ctx: RedisContext,
+  plan: EventSourcePlan,
+  query: EventQuery,
+  options: ReadEventsOptions,
+  listHead: number,
+): Promise<Page<LeaseEvent> | null> {
   const { budget } = options;
   const isAscending = query.order === "asc";
   const limit = query.limit ?? DEFAULT_EVENTS_LIMIT;
@@ -133,6 +157,8 @@ export async function readEvents(ctx: RedisContext, plan: EventSourcePlan, query
   let sources: EventSource[];
   /** Id lists cut by their cap: events before the newest of their oldest ids may be missing. */
   let listedFrom = null as EventPosition | null;
+  /** Some id list was read only to `listHead`, and holds at least that many ids. */
+  let isListHeadOnly = false;
   if ("idStreams" in plan) {
     sources = plan.idStreams.map(({ key, eventsKey, bucket, retainedFrom }) => {
       // Ids older than what the bucket stream keeps name nothing: the range stops there.
@@ -157,7 +183,7 @@ export async function readEvents(ctx: RedisContext, plan: EventSourcePlan, query
   } else {
     budget.checkpoint();
     const listed = (await execPipeline(ctx, "events", (p) => {
-      for (const l of plan.idLists) p.lrange(l.listKey, 0, options.idListCap - 1);
+      for (const l of plan.idLists) p.lrange(l.listKey, 0, listHead - 1);
     })) as (string[] | null)[];
     // Lists are newest first; keep the ids inside the time range and after the cursor.
     const isInside = (position: EventPosition) => {
@@ -170,6 +196,7 @@ export async function readEvents(ctx: RedisContext, plan: EventSourcePlan, query
     sources = plan.idLists.map(({ streamKey, bucket }, i) => {
       const all = listed[i] ?? [];
       budget.spend(all.length + 1);
+      if (listHead < options.idListCap && all.length >= listHead) isListHeadOnly = true;
       const oldest = all.at(-1);
       if (oldest !== undefined && all.length >= options.idListCap) {
         const position = { ...parseStreamId(oldest), bucket };
@@ -265,6 +292,7 @@ export async function readEvents(ctx: RedisContext, plan: EventSourcePlan, query
   } else {
     taken = await takeMerged<PositionedEvent, EventSource>(sources, refill, compareOrder, limit + 1);
   }
+  if (isListHeadOnly && taken.length <= limit && partial === null) return null;
   let items = taken;
   if (listedFrom) {
     // Past the oldest id a full list still holds, that list may be missing events: what lies
