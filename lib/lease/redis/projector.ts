@@ -564,6 +564,7 @@ export class Projector {
         count(keys.groups, `hs|${group}`, holdMs);
       }
       if (!HOT_PATH_TOTAL_KINDS.has(kind)) total(kind, 1);
+      const contentionField = kind === "contended" ? `cp:${resourcePrefix(resource, CONTENTION_PREFIX_DEPTH)}` : null;
       for (const key of statsKeys) {
         if (TERMINAL_KINDS.has(kind)) {
           const holdMs = Number(raw.holdMs ?? 0);
@@ -571,10 +572,11 @@ export class Projector {
           count(key, "holdSum", holdMs);
         } else {
           count(key, kind, 1);
-          if (kind === "contended") count(key, `cp:${resourcePrefix(resource, CONTENTION_PREFIX_DEPTH)}`, 1);
+          if (contentionField) count(key, contentionField, 1);
         }
       }
-      if (kind === "contended") count(contentionKey, `cp:${resourcePrefix(resource, CONTENTION_PREFIX_DEPTH)}`, 1);
+      // The hour's contention per name once more, on its own: what a store-wide read takes (stats.ts).
+      if (contentionField) count(contentionKey, contentionField, 1);
       addGroupCounts(statsKeys[1]!, kind, resource, raw.holdMs, count);
       // The listing zsets follow each resource's last acquire or end in the batch.
       if (kind === "acquired") listed.set(resource, ms);
