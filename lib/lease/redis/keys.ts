@@ -48,7 +48,7 @@
  *                                 'g|<kind>|<group>' and 'gh|<hold bucket>|<group>', counted since 'groups' (ms) in proj
  *   <ns>:{b7}:stats:hc:<hour>     hash: the hour's contention per name ('cp:<name>'), the same counts as in stats:h,
  *                                 written in the same step: a read not under a prefix takes the hour's counters by
- *                                 HMGET and these, not the per-group fields (stats.ts readStoreWideHours)
+ *                                 HMGET and these, not the per-group fields (stats.ts readBucketHashes)
  *   <ns>:{b7}:stats:d:<day>       hash of counters per epoch day, summed from a closed day's hours (62 days; stats.ts)
  *   <ns>:{b7}:holds:c<k> / open / classes   the hold index heldAt() reads (see held-at.ts)
  *   <ns>:{b7}:buckets             the namespace's bucket count this bucket's locks are written with, no TTL:

@@ -10,8 +10,9 @@ import { DAY_TTL_S, HOUR_TTL_S } from "./scripts";
 export const MAX_STATS_INTERVALS = 10_080;
 export const DEFAULT_PREFIX_DEPTH = 2;
 const CONTENDED_FIELD = "cp:";
+const TERMINAL_KINDS = ["released", "expired", "force_released"] as const;
 /** A terminal event's counter: its kind and hold-histogram bucket in one field. */
-const TERMINAL_FIELD = /^(released|expired|force_released):h(\d{1,2})$/;
+const TERMINAL_FIELD = new RegExp(`^(${TERMINAL_KINDS.join("|")}):h(\\d{1,2})$`);
 
 const COUNTER_KINDS: readonly CounterKind[] = [...LEASE_EVENT_KINDS, "renewed"];
 
@@ -156,7 +157,6 @@ export async function readStats(
 
 type FieldAdder = (bucket: StatsBucket, field: string, value: number) => void;
 
-const TERMINAL_KINDS = ["released", "expired", "force_released"] as const;
 const HOLD_BUCKETS = Array.from({ length: HOLD_HISTOGRAM_BOUNDS_MS.length + 1 }, (_, i) => i);
 /**
  * Every field of an hour's bucket hash that a read not under a prefix adds up (addStoreField),
