@@ -12,6 +12,7 @@
  */
 import type { Redis } from "ioredis";
 import { HOLD_HISTOGRAM_BOUNDS_MS } from "@leasewatch/lease";
+import { EVENT_FIELD_LETTERS } from "@leasewatch/lease/internal";
 
 const FOLD_LUA = `
 local base, cap = ARGV[1], ARGV[3]
@@ -21,6 +22,7 @@ local last = redis.call('HGET', KEYS[2], 'last')
 local entries = redis.call('XRANGE', KEYS[1], last and ('(' .. last) or '-', '+', 'COUNT', ARGV[2])
 if #entries == 0 then return 0 end
 local TERMINAL = { released = true, expired = true, force_released = true }
+local FIELDS = { ${EVENT_FIELD_LETTERS.map(([field, letter]) => `${letter} = '${field}'`).join(", ")} }
 local counters = {}
 local function count(key, field, n)
   local t = counters[key]
@@ -47,7 +49,17 @@ local minute_now, mkey, hkey
 for _, e in ipairs(entries) do
   local id, f = e[1], e[2]
   local ev = {}
-  for i = 1, #f, 2 do ev[f[i]] = f[i + 1] end
+  if #f == 2 then
+    -- A packed entry (EVENT_FIELD_LETTERS in lib/lease/redis/codec.ts): letters, then values.
+    local at = 1
+    for i = 1, #f[1] do
+      local stop = string.find(f[2], '\\31', at, true)
+      ev[FIELDS[string.sub(f[1], i, i)]] = string.sub(f[2], at, stop - 1)
+      at = stop + 1
+    end
+  else
+    for i = 1, #f, 2 do ev[f[i]] = f[i + 1] end
+  end
   local kind, resource = ev.kind, ev.resource
   local ms = tonumber(string.sub(id, 1, string.find(id, '-', 1, true) - 1))
   local minute = math.floor(ms / 60000)

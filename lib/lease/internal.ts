@@ -65,6 +65,6 @@ export {
 } from "./redis/scripts";
 export { addGroupCounts, KIND_STREAM_KINDS, PREFIX_GROUPS_FIELD, PROJECTION_INTERVAL_MS } from "./redis/projector";
 export { buildHoldKeys, holdClass, holdsFromEntries } from "./redis/held-at";
-export { streamEntryToRaw } from "./redis/codec";
+export { EVENT_FIELD_LETTERS, rawToStreamFields, streamEntryToRaw } from "./redis/codec";
 export { parseTimeReply } from "./redis/connection";
 export { DEFAULT_BUCKETS, DEFAULT_EVENTS_MAX_LEN, RESOURCE_EVENTS_MAX_LEN } from "./redis/store";

@@ -21,6 +21,7 @@ import {
   KIND_STREAM_KINDS,
   MINUTE_TTL_S,
   PREFIX_GROUPS_FIELD,
+  rawToStreamFields,
   streamEntryToRaw,
 } from "@leasewatch/lease/internal";
 import type { SyntheticEvent } from "./history";
@@ -106,21 +107,20 @@ function expiryDetail(e: SyntheticEvent): string {
   return JSON.stringify({ renewals: e.renewals ?? 0, expiredAt: String(Math.round(e.expiredAt ?? e.at)), recordedBy: "sweep" });
 }
 
-/** The stream fields in the scripts' order, leaving out what a script would leave out. */
+/** The stream entry fields the scripts would write for this event (packed, see rawToStreamFields). */
 export function toStreamFields(e: SyntheticEvent): string[] {
-  const fields: Array<[string, string | undefined]> = [
-    ["kind", e.kind],
-    ["resource", e.resource],
-    ["leaseId", e.leaseId],
-    ["owner", e.owner],
-    ["task", e.task],
-    ["token", e.fencingToken],
-    ["holdMs", e.holdMs === undefined ? undefined : String(Math.round(e.holdMs))],
-    ["actor", e.actor],
-    ["reason", e.reason],
-    ["detail", e.detail ? JSON.stringify(e.detail) : e.kind === "expired" ? expiryDetail(e) : undefined],
-  ];
-  return fields.flatMap(([k, v]) => (v === undefined ? [] : [k, v]));
+  return rawToStreamFields({
+    kind: e.kind,
+    resource: e.resource,
+    leaseId: e.leaseId,
+    owner: e.owner,
+    task: e.task,
+    token: e.fencingToken,
+    holdMs: e.holdMs === undefined ? undefined : String(Math.round(e.holdMs)),
+    actor: e.actor,
+    reason: e.reason,
+    detail: e.detail ? JSON.stringify(e.detail) : e.kind === "expired" ? expiryDetail(e) : undefined,
+  });
 }
 
 async function flushPipeline(client: Redis, commands: Array<[string, ...(string | number)[]]>) {

@@ -100,10 +100,65 @@ export function toLeaseEvent(store: string, bucket: number, raw: RawEvent): Leas
   return event;
 }
 
-/** A stream entry `[id, [field, value, …]]` as a RawEvent. */
+type EventField = Exclude<keyof RawEvent, "id">;
+
+/**
+ * An event's fields in the order the scripts write them, each with the letter that names it in a
+ * packed stream entry. A packed entry is one field-value pair: the field is the letters of the
+ * fields present, in this order, and the value is their values, each followed by the unit
+ * separator (byte 31, which validated text and cjson's output never contain). Every event of a
+ * kind has the same letters, so Redis stores them once per stream node; and a reader decodes two
+ * strings an entry where a field-value pair per field made it decode a dozen.
+ */
+export const EVENT_FIELD_LETTERS: readonly (readonly [EventField, string])[] = [
+  ["kind", "k"],
+  ["resource", "r"],
+  ["leaseId", "l"],
+  ["owner", "o"],
+  ["task", "t"],
+  ["token", "n"],
+  ["holdMs", "h"],
+  ["actor", "a"],
+  ["reason", "s"],
+  ["detail", "d"],
+];
+const FIELD_BY_LETTER = new Map<string, EventField>(EVENT_FIELD_LETTERS.map(([field, letter]) => [letter, field]));
+const SEPARATOR = "\x1f";
+
+/** An event's stream entry fields, packed (see EVENT_FIELD_LETTERS): `[letters, values]`. */
+export function rawToStreamFields(raw: RawEvent): [string, string] {
+  let letters = "";
+  let values = "";
+  for (const [field, letter] of EVENT_FIELD_LETTERS) {
+    const value = raw[field];
+    if (value === undefined) continue;
+    letters += letter;
+    values += value + SEPARATOR;
+  }
+  return [letters, values];
+}
+
+/**
+ * A stream entry `[id, [field, value, …]]` as a RawEvent: packed (one pair, see
+ * EVENT_FIELD_LETTERS) or, as earlier versions wrote them, a pair per field (an event has at
+ * least a kind and a resource, so such an entry never has just one pair).
+ */
 export function streamEntryToRaw(entry: [string, string[]]): RawEvent {
   const [id, fields] = entry;
   const raw: Record<string, string> = { id };
+  if (fields.length === 2) {
+    const letters = fields[0]!;
+    const values = fields[1]!;
+    let start = 0;
+    for (let i = 0; i < letters.length; i++) {
+      const end = values.indexOf(SEPARATOR, start);
+      const field = FIELD_BY_LETTER.get(letters[i]!);
+      if (end === -1 || !field) break;
+      raw[field] = values.slice(start, end);
+      start = end + 1;
+    }
+    return raw as RawEvent;
+  }
   for (let i = 0; i + 1 < fields.length; i += 2) raw[fields[i]!] = fields[i + 1]!;
   return raw as RawEvent;
 }

@@ -17,7 +17,9 @@
  *   <ns>:{b7}:forced:<leaseId>    string: the force_released event that ended this lease (JSON), a year
  *                                 (forceReleasedEvent: an open audit entry is resolved from it, not from history)
  *   <ns>:{b7}:idx                 zset resource → expiresAt ms (sweep, "expires" sort, countActive)
- *   <ns>:{b7}:events              stream of every event in the bucket, capped
+ *   <ns>:{b7}:events              stream of every event in the bucket, capped; an entry is one field-value pair, its
+ *                                 fields' letters and their values (EVENT_FIELD_LETTERS in codec.ts); entries
+ *                                 written by earlier versions, a pair per field, read the same
  *   <ns>:{b7}:totals              hash of lifetime counts, no TTL: acquired, released, expired, force_released and
  *                                 renewed from the hot path; the other kinds, hold histogram and sum from the projector
  *   <ns>:{b7}:slack:<hour>        hash of renewal-slack counts '<ttl>|<bucket>|<group>' per epoch hour (15 days), by renew

@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createStoreFixture, type StoreFixture, type StoreOptions } from "@/test/support/stores";
 import { TEST_REDIS_URL } from "../testing/isolation";
 import { writePastEvents } from "../testing/redis-past-events";
+import { streamEntryToRaw } from "./codec";
 import { buildBucketKeys, buildKindStreamKey } from "./keys";
 import { KIND_STREAM_KINDS } from "./projector";
 import { trimEventStreams } from "./retention";
@@ -123,7 +124,7 @@ describe("Redis event retention by memory", () => {
     // Only what the budget asked for went: well over half the budget is still used.
     expect(bytesAfter).toBeGreaterThan(0.5 * 1024 * 1024);
     const newest = await redis.xrevrange(stream, "+", "-", "COUNT", 10);
-    expect(newest.map(([, f]) => f[f.indexOf("resource") + 1])).toEqual(
+    expect(newest.map((entry) => streamEntryToRaw(entry).resource)).toEqual(
       ["now:4", "now:4", "now:3", "now:3", "now:2", "now:2", "now:1", "now:1", "now:0", "now:0"],
     );
     expect(await store.lifetimeTotals()).toEqual(totalsBefore);
@@ -144,7 +145,7 @@ describe("Redis event retention by memory", () => {
     await trimEventStreams(ctx, [keys], { days: null, maxBytes: 1 });
 
     const left = await redis.xrange(stream, "-", "+");
-    const unprojected = left.filter(([, f]) => f[f.indexOf("resource") + 1]!.startsWith("unprojected:"));
+    const unprojected = left.filter((entry) => streamEntryToRaw(entry).resource!.startsWith("unprojected:"));
     expect(unprojected.length).toBe(20);
     // Only the cursor's own entry is left of the projected ones.
     expect(left.length).toBe(21);

@@ -1,5 +1,6 @@
 import type { Cluster, Redis } from "ioredis";
 import { freshRedisNamespace, TEST_REDIS_URL } from "./isolation";
+import { rawToStreamFields, type RawEvent, streamEntryToRaw } from "../redis/codec";
 import { buildBucketKeys } from "../redis/keys";
 import { RedisLeaseStore } from "../redis/store";
 
@@ -9,15 +10,18 @@ import { RedisLeaseStore } from "../redis/store";
  * acquire and release in a scratch namespace) under old ids. A stream only takes ids after its
  * last one: write these before any event of now.
  */
-async function realEventFields(): Promise<{ acquired: string[]; released: string[] }> {
+async function realEvents(): Promise<{ acquired: RawEvent; released: RawEvent }> {
   const fresh = freshRedisNamespace(TEST_REDIS_URL);
   const store = new RedisLeaseStore({ name: "redis-template", url: fresh.url, namespace: fresh.namespace, buckets: 1 });
   try {
     const result = await store.acquire({ resource: "template:1", owner: "owner-a", task: "task-1", ttlMs: 60_000 });
     if (!result.acquired) throw new Error("expected to acquire the template resource");
     await store.release({ resource: "template:1", leaseId: result.lease.leaseId });
-    const entries = await store.client.xrange(buildBucketKeys(fresh.namespace, 0).events, "-", "+");
-    const byKind = (kind: string) => entries.map((e) => e[1]).find((f) => f[f.indexOf("kind") + 1] === kind)!;
+    const entries = (await store.client.xrange(buildBucketKeys(fresh.namespace, 0).events, "-", "+")).map(streamEntryToRaw);
+    const byKind = (kind: string) => {
+      const { id: _id, ...fields } = entries.find((e) => e.kind === kind)!;
+      return fields;
+    };
     return { acquired: byKind("acquired"), released: byKind("released") };
   } finally {
     await store.close();
@@ -25,20 +29,14 @@ async function realEventFields(): Promise<{ acquired: string[]; released: string
   }
 }
 
-function withField(fields: string[], name: string, value: string): string[] {
-  const copy = [...fields];
-  copy[copy.indexOf(name) + 1] = value;
-  return copy;
-}
-
 /** Writes an acquired and an ended event (`endedKind`) of resource `past:<i>` at each instant, into `stream`. */
 export async function writePastEvents(redis: Redis | Cluster, stream: string, atMs: readonly number[], endedKind = "released"): Promise<void> {
-  const template = await realEventFields();
+  const template = await realEvents();
   const pipeline = redis.pipeline();
   atMs.forEach((ms, i) => {
     const resource = `past:${i}`;
-    pipeline.xadd(stream, `${ms}-0`, ...withField(template.acquired, "resource", resource));
-    pipeline.xadd(stream, `${ms}-1`, ...withField(withField(template.released, "resource", resource), "kind", endedKind));
+    pipeline.xadd(stream, `${ms}-0`, ...rawToStreamFields({ ...template.acquired, resource }));
+    pipeline.xadd(stream, `${ms}-1`, ...rawToStreamFields({ ...template.released, resource, kind: endedKind }));
   });
   await pipeline.exec();
 }
