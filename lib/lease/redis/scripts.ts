@@ -130,12 +130,18 @@ local NOTE_GRACE_MS = 60000
 local EVENTS_BACKLOG_FACTOR = ${EVENTS_BACKLOG_FACTOR}
 
 -- The keys and limits of one resource call (see the header of scripts.ts). \`note_lease\`: the
--- lease id KEYS[3] is the note of (nil when the call names none).
+-- lease id KEYS[3] is the note of (false when the call names none). One table, filled again by
+-- each call (calls run one at a time), where a new one each call cost the server more; every
+-- field is always set, none ever nil, so filling it never reshapes it.
+local CONTEXT = {
+  lock = false, lease = false, note = false, note_lease = false, fence = false, idx = false, events = false, totals = false,
+  proj = false, resource = false, events_max = false,
+}
 local function resource_context(note_lease)
-  return {
-    lock = KEYS[1], lease = KEYS[2], note = KEYS[3], note_lease = note_lease, fence = KEYS[4], idx = KEYS[5], events = KEYS[6], totals = KEYS[7],
-    proj = KEYS[#KEYS], resource = ARGV[1], events_max = tonumber(ARGV[2]),
-  }
+  local c = CONTEXT
+  c.lock, c.lease, c.note, c.note_lease, c.fence, c.idx, c.events, c.totals = KEYS[1], KEYS[2], KEYS[3] or false, note_lease or false, KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+  c.proj, c.resource, c.events_max = KEYS[#KEYS], ARGV[1], tonumber(ARGV[2])
+  return c
 end
 
 -- Appends field, value to a flat list unless the value is missing (nil or false).
@@ -240,8 +246,13 @@ local function read_note(c, lease_id)
   return e
 end
 
+-- \`text\`: the note's fields, each followed by byte 31 (write_note builds it from a list).
+local function write_note_text(c, text, ttl_ms)
+  redis.call('SET', c.note, text, 'PX', tostring((tonumber(ttl_ms) or 0) + NOTE_GRACE_MS))
+end
+
 local function write_note(c, note, ttl_ms)
-  redis.call('SET', c.note, table.concat(note, '\\31') .. '\\31', 'PX', tostring((tonumber(ttl_ms) or 0) + NOTE_GRACE_MS))
+  write_note_text(c, table.concat(note, '\\31') .. '\\31', ttl_ms)
 end
 
 -- Ends the lease described by \`lease\`: drops its state and expiry index entry, records the
@@ -262,32 +273,41 @@ local function end_lease(c, lease, kind, hold_ms, drop, actor, reason, call_id, 
   if drop == 'lock' then redis.call('DEL', c.lock, c.lease) elseif drop == 'lease' or drop == 'takeover' then redis.call('DEL', c.lease) end
   if drop ~= 'takeover' then redis.call('ZREM', c.idx, c.resource) end
   local hold = tostring(hold_ms)
-  local ev = { '', 'kind', kind, 'resource', c.resource }
-  put(ev, 'leaseId', lease.leaseId)
-  put(ev, 'owner', lease.owner)
-  put(ev, 'task', lease.task)
-  put(ev, 'token', lease.token)
-  put(ev, 'holdMs', hold)
-  put(ev, 'actor', actor)
-  put(ev, 'reason', reason)
-  put(ev, 'detail', detail)
-  if lease.owner and lease.task and lease.token and not (actor or reason or detail) then
-    -- The usual end (a release): packed in one step, as the acquire packs its grant.
-    ev[1] = append_packed(c, '${lettersOf("kind", "resource", "leaseId", "owner", "task", "token", "holdMs")}',
+  local ev
+  if lease.leaseId and lease.owner and lease.task and lease.token and not (actor or reason or detail) then
+    -- The usual end (a release): packed in one step, as the acquire packs its grant, and the
+    -- event built by one constructor.
+    local id = append_packed(c, '${lettersOf("kind", "resource", "leaseId", "owner", "task", "token", "holdMs")}',
       kind .. '\\31' .. c.resource .. '\\31' .. lease.leaseId .. '\\31' .. lease.owner .. '\\31' .. lease.task .. '\\31' .. lease.token .. '\\31' .. hold .. '\\31')
+    ev = { id, 'kind', kind, 'resource', c.resource, 'leaseId', lease.leaseId, 'owner', lease.owner, 'task', lease.task, 'token', lease.token, 'holdMs', hold }
   else
+    ev = { '', 'kind', kind, 'resource', c.resource }
+    put(ev, 'leaseId', lease.leaseId)
+    put(ev, 'owner', lease.owner)
+    put(ev, 'task', lease.task)
+    put(ev, 'token', lease.token)
+    put(ev, 'holdMs', hold)
+    put(ev, 'actor', actor)
+    put(ev, 'reason', reason)
+    put(ev, 'detail', detail)
     append_event(c, ev)
   end
   redis.call('HINCRBY', c.totals, kind, '1')
   if lease.leaseId == c.note_lease then
-    local note = { lease.leaseId, kind, lease.owner or '', lease.task or '', lease.token or '', hold, ev[1], call_id or '' }
     if lease_flat then
-      note[9] = cjson.encode(lease_flat)
-      note[10] = cjson.encode(ev)
+      write_note(c, { lease.leaseId, kind, lease.owner or '', lease.task or '', lease.token or '', hold, ev[1], call_id or '', cjson.encode(lease_flat), cjson.encode(ev) }, lease.ttlMs)
+    else
+      write_note_text(c, lease.leaseId .. '\\31' .. kind .. '\\31' .. (lease.owner or '') .. '\\31' .. (lease.task or '') .. '\\31' .. (lease.token or '') .. '\\31'
+        .. hold .. '\\31' .. ev[1] .. '\\31' .. (call_id or '') .. '\\31', lease.ttlMs)
     end
-    write_note(c, note, lease.ttlMs)
   end
   return ev
+end
+
+-- A refused release counts itself in the totals (there is no event for it) and answers why.
+local function refuse_release(c, reason, events)
+  redis.call('HINCRBY', c.totals, 'release_refused:' .. reason, '1')
+  return { 'refused', reason, events }
 end
 
 -- A lapsed lease held from acquiredAt to expiresAt (its TTL, on this clock, is the end).
@@ -403,7 +423,7 @@ redis.call('HINCRBY', c.totals, 'acquired', '1')
 append_packed(c, '${lettersOf("kind", "resource", "leaseId", "owner", "task", "token")}',
   'acquired\\31' .. c.resource .. '\\31' .. lease_id .. '\\31' .. owner .. '\\31' .. task .. '\\31' .. token .. '\\31')
 -- The grant's note: whatever ends this lease later, a repeat of this acquire finds it was granted.
-write_note(c, { lease_id, 'held', owner, task, token, '', '', call_id }, ttl)
+write_note_text(c, lease_id .. '\\31held\\31' .. owner .. '\\31' .. task .. '\\31' .. token .. '\\31\\31\\31' .. call_id .. '\\31', ttl)
 return { 'acquired', old and '1' or '0', token, NOW, expires }
 `,
 );
@@ -482,10 +502,6 @@ const RELEASE = defineScript(
   `
 local lease_id, call_id, after_loss = ARGV[3], ARGV[4], ARGV[5] == '1'
 local c = resource_context(lease_id)
-local function refuse(reason, events)
-  redis.call('HINCRBY', c.totals, 'release_refused:' .. reason, '1')
-  return { 'refused', reason, events }
-end
 
 -- The lease hash, not the lock key, says whose lease it is: an acquire writes both in one step,
 -- so while the hash names this lease the lock key holds this lease id or is gone (its TTL ran
@@ -507,7 +523,7 @@ if v[1] == lease_id then
     return { 'released', tostring(hold), ev[1], v[2], v[3], v[4] }
   end
   -- Released too late: the TTL already ended it. Record that expiry (exactly once).
-  return refuse('expired', { record_expiry(c, lease, 'release', 'none') })
+  return refuse_release(c, 'expired', { record_expiry(c, lease, 'release', 'none') })
 end
 
 local e = read_note(c, lease_id)
@@ -519,9 +535,9 @@ if e.how == 'released' then
   return { 'released', e.holdMs, e.eventId, opt(e.owner), opt(e.task), opt(e.token) }
 end
 if (e.how == 'expired' or e.how == 'held') and redis.call('EXISTS', c.lock) == 0 then
-  return refuse('expired', {})
+  return refuse_release(c, 'expired', {})
 end
-return refuse('not_owner', {})
+return refuse_release(c, 'not_owner', {})
 `,
 );
 
