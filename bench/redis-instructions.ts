@@ -12,7 +12,8 @@
  * afterwards from a store of their own; per pair, so it adds to `store`). Redis runs some 50×
  * slower under callgrind, so only instructions are printed.
  * Knobs: LW_PROFILE_PAIRS (3000), LW_BENCH_CONCURRENCY (16), LW_INSTRUCTIONS_PORT (6390),
- * LW_INSTRUCTIONS_SIDES (`bare,store,projection`). Needs valgrind (Debian's `valgrind`).
+ * LW_INSTRUCTIONS_SIDES (`bare,store,projection`), LW_INSTRUCTIONS_OWNERS (5: how many owners the pairs
+ * take turns as; each has an id stream of its own). Needs valgrind (Debian's `valgrind`).
  */
 import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -25,6 +26,8 @@ import { RedisLeaseStore } from "@leasewatch/lease";
 const PAIRS = Number(process.env.LW_PROFILE_PAIRS ?? 3000);
 const CONCURRENCY = Number(process.env.LW_BENCH_CONCURRENCY ?? 16);
 const PORT = Number(process.env.LW_INSTRUCTIONS_PORT ?? 6390);
+/** How many owners the store's pairs take turns as (each owner has its own id stream). */
+const OWNERS = Number(process.env.LW_INSTRUCTIONS_OWNERS ?? 5);
 const SIDES = (process.env.LW_INSTRUCTIONS_SIDES ?? "bare,store,projection").split(",").map((s) => s.trim());
 const URL = `redis://127.0.0.1:${PORT}`;
 const COMPARE_AND_DELETE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end`;
@@ -87,9 +90,10 @@ async function runPairs(pair: (loop: number) => Promise<void>, pairs = PAIRS): P
 }
 
 function storePair(store: RedisLeaseStore, namespace: string): (loop: number) => Promise<void> {
+  let n = 0;
   return async (loop) => {
     const resource = `${namespace}:${loop}`;
-    const r = await store.acquire({ resource, owner: `worker-${loop % 5}.prod`, task: "billing-run", ttlMs: 30_000 });
+    const r = await store.acquire({ resource, owner: `worker-${n++ % OWNERS}.prod`, task: "billing-run", ttlMs: 30_000 });
     if (!r.acquired) throw new Error("instructions: unexpectedly held");
     const released = await store.release({ resource, leaseId: r.lease.leaseId });
     if (!released.released) throw new Error(`instructions: release refused (${released.reason})`);

@@ -329,6 +329,10 @@ describe("RedisLeaseStore events", () => {
     // The resource's history (a read model) keeps eventsMaxLen ids too.
     await store.project();
     expect(await store.client.llen(`${spec.namespace}:{b0}:evids:hot:1`)).toBe(100);
+    // So does the task's id stream (every event here is task t's), capped once a projected batch.
+    const taskIds = await store.client.xlen(`${spec.namespace}:{b0}:idt:t`);
+    expect(taskIds).toBeGreaterThanOrEqual(100);
+    expect(taskIds).toBeLessThanOrEqual(300);
 
     const newest = await store.events({ limit: 5 });
     expect(newest.items).toHaveLength(5);

@@ -669,10 +669,13 @@ while i <= #ARGV do
   if not WRITES[command] or not key then return redis.error_reply('project: bad write at ' .. i) end
   if command == 'IDS' then
     -- An event's entries in its owner's and its task's id streams (KEYS[idx], KEYS[other idx] —
-    -- 0 for none): under the event's own id, holding its kind, capped. pcall as for a per-kind copy below.
-    local other, cap, id, kind = KEYS[tonumber(ARGV[i + 3])], ARGV[i + 4], ARGV[i + 5], ARGV[i + 6]
-    redis.pcall('XADD', key, 'MAXLEN', '~', cap, id, 'k', kind)
-    if other then redis.pcall('XADD', other, 'MAXLEN', '~', cap, id, 'k', kind) end
+    -- 0 for none): under the event's own id, holding its kind; each capped ('~') at its cap, or
+    -- not when that is '' (the batch capped it at an earlier entry). pcall as for a per-kind copy below.
+    local other, cap, other_cap, id, kind = KEYS[tonumber(ARGV[i + 3])], ARGV[i + 4], ARGV[i + 5], ARGV[i + 6], ARGV[i + 7]
+    if cap == '' then redis.pcall('XADD', key, id, 'k', kind) else redis.pcall('XADD', key, 'MAXLEN', '~', cap, id, 'k', kind) end
+    if other then
+      if other_cap == '' then redis.pcall('XADD', other, id, 'k', kind) else redis.pcall('XADD', other, 'MAXLEN', '~', other_cap, id, 'k', kind) end
+    end
   else
     local args = {}
     for j = 1, argc do args[j] = ARGV[i + 2 + j] end
