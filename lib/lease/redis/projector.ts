@@ -534,6 +534,7 @@ export class Projector {
     const total = (field: string, n: number) => totals.set(field, (totals.get(field) ?? 0) + n);
     const history = new Map<string, string[]>();
     const idStreams = new Set<string>();
+    const cappedKindStreams = new Set<string>();
     const grants = new Map<string, Map<string, string>>();
     const raws: RawEvent[] = [];
     const listed = new Map<string, number | null>();
@@ -602,7 +603,11 @@ export class Projector {
       if (isIndexed) this.addIdStreamWrites(writes, idStreams, keys, entry[0], raw);
       addGrant(grants, keys, ms, raw);
       if (INDEXED_KINDS.has(kind)) {
-        writes.add("XADD", buildKindStreamKey(keys, kind), "MAXLEN", "~", this.options.eventsMaxLen, entry[0], ...entry[1]);
+        // Capped like the bucket stream, by the batch's first copy into it (as the id streams are).
+        const key = buildKindStreamKey(keys, kind);
+        if (cappedKindStreams.has(key)) writes.add("XADD", key, entry[0], ...entry[1]);
+        else writes.add("XADD", key, "MAXLEN", "~", this.options.eventsMaxLen, entry[0], ...entry[1]);
+        cappedKindStreams.add(key);
       }
     }
     for (const [resource, acquiredAt] of listed) {

@@ -329,10 +329,13 @@ describe("RedisLeaseStore events", () => {
     // The resource's history (a read model) keeps eventsMaxLen ids too.
     await store.project();
     expect(await store.client.llen(`${spec.namespace}:{b0}:evids:hot:1`)).toBe(100);
-    // So does the task's id stream (every event here is task t's), capped once a projected batch.
-    const taskIds = await store.client.xlen(`${spec.namespace}:{b0}:idt:t`);
-    expect(taskIds).toBeGreaterThanOrEqual(100);
-    expect(taskIds).toBeLessThanOrEqual(300);
+    // So do the task's id stream (every event here is task t's) and the contended events' own
+    // stream, each capped once a projected batch.
+    for (const key of ["idt:t", "events:contended"]) {
+      const kept = await store.client.xlen(`${spec.namespace}:{b0}:${key}`);
+      expect(kept, key).toBeGreaterThanOrEqual(100);
+      expect(kept, key).toBeLessThanOrEqual(300);
+    }
 
     const newest = await store.events({ limit: 5 });
     expect(newest.items).toHaveLength(5);
