@@ -106,9 +106,8 @@ type EventField = Exclude<keyof RawEvent, "id">;
  * An event's fields in the order the scripts write them, each with the letter that names it in a
  * packed stream entry. A packed entry is one field-value pair: the field is the letters of the
  * fields present, in this order, and the value is their values, each followed by the unit
- * separator (byte 31, which validated text and cjson's output never contain). Every event of a
- * kind has the same letters, so Redis stores them once per stream node; and a reader decodes two
- * strings an entry where a field-value pair per field made it decode a dozen.
+ * separator (byte 31, which validated text and cjson's output never contain). Redis parses and
+ * sends two strings an entry, and a reader decodes two, where a pair per field made a dozen.
  */
 export const EVENT_FIELD_LETTERS: readonly (readonly [EventField, string])[] = [
   ["kind", "k"],
