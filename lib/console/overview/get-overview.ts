@@ -258,7 +258,10 @@ async function readStore(
     identifyResources(store, topNames(deep), signal),
     counting,
   ]);
-  const active = activeNow - netChange(after);
+  // The live count and the tail's counters are not one snapshot: a lease acquired after the count
+  // was taken can be in the tail's counters, and the difference then falls short by it (below
+  // zero for a window before any lease). Never fewer than none, as in buildPoints.
+  const active = Math.max(0, activeNow - netChange(after));
   return { buckets, deep, previous, previousDeep, resources, active };
 }
 
